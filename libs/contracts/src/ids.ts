@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+
+/** Resource id prefixes. Ids are `<prefix>_<26 chars>`: 10 chars of millisecond time then 16 of randomness. */
+export const ID_PREFIX = {
+  request: 'req',
+  comment: 'cmt',
+  attachment: 'att',
+  user: 'usr',
+  group: 'grp',
+  event: 'evt',
+  apiKey: 'key',
+  oauthClient: 'cli',
+  oauthGrant: 'gnt',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIX;
+
+// Crockford base32, lower case: sorts lexicographically in time order.
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+const BODY = '[0-9a-hjkmnp-tv-z]{26}';
+
+let lastTime = 0;
+let lastRandom: number[] = [];
+
+function encodeTime(ms: number): string {
+  let out = '';
+  let t = ms;
+  for (let i = 0; i < 10; i++) {
+    out = ALPHABET[t % 32] + out;
+    t = Math.floor(t / 32);
+  }
+  return out;
+}
+
+function randomDigits(): number[] {
+  const bytes = randomBytes(16);
+  return Array.from(bytes, (b) => b % 32);
+}
+
+/** Monotonic within a process: ids made in the same millisecond still sort in creation order. */
+function nextRandom(now: number): number[] {
+  if (now === lastTime && lastRandom.length === 16) {
+    const next = [...lastRandom];
+    for (let i = 15; i >= 0; i--) {
+      if (next[i] < 31) {
+        next[i]++;
+        break;
+      }
+      next[i] = 0;
+    }
+    lastRandom = next;
+  } else {
+    lastTime = now;
+    lastRandom = randomDigits();
+  }
+  return lastRandom;
+}
+
+export function newId(kind: IdKind, now = Date.now()): string {
+  const random = nextRandom(now)
+    .map((d) => ALPHABET[d])
+    .join('');
+  return `${ID_PREFIX[kind]}_${encodeTime(now)}${random}`;
+}
+
+export function idPattern(kind: IdKind): string {
+  return `^${ID_PREFIX[kind]}_${BODY}$`;
+}
+
+export function isId(kind: IdKind, value: unknown): value is string {
+  return typeof value === 'string' && new RegExp(idPattern(kind)).test(value);
+}
+
+/** TypeBox schema for an id of one kind (malformed ids fail validation with 400). */
+export const IdSchema = (kind: IdKind, description?: string) =>
+  Type.String({ pattern: idPattern(kind), description: description ?? `${ID_PREFIX[kind]}_ id` });

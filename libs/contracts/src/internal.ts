@@ -1,0 +1,107 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { RoleSchema, ScopeSchema } from './scopes.js';
+
+/** Header that carries the gateway's signed principal assertion to the services. */
+export const PRINCIPAL_HEADER = 'x-sd-principal';
+/** Headers that only the gateway may set; stripped from every client call. */
+export const INTERNAL_HEADERS = [PRINCIPAL_HEADER] as const;
+
+export const PLANS = ['standard', 'professional', 'enterprise'] as const;
+export type Plan = (typeof PLANS)[number];
+export const PlanSchema = Type.Union(PLANS.map((p) => Type.Literal(p)));
+
+/** Requests per minute; enterprise credentials carry their own. */
+export const RateLimits = Type.Object(
+  { general: Type.Integer({ minimum: 1 }), events: Type.Integer({ minimum: 1 }) },
+  { additionalProperties: false },
+);
+export type RateLimits = Static<typeof RateLimits>;
+
+export const PLAN_LIMITS: Record<Exclude<Plan, 'enterprise'>, RateLimits> = {
+  standard: { general: 60, events: 30 },
+  professional: { general: 300, events: 120 },
+};
+
+/** The verified caller, as the gateway asserts it to the services. */
+export const Principal = Type.Object(
+  {
+    userId: Type.String(),
+    email: Type.String(),
+    name: Type.String(),
+    role: RoleSchema,
+    /** Effective scopes: credential scopes ∩ role scopes. */
+    scopes: Type.Array(ScopeSchema),
+    credential: Type.Object({
+      type: Type.Union([Type.Literal('api_key'), Type.Literal('oauth')]),
+      id: Type.String(),
+    }),
+    clientIp: Type.Union([Type.String(), Type.Null()]),
+    userAgent: Type.Union([Type.String(), Type.Null()]),
+    requestId: Type.String(),
+  },
+  { additionalProperties: false },
+);
+export type Principal = Static<typeof Principal>;
+
+/** User as identity knows it, for read models and the gateway. */
+export const UserSnapshot = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  name: Type.String(),
+  role: RoleSchema,
+  status: Type.Union([Type.Literal('active'), Type.Literal('inactive')]),
+  isVip: Type.Boolean(),
+  groups: Type.Array(Type.Object({ id: Type.String(), name: Type.String() })),
+  updatedAt: Type.String({ format: 'date-time' }),
+});
+export type UserSnapshot = Static<typeof UserSnapshot>;
+
+export const GroupSnapshot = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  deleted: Type.Boolean(),
+});
+export type GroupSnapshot = Static<typeof GroupSnapshot>;
+
+/** RPC `rpc.getUser` / `rpc.getGroup`: `{ id }` → `{ found: false }` or `{ found: true, user | group }`. */
+export type GetByIdRequest = { id: string };
+export type GetUserReply = { found: false } | { found: true; user: UserSnapshot };
+export type GetGroupReply = { found: false } | { found: true; group: GroupSnapshot };
+
+/** RPC `rpc.resolveApiKey`: `{ key }` → resolution. The secret never travels back. */
+export type ResolveApiKeyRequest = { key: string };
+export type ResolveApiKeyReply =
+  | { valid: false; reason: 'unknown' | 'malformed' | 'revoked' | 'expired' | 'inactive_owner' }
+  | {
+      valid: true;
+      keyId: string;
+      owner: UserSnapshot;
+      scopes: string[];
+      plan: Plan;
+      /** Set for enterprise keys; otherwise the plan's limits apply. */
+      limits: RateLimits | null;
+      allowlist: string[];
+      globalAllowlist: string[];
+      expiresAt: string | null;
+    };
+
+/** RPC `rpc.getOAuthClient`: `{ id }` (client_id) → plan and limits for rate limiting. */
+export type GetOAuthClientReply =
+  | { found: false }
+  | { found: true; client: { clientId: string; name: string; plan: Plan; limits: RateLimits | null } };
+
+/** Published on `credentialNotices` whenever a credential must stop working at once. */
+export const CredentialNotice = Type.Object({
+  kind: Type.Union([
+    Type.Literal('api_key_revoked'),
+    Type.Literal('user_deactivated'),
+    Type.Literal('user_role_changed'),
+    Type.Literal('user_reactivated'),
+    Type.Literal('oauth_grant_revoked'),
+    Type.Literal('settings_changed'),
+  ]),
+  keyId: Type.Optional(Type.String()),
+  userId: Type.Optional(Type.String()),
+  at: Type.String({ format: 'date-time' }),
+});
+export type CredentialNotice = Static<typeof CredentialNotice>;

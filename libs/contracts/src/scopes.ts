@@ -1,0 +1,38 @@
+import { type Static, Type } from '@sinclair/typebox';
+
+export const SCOPES = ['requests:read', 'requests:write', 'users:read', 'users:write', 'admin'] as const;
+export type Scope = (typeof SCOPES)[number];
+export const ScopeSchema = Type.Union(
+  SCOPES.map((s) => Type.Literal(s)),
+  { $id: 'Scope' },
+);
+
+export const ROLES = ['admin', 'agent', 'viewer'] as const;
+export type Role = (typeof ROLES)[number];
+export const RoleSchema = Type.Union(ROLES.map((r) => Type.Literal(r)));
+
+/** What each role may ever do, whatever its credential says. */
+export const ROLE_SCOPES: Record<Role, readonly Scope[]> = {
+  admin: SCOPES,
+  agent: ['requests:read', 'requests:write', 'users:read'],
+  viewer: ['requests:read', 'users:read'],
+};
+
+/** The `admin` scope implies every other scope. */
+export function expandScopes(scopes: readonly string[]): Scope[] {
+  const known = scopes.filter((s): s is Scope => (SCOPES as readonly string[]).includes(s));
+  return known.includes('admin') ? [...SCOPES] : [...new Set(known)];
+}
+
+/** Credential scopes ∩ role scopes, after expanding `admin`. Ordered as SCOPES. */
+export function effectiveScopes(credentialScopes: readonly string[], role: Role): Scope[] {
+  const granted = new Set(expandScopes(credentialScopes));
+  const allowed = new Set(expandScopes(ROLE_SCOPES[role]));
+  return SCOPES.filter((s) => granted.has(s) && allowed.has(s));
+}
+
+export function hasScope(scopes: readonly string[], needed: Scope): boolean {
+  return scopes.includes('admin') || scopes.includes(needed);
+}
+
+export type ScopeList = Static<typeof ScopeSchema>[];
