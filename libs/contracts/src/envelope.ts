@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { StringEnum } from './schema.js';
 
 /** Every error code the public API can answer with, and the HTTP status it travels with. */
 export const ERROR_STATUS = {
@@ -17,10 +18,7 @@ export const ERROR_STATUS = {
 export type ErrorCode = keyof typeof ERROR_STATUS;
 export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
 
-export const ErrorCodeSchema = Type.Union(
-  ERROR_CODES.map((c) => Type.Literal(c)),
-  { $id: 'ErrorCode' },
-);
+export const ErrorCodeSchema = StringEnum(ERROR_CODES);
 
 export const ErrorBody = Type.Object(
   {

@@ -1,10 +1,10 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { idPattern } from './ids.js';
-import { RoleSchema } from './scopes.js';
+import { StringEnum } from './schema.js';
 
 export const RESOURCE_TYPES = ['request', 'user', 'system'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
-export const ResourceTypeSchema = Type.Union(RESOURCE_TYPES.map((r) => Type.Literal(r)));
+export const ResourceTypeSchema = StringEnum(RESOURCE_TYPES);
 
 /** The 18 event types of the spec, each with the resourceType it is filed under. */
 export const EVENT_CATALOGUE = {
@@ -30,7 +30,7 @@ export const EVENT_CATALOGUE = {
 
 export type EventType = keyof typeof EVENT_CATALOGUE;
 export const EVENT_TYPES = Object.keys(EVENT_CATALOGUE) as EventType[];
-export const EventTypeSchema = Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)));
+export const EventTypeSchema = StringEnum(EVENT_TYPES);
 
 export function isEventType(value: string): value is EventType {
   return Object.hasOwn(EVENT_CATALOGUE, value);
@@ -45,7 +45,7 @@ export const Actor = Type.Object(
     id: Type.String(),
     name: Type.String(),
     email: Type.String(),
-    role: Type.Union([RoleSchema, Type.Literal('system')]),
+    role: StringEnum(['admin', 'agent', 'viewer', 'system'] as const),
   },
   { additionalProperties: false },
 );
@@ -68,7 +68,7 @@ export type Changes = Record<string, { from: unknown; to: unknown }>;
 export const EventMetadata = Type.Object(
   {
     userAgent: Type.Union([Type.String(), Type.Null()]),
-    source: Type.Union(EVENT_SOURCES.map((s) => Type.Literal(s))),
+    source: StringEnum(EVENT_SOURCES),
     requestId: Type.Union([Type.String(), Type.Null()]),
   },
   { additionalProperties: false },

@@ -3,5 +3,7 @@ export * from './events.js';
 export * from './ids.js';
 export * from './internal.js';
 export * from './pagination.js';
+export * from './schema.js';
+export * from './routes.js';
 export * from './scopes.js';
 export * from './subjects.js';

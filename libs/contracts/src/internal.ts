@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { StringEnum } from './schema.js';
 import { RoleSchema, ScopeSchema } from './scopes.js';
 
 /** Header that carries the gateway's signed principal assertion to the services. */
@@ -8,7 +9,7 @@ export const INTERNAL_HEADERS = [PRINCIPAL_HEADER] as const;
 
 export const PLANS = ['standard', 'professional', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
-export const PlanSchema = Type.Union(PLANS.map((p) => Type.Literal(p)));
+export const PlanSchema = StringEnum(PLANS);
 
 /** Requests per minute; enterprise credentials carry their own. */
 export const RateLimits = Type.Object(

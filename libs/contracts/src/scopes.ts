@@ -1,15 +1,13 @@
-import { type Static, Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+import { StringEnum } from './schema.js';
 
 export const SCOPES = ['requests:read', 'requests:write', 'users:read', 'users:write', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
-export const ScopeSchema = Type.Union(
-  SCOPES.map((s) => Type.Literal(s)),
-  { $id: 'Scope' },
-);
+export const ScopeSchema = StringEnum(SCOPES);
 
 export const ROLES = ['admin', 'agent', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
-export const RoleSchema = Type.Union(ROLES.map((r) => Type.Literal(r)));
+export const RoleSchema = StringEnum(ROLES);
 
 /** What each role may ever do, whatever its credential says. */
 export const ROLE_SCOPES: Record<Role, readonly Scope[]> = {

@@ -1,0 +1,57 @@
+import type { Scope } from './scopes.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+export type OwningService = 'requests' | 'identity' | 'audit';
+export type RateBucket = 'general' | 'events';
+
+export interface PublicRoute {
+  method: HttpMethod;
+  /** Fastify-style path; services serve exactly this path (the gateway does not rewrite). */
+  path: string;
+  /** Scope the caller's effective scopes must include; `authenticated` = any valid credential. */
+  scope: Scope | 'authenticated';
+  bucket: RateBucket;
+  service: OwningService;
+  summary: string;
+}
+
+const r = (
+  method: HttpMethod,
+  path: string,
+  scope: PublicRoute['scope'],
+  service: OwningService,
+  summary: string,
+  bucket: RateBucket = 'general',
+): PublicRoute => ({ method, path, scope, bucket, service, summary });
+
+/**
+ * Every public `/v1` route: the gateway proxies only these (anything else is 404), checks the
+ * scope, counts the bucket; the OpenAPI document lists exactly these.
+ */
+export const PUBLIC_ROUTES: readonly PublicRoute[] = [
+  r('GET', '/v1/requests', 'requests:read', 'requests', 'List support requests'),
+  r('POST', '/v1/requests', 'requests:write', 'requests', 'Create a support request'),
+  r('GET', '/v1/requests/:id', 'requests:read', 'requests', 'Read one support request'),
+  r('PATCH', '/v1/requests/:id', 'requests:write', 'requests', 'Update a support request'),
+  r('DELETE', '/v1/requests/:id', 'admin', 'requests', 'Delete a support request (admin)'),
+  r('POST', '/v1/requests/:id/comments', 'requests:write', 'requests', 'Add a comment'),
+  r('POST', '/v1/requests/:id/attachments', 'requests:write', 'requests', 'Upload an attachment'),
+  r('GET', '/v1/attachments/:id', 'requests:read', 'requests', 'Download an attachment'),
+  r('GET', '/v1/requests/:id/events', 'requests:read', 'audit', 'Events of one request', 'events'),
+  r('GET', '/v1/users', 'users:read', 'identity', 'List users'),
+  r('POST', '/v1/users', 'users:write', 'identity', 'Create a user'),
+  r('GET', '/v1/users/:id', 'users:read', 'identity', 'Read one user'),
+  r('PATCH', '/v1/users/:id', 'users:write', 'identity', 'Update a user'),
+  r('DELETE', '/v1/users/:id', 'users:write', 'identity', 'Deactivate a user'),
+  r('GET', '/v1/me', 'authenticated', 'identity', "The caller's profile and scopes"),
+  r('GET', '/v1/groups', 'users:read', 'identity', 'List groups'),
+  r('POST', '/v1/groups', 'users:write', 'identity', 'Create a group'),
+  r('GET', '/v1/groups/:id', 'users:read', 'identity', 'Read one group'),
+  r('PATCH', '/v1/groups/:id', 'users:write', 'identity', 'Update a group'),
+  r('DELETE', '/v1/groups/:id', 'users:write', 'identity', 'Delete a group'),
+  r('GET', '/v1/groups/:id/members', 'users:read', 'identity', 'List group members'),
+  r('POST', '/v1/groups/:id/members', 'users:write', 'identity', 'Add a member'),
+  r('DELETE', '/v1/groups/:id/members/:userId', 'users:write', 'identity', 'Remove a member'),
+  r('GET', '/v1/events', 'admin', 'audit', 'List audit events', 'events'),
+  r('GET', '/v1/events/:id', 'admin', 'audit', 'Read one audit event', 'events'),
+];

@@ -1,0 +1,56 @@
+import { type Static, type TObject, type TProperties, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export const DEV_INTERNAL_SECRET = 'dev-only-internal-auth-secret-change-me-now';
+
+/** Variables every service reads. Service schemas spread these and add their own. */
+export const baseConfig = {
+  NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], {
+    default: 'development',
+  }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  HOST: Type.String({ default: '127.0.0.1' }),
+  MONGO_URL: Type.String({ pattern: '^mongodb(\\+srv)?://', default: 'mongodb://127.0.0.1:27027' }),
+  NATS_URL: Type.String({ pattern: '^(nats|tls)://', default: 'nats://127.0.0.1:4223' }),
+  NATS_NAMESPACE: Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$', default: 'sd' }),
+  INTERNAL_AUTH_SECRET: Type.String({ minLength: 32, default: DEV_INTERNAL_SECRET }),
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
+};
+
+export const configSchema = <P extends TProperties>(props: P) =>
+  Type.Object(props, { additionalProperties: true });
+
+/**
+ * Reads the variables the schema names from `env` (nothing else reads process.env), applies
+ * defaults, converts numbers and booleans, and fails naming the first bad variable.
+ */
+export function loadConfig<T extends TObject>(schema: T, env: NodeJS.ProcessEnv = process.env): Static<T> {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(schema.properties)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const withDefaults = Value.Default(schema, raw);
+  const converted = Value.Convert(schema, withDefaults);
+  const first = Value.Errors(schema, converted).First();
+  if (first) {
+    const name = first.path.replace(/^\//, '') || '(root)';
+    const shown = name in raw ? ` (got ${JSON.stringify(raw[name])})` : ' (missing)';
+    throw new ConfigError(`Invalid configuration: ${name} ${first.message}${shown}`);
+  }
+  const config = converted as Static<T> & { NODE_ENV?: string; INTERNAL_AUTH_SECRET?: string };
+  if (config.NODE_ENV === 'production' && config.INTERNAL_AUTH_SECRET === DEV_INTERNAL_SECRET) {
+    throw new ConfigError('Invalid configuration: INTERNAL_AUTH_SECRET must be set in production');
+  }
+  return config;
+}

@@ -1,0 +1,208 @@
+import {
+  AckPolicy,
+  type ConsumerMessages,
+  DeliverPolicy,
+  type JsMsg,
+  jetstream,
+  jetstreamManager,
+} from '@nats-io/jetstream';
+import { type NatsConnection, nanos } from '@nats-io/transport-node';
+import type { Logger } from './logger.js';
+import { isNotFound } from './nats.js';
+
+/** Thrown by `decode` (or a handler) for a message that can never succeed: it is dead-lettered at once. */
+export class PoisonMessageError extends Error {}
+
+export interface DeadLetter {
+  stream: string;
+  consumer: string;
+  subject: string;
+  streamSequence: number;
+  deliveryCount: number;
+  reason: string;
+  data: string;
+  failedAt: Date;
+}
+
+export interface ConsumerOptions<T> {
+  nc: NatsConnection;
+  logger: Logger;
+  stream: string;
+  /** Durable consumer name: replicas sharing it share the work. */
+  durable: string;
+  filterSubjects: string[];
+  /** Parses and validates; throw PoisonMessageError for unparseable or invalid messages. */
+  decode: (data: Uint8Array, subject: string) => T;
+  /** The side effect. Resolve = ack. Throw = nak with backoff (transient), or dead letter if poison. */
+  handle: (
+    message: T,
+    meta: { subject: string; deliveryCount: number; streamSequence: number },
+  ) => Promise<void>;
+  /** Stores the dead-letter record; if it throws, the message is nak'ed and retried later. */
+  deadLetter: (record: DeadLetter) => Promise<void>;
+  /** Messages handled at once (default 16). */
+  concurrency?: number;
+  /** Deliveries before a failing message is dead-lettered (default 10). */
+  maxDeliver?: number;
+  /** Redelivery delays for attempts 1, 2, ...; the last repeats (default 0.5s, 1s, 2s, 5s, 10s). */
+  backoffMs?: number[];
+  ackWaitMs?: number;
+}
+
+export interface ConsumerStats {
+  acked: number;
+  nacked: number;
+  deadLettered: number;
+}
+
+export interface RunningConsumer {
+  stats: ConsumerStats;
+  stop(): Promise<void>;
+}
+
+const DEFAULT_BACKOFF = [500, 1000, 2000, 5000, 10_000];
+
+/** Creates the durable consumer if needed (idempotent) so it exists before the first publish. */
+export async function ensureConsumer(
+  nc: NatsConnection,
+  stream: string,
+  durable: string,
+  filterSubjects: string[],
+  ackWaitMs = 30_000,
+): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  const config = {
+    durable_name: durable,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: nanos(ackWaitMs),
+    // Redelivery is bounded by the runner (dead letter), not silently by the server.
+    max_deliver: -1,
+    ...(filterSubjects.length === 1
+      ? { filter_subject: filterSubjects[0] }
+      : { filter_subjects: filterSubjects }),
+  };
+  try {
+    await jsm.consumers.info(stream, durable);
+    await jsm.consumers.update(stream, durable, {
+      ack_wait: config.ack_wait,
+      ...(filterSubjects.length === 1
+        ? { filter_subject: filterSubjects[0] }
+        : { filter_subjects: filterSubjects }),
+    });
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    await jsm.consumers.add(stream, config);
+  }
+}
+
+/**
+ * Runs a durable pull consumer: explicit ack after the side effect, bounded concurrency,
+ * nak with backoff on failure, and dead letter + term for poison or exhausted messages.
+ */
+export async function runConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningConsumer> {
+  const {
+    nc,
+    logger,
+    stream,
+    durable,
+    filterSubjects,
+    concurrency = 16,
+    maxDeliver = 10,
+    backoffMs = DEFAULT_BACKOFF,
+    ackWaitMs = 30_000,
+  } = opts;
+  await ensureConsumer(nc, stream, durable, filterSubjects, ackWaitMs);
+  const js = jetstream(nc);
+  const consumer = await js.consumers.get(stream, durable);
+  const stats: ConsumerStats = { acked: 0, nacked: 0, deadLettered: 0 };
+  const log = logger.child({ consumer: durable });
+  let messages: ConsumerMessages | undefined;
+  let stopped = false;
+  const inFlight = new Set<Promise<void>>();
+
+  const deadLetter = async (msg: JsMsg, reason: string) => {
+    try {
+      await opts.deadLetter({
+        stream,
+        consumer: durable,
+        subject: msg.subject,
+        streamSequence: msg.seq,
+        deliveryCount: msg.info.deliveryCount,
+        reason,
+        data: new TextDecoder().decode(msg.data),
+        failedAt: new Date(),
+      });
+      msg.term(reason.slice(0, 200));
+      stats.deadLettered++;
+      log.warn({ subject: msg.subject, seq: msg.seq, reason }, 'message dead-lettered');
+    } catch (err) {
+      log.error({ err, seq: msg.seq }, 'dead-letter write failed; will retry');
+      msg.nak(backoffMs[backoffMs.length - 1]);
+      stats.nacked++;
+    }
+  };
+
+  const process = async (msg: JsMsg) => {
+    let decoded: T;
+    try {
+      decoded = opts.decode(msg.data, msg.subject);
+    } catch (err) {
+      await deadLetter(msg, `undecodable: ${(err as Error).message}`);
+      return;
+    }
+    try {
+      await opts.handle(decoded, {
+        subject: msg.subject,
+        deliveryCount: msg.info.deliveryCount,
+        streamSequence: msg.seq,
+      });
+      msg.ack();
+      stats.acked++;
+    } catch (err) {
+      const count = msg.info.deliveryCount;
+      if (err instanceof PoisonMessageError || count >= maxDeliver) {
+        await deadLetter(
+          msg,
+          `${err instanceof PoisonMessageError ? 'poison' : 'gave up'}: ${(err as Error).message}`,
+        );
+        return;
+      }
+      const delay = backoffMs[Math.min(count - 1, backoffMs.length - 1)];
+      log.warn(
+        { err, subject: msg.subject, seq: msg.seq, deliveryCount: count, retryInMs: delay },
+        'handler failed; nak',
+      );
+      msg.nak(delay);
+      stats.nacked++;
+    }
+  };
+
+  const loop = async () => {
+    while (!stopped) {
+      try {
+        messages = await consumer.consume({ max_messages: Math.max(concurrency * 2, 32) });
+        for await (const msg of messages) {
+          while (inFlight.size >= concurrency) await Promise.race(inFlight);
+          const p = process(msg).finally(() => inFlight.delete(p));
+          inFlight.add(p);
+        }
+      } catch (err) {
+        if (stopped) break;
+        log.error({ err }, 'consume loop failed; restarting');
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+  };
+  const running = loop();
+
+  return {
+    stats,
+    async stop() {
+      stopped = true;
+      await messages?.close().catch(() => undefined);
+      await Promise.allSettled([...inFlight]);
+      await running;
+    },
+  };
+}

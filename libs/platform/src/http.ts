@@ -1,0 +1,190 @@
+import { randomUUID } from 'node:crypto';
+import type { ErrorCode } from '@support-desk/contracts';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyServerOptions,
+  type RawReplyDefaultExpression,
+  type RawRequestDefaultExpression,
+  type RawServerDefault,
+} from 'fastify';
+import type { Logger } from './logger.js';
+import { isAppError } from './errors.js';
+
+export type HttpApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+export interface HttpAppOptions {
+  logger: Logger;
+  /** Largest JSON body accepted, in bytes (default 1 MiB). Multipart uploads set their own limit. */
+  bodyLimit?: number;
+  /** Fastify's trustProxy: which hops may set X-Forwarded-For. */
+  trustProxy?: FastifyServerOptions['trustProxy'];
+  https?: { cert: string | Buffer; key: string | Buffer } | null;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export const ok = <T>(data: T) => ({ success: true as const, data });
+
+export const errorBody = (code: ErrorCode, message: string) => ({
+  success: false as const,
+  error: { code, message },
+});
+
+/** Maps a status fastify or a plugin set to our code. */
+const CODE_FOR_STATUS: Record<number, ErrorCode> = {
+  400: 'VALIDATION_ERROR',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  406: 'VALIDATION_ERROR',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'RATE_LIMITED',
+  503: 'SERVICE_UNAVAILABLE',
+};
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+const CONTEXT_LABEL: Record<string, string> = {
+  querystring: 'query',
+  params: 'path',
+  body: 'body',
+  headers: 'header',
+};
+
+/** "query.limit must be >= 1": names the field and where it came from. */
+export function describeValidation(errors: AjvError[], context = 'body'): string {
+  const e = errors[0];
+  if (!e) return 'Invalid request';
+  const segments = e.instancePath.split('/').filter(Boolean);
+  if (e.keyword === 'required') segments.push(String(e.params.missingProperty));
+  if (e.keyword === 'additionalProperties') segments.push(String(e.params.additionalProperty));
+  const field = [CONTEXT_LABEL[context] ?? context, ...segments].join('.');
+  let message = e.message ?? 'is invalid';
+  if (e.keyword === 'required') message = 'is required';
+  else if (e.keyword === 'additionalProperties') message = 'is not a known field';
+  else if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues))
+    message = `must be one of: ${(e.params.allowedValues as unknown[]).join(', ')}`;
+  else if (e.keyword === 'pattern') message = 'has an invalid format';
+  return `${field} ${message}`;
+}
+
+/**
+ * The fastify instance every service (and the gateway) is built on: request ids, one log
+ * line per request, JSON-only bodies, and every failure rendered as the error envelope.
+ */
+export function createHttpApp({
+  logger,
+  bodyLimit = 1024 * 1024,
+  trustProxy,
+  https,
+}: HttpAppOptions): HttpApp {
+  const app = Fastify({
+    loggerInstance: logger,
+    bodyLimit,
+    trustProxy: trustProxy ?? false,
+    disableRequestLogging: true,
+    requestIdLogLabel: 'reqId',
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    ajv: {
+      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
+    },
+    return503OnClosing: true,
+    ...(https ? { https } : {}),
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as HttpApp;
+
+  // JSON only: text/plain and friends get 415 rather than a string body.
+  app.removeContentTypeParser('text/plain');
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        url: request.url.split('?')[0],
+        statusCode: reply.statusCode,
+        responseTime: Math.round(reply.elapsedTime * 10) / 10,
+      },
+      'request completed',
+    );
+  });
+
+  app.setNotFoundHandler(async (request, reply) => {
+    return reply
+      .code(404)
+      .send(errorBody('NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`));
+  });
+
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    if (isAppError(error)) {
+      return reply.code(error.statusCode).headers(error.headers).send(errorBody(error.code, error.message));
+    }
+    if (error.validation) {
+      return reply
+        .code(400)
+        .send(
+          errorBody(
+            'VALIDATION_ERROR',
+            describeValidation(error.validation as AjvError[], error.validationContext),
+          ),
+        );
+    }
+    if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
+      return reply.code(400).send(errorBody('VALIDATION_ERROR', 'body is not valid JSON'));
+    }
+    if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+      return reply
+        .code(400)
+        .send(errorBody('VALIDATION_ERROR', 'body is empty but Content-Type is application/json'));
+    }
+    const status = error.statusCode ?? 500;
+    const code = CODE_FOR_STATUS[status];
+    if (status < 500 && code) {
+      return reply.code(status).send(errorBody(code, publicMessage(error, status)));
+    }
+    const errorId = randomUUID();
+    request.log.error({ err: error, errorId }, 'unhandled error');
+    return reply
+      .code(status === 503 ? 503 : 500)
+      .send(
+        status === 503
+          ? errorBody('SERVICE_UNAVAILABLE', `Service unavailable (error id ${errorId})`)
+          : errorBody('SERVER_ERROR', `Internal server error (error id ${errorId})`),
+      );
+  });
+
+  return app;
+}
+
+function publicMessage(error: FastifyError, status: number): string {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return 'Request body is too large';
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return 'Unsupported Content-Type; send application/json';
+    default:
+      // Framework 4xx messages are written for clients and carry no internals.
+      return error.message || `Request failed with status ${status}`;
+  }
+}

@@ -1,0 +1,49 @@
+import { type Logger, pino } from 'pino';
+
+export type { Logger };
+
+/** Paths never written to logs: credentials, secrets and the internal principal assertion. */
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-sd-principal"]',
+  'res.headers["set-cookie"]',
+  'headers.authorization',
+  'headers.cookie',
+  'password',
+  'token',
+  'secret',
+  'key',
+  'access_token',
+  'refresh_token',
+  'client_secret',
+  'code_verifier',
+  '*.password',
+  '*.token',
+  '*.secret',
+  '*.key',
+  '*.apiKey',
+  '*.access_token',
+  '*.refresh_token',
+  '*.client_secret',
+  '*.authorization',
+];
+
+export interface LoggerOptions {
+  service: string;
+  level?: string;
+  destination?: pino.DestinationStream;
+}
+
+export function createLogger({ service, level = 'info', destination }: LoggerOptions): Logger {
+  return pino(
+    {
+      level,
+      base: { service },
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    destination,
+  );
+}

@@ -1,0 +1,51 @@
+import mongoose, { type Connection } from 'mongoose';
+import type { Logger } from './logger.js';
+
+export type { Connection };
+
+export interface MongoOptions {
+  url: string;
+  dbName: string;
+  logger?: Logger;
+  serverSelectionTimeoutMS?: number;
+}
+
+/**
+ * One connection per service, to its own database. Models are created on this connection
+ * (`conn.model(...)`), never on mongoose's global registry.
+ */
+export async function connectMongo({ url, dbName, logger, serverSelectionTimeoutMS = 10_000 }: MongoOptions) {
+  const conn = mongoose.createConnection(url, {
+    dbName,
+    serverSelectionTimeoutMS,
+    // Indexes are built explicitly by ensureIndexes at start, so failures surface there.
+    autoIndex: false,
+    autoCreate: true,
+  });
+  conn.on('disconnected', () => logger?.warn({ dbName }, 'mongodb disconnected'));
+  conn.on('reconnected', () => logger?.info({ dbName }, 'mongodb reconnected'));
+  await conn.asPromise();
+  return conn;
+}
+
+/** Builds every model's indexes; run once at start (idempotent). */
+export async function ensureIndexes(conn: Connection): Promise<void> {
+  for (const model of Object.values(conn.models)) {
+    await model.createCollection().catch(() => undefined);
+    await model.createIndexes();
+  }
+}
+
+export async function pingMongo(conn: Connection): Promise<void> {
+  if (!conn.db) throw new Error('mongodb not connected');
+  await conn.db.admin().ping();
+}
+
+/** True for E11000 duplicate-key errors (insert or update). */
+export function isDuplicateKeyError(err: unknown): boolean {
+  const e = err as { code?: number; writeErrors?: { code?: number }[] } | null;
+  return e?.code === 11000 || (e?.writeErrors?.every((w) => w.code === 11000) ?? false);
+}
+
+/** Escapes user input for use inside a RegExp (search filters). */
+export const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto';
+import {
+  type NatsNames,
+  natsNames,
+  type Principal,
+  type Role,
+  ROLE_SCOPES,
+  newId,
+} from '@support-desk/contracts';
+import type { Connection } from 'mongoose';
+import { DEV_INTERNAL_SECRET } from '../config.js';
+import { createLogger, type Logger } from '../logger.js';
+import { connectMongo } from '../mongo.js';
+import { connectNats, ensureStreams, type NatsConnection } from '../nats.js';
+import { createPrincipalSigner } from '../principal.js';
+
+/** What a tap `t` offers that the helpers need (kept structural so this module does not import tap). */
+export interface Teardownable {
+  teardown(fn: () => unknown): void;
+}
+
+/** The real servers the infra script started (npm test exports these). */
+export const testEnv = {
+  mongoUrl: process.env.MONGO_URL ?? 'mongodb://127.0.0.1:27027',
+  natsUrl: process.env.NATS_URL ?? 'nats://127.0.0.1:4223',
+  redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6380',
+  internalSecret: DEV_INTERNAL_SECRET,
+};
+
+/** A name no other test file uses: databases, NATS namespaces, Redis key prefixes. */
+export function uniqueName(prefix = 't'): string {
+  return `${prefix}${process.pid.toString(36)}${randomBytes(4).toString('hex')}`.toLowerCase();
+}
+
+export function testLogger(service = 'test'): Logger {
+  return createLogger({ service, level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+}
+
+/** A connection to a fresh database, dropped at teardown. */
+export async function testMongo(t: Teardownable, prefix = 'test'): Promise<Connection> {
+  const conn = await connectMongo({ url: testEnv.mongoUrl, dbName: uniqueName(`${prefix}_`) });
+  t.teardown(async () => {
+    await conn.dropDatabase().catch(() => undefined);
+    await conn.close();
+  });
+  return conn;
+}
+
+/** A NATS connection with its own namespace (streams created), removed at teardown. */
+export async function testNats(t: Teardownable): Promise<{ nc: NatsConnection; names: NatsNames }> {
+  const nc = await connectNats({ url: testEnv.natsUrl, name: 'test' });
+  const names = natsNames(uniqueName('t'));
+  const jsm = await ensureStreams(nc, names);
+  t.teardown(async () => {
+    await jsm.streams.delete(names.eventsStream).catch(() => undefined);
+    await jsm.streams.delete(names.noticesStream).catch(() => undefined);
+    await nc.drain().catch(() => undefined);
+  });
+  return { nc, names };
+}
+
+export function testPrincipal(role: Role = 'admin', overrides: Partial<Principal> = {}): Principal {
+  const userId = overrides.userId ?? newId('user');
+  return {
+    userId,
+    email: `${role}-${userId.slice(-6)}@example.com`,
+    name: `Test ${role}`,
+    role,
+    scopes: [...ROLE_SCOPES[role]],
+    credential: { type: 'api_key', id: newId('apiKey') },
+    clientIp: '127.0.0.1',
+    userAgent: 'tap',
+    requestId: newId('event'),
+    ...overrides,
+  };
+}
+
+const signer = createPrincipalSigner(testEnv.internalSecret);
+
+/** Headers a service expects from the gateway, for `app.inject`. */
+export async function asPrincipal(principal: Principal): Promise<Record<string, string>> {
+  return { 'x-sd-principal': await signer(principal) };
+}
+
+/** Polls `check` until it returns a truthy value; bounded in time. */
+export async function eventually<T>(
+  check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  { timeoutMs = 10_000, intervalMs = 50, what = 'condition' } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (err) {
+      lastError = err;
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`,
+  );
+}
