@@ -7,3 +7,6 @@ export * from './schema.js';
 export * from './routes.js';
 export * from './scopes.js';
 export * from './subjects.js';
+export * from './audit.js';
+export * from './identity.js';
+export * from './requests.js';

@@ -55,3 +55,21 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   r('GET', '/v1/events', 'admin', 'audit', 'List audit events', 'events'),
   r('GET', '/v1/events/:id', 'admin', 'audit', 'Read one audit event', 'events'),
 ];
+
+/** Schemas of one public route, keyed `"<METHOD> <path>"` in a RouteSchemaMap. */
+export interface RouteSchemas {
+  description?: string;
+  params?: import('@sinclair/typebox').TSchema;
+  querystring?: import('@sinclair/typebox').TSchema;
+  body?: import('@sinclair/typebox').TSchema;
+  /** Content types accepted for the body when not JSON (e.g. multipart/form-data). */
+  consumes?: string[];
+  /** Success responses by status; errors are the common ErrorEnvelope. */
+  response: Record<number, import('@sinclair/typebox').TSchema>;
+  /** Non-JSON success body (e.g. a file download). */
+  produces?: string[];
+}
+
+export type RouteSchemaMap = Record<string, RouteSchemas>;
+
+export const routeKey = (route: Pick<PublicRoute, 'method' | 'path'>) => `${route.method} ${route.path}`;
