@@ -1,11 +1,27 @@
-import { type SchemaOptions, type TUnsafe, Type } from '@sinclair/typebox';
+import { FormatRegistry, Kind, type SchemaOptions, type TUnsafe, Type, TypeRegistry } from '@sinclair/typebox';
+
+// Lets TypeBox's own checker (Value.Check, TypeCompiler) understand StringEnum; ajv reads `enum`.
+if (!TypeRegistry.Has('StringEnum')) {
+  TypeRegistry.Set<{ enum: string[] }>(
+    'StringEnum',
+    (schema, value) => typeof value === 'string' && schema.enum.includes(value),
+  );
+}
+
+// RFC 3339 date-time, as ajv-formats checks it for the HTTP layer.
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+if (!FormatRegistry.Has('date-time')) {
+  FormatRegistry.Set('date-time', (value) => DATE_TIME.test(value) && !Number.isNaN(Date.parse(value)));
+}
 
 /**
  * A string restricted to a fixed set, as a plain JSON-Schema `enum` so validation errors read
- * "must be equal to one of the allowed values" and OpenAPI shows the list.
+ * "must be one of: …" and OpenAPI shows the list.
  */
 export const StringEnum = <const T extends readonly string[]>(values: T, options: SchemaOptions = {}) =>
-  Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] }) as TUnsafe<T[number]>;
+  Type.Unsafe<T[number]>({ ...options, [Kind]: 'StringEnum', type: 'string', enum: [...values] }) as TUnsafe<
+    T[number]
+  >;
 
 /** ISO 8601 date-time query or body value. */
 export const DateTimeString = (description?: string) =>

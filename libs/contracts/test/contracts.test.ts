@@ -1,0 +1,105 @@
+import { Value } from '@sinclair/typebox/value';
+import t from 'tap';
+import {
+  DomainEvent,
+  EVENT_CATALOGUE,
+  EVENT_TYPES,
+  effectiveScopes,
+  ERROR_STATUS,
+  expandScopes,
+  hasScope,
+  ID_PREFIX,
+  isId,
+  natsNames,
+  newId,
+  PUBLIC_ROUTES,
+  pageWindow,
+  paginate,
+  paginateEvents,
+  ROLE_SCOPES,
+  routeKey,
+} from '../src/index.js';
+
+t.test('ids carry their prefix, are unique and sort in creation order', async (t) => {
+  const ids = Array.from({ length: 500 }, () => newId('request'));
+  t.equal(new Set(ids).size, 500);
+  t.same([...ids].sort(), ids, 'lexicographic order = creation order, even within one millisecond');
+  t.ok(ids.every((id) => isId('request', id)));
+  t.notOk(isId('user', ids[0]), 'a request id is not a user id');
+  const earlier = newId('event', Date.UTC(2020, 0, 1));
+  const later = newId('event', Date.UTC(2030, 0, 1));
+  t.ok(earlier < later);
+  t.match(newId('user'), /^usr_[0-9a-z]{26}$/);
+  t.same(Object.values(ID_PREFIX).slice(0, 6), ['req', 'cmt', 'att', 'usr', 'grp', 'evt']);
+});
+
+t.test('role scopes and effective scopes', async (t) => {
+  t.same(ROLE_SCOPES.agent, ['requests:read', 'requests:write', 'users:read']);
+  t.same(ROLE_SCOPES.viewer, ['requests:read', 'users:read']);
+  t.same(expandScopes(['admin']).length, 5, 'admin implies all five scopes');
+  t.same(effectiveScopes(['admin'], 'agent'), ['requests:read', 'requests:write', 'users:read']);
+  t.same(effectiveScopes(['requests:write', 'users:write'], 'viewer'), []);
+  t.same(effectiveScopes(['requests:read', 'bogus'], 'admin'), ['requests:read']);
+  t.ok(hasScope(['admin'], 'users:write'));
+  t.notOk(hasScope(['users:read'], 'users:write'));
+});
+
+t.test('event catalogue has the 18 spec types with their resource types', async (t) => {
+  t.equal(EVENT_TYPES.length, 18);
+  t.equal(EVENT_CATALOGUE['system.sla_breach'], 'system');
+  t.equal(EVENT_CATALOGUE['user.login'], 'user');
+  t.equal(EVENT_CATALOGUE['request.assigned'], 'request');
+  const event = {
+    id: newId('event'),
+    type: 'request.assigned',
+    resourceType: 'request',
+    resourceId: newId('request'),
+    actor: { id: newId('user'), name: 'A', email: 'a@example.com', role: 'agent' },
+    changes: { assignedTo: { from: null, to: newId('user') } },
+    metadata: { userAgent: 'curl', source: 'api', requestId: 'r1' },
+    timestamp: new Date().toISOString(),
+  };
+  t.ok(Value.Check(DomainEvent, event), 'a well-formed event validates');
+  t.notOk(Value.Check(DomainEvent, { ...event, type: 'request.exploded' }), 'unknown type is refused');
+  t.notOk(Value.Check(DomainEvent, { ...event, id: 'nope' }), 'id must be an evt_ id');
+});
+
+t.test('pagination clamps limit and computes pages and hasMore', async (t) => {
+  t.same(pageWindow(1, 500), { page: 1, limit: 100, skip: 0 });
+  t.same(pageWindow(3, 20), { page: 3, limit: 20, skip: 40 });
+  t.same(paginate(pageWindow(1, 20), 41), { page: 1, limit: 20, total: 41, pages: 3 });
+  t.equal(paginateEvents(pageWindow(2, 20), 40).hasMore, false, 'last full page has no more');
+  t.equal(paginateEvents(pageWindow(2, 20), 41).hasMore, true);
+  t.equal(paginate(pageWindow(1, 20), 0).pages, 0);
+});
+
+t.test('error codes map to their statuses', async (t) => {
+  t.equal(ERROR_STATUS.UNAUTHORIZED, 401);
+  t.equal(ERROR_STATUS.RATE_LIMITED, 429);
+  t.equal(ERROR_STATUS.SERVICE_UNAVAILABLE, 503);
+  t.equal(Object.keys(ERROR_STATUS).length, 10);
+});
+
+t.test('NATS names are namespaced', async (t) => {
+  const n = natsNames('t1');
+  t.equal(n.eventsStream, 'T1_EVENTS');
+  t.equal(n.eventSubject('request.created'), 't1.events.request.created');
+  t.equal(n.credentialNotices, 't1.notices.credentials');
+});
+
+t.test('route table is unique and covers the spec endpoints', async (t) => {
+  const keys = PUBLIC_ROUTES.map(routeKey);
+  t.equal(new Set(keys).size, keys.length, 'no duplicate routes');
+  for (const k of [
+    'GET /v1/requests',
+    'DELETE /v1/requests/:id',
+    'GET /v1/requests/:id/events',
+    'GET /v1/me',
+    'DELETE /v1/groups/:id/members/:userId',
+    'GET /v1/events/:id',
+  ]) {
+    t.ok(keys.includes(k), k);
+  }
+  t.equal(PUBLIC_ROUTES.find((r) => r.path === '/v1/requests/:id/events')?.service, 'audit');
+  t.equal(PUBLIC_ROUTES.find((r) => r.path === '/v1/events')?.bucket, 'events');
+});
