@@ -44,6 +44,12 @@ export interface ConsumerOptions<T> {
   concurrency?: number;
   /** Deliveries before a failing message is dead-lettered (default 10). */
   maxDeliver?: number;
+  /**
+   * Failures for which this returns true (e.g. the database is unreachable) are retried with
+   * backoff for as long as they last and never exhaust `maxDeliver`: an outage must not turn
+   * good messages into dead letters.
+   */
+  isTransient?: (err: unknown) => boolean;
   /** Redelivery delays for attempts 1, 2, ...; the last repeats (default 0.5s, 1s, 2s, 5s, 10s). */
   backoffMs?: number[];
   ackWaitMs?: number;
@@ -121,6 +127,16 @@ export async function runConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningC
   let stopped = false;
   const inFlight = new Set<Promise<void>>();
 
+  // ack/nak/term publish on the connection; once it is closed they throw, and the message will
+  // simply be redelivered after ack_wait. Never let that escape as an unhandled rejection.
+  const settle = (msg: JsMsg, what: string, fn: () => void) => {
+    try {
+      fn();
+    } catch (err) {
+      log.warn({ err, seq: msg.seq }, `${what} failed; the message will be redelivered`);
+    }
+  };
+
   const deadLetter = async (msg: JsMsg, reason: string) => {
     try {
       await opts.deadLetter({
@@ -133,12 +149,12 @@ export async function runConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningC
         data: new TextDecoder().decode(msg.data),
         failedAt: new Date(),
       });
-      msg.term(reason.slice(0, 200));
+      settle(msg, 'term', () => msg.term(reason.slice(0, 200)));
       stats.deadLettered++;
       log.warn({ subject: msg.subject, seq: msg.seq, reason }, 'message dead-lettered');
     } catch (err) {
       log.error({ err, seq: msg.seq }, 'dead-letter write failed; will retry');
-      msg.nak(backoffMs[backoffMs.length - 1]);
+      settle(msg, 'nak', () => msg.nak(backoffMs[backoffMs.length - 1]));
       stats.nacked++;
     }
   };
@@ -157,11 +173,12 @@ export async function runConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningC
         deliveryCount: msg.info.deliveryCount,
         streamSequence: msg.seq,
       });
-      msg.ack();
+      settle(msg, 'ack', () => msg.ack());
       stats.acked++;
     } catch (err) {
       const count = msg.info.deliveryCount;
-      if (err instanceof PoisonMessageError || count >= maxDeliver) {
+      const exhausted = count >= maxDeliver && !(opts.isTransient?.(err) ?? false);
+      if (err instanceof PoisonMessageError || exhausted) {
         await deadLetter(
           msg,
           `${err instanceof PoisonMessageError ? 'poison' : 'gave up'}: ${(err as Error).message}`,
@@ -173,22 +190,25 @@ export async function runConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningC
         { err, subject: msg.subject, seq: msg.seq, deliveryCount: count, retryInMs: delay },
         'handler failed; nak',
       );
-      msg.nak(delay);
+      settle(msg, 'nak', () => msg.nak(delay));
       stats.nacked++;
     }
   };
 
   const loop = async () => {
-    while (!stopped) {
+    // A closed connection never comes back: end instead of retrying forever.
+    while (!stopped && !nc.isClosed()) {
       try {
         messages = await consumer.consume({ max_messages: Math.max(concurrency * 2, 32) });
+        // stop() may have run while consume() was resolving; it closed the previous iterator.
+        if (stopped) await messages.close();
         for await (const msg of messages) {
           while (inFlight.size >= concurrency) await Promise.race(inFlight);
           const p = process(msg).finally(() => inFlight.delete(p));
           inFlight.add(p);
         }
       } catch (err) {
-        if (stopped) break;
+        if (stopped || nc.isClosed()) break;
         log.error({ err }, 'consume loop failed; restarting');
         await new Promise((r) => setTimeout(r, 1000));
       }

@@ -1,0 +1,31 @@
+import { Type } from '@sinclair/typebox';
+import t from 'tap';
+import { baseConfig, ConfigError, configSchema, loadConfig } from '../src/index.js';
+
+const schema = configSchema({
+  ...baseConfig,
+  PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 8081 }),
+});
+
+t.test('defaults apply and numbers are converted', async (t) => {
+  const c = loadConfig(schema, { PORT: '9000' });
+  t.equal(c.PORT, 9000);
+  t.equal(c.MONGO_URL, 'mongodb://127.0.0.1:27027');
+  t.equal(c.LOG_LEVEL, 'info');
+  t.equal(loadConfig(schema, {}).PORT, 8081);
+  t.equal(loadConfig(schema, { PORT: '' }).PORT, 8081, 'an empty variable counts as unset');
+});
+
+t.test('a bad variable fails fast with its name', async (t) => {
+  t.throws(() => loadConfig(schema, { PORT: 'eighty' }), { name: 'ConfigError', message: /PORT/ });
+  t.throws(() => loadConfig(schema, { PORT: '70000' }), { message: /PORT.*70000/ });
+  t.throws(() => loadConfig(schema, { MONGO_URL: 'postgres://x' }), { message: /MONGO_URL/ });
+  t.throws(() => loadConfig(schema, { LOG_LEVEL: 'loud' }), { message: /LOG_LEVEL/ });
+  t.throws(() => loadConfig(schema, { INTERNAL_AUTH_SECRET: 'short' }), { message: /INTERNAL_AUTH_SECRET/ });
+});
+
+t.test('production refuses the development internal secret', async (t) => {
+  t.throws(() => loadConfig(schema, { NODE_ENV: 'production' }), ConfigError);
+  const c = loadConfig(schema, { NODE_ENV: 'production', INTERNAL_AUTH_SECRET: 'x'.repeat(40) });
+  t.equal(c.NODE_ENV, 'production');
+});

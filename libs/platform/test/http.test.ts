@@ -1,0 +1,178 @@
+import type { InjectOptions } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { Writable } from 'node:stream';
+import t from 'tap';
+import { AppError, createHttpApp, createLogger, notFound, ok } from '../src/index.js';
+
+function captureLogger() {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk, _enc, cb) {
+      for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l));
+      cb();
+    },
+  });
+  return { logger: createLogger({ service: 'test', level: 'info', destination }), lines };
+}
+
+function buildTestApp() {
+  const { logger, lines } = captureLogger();
+  const app = createHttpApp({ logger, bodyLimit: 1024 });
+  app.post(
+    '/things',
+    {
+      schema: {
+        body: Type.Object(
+          {
+            title: Type.String({ minLength: 1, maxLength: 10 }),
+            priority: Type.Optional(Type.Unsafe({ type: 'string', enum: ['low', 'high'] })),
+          },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request, reply) => reply.code(201).send(ok(request.body)),
+  );
+  app.get(
+    '/things',
+    { schema: { querystring: Type.Object({ limit: Type.Integer({ minimum: 1, default: 20 }) }) } },
+    async (request) => ok({ limit: request.query.limit }),
+  );
+  app.get('/missing', async () => {
+    throw notFound('Thing');
+  });
+  app.get('/conflict', async () => {
+    throw new AppError('CONFLICT', 'already there');
+  });
+  app.get('/boom', async () => {
+    throw new Error('database password is hunter2');
+  });
+  app.get('/auth', async (request) => ok({ auth: request.headers.authorization }));
+  return { app, lines };
+}
+
+t.test('every failure is rendered in the envelope', async (t) => {
+  const { app, lines } = buildTestApp();
+  t.teardown(() => app.close());
+
+  const created = await app.inject({ method: 'POST', url: '/things', payload: { title: 'ok' } });
+  t.equal(created.statusCode, 201);
+  t.same(created.json(), { success: true, data: { title: 'ok' } });
+  t.ok(created.headers['x-request-id'], 'request id is returned');
+
+  const cases: [string, InjectOptions, number, string, RegExp][] = [
+    [
+      'missing field',
+      { method: 'POST', url: '/things', payload: {} },
+      400,
+      'VALIDATION_ERROR',
+      /body\.title is required/,
+    ],
+    [
+      'too long',
+      { method: 'POST', url: '/things', payload: { title: 'x'.repeat(11) } },
+      400,
+      'VALIDATION_ERROR',
+      /body\.title/,
+    ],
+    [
+      'bad enum',
+      { method: 'POST', url: '/things', payload: { title: 'a', priority: 'meh' } },
+      400,
+      'VALIDATION_ERROR',
+      /body\.priority must be one of: low, high/,
+    ],
+    [
+      'unknown field',
+      { method: 'POST', url: '/things', payload: { title: 'a', extra: 1 } },
+      400,
+      'VALIDATION_ERROR',
+      /body\.extra is not a known field/,
+    ],
+    ['bad query', { method: 'GET', url: '/things?limit=abc' }, 400, 'VALIDATION_ERROR', /query\.limit/],
+    ['zero query', { method: 'GET', url: '/things?limit=0' }, 400, 'VALIDATION_ERROR', /query\.limit/],
+    [
+      'malformed JSON',
+      {
+        method: 'POST',
+        url: '/things',
+        payload: '{"title":',
+        headers: { 'content-type': 'application/json' },
+      },
+      400,
+      'VALIDATION_ERROR',
+      /not valid JSON/,
+    ],
+    [
+      'unsupported type',
+      { method: 'POST', url: '/things', payload: 'title=x', headers: { 'content-type': 'text/plain' } },
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+      /Content-Type/,
+    ],
+    [
+      'too large',
+      { method: 'POST', url: '/things', payload: { title: 'x'.repeat(2000) } },
+      413,
+      'PAYLOAD_TOO_LARGE',
+      /too large/,
+    ],
+    ['unknown route', { method: 'GET', url: '/nope?x=1' }, 404, 'NOT_FOUND', /GET \/nope not found/],
+    ['domain not found', { method: 'GET', url: '/missing' }, 404, 'NOT_FOUND', /Thing not found/],
+    ['domain conflict', { method: 'GET', url: '/conflict' }, 409, 'CONFLICT', /already there/],
+    [
+      'unexpected',
+      { method: 'GET', url: '/boom' },
+      500,
+      'SERVER_ERROR',
+      /Internal server error \(error id [0-9a-f-]{36}\)/,
+    ],
+  ];
+  for (const [name, request, status, code, message] of cases) {
+    const res = await app.inject(request);
+    t.equal(res.statusCode, status, `${name}: status`);
+    t.match(res.headers['content-type'], /application\/json/, `${name}: JSON`);
+    const body = res.json();
+    t.equal(body.success, false, `${name}: success false`);
+    t.equal(body.error.code, code, `${name}: code`);
+    t.match(body.error.message, message, `${name}: message`);
+    t.notMatch(JSON.stringify(body), /hunter2|stack|at .*\.js/, `${name}: no internals`);
+  }
+
+  const errorLine = lines.find((l) => l.msg === 'unhandled error');
+  t.ok(errorLine?.errorId, 'unexpected errors are logged with an error id');
+  const boom = await app.inject({ method: 'GET', url: '/boom' });
+  t.ok(
+    lines.some((l) => l.errorId && boom.json().error.message.includes(l.errorId as string)),
+    'id in response matches the log',
+  );
+});
+
+t.test('one log line per request, with request id, and no credentials', async (t) => {
+  const { app, lines } = buildTestApp();
+  t.teardown(() => app.close());
+  await app.inject({
+    method: 'GET',
+    url: '/auth',
+    headers: { authorization: 'Bearer sd_key_secret', 'x-request-id': 'abc-123' },
+  });
+  const requestLines = lines.filter((l) => l.reqId === 'abc-123');
+  t.equal(requestLines.length, 1, 'exactly one line for the request');
+  t.match(requestLines[0], { service: 'test', method: 'GET', url: '/auth', statusCode: 200 });
+  t.notMatch(JSON.stringify(lines), /sd_key_secret/, 'the credential never reaches the log');
+
+  const res = await app.inject({
+    method: 'GET',
+    url: '/auth',
+    headers: { 'x-request-id': 'bad id with spaces' },
+  });
+  t.not(res.headers['x-request-id'], 'bad id with spaces', 'an unsafe request id is replaced');
+});
+
+t.test('the logger redacts secrets in any logged object', async (t) => {
+  const { logger, lines } = captureLogger();
+  logger.info({ password: 'p4ss', user: { token: 't0k', name: 'ok' }, client_secret: 'cs' }, 'hello');
+  const line = JSON.stringify(lines[0]);
+  t.notMatch(line, /p4ss|t0k|"cs"/);
+  t.match(line, /"name":"ok"/);
+});
