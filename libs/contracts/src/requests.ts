@@ -1,4 +1,267 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { Ok } from './envelope.js';
+import { IdSchema } from './ids.js';
+import { Pagination, PageQuery } from './pagination.js';
 import type { RouteSchemaMap } from './routes.js';
+import { DateTimeString, StringEnum } from './schema.js';
+
+export const REQUEST_STATUSES = ['open', 'assigned', 'in_progress', 'pending', 'resolved', 'closed'] as const;
+export type RequestStatus = (typeof REQUEST_STATUSES)[number];
+export const RequestStatusSchema = StringEnum(REQUEST_STATUSES);
+
+export const PRIORITIES = ['critical', 'high', 'medium', 'low'] as const;
+export type Priority = (typeof PRIORITIES)[number];
+export const PrioritySchema = StringEnum(PRIORITIES);
+
+/** on_track → at_risk (past the warning threshold) → breached; met once the target was honoured. */
+export const SLA_STATUSES = ['on_track', 'at_risk', 'breached', 'met'] as const;
+export type SlaStatus = (typeof SLA_STATUSES)[number];
+export const SlaStatusSchema = StringEnum(SLA_STATUSES);
+
+/** Field limits of the requests API (documented in services/requests/README.md). */
+export const REQUEST_LIMITS = {
+  titleMax: 200,
+  descriptionMax: 20_000,
+  categoryMax: 100,
+  tagsMax: 20,
+  tagMax: 50,
+  resolutionMax: 10_000,
+  commentMax: 20_000,
+  commentsPerRequestMax: 1000,
+  attachmentsPerRequestMax: 100,
+  filenameMax: 255,
+} as const;
+
+const L = REQUEST_LIMITS;
+const nullable = <T extends import('@sinclair/typebox').TSchema>(schema: T) =>
+  Type.Union([schema, Type.Null()]);
+
+const Title = Type.String({ minLength: 1, maxLength: L.titleMax, pattern: '\\S' });
+const Description = Type.String({ minLength: 1, maxLength: L.descriptionMax, pattern: '\\S' });
+const Category = Type.String({ minLength: 1, maxLength: L.categoryMax, pattern: '\\S' });
+const Tags = Type.Array(Type.String({ minLength: 1, maxLength: L.tagMax, pattern: '^\\S(.*\\S)?$' }), {
+  maxItems: L.tagsMax,
+  description: `At most ${L.tagsMax} tags of at most ${L.tagMax} characters; duplicates are dropped.`,
+});
+
+export const RequestUserRef = Type.Object(
+  { id: Type.String(), email: Type.String(), name: Type.String() },
+  { additionalProperties: false },
+);
+export const RequesterDetail = Type.Object(
+  { id: Type.String(), email: Type.String(), name: Type.String(), isVip: Type.Boolean() },
+  { additionalProperties: false },
+);
+export const RequestGroupRef = Type.Object(
+  { id: Type.String(), name: Type.String() },
+  { additionalProperties: false },
+);
+
+export const RequestSla = Type.Object(
+  {
+    tier: Type.String({ description: 'The policy row applied, e.g. `standard:high` or `vip:critical`.' }),
+    responseTarget: DateTimeString(),
+    resolutionTarget: DateTimeString(),
+    responseStatus: SlaStatusSchema,
+    resolutionStatus: SlaStatusSchema,
+  },
+  { additionalProperties: false },
+);
+export type RequestSla = Static<typeof RequestSla>;
+
+export const RequestComment = Type.Object(
+  {
+    id: IdSchema('comment'),
+    content: Type.String(),
+    author: Type.Object({ id: Type.String(), name: Type.String() }, { additionalProperties: false }),
+    isInternal: Type.Boolean(),
+    createdAt: DateTimeString(),
+  },
+  { additionalProperties: false },
+);
+export type RequestComment = Static<typeof RequestComment>;
+
+export const RequestAttachment = Type.Object(
+  {
+    id: IdSchema('attachment'),
+    filename: Type.String(),
+    size: Type.Integer({ minimum: 0, description: 'Bytes.' }),
+    contentType: Type.String({ description: 'Detected from the bytes, not from the client.' }),
+    uploadedAt: DateTimeString(),
+    url: Type.String(),
+  },
+  { additionalProperties: false },
+);
+export type RequestAttachment = Static<typeof RequestAttachment>;
+
+const requestCore = {
+  id: IdSchema('request'),
+  title: Type.String(),
+  description: Type.String(),
+  status: RequestStatusSchema,
+  priority: PrioritySchema,
+  category: nullable(Type.String()),
+  createdAt: DateTimeString(),
+  updatedAt: DateTimeString(),
+};
+
+/** A request as it appears in `GET /v1/requests`: references as ids, no sla/tags/comments/attachments. */
+export const RequestListItem = Type.Object(
+  {
+    ...requestCore,
+    assignedTo: nullable(Type.String()),
+    assignedGroup: nullable(Type.String()),
+    requester: RequestUserRef,
+  },
+  { additionalProperties: false },
+);
+export type RequestListItem = Static<typeof RequestListItem>;
+
+/** A request as `GET /v1/requests/:id` returns it. `resolution` is present once resolved (and closed). */
+export const RequestDetail = Type.Object(
+  {
+    ...requestCore,
+    tags: Type.Array(Type.String()),
+    assignedTo: nullable(RequestUserRef),
+    assignedGroup: nullable(RequestGroupRef),
+    requester: RequesterDetail,
+    resolution: Type.Optional(nullable(Type.String())),
+    sla: RequestSla,
+    comments: Type.Array(RequestComment),
+    attachments: Type.Array(RequestAttachment),
+  },
+  { additionalProperties: false },
+);
+export type RequestDetail = Static<typeof RequestDetail>;
+
+export const SupportRequestParams = Type.Object({ id: IdSchema('request') }, { additionalProperties: false });
+export const AttachmentIdParams = Type.Object(
+  { id: IdSchema('attachment') },
+  { additionalProperties: false },
+);
+
+export const ListRequestsQuery = Type.Object(
+  {
+    status: Type.Optional(RequestStatusSchema),
+    priority: Type.Optional(PrioritySchema),
+    assignedTo: Type.Optional(IdSchema('user')),
+    groupId: Type.Optional(IdSchema('group')),
+    createdAfter: Type.Optional(DateTimeString('Created at or after this instant.')),
+    createdBefore: Type.Optional(DateTimeString('Created strictly before this instant.')),
+    page: Type.Optional(PageQuery.page),
+    limit: Type.Optional(PageQuery.limit),
+  },
+  { additionalProperties: false },
+);
+export type ListRequestsQuery = Static<typeof ListRequestsQuery>;
+
+export const CreateRequestBody = Type.Object(
+  {
+    title: Title,
+    description: Description,
+    priority: PrioritySchema,
+    category: Type.Optional(Category),
+    assignedTo: Type.Optional(IdSchema('user')),
+    assignedGroup: Type.Optional(IdSchema('group')),
+    tags: Type.Optional(Tags),
+  },
+  { additionalProperties: false },
+);
+export type CreateRequestBody = Static<typeof CreateRequestBody>;
+
+export const UpdateRequestBody = Type.Object(
+  {
+    title: Type.Optional(Title),
+    description: Type.Optional(Description),
+    status: Type.Optional(RequestStatusSchema),
+    priority: Type.Optional(PrioritySchema),
+    category: Type.Optional(nullable(Category)),
+    assignedTo: Type.Optional(nullable(IdSchema('user'))),
+    assignedGroup: Type.Optional(nullable(IdSchema('group'))),
+    tags: Type.Optional(Tags),
+    resolution: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: L.resolutionMax,
+        description: 'How the request was solved; accepted only together with status `resolved`.',
+      }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdateRequestBody = Static<typeof UpdateRequestBody>;
+
+export const AddCommentBody = Type.Object(
+  {
+    content: Type.String({ minLength: 1, maxLength: L.commentMax, pattern: '\\S' }),
+    isInternal: Type.Optional(Type.Boolean({ default: false })),
+  },
+  { additionalProperties: false },
+);
+export type AddCommentBody = Static<typeof AddCommentBody>;
+
+export const CreatedRequest = Type.Object(
+  { id: IdSchema('request'), title: Type.String(), status: RequestStatusSchema, createdAt: DateTimeString() },
+  { additionalProperties: false },
+);
+export const UpdatedRequest = Type.Object(
+  { id: IdSchema('request'), status: RequestStatusSchema, updatedAt: DateTimeString() },
+  { additionalProperties: false },
+);
+export const UploadedAttachment = Type.Object(
+  { id: IdSchema('attachment'), filename: Type.String(), size: Type.Integer(), url: Type.String() },
+  { additionalProperties: false },
+);
+export const RequestList = Type.Object(
+  { requests: Type.Array(RequestListItem), pagination: Pagination },
+  { additionalProperties: false },
+);
 
 /** Public request/response schemas of the requests service, keyed by route (see PUBLIC_ROUTES). */
-export const requestsRouteSchemas: RouteSchemaMap = {};
+export const requestsRouteSchemas: RouteSchemaMap = {
+  'GET /v1/requests': {
+    description: 'Newest first. `limit` above 100 is clamped to 100.',
+    querystring: ListRequestsQuery,
+    response: { 200: Ok(RequestList) },
+  },
+  'POST /v1/requests': {
+    description: 'The caller is the requester. Status is `assigned` when created with an assignee.',
+    body: CreateRequestBody,
+    response: { 201: Ok(CreatedRequest) },
+  },
+  'GET /v1/requests/:id': {
+    description: 'Internal comments are shown to agents and admins only.',
+    params: SupportRequestParams,
+    response: { 200: Ok(RequestDetail) },
+  },
+  'PATCH /v1/requests/:id': {
+    description: 'One event per kind of change. A disallowed status transition answers 409.',
+    params: SupportRequestParams,
+    body: UpdateRequestBody,
+    response: { 200: Ok(UpdatedRequest) },
+  },
+  'DELETE /v1/requests/:id': {
+    description: 'Soft delete (kept for audit); the request and its attachments then answer 404.',
+    params: SupportRequestParams,
+    response: { 200: Ok(Type.Object({ deleted: Type.Literal(true) }, { additionalProperties: false })) },
+  },
+  'POST /v1/requests/:id/comments': {
+    description:
+      'Only the requester, agents and admins may comment; only agents and admins may post internal notes.',
+    params: SupportRequestParams,
+    body: AddCommentBody,
+    response: { 201: Ok(RequestComment) },
+  },
+  'POST /v1/requests/:id/attachments': {
+    description: 'One file part named `file`; the content type is detected from the bytes.',
+    params: SupportRequestParams,
+    consumes: ['multipart/form-data'],
+    response: { 201: Ok(UploadedAttachment) },
+  },
+  'GET /v1/attachments/:id': {
+    description: 'The file bytes, served as a download.',
+    params: AttachmentIdParams,
+    produces: ['application/octet-stream'],
+    response: { 200: Type.String({ format: 'binary' }) },
+  },
+};
