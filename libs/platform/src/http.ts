@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ErrorCode } from '@support-desk/contracts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
+  LogController,
   type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
@@ -98,8 +99,8 @@ export function createHttpApp({
     loggerInstance: logger,
     bodyLimit,
     trustProxy: trustProxy ?? false,
-    disableRequestLogging: true,
-    requestIdLogLabel: 'reqId',
+    // One line per request is written by the onResponse hook below, not fastify's two.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
@@ -114,8 +115,19 @@ export function createHttpApp({
   // JSON only: text/plain and friends get 415 rather than a string body.
   app.removeContentTypeParser('text/plain');
 
+  // During shutdown, ask keep-alive clients to go away so the listener can close once the
+  // in-flight requests are answered.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+  });
+
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
   });
 
   app.addHook('onResponse', async (request, reply) => {

@@ -1,0 +1,202 @@
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { natsNames, newId } from '@support-desk/contracts';
+import { Schema } from 'mongoose';
+import t from 'tap';
+import {
+  buildEvent,
+  connectNats,
+  createOutboxRelay,
+  ensureStreams,
+  eventEntry,
+  type OutboxEntry,
+  outboxPlugin,
+  pushOutbox,
+  systemContext,
+} from '../src/index.js';
+import {
+  eventually,
+  startPrivateNats,
+  type Teardownable,
+  testEnv,
+  testLogger,
+  testMongo,
+  testNats,
+  uniqueName,
+} from '../src/testing/index.js';
+
+async function aggregateModel(t: Teardownable) {
+  const conn = await testMongo(t, 'outbox');
+  const schema = new Schema<{ _id: string; title: string; version: number; outbox: OutboxEntry[] }>({
+    _id: String,
+    title: String,
+    version: Number,
+  });
+  outboxPlugin(schema);
+  const Thing = conn.model('Thing', schema);
+  await Thing.createIndexes();
+  return Thing;
+}
+
+/** Creates a thing and its event in one write, like a use case does. */
+async function createThing(
+  Thing: Awaited<ReturnType<typeof aggregateModel>>,
+  names: ReturnType<typeof natsNames>,
+  n: number,
+) {
+  const id = newId('request');
+  const event = buildEvent('request.created', id, systemContext(), { title: { from: null, to: `t${n}` } });
+  await Thing.create({ _id: id, title: `t${n}`, version: 1, outbox: [eventEntry(names, event)] });
+  return { id, eventId: event.id };
+}
+
+async function streamMessages(nc: Parameters<typeof jetstreamManager>[0], stream: string) {
+  const jsm = await jetstreamManager(nc);
+  const info = await jsm.streams.info(stream);
+  const out: { subject: string; id: string; body: Record<string, unknown> }[] = [];
+  for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
+    const m = await jsm.streams.getMessage(stream, { seq });
+    if (!m) continue;
+    out.push({ subject: m.subject, id: m.header?.get('Nats-Msg-Id') ?? '', body: m.json() });
+  }
+  return out;
+}
+
+t.test('events written with the change are published in order, then removed', async (t) => {
+  const Thing = await aggregateModel(t);
+  const { nc, names } = await testNats(t);
+  const relay = createOutboxRelay({ nc, models: [Thing], logger: testLogger(), pollIntervalMs: 60_000 });
+  t.teardown(() => relay.stop());
+  relay.start();
+
+  const { id } = await createThing(Thing, names, 1);
+  const second = buildEvent('request.updated', id, systemContext(), { title: { from: 't1', to: 't2' } });
+  const third = buildEvent('request.status_changed', id, systemContext(), {
+    status: { from: 'open', to: 'closed' },
+  });
+  await Thing.updateOne(
+    { _id: id },
+    { $set: { title: 't2' }, $push: pushOutbox([eventEntry(names, second), eventEntry(names, third)]) },
+  );
+  relay.kick();
+
+  const messages = await eventually(
+    async () => {
+      const m = await streamMessages(nc, names.eventsStream);
+      return m.length === 3 ? m : null;
+    },
+    { what: 'three events on the stream' },
+  );
+  t.same(
+    messages.map((m) => m.body.type),
+    ['request.created', 'request.updated', 'request.status_changed'],
+    'per-aggregate order kept',
+  );
+  t.same(
+    messages.map((m) => m.id),
+    messages.map((m) => m.body.id),
+    'Nats-Msg-Id is the event id',
+  );
+  t.equal(messages[1].subject, names.eventSubject('request.updated'));
+  await eventually(async () => (await Thing.findById(id).select('+outbox').lean())?.outbox?.length === 0, {
+    what: 'outbox emptied',
+  });
+  t.equal(relay.stats.published, 3);
+  t.equal((await Thing.findById(id).lean())?.title, 't2', 'the change itself is intact');
+});
+
+t.test('writes while NATS is down are published exactly once after it returns', async (t) => {
+  const Thing = await aggregateModel(t);
+  const nats = await startPrivateNats(t);
+  const names = natsNames(uniqueName('t'));
+  const nc = await connectNats({ url: nats.url, name: 'outbox-outage' });
+  t.teardown(() => nc.close());
+  await ensureStreams(nc, names);
+  const relay = createOutboxRelay({
+    nc,
+    models: [Thing],
+    logger: testLogger(),
+    pollIntervalMs: 200,
+    publishTimeoutMs: 500,
+  });
+  t.teardown(() => relay.stop());
+  relay.start();
+
+  await nats.stop();
+  const written = [];
+  for (let n = 0; n < 5; n++) written.push(await createThing(Thing, names, n));
+  relay.kick();
+  await new Promise((r) => setTimeout(r, 700));
+  const pending = await Thing.countDocuments({ 'outbox.id': { $exists: true } });
+  t.equal(pending, 5, 'nothing is lost while NATS is down: all still pending');
+
+  await nats.start();
+  const messages = await eventually(
+    async () => {
+      if ((await Thing.countDocuments({ 'outbox.id': { $exists: true } })) > 0) return null;
+      return streamMessages(nc, names.eventsStream);
+    },
+    { timeoutMs: 30_000, what: 'outbox drained after NATS returned' },
+  );
+  t.equal(messages.length, 5, 'each event exactly once');
+  t.same(new Set(messages.map((m) => m.id)), new Set(written.map((w) => w.eventId)));
+});
+
+t.test('a relay killed between publish and mark-sent causes no duplicate', async (t) => {
+  const Thing = await aggregateModel(t);
+  const { nc, names } = await testNats(t);
+  const { id, eventId } = await createThing(Thing, names, 1);
+  // The state a crash leaves: the entry was published but is still in the outbox.
+  const doc = await Thing.findById(id).select('+outbox').lean();
+  const entry = doc!.outbox[0];
+  await jetstream(nc).publish(entry.subject, entry.payload, { msgID: entry.id });
+
+  const relay = createOutboxRelay({ nc, models: [Thing], logger: testLogger(), pollIntervalMs: 60_000 });
+  t.teardown(() => relay.stop());
+  relay.start();
+  await relay.idle();
+  const messages = await streamMessages(nc, names.eventsStream);
+  t.equal(messages.length, 1, 'the republish was de-duplicated by Nats-Msg-Id');
+  t.equal(messages[0].id, eventId);
+  t.equal((await Thing.findById(id).select('+outbox').lean())?.outbox.length, 0, 'entry marked sent');
+});
+
+t.test('two relays on one collection publish each event once', async (t) => {
+  const Thing = await aggregateModel(t);
+  const { nc, names } = await testNats(t);
+  const nc2 = await connectNats({ url: testEnv.natsUrl, name: 'relay-2' });
+  t.teardown(() => nc2.close());
+  const a = createOutboxRelay({
+    nc,
+    models: [Thing],
+    logger: testLogger(),
+    pollIntervalMs: 20,
+    batchSize: 7,
+  });
+  const b = createOutboxRelay({
+    nc: nc2,
+    models: [Thing],
+    logger: testLogger(),
+    pollIntervalMs: 20,
+    batchSize: 7,
+  });
+  t.teardown(() => Promise.all([a.stop(), b.stop()]));
+  a.start();
+  b.start();
+  const written = [];
+  for (let n = 0; n < 40; n++) {
+    written.push(await createThing(Thing, names, n));
+    a.kick();
+    b.kick();
+  }
+  const messages = await eventually(
+    async () => {
+      if ((await Thing.countDocuments({ 'outbox.id': { $exists: true } })) > 0) return null;
+      const m = await streamMessages(nc, names.eventsStream);
+      return m.length >= 40 ? m : null;
+    },
+    { timeoutMs: 30_000, what: 'all events published' },
+  );
+  t.equal(messages.length, 40, 'no event appears twice on the stream');
+  t.equal(new Set(messages.map((m) => m.id)).size, 40);
+  t.ok(a.stats.published + b.stats.published >= 40, 'both relays took part or one did it all');
+});
