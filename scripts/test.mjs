@@ -1,0 +1,383 @@
+#!/usr/bin/env node
+// `npm test`: install (if needed), build, start the local infrastructure, run the compiled tap tests.
+//
+//   npm test                                   all tests
+//   npm test -- <file|dir> ...                 selected files (compiled .js; a test/**/*.test.ts source
+//                                              path or a workspace folder is mapped to its dist/test files)
+//   npm test -- --grep=<pattern> --jobs=1 ...  extra options are passed to tap (use the --opt=value form)
+//
+// Test files: <workspace>/test/**/*.test.ts, compiled by `tsc -b` to <workspace>/dist/test/**/*.test.js
+// (libs/*, services/*), plus root end-to-end tests compiled to test/**/dist/**/*.test.js or
+// dist/test/**/*.test.js. Tests get MONGO_URL, NATS_URL, REDIS_URL (scripts/infra.mjs) and SD_TEST=1,
+// plus CHROMIUM_PATH when /usr/bin/chromium exists.
+//
+// The LAST line printed is always `N passed, N failed`: tap's own assertion counts (the
+// `# { total, pass, fail, ... }` summary of the run, taken from the raw TAP output). A file that fails
+// without a failing assertion (crash, non-zero exit, timeout) counts as one failure, as in tap's summary;
+// so does a failed `tsc -b` or a failed set-up step. Skipped and todo assertions are not counted in either
+// number (they are listed on the line before). Exit code is non-zero if tap failed, anything failed, or
+// no test ran. Infra keeps running afterwards unless SD_TEST_INFRA_DOWN=1.
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import {
+  aptInstall,
+  buildTypeScript,
+  down,
+  ensureNodeModules,
+  InfraError,
+  isExternal,
+  ROOT,
+  up,
+} from './infra.mjs';
+
+const CHROMIUM = '/usr/bin/chromium';
+
+// tap 21 options (same as .taprc, repeated so the runner does not depend on that file).
+const TAP_OPTIONS = [
+  '--plugin=!@tapjs/typescript', // tests are already compiled to JS
+  '--disable-coverage',
+  '--allow-empty-coverage',
+  '--jobs=2',
+  '--timeout=300', // per test file, seconds
+];
+
+function finish(passed, failed, code, note) {
+  if (note) console.log(note);
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(code);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Test file selection
+
+function walk(dir, out, filter) {
+  let entries;
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    if (e.name === 'node_modules' || e.name.startsWith('.')) continue;
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) walk(p, out, filter);
+    else if (e.isFile() && filter(p)) out.push(p);
+  }
+  return out;
+}
+
+const isTestJs = (p) => /\.test\.(js|mjs|cjs)$/.test(p);
+
+function workspaces() {
+  const out = [];
+  for (const group of ['libs', 'services']) {
+    const dir = path.join(ROOT, group);
+    let names = [];
+    try {
+      names = fs.readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory());
+    } catch {
+      // none
+    }
+    for (const e of names) out.push(path.join(dir, e.name));
+  }
+  return out;
+}
+
+function discoverAll() {
+  const files = [];
+  for (const ws of workspaces()) walk(path.join(ws, 'dist', 'test'), files, isTestJs);
+  // Root end-to-end tests: test/<...>/dist/**/*.test.js or dist/test/**/*.test.js
+  walk(path.join(ROOT, 'test'), files, (p) => isTestJs(p) && p.split(path.sep).includes('dist'));
+  walk(path.join(ROOT, 'dist', 'test'), files, isTestJs);
+  return [...new Set(files)].sort();
+}
+
+/** Maps a user argument (compiled file, .ts source, or folder) to compiled test files. */
+function resolveSelection(arg) {
+  const base = process.env.INIT_CWD || process.cwd();
+  const abs = path.resolve(base, arg);
+  const candidates = [abs, path.resolve(ROOT, arg)];
+  for (const p of candidates) {
+    let st;
+    try {
+      st = fs.statSync(p);
+    } catch {
+      continue;
+    }
+    if (st.isDirectory()) {
+      let files = walk(p, [], isTestJs).filter((f) => f.split(path.sep).includes('dist'));
+      if (files.length === 0) files = walk(path.join(p, 'dist', 'test'), [], isTestJs);
+      return files;
+    }
+    if (/\.tsx?$|\.mts$|\.cts$/.test(p)) {
+      const mapped = mapSourceToDist(p);
+      if (mapped) return [mapped];
+    }
+    return [p];
+  }
+  // A .ts source that has not been compiled yet, or a typo.
+  const mapped = /\.(m|c)?tsx?$/.test(abs) ? mapSourceToDist(abs) : null;
+  return mapped ? [mapped] : [abs];
+}
+
+function mapSourceToDist(tsFile) {
+  const rel = path.relative(ROOT, tsFile).split(path.sep);
+  const i = rel.indexOf('test');
+  if (i < 0) return null;
+  const js = rel
+    .slice(i)
+    .join(path.sep)
+    .replace(/\.(m|c)?tsx?$/, (_m, k) => `.${k || ''}js`);
+  return path.join(ROOT, ...rel.slice(0, i), 'dist', js);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Counting
+
+/** The last `# { total: N, pass: N, fail: N, ... }` line of the run's raw TAP. */
+export function parseTapSummary(text) {
+  const lines = text.split('\n').filter((l) => /^# \{ total: \d+/.test(l));
+  const last = lines.at(-1);
+  if (!last) return null;
+  const counts = { total: 0, pass: 0, fail: 0, todo: 0, skip: 0 };
+  for (const m of last.matchAll(/(\w+): (\d+)/g)) counts[m[1]] = Number(m[2]);
+  return counts;
+}
+
+/**
+ * Fallback when tap wrote no summary (e.g. it was killed): counts leaf test points ourselves.
+ * A point is a leaf when no deeper-indented point precedes it since the previous point at its level
+ * (so an empty subtest counts as one, like tap does);
+ * a failing subtest with no failing leaf inside (crash, exit code, timeout) counts as one failure.
+ */
+export function countTapPoints(text) {
+  const counts = { total: 0, pass: 0, fail: 0, todo: 0, skip: 0 };
+  const deeper = [];
+  const childFailed = [];
+  let yamlIndent = -1;
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    const indent = line.length - line.trimStart().length;
+    if (yamlIndent >= 0) {
+      if (indent === yamlIndent && line.trim() === '...') yamlIndent = -1;
+      continue;
+    }
+    if (line.trim() === '---') {
+      yamlIndent = indent;
+      continue;
+    }
+    const m = /^\s*(not ok|ok)\b(?:[^#]*)(#\s*(todo|skip)\b)?/i.exec(line);
+    if (!m) continue;
+    const ok = m[1] === 'ok';
+    const directive = m[3]?.toLowerCase();
+    const isLeaf = !deeper[indent];
+    const hadChildFail = Boolean(childFailed[indent]);
+    deeper.length = indent;
+    childFailed.length = indent;
+    deeper[indent] = false;
+    childFailed[indent] = false;
+    for (let i = 0; i < indent; i++) deeper[i] = true;
+    let failedHere = false;
+    if (isLeaf || (!ok && !hadChildFail)) {
+      counts.total++;
+      if (directive === 'todo') counts.todo++;
+      else if (directive === 'skip') counts.skip++;
+      else if (ok) counts.pass++;
+      else {
+        counts.fail++;
+        failedHere = true;
+      }
+    }
+    if (failedHere || hadChildFail) for (let i = 0; i < indent; i++) childFailed[i] = true;
+  }
+  return counts;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+function ensureChromium() {
+  if (fs.existsSync(CHROMIUM) || process.env.SD_TEST_SKIP_CHROMIUM === '1') return;
+  if (!(typeof process.getuid === 'function' && process.getuid() === 0)) {
+    console.log(`note: ${CHROMIUM} not found (sudo apt-get install chromium); browser tests will report it.`);
+    return;
+  }
+  console.log(`> installing chromium for browser tests (${CHROMIUM} is missing)`);
+  if (!aptInstall(['chromium']) || !fs.existsSync(CHROMIUM)) {
+    console.log('warning: could not install chromium; continuing (browser tests will report it).');
+  }
+}
+
+/** The reporter tap will use: an explicit -R/--reporter, else `base` on a terminal and raw `tap` otherwise. */
+function chosenReporter(extraOptions) {
+  let reporter = null;
+  for (const a of extraOptions) {
+    const m = /^--reporter=(.+)$/.exec(a) || /^-R(.+)$/.exec(a);
+    if (m) reporter = m[1];
+  }
+  if (process.env.TAP === '1') return 'tap';
+  return reporter ?? (process.stdout.isTTY ? 'base' : 'tap');
+}
+
+/**
+ * Runs tap and saves the run's raw TAP to rawFile (for the counts). With the raw `tap` reporter,
+ * tap's --output-file would print everything twice (tap 21 pipes it to stdout as well), so then we
+ * tee tap's stdout ourselves; with any other reporter, --output-file writes the raw TAP.
+ */
+function runTap(files, extraOptions, env, rawFile) {
+  const tapBin = path.join(ROOT, 'node_modules', '.bin', 'tap');
+  const reporter = chosenReporter(extraOptions);
+  const raw = reporter === 'tap';
+  const args = [
+    ...TAP_OPTIONS,
+    `--reporter=${reporter}`,
+    ...(raw ? [] : [`--output-file=${rawFile}`]),
+    ...extraOptions,
+    ...files,
+  ];
+  return new Promise((resolve) => {
+    const child = spawn(tapBin, args, {
+      cwd: ROOT,
+      env,
+      stdio: ['inherit', raw ? 'pipe' : 'inherit', 'inherit'],
+    });
+    let sink = null;
+    if (raw) {
+      sink = fs.createWriteStream(rawFile);
+      child.stdout.on('data', (chunk) => {
+        process.stdout.write(chunk);
+        sink.write(chunk);
+      });
+    }
+    const forward = (sig) => child.kill(sig);
+    process.on('SIGINT', forward);
+    process.on('SIGTERM', forward);
+    let result = null;
+    const done = () => {
+      process.off('SIGINT', forward);
+      process.off('SIGTERM', forward);
+      if (sink) sink.end(() => resolve(result));
+      else resolve(result);
+    };
+    child.on('error', (err) => {
+      console.error(`could not run tap: ${err.message}`);
+      result = 127;
+      done();
+    });
+    child.on('close', (code, signal) => {
+      if (result !== null) return;
+      result = code ?? (signal ? 128 : 1);
+      done();
+    });
+  });
+}
+
+async function main() {
+  const argv = process.argv.slice(2).filter((a) => a !== '--');
+  const tapExtra = argv.filter((a) => a.startsWith('-'));
+  const selection = argv.filter((a) => !a.startsWith('-'));
+  let setupFailures = 0;
+  const notes = [];
+
+  try {
+    ensureNodeModules();
+  } catch (err) {
+    console.error(`ERROR: ${err.message}`);
+    return finish(0, 1, 1, 'set-up failed: dependencies could not be installed');
+  }
+
+  if (!buildTypeScript()) {
+    setupFailures++;
+    notes.push('`tsc -b` failed (counted as 1 failure); tests ran against whatever was emitted.');
+  }
+
+  let urls;
+  try {
+    urls = await up();
+  } catch (err) {
+    console.error(`ERROR: ${err instanceof InfraError ? err.message : err.stack || err}`);
+    return finish(0, 1 + setupFailures, 1, 'set-up failed: local infrastructure could not be started');
+  }
+
+  ensureChromium();
+
+  const files = selection.length ? [...new Set(selection.flatMap(resolveSelection))] : discoverAll();
+  const missing = files.filter((f) => !fs.existsSync(f));
+  if (missing.length) {
+    for (const f of missing) console.error(`test file not found: ${path.relative(ROOT, f) || f}`);
+    return finish(
+      0,
+      missing.length + setupFailures,
+      1,
+      'some selected test files do not exist (did `tsc -b` emit them?)',
+    );
+  }
+  if (files.length === 0) {
+    return finish(
+      0,
+      setupFailures,
+      1,
+      'no test files found (expected <workspace>/dist/test/**/*.test.js, compiled from <workspace>/test/**/*.test.ts)',
+    );
+  }
+
+  const env = { ...process.env, ...urls, SD_TEST: '1' };
+  if (!env.CHROMIUM_PATH && fs.existsSync(CHROMIUM)) env.CHROMIUM_PATH = CHROMIUM;
+  const rawDir = path.join(ROOT, '.tap');
+  fs.mkdirSync(rawDir, { recursive: true });
+  const rawFile = path.join(rawDir, 'last-run.tap');
+  fs.rmSync(rawFile, { force: true });
+
+  console.log(`> tap (${files.length} test file${files.length === 1 ? '' : 's'})`);
+  const rel = files.map((f) => {
+    const r = path.relative(ROOT, f);
+    return r.startsWith('..') ? f : r;
+  });
+  const tapCode = await runTap(rel, tapExtra, env, rawFile);
+
+  let raw = '';
+  try {
+    raw = fs.readFileSync(rawFile, 'utf8');
+  } catch {
+    // tap did not write anything
+  }
+  let counts = parseTapSummary(raw);
+  if (!counts) {
+    counts = countTapPoints(raw);
+    notes.push('tap wrote no summary line; counts were computed from its raw output.');
+  }
+
+  if (process.env.SD_TEST_INFRA_DOWN === '1' && !isExternal()) {
+    try {
+      await down();
+    } catch (err) {
+      console.error(`warning: stopping infra failed: ${err.message}`);
+    }
+  }
+
+  const failed = counts.fail + setupFailures;
+  const ran = counts.total;
+  if (counts.skip || counts.todo) notes.push(`(${counts.skip} skipped, ${counts.todo} todo)`);
+  if (tapCode !== 0 && counts.fail === 0) notes.push(`tap exited with code ${tapCode}.`);
+  if (ran === 0) notes.push('no test ran.');
+  const code = tapCode !== 0 || failed > 0 || ran === 0 ? 1 : 0;
+  return finish(counts.pass, failed, code, notes.join('\n'));
+}
+
+const invokedDirectly = (() => {
+  try {
+    return import.meta.url === pathToFileURL(fs.realpathSync(process.argv[1] || '')).href;
+  } catch {
+    return false;
+  }
+})();
+
+if (invokedDirectly) {
+  main().catch((err) => {
+    console.error(err.stack || err);
+    finish(0, 1, 1, 'internal error in scripts/test.mjs');
+  });
+}
