@@ -1,0 +1,320 @@
+#!/usr/bin/env node
+// `npm start`: install (if needed), build, start the local infrastructure, bootstrap an admin (best
+// effort), then run every built service as a child process with readable, prefixed logs.
+//
+// Ctrl-C / SIGTERM stops the services (SIGTERM, then SIGKILL after 15 s). The infrastructure servers
+// keep running; `npm run infra down` stops them. If a service exits on its own, everything is stopped
+// and the exit code is 1.
+//
+// Ports (for the readiness check): GATEWAY_PORT 8080, REQUESTS_PORT 8081, IDENTITY_PORT 8082,
+// AUDIT_PORT 8083. Services get MONGO_URL, NATS_URL, REDIS_URL plus the current environment.
+
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import path from 'node:path';
+import readline from 'node:readline';
+import { buildTypeScript, ensureNodeModules, InfraError, ROOT, up } from './infra.mjs';
+
+const STOP_TIMEOUT_MS = 15_000;
+const READY_TIMEOUT_MS = 60_000;
+
+const SERVICES = [
+  { name: 'identity', portVar: 'IDENTITY_PORT', port: 8082, color: 33 },
+  { name: 'requests', portVar: 'REQUESTS_PORT', port: 8081, color: 35 },
+  { name: 'audit', portVar: 'AUDIT_PORT', port: 8083, color: 32 },
+  { name: 'gateway', portVar: 'GATEWAY_PORT', port: 8080, color: 36 },
+];
+
+const useColor = process.env.FORCE_COLOR
+  ? process.env.FORCE_COLOR !== '0'
+  : process.stdout.isTTY && !process.env.NO_COLOR;
+const paint = (code, s) => (useColor ? `\x1b[${code}m${s}\x1b[0m` : s);
+const say = (msg) => console.log(`${paint('1', '[start]')} ${msg}`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------------
+// Log formatting: pino JSON -> "HH:MM:SS LEVEL msg reqId=.. GET /x 200 3.2ms"
+
+const LEVELS = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const LEVEL_COLORS = { TRACE: 90, DEBUG: 90, INFO: 32, WARN: 33, ERROR: 31, FATAL: 31 };
+const pad2 = (n) => String(n).padStart(2, '0');
+
+export function formatLogLine(line) {
+  const t = line.trim();
+  if (!t.startsWith('{')) return line;
+  let o;
+  try {
+    o = JSON.parse(t);
+  } catch {
+    return line;
+  }
+  if (!o || typeof o !== 'object' || !('level' in o) || !('msg' in o)) return line;
+  const d = o.time !== undefined ? new Date(o.time) : new Date();
+  const when = Number.isNaN(d.getTime())
+    ? '--:--:--'
+    : `${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`;
+  const level =
+    typeof o.level === 'number' ? LEVELS[o.level] || `L${o.level}` : String(o.level).toUpperCase();
+  const parts = [paint('90', when), paint(String(LEVEL_COLORS[level] ?? 0), level.padEnd(5)), String(o.msg)];
+  const req = o.req && typeof o.req === 'object' ? o.req : {};
+  const res = o.res && typeof o.res === 'object' ? o.res : {};
+  const reqId = o.reqId ?? req.id ?? o.requestId;
+  if (reqId !== undefined) parts.push(paint('90', `reqId=${reqId}`));
+  const method = o.method ?? req.method;
+  const url = o.url ?? req.url;
+  if (method !== undefined || url !== undefined)
+    parts.push([method, url].filter((x) => x !== undefined).join(' '));
+  const statusCode = o.statusCode ?? res.statusCode;
+  if (statusCode !== undefined) parts.push(String(statusCode));
+  if (typeof o.responseTime === 'number') parts.push(`${Math.round(o.responseTime * 10) / 10}ms`);
+  let out = parts.join(' ');
+  const err = o.err && typeof o.err === 'object' ? o.err : null;
+  if (err?.message && !String(o.msg).includes(err.message)) out += ` err=${err.message}`;
+  if (err?.stack && (o.level >= 50 || level === 'ERROR' || level === 'FATAL')) {
+    out += `\n${String(err.stack)
+      .split('\n')
+      .slice(1)
+      .map((l) => `    ${l.trim()}`)
+      .join('\n')}`;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Admin bootstrap (best effort)
+
+function findKey(value, depth = 0) {
+  if (!value || typeof value !== 'object' || depth > 3) return null;
+  if (typeof value.key === 'string' && value.key) return value.key;
+  for (const v of Object.values(value)) {
+    const k = findKey(v, depth + 1);
+    if (k) return k;
+  }
+  return null;
+}
+
+function parseJsonOutput(text) {
+  const t = text.trim();
+  if (!t) return null;
+  try {
+    return JSON.parse(t);
+  } catch {
+    // maybe log lines around it: try line by line, last JSON object wins
+  }
+  let found = null;
+  for (const line of t.split('\n')) {
+    try {
+      const v = JSON.parse(line);
+      if (v && typeof v === 'object') found = v;
+    } catch {
+      // not JSON
+    }
+  }
+  return found;
+}
+
+function bootstrapAdmin(env) {
+  const cli = path.join(ROOT, 'services', 'identity', 'dist', 'src', 'cli', 'deskctl.js');
+  if (!fs.existsSync(cli)) {
+    say('admin bootstrap skipped (identity CLI not built yet)');
+    return;
+  }
+  say('bootstrapping the admin account (deskctl bootstrap --if-none)');
+  const r = spawnSync(
+    process.execPath,
+    [cli, 'bootstrap', '--email', 'admin@example.com', '--name', 'Admin', '--json', '--if-none'],
+    { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000, maxBuffer: 8 * 1024 * 1024 },
+  );
+  const out = `${r.stdout || ''}\n${r.stderr || ''}`;
+  if (r.error) {
+    say(`admin bootstrap failed (${r.error.message}); continuing`);
+    return;
+  }
+  const key = findKey(parseJsonOutput(r.stdout || ''));
+  if (r.status === 0 && key) {
+    const line = '='.repeat(72);
+    console.log(`\n${paint('1;33', line)}`);
+    console.log(paint('1', `  Your admin API key (shown once): ${key}`));
+    console.log(`  (admin@example.com; store it now, it cannot be shown again)`);
+    console.log(`${paint('1;33', line)}\n`);
+    return;
+  }
+  if (r.status === 0 || /already exist/i.test(out)) {
+    say('admin bootstrap skipped (an admin already exists)');
+    return;
+  }
+  const tail = out.trim().split('\n').slice(-10).join('\n');
+  say(`admin bootstrap failed (exit ${r.status ?? r.signal}); continuing:\n${tail}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Readiness
+
+function probe(url, timeoutMs = 2000) {
+  const mod = url.startsWith('https:') ? https : http;
+  return new Promise((resolve) => {
+    const req = mod.get(url, { timeout: timeoutMs, rejectUnauthorized: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(false));
+  });
+}
+
+async function isReady(svc) {
+  if (await probe(`http://127.0.0.1:${svc.port}/readyz`)) return true;
+  return Boolean(process.env.TLS_CERT) && probe(`https://127.0.0.1:${svc.port}/readyz`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+const children = new Map(); // name -> { child, exited: Promise }
+let shuttingDown = false;
+
+function startService(svc, env, labelWidth) {
+  const entry = path.join(ROOT, 'services', svc.name, 'dist', 'src', 'server.js');
+  const label = paint(String(svc.color), `[${svc.name}]`.padEnd(labelWidth));
+  const child = spawn(process.execPath, [entry], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise((resolve) => {
+    child.on('exit', (code, signal) => resolve({ code, signal }));
+    child.on('error', (err) => {
+      console.log(`${label} could not start: ${err.message}`);
+      resolve({ code: 127, signal: null });
+    });
+  });
+  for (const stream of [child.stdout, child.stderr]) {
+    readline.createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY }).on('line', (line) => {
+      for (const l of formatLogLine(line).split('\n')) console.log(`${label} ${l}`);
+    });
+  }
+  exited.then(async ({ code, signal }) => {
+    // Ctrl-C in a terminal reaches the children too; let our own SIGINT handler win that race.
+    await sleep(250);
+    if (shuttingDown) return;
+    say(
+      paint(
+        '31',
+        `${svc.name} exited unexpectedly (${signal ? `signal ${signal}` : `exit code ${code}`}); stopping everything`,
+      ),
+    );
+    void shutdown(1);
+  });
+  children.set(svc.name, { child, exited });
+  return child;
+}
+
+async function shutdown(code) {
+  if (shuttingDown) return;
+  shuttingDown = true;
+  const running = [...children.entries()].filter(
+    ([, c]) => c.child.exitCode === null && c.child.signalCode === null,
+  );
+  if (running.length) say(`stopping ${running.map(([n]) => n).join(', ')}...`);
+  for (const [, c] of running) c.child.kill('SIGTERM');
+  const all = Promise.all(running.map(([, c]) => c.exited));
+  const timedOut = await Promise.race([all.then(() => false), sleep(STOP_TIMEOUT_MS).then(() => true)]);
+  if (timedOut) {
+    for (const [name, c] of running) {
+      if (c.child.exitCode === null && c.child.signalCode === null) {
+        say(`${name} did not stop within ${STOP_TIMEOUT_MS / 1000} s; SIGKILL`);
+        c.child.kill('SIGKILL');
+      }
+    }
+    await Promise.race([all, sleep(3000)]);
+  }
+  say('services stopped. Infra is still running (`npm run infra down` stops it).');
+  process.exit(code);
+}
+
+async function main() {
+  try {
+    ensureNodeModules();
+  } catch (err) {
+    console.error(`ERROR: ${err.message}`);
+    process.exit(1);
+  }
+  if (!buildTypeScript()) {
+    console.error('ERROR: `tsc -b` failed; fix the build errors above and run `npm start` again.');
+    process.exit(1);
+  }
+
+  let urls;
+  try {
+    urls = await up();
+  } catch (err) {
+    console.error(`ERROR: ${err instanceof InfraError ? err.message : err.stack || err}`);
+    process.exit(1);
+  }
+  const env = { ...process.env, ...urls };
+
+  bootstrapAdmin(env);
+
+  const services = [];
+  for (const svc of SERVICES) {
+    const port = Number(process.env[svc.portVar] || svc.port);
+    const entry = path.join(ROOT, 'services', svc.name, 'dist', 'src', 'server.js');
+    if (fs.existsSync(entry)) services.push({ ...svc, port });
+    else say(`${svc.name}: not built (no services/${svc.name}/dist/src/server.js); skipping`);
+  }
+  if (services.length === 0) {
+    say('no service is built yet; nothing to start.');
+    process.exit(1);
+  }
+
+  process.on('SIGINT', () => {
+    if (shuttingDown) {
+      for (const [, c] of children) c.child.kill('SIGKILL');
+      process.exit(130);
+    }
+    void shutdown(0);
+  });
+  process.on('SIGTERM', () => void shutdown(0));
+
+  const labelWidth = Math.max(...services.map((s) => s.name.length)) + 2;
+  for (const svc of services) startService(svc, env, labelWidth);
+
+  const pending = new Set(services.map((s) => s.name));
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (pending.size && !shuttingDown && Date.now() < deadline) {
+    await Promise.all(
+      services
+        .filter((s) => pending.has(s.name))
+        .map(async (s) => {
+          if (await isReady(s)) pending.delete(s.name);
+        }),
+    );
+    if (pending.size) await sleep(500);
+  }
+  if (shuttingDown) return;
+  if (pending.size) {
+    say(
+      paint(
+        '31',
+        `not ready after ${READY_TIMEOUT_MS / 1000} s: ${[...pending].join(', ')} (GET /readyz != 200)`,
+      ),
+    );
+    await shutdown(1);
+    return;
+  }
+  const scheme = process.env.TLS_CERT ? 'https' : 'http';
+  const gateway = services.find((s) => s.name === 'gateway');
+  console.log('');
+  if (gateway) say(paint('1;32', `Support Desk is up: ${scheme}://127.0.0.1:${gateway.port}`));
+  else
+    say(
+      paint(
+        '1;32',
+        `services up (no gateway built): ${services.map((s) => `${s.name}:${s.port}`).join(', ')}`,
+      ),
+    );
+  say('Ctrl-C stops the services; `npm run infra down` stops Redis/NATS/Mongo.');
+}
+
+main().catch((err) => {
+  console.error(err.stack || err);
+  void shutdown(1);
+});
