@@ -1,0 +1,184 @@
+import { type Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { newId, type Principal, REQUEST_LIMITS } from '@support-desk/contracts';
+import {
+  AppError,
+  buildEvent,
+  conflict,
+  eventEntry,
+  forbidden,
+  notFound,
+  pushOutbox,
+  validationError,
+} from '@support-desk/platform';
+import { fileTypeFromBuffer } from 'file-type';
+import { type AttachmentRecord, type RequestRecord, visible } from '../store/requests.js';
+import { type Core, eventContext, WRITE_ATTEMPTS } from './core.js';
+import { attachmentUrl, seesInternal } from './queries.js';
+
+/** Bytes file-type needs to recognise every format it knows. */
+const SNIFF_BYTES = 4100;
+
+/**
+ * A display name that is safe anywhere: no path, no control or reserved characters, NFC,
+ * at most 255 characters keeping the extension. Storage is keyed by id, never by this name.
+ */
+export function sanitizeFilename(raw: string | undefined): string {
+  const base = (raw ?? '').normalize('NFC').split(/[/\\]/).pop() ?? '';
+  let name = base
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, '')
+    .replace(/[<>:"|?*]/g, '_')
+    .replace(/^[\s.]+|[\s.]+$/g, '');
+  if (!name) name = 'attachment';
+  const max = REQUEST_LIMITS.filenameMax;
+  if (name.length > max) {
+    const dot = name.lastIndexOf('.');
+    const ext = dot > 0 && name.length - dot <= 16 ? name.slice(dot) : '';
+    name = name.slice(0, max - ext.length) + ext;
+  }
+  return name;
+}
+
+/** Passes bytes through, counting them and keeping the first few for type detection. */
+class Sniffer extends Transform {
+  size = 0;
+  private head: Buffer[] = [];
+  private headLength = 0;
+  override _transform(
+    chunk: Buffer,
+    _enc: BufferEncoding,
+    done: (err?: Error | null, data?: Buffer) => void,
+  ) {
+    this.size += chunk.length;
+    if (this.headLength < SNIFF_BYTES) {
+      const part = chunk.subarray(0, SNIFF_BYTES - this.headLength);
+      this.head.push(Buffer.from(part));
+      this.headLength += part.length;
+    }
+    done(null, chunk);
+  }
+  headBytes(): Buffer {
+    return Buffer.concat(this.head);
+  }
+}
+
+export interface IncomingFile {
+  filename: string | undefined;
+  stream: Readable & { truncated?: boolean };
+}
+
+const tooLarge = (max: number) =>
+  new AppError('PAYLOAD_TOO_LARGE', `body.file exceeds the maximum attachment size of ${max} bytes`);
+
+async function loadForUpload(core: Core, principal: Principal, requestId: string): Promise<RequestRecord> {
+  const current = await core.requests
+    .findOne({ _id: requestId, ...visible }, { requester: 1, attachments: 1, rev: 1 })
+    .lean<RequestRecord>();
+  if (!current) throw notFound('Request');
+  if (!seesInternal(principal) && principal.userId !== current.requester.id) {
+    throw forbidden('Only the requester, agents and admins may attach files');
+  }
+  if (current.attachments.length >= REQUEST_LIMITS.attachmentsPerRequestMax) {
+    throw conflict(`A request holds at most ${REQUEST_LIMITS.attachmentsPerRequestMax} attachments`);
+  }
+  return current;
+}
+
+/** Checks the request before any byte is stored (so refusals never leave a file behind). */
+export async function checkUploadAllowed(core: Core, principal: Principal, requestId: string) {
+  await loadForUpload(core, principal, requestId);
+}
+
+/**
+ * Streams the file into GridFS under a new attachment id, detects its type from the bytes,
+ * then records it on the request with its event in one write. Any failure removes the file.
+ * `isTooLarge` recognises the size-limit error the source stream fails with.
+ */
+export async function storeAttachment(
+  core: Core,
+  principal: Principal,
+  requestId: string,
+  file: IncomingFile,
+  isTooLarge: (err: unknown) => boolean,
+) {
+  const filename = sanitizeFilename(file.filename);
+  const id = newId('attachment', core.now().getTime());
+  const sniffer = new Sniffer();
+  const upload = core.files.openUpload(id, filename, { requestId, uploadedBy: principal.userId });
+  try {
+    await pipeline(file.stream, sniffer, upload);
+    if (file.stream.truncated) throw tooLarge(core.attachmentMaxBytes);
+    if (sniffer.size === 0) throw validationError('body.file', 'is empty');
+  } catch (err) {
+    await core.files.remove(id).catch(() => undefined);
+    if (isTooLarge(err)) throw tooLarge(core.attachmentMaxBytes);
+    throw err;
+  }
+  try {
+    const detected = await fileTypeFromBuffer(sniffer.headBytes());
+    const ctx = eventContext(principal);
+    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+      const current = await loadForUpload(core, principal, requestId);
+      const now = core.now();
+      const record: AttachmentRecord = {
+        id,
+        filename,
+        size: sniffer.size,
+        contentType: detected?.mime ?? 'application/octet-stream',
+        uploadedAt: now,
+        uploadedBy: principal.userId,
+      };
+      const event = buildEvent(
+        'request.attachment_added',
+        requestId,
+        ctx,
+        {
+          attachment: {
+            from: null,
+            to: { id, filename, size: record.size, contentType: record.contentType },
+          },
+        },
+        now,
+      );
+      const result = await core.requests.updateOne(
+        { _id: requestId, rev: current.rev, ...visible },
+        {
+          $set: { updatedAt: now },
+          $inc: { rev: 1 },
+          $push: { attachments: record, ...pushOutbox([eventEntry(core.names, event)]) },
+        },
+      );
+      if (result.modifiedCount === 1) {
+        core.relay.kick();
+        return { id, filename, size: record.size, url: attachmentUrl(core, id) };
+      }
+    }
+    throw conflict('The request was changed concurrently; retry');
+  } catch (err) {
+    await core.files.remove(id).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The attachment's record and bytes, if its request is visible (soft-deleted → 404). */
+export async function openAttachment(core: Core, attachmentId: string) {
+  const holder = await core.requests
+    .findOne({ 'attachments.id': attachmentId, ...visible }, { attachments: 1 })
+    .lean<RequestRecord>();
+  const record = holder?.attachments.find((a) => a.id === attachmentId);
+  if (!record) throw notFound('Attachment');
+  const stored = await core.files.find(attachmentId);
+  if (!stored) throw notFound('Attachment');
+  return { record, stream: core.files.openDownload(attachmentId) };
+}
+
+/** `attachment; filename="ascii"; filename*=UTF-8''…` (RFC 6266 / 8187). */
+export function contentDisposition(filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  const encoded = encodeURIComponent(filename).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}

@@ -1,0 +1,95 @@
+import {
+  type AddCommentBody,
+  newId,
+  type Principal,
+  REQUEST_LIMITS,
+  type RequestComment,
+} from '@support-desk/contracts';
+import { buildEvent, conflict, eventEntry, forbidden, notFound, pushOutbox } from '@support-desk/platform';
+import { type CommentRecord, type RequestRecord, visible } from '../store/requests.js';
+import { type Core, eventContext, WRITE_ATTEMPTS } from './core.js';
+import { seesInternal } from './queries.js';
+import { computeSla } from './sla.js';
+
+/** The first public reply by an agent or admin other than the requester. */
+const isFirstResponse = (principal: Principal, request: RequestRecord, isInternal: boolean) =>
+  !isInternal &&
+  !request.firstResponseAt &&
+  (principal.role === 'agent' || principal.role === 'admin') &&
+  principal.userId !== request.requester.id;
+
+export async function addComment(
+  core: Core,
+  principal: Principal,
+  requestId: string,
+  body: AddCommentBody,
+): Promise<RequestComment> {
+  const isInternal = body.isInternal ?? false;
+  if (isInternal && !seesInternal(principal))
+    throw forbidden('Only agents and admins may add internal notes');
+  const ctx = eventContext(principal);
+  for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+    const current = await core.requests.findOne({ _id: requestId, ...visible }).lean<RequestRecord>();
+    if (!current) throw notFound('Request');
+    if (!seesInternal(principal) && principal.userId !== current.requester.id) {
+      throw forbidden('Only the requester, agents and admins may comment');
+    }
+    if (current.comments.length >= REQUEST_LIMITS.commentsPerRequestMax) {
+      throw conflict(`A request holds at most ${REQUEST_LIMITS.commentsPerRequestMax} comments`);
+    }
+    const now = core.now();
+    const comment: CommentRecord = {
+      id: newId('comment', now.getTime()),
+      content: body.content,
+      authorId: principal.userId,
+      authorName: principal.name,
+      isInternal,
+      createdAt: now,
+    };
+    const set: Record<string, unknown> = { updatedAt: now };
+    if (isFirstResponse(principal, current, isInternal)) {
+      set.firstResponseAt = now;
+      set.sla = computeSla(
+        core.sla,
+        {
+          priority: current.priority,
+          createdAt: current.createdAt,
+          firstResponseAt: now,
+          clockStoppedAt: current.clockStoppedAt,
+        },
+        current.sla.vip,
+        now,
+        current.sla,
+      );
+    }
+    // Internal notes are announced without their content: the audit log is readable more widely.
+    const announced: Record<string, unknown> = { id: comment.id, authorId: comment.authorId, isInternal };
+    if (!isInternal) announced.content = comment.content;
+    const event = buildEvent(
+      'request.comment_added',
+      requestId,
+      ctx,
+      { comment: { from: null, to: announced } },
+      now,
+    );
+    const result = await core.requests.updateOne(
+      { _id: requestId, rev: current.rev, ...visible },
+      {
+        $set: set,
+        $inc: { rev: 1 },
+        $push: { comments: comment, ...pushOutbox([eventEntry(core.names, event)]) },
+      },
+    );
+    if (result.modifiedCount === 1) {
+      core.relay.kick();
+      return {
+        id: comment.id,
+        content: comment.content,
+        author: { id: comment.authorId, name: comment.authorName },
+        isInternal,
+        createdAt: now.toISOString(),
+      };
+    }
+  }
+  throw conflict('The request was changed concurrently; retry');
+}

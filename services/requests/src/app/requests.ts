@@ -1,0 +1,256 @@
+import type {
+  Changes,
+  CreateRequestBody,
+  Principal,
+  RequestStatus,
+  UpdateRequestBody,
+} from '@support-desk/contracts';
+import { newId } from '@support-desk/contracts';
+import {
+  buildEvent,
+  conflict,
+  diffChanges,
+  type EventContext,
+  eventEntry,
+  notFound,
+  pushOutbox,
+  validationError,
+} from '@support-desk/platform';
+import { type RequestRecord, visible } from '../store/requests.js';
+import {
+  type Core,
+  eventContext,
+  requireAssignee,
+  requireGroup,
+  uniqueTags,
+  WRITE_ATTEMPTS,
+} from './core.js';
+import { computeSla } from './sla.js';
+import { checkTransition, isStopped } from './workflow.js';
+
+export async function createRequest(core: Core, principal: Principal, body: CreateRequestBody) {
+  if (body.assignedTo) await requireAssignee(core, body.assignedTo, 'body.assignedTo');
+  if (body.assignedGroup) await requireGroup(core, body.assignedGroup, 'body.assignedGroup');
+  // VIP decides the SLA tier; if identity cannot say, the standard tier applies.
+  const requester = await core.directory.userOrNull(principal.userId);
+  const now = core.now();
+  const id = newId('request', now.getTime());
+  const status: RequestStatus = body.assignedTo ? 'assigned' : 'open';
+  const sla = computeSla(
+    core.sla,
+    { priority: body.priority, createdAt: now, firstResponseAt: null, clockStoppedAt: null },
+    requester?.isVip ?? false,
+    now,
+  );
+  const record: Omit<RequestRecord, 'rev'> & { rev: number } = {
+    _id: id,
+    title: body.title,
+    description: body.description,
+    status,
+    priority: body.priority,
+    category: body.category ?? null,
+    tags: uniqueTags(body.tags ?? []),
+    requester: { id: principal.userId, email: principal.email, name: principal.name },
+    assignedTo: body.assignedTo ?? null,
+    assignedGroup: body.assignedGroup ?? null,
+    resolution: null,
+    resolvedAt: null,
+    firstResponseAt: null,
+    clockStoppedAt: null,
+    comments: [],
+    attachments: [],
+    sla,
+    deletedAt: null,
+    deletedBy: null,
+    createdAt: now,
+    updatedAt: now,
+    rev: 0,
+  };
+  const ctx = eventContext(principal);
+  const created: Changes = {
+    title: { from: null, to: record.title },
+    status: { from: null, to: status },
+    priority: { from: null, to: record.priority },
+  };
+  if (record.category) created.category = { from: null, to: record.category };
+  if (record.tags.length > 0) created.tags = { from: null, to: record.tags };
+  const events = [buildEvent('request.created', id, ctx, created, now)];
+  const assignment = diffChanges({}, { assignedTo: record.assignedTo, assignedGroup: record.assignedGroup }, [
+    'assignedTo',
+    'assignedGroup',
+  ]);
+  if (Object.keys(assignment).length > 0)
+    events.push(buildEvent('request.assigned', id, ctx, assignment, now));
+  await core.requests.create({ ...record, outbox: events.map((e) => eventEntry(core.names, e)) });
+  core.relay.kick();
+  return { id, title: record.title, status, createdAt: now.toISOString() };
+}
+
+interface UpdatePlan {
+  set: Record<string, unknown>;
+  events: ReturnType<typeof buildEvent>[];
+  status: RequestStatus;
+}
+
+/** What a PATCH changes on `current`, and the events it emits: one per kind of change. */
+export function planUpdate(
+  core: Core,
+  current: RequestRecord,
+  body: UpdateRequestBody,
+  principal: Principal,
+  ctx: EventContext,
+  now: Date,
+): UpdatePlan {
+  const after: Partial<RequestRecord> = {};
+  if (body.title !== undefined) after.title = body.title;
+  if (body.description !== undefined) after.description = body.description;
+  if (body.category !== undefined) after.category = body.category;
+  if (body.tags !== undefined) after.tags = uniqueTags(body.tags);
+  if (body.assignedTo !== undefined) after.assignedTo = body.assignedTo;
+  if (body.assignedGroup !== undefined) after.assignedGroup = body.assignedGroup;
+  if (body.priority !== undefined) after.priority = body.priority;
+  const before = current as unknown as Record<string, unknown>;
+  const content = diffChanges(before, after, ['title', 'description', 'category', 'tags']);
+  const assignment = diffChanges(before, after, ['assignedTo', 'assignedGroup']);
+  const priority = diffChanges(before, after, ['priority']);
+
+  // The status asked for, or the implied one: assigning an open request makes it assigned,
+  // unassigning an assigned one reopens it.
+  let target: RequestStatus = body.status ?? current.status;
+  if (body.status === undefined && assignment.assignedTo) {
+    if (current.status === 'open' && after.assignedTo) target = 'assigned';
+    if (current.status === 'assigned' && !after.assignedTo) target = 'open';
+  }
+  const assignee = after.assignedTo !== undefined ? after.assignedTo : current.assignedTo;
+  if (body.status === 'assigned' && body.status !== current.status && !assignee) {
+    throw validationError('body.status', 'assigned requires an assignee (body.assignedTo)');
+  }
+  if (body.resolution !== undefined && body.status !== 'resolved') {
+    throw validationError('body.resolution', 'is accepted only together with status resolved');
+  }
+  const moving = target !== current.status;
+  if (moving) {
+    const verdict = checkTransition(current.status, target, principal.role);
+    if (!verdict.ok) throw conflict(verdict.reason);
+  }
+
+  const set: Record<string, unknown> = { ...after, updatedAt: now };
+  let firstResponseAt = current.firstResponseAt;
+  let clockStoppedAt = current.clockStoppedAt;
+  let pausedMs = current.sla.pausedMs ?? 0;
+  const statusChanges: Changes = {};
+  if (moving) {
+    set.status = target;
+    statusChanges.status = { from: current.status, to: target };
+    if (target === 'resolved') {
+      set.resolvedAt = now;
+      set.resolution = body.resolution ?? null;
+    }
+    if (isStopped(target) && !isStopped(current.status)) {
+      clockStoppedAt = now;
+      // Resolving or closing before any reply: the resolution is the response.
+      if (!firstResponseAt) firstResponseAt = now;
+    }
+    if (!isStopped(target) && isStopped(current.status)) {
+      // Reopen: the resolution clock resumes; time spent stopped is not counted.
+      pausedMs += now.getTime() - (current.clockStoppedAt ?? now).getTime();
+      clockStoppedAt = null;
+      set.resolution = null;
+      set.resolvedAt = null;
+    }
+    if ((set.resolution ?? null) !== (current.resolution ?? null) && set.resolution !== undefined) {
+      statusChanges.resolution = { from: current.resolution ?? null, to: set.resolution };
+    }
+  } else if (body.resolution !== undefined && body.resolution !== current.resolution) {
+    // Already resolved: the resolution text is edited like any other content.
+    set.resolution = body.resolution;
+    content.resolution = { from: current.resolution ?? null, to: body.resolution };
+  }
+  set.firstResponseAt = firstResponseAt;
+  set.clockStoppedAt = clockStoppedAt;
+  set.sla = computeSla(
+    core.sla,
+    {
+      priority: after.priority ?? current.priority,
+      createdAt: current.createdAt,
+      firstResponseAt,
+      clockStoppedAt,
+    },
+    current.sla.vip,
+    now,
+    { ...current.sla, pausedMs },
+  );
+
+  const id = current._id;
+  const events: ReturnType<typeof buildEvent>[] = [];
+  if (Object.keys(content).length > 0) events.push(buildEvent('request.updated', id, ctx, content, now));
+  if (Object.keys(assignment).length > 0)
+    events.push(buildEvent('request.assigned', id, ctx, assignment, now));
+  if (Object.keys(priority).length > 0)
+    events.push(buildEvent('request.priority_changed', id, ctx, priority, now));
+  if (moving) events.push(buildEvent('request.status_changed', id, ctx, statusChanges, now));
+  return { set, events, status: target };
+}
+
+export async function updateRequest(core: Core, principal: Principal, id: string, body: UpdateRequestBody) {
+  const ctx = eventContext(principal);
+  const verified = new Set<string>();
+  for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+    const current = await core.requests.findOne({ _id: id, ...visible }).lean<RequestRecord>();
+    if (!current) throw notFound('Request');
+    // References are checked only when they change (keeping a since-deactivated assignee is fine).
+    if (body.assignedTo && body.assignedTo !== current.assignedTo && !verified.has(body.assignedTo)) {
+      await requireAssignee(core, body.assignedTo, 'body.assignedTo');
+      verified.add(body.assignedTo);
+    }
+    if (
+      body.assignedGroup &&
+      body.assignedGroup !== current.assignedGroup &&
+      !verified.has(body.assignedGroup)
+    ) {
+      await requireGroup(core, body.assignedGroup, 'body.assignedGroup');
+      verified.add(body.assignedGroup);
+    }
+    const now = core.now();
+    const plan = planUpdate(core, current, body, principal, ctx, now);
+    if (plan.events.length === 0) {
+      // Nothing changed: no write, no event, updatedAt kept.
+      return { id, status: current.status, updatedAt: current.updatedAt.toISOString() };
+    }
+    const result = await core.requests.updateOne(
+      { _id: id, rev: current.rev, ...visible },
+      {
+        $set: plan.set,
+        $inc: { rev: 1 },
+        $push: pushOutbox(plan.events.map((e) => eventEntry(core.names, e))),
+      },
+    );
+    if (result.modifiedCount === 1) {
+      core.relay.kick();
+      return { id, status: plan.status, updatedAt: now.toISOString() };
+    }
+  }
+  throw conflict('The request was changed concurrently; retry');
+}
+
+export async function deleteRequest(core: Core, principal: Principal, id: string) {
+  const now = core.now();
+  const event = buildEvent(
+    'request.deleted',
+    id,
+    eventContext(principal),
+    { deletedAt: { from: null, to: now.toISOString() } },
+    now,
+  );
+  const result = await core.requests.updateOne(
+    { _id: id, ...visible },
+    {
+      $set: { deletedAt: now, deletedBy: principal.userId, updatedAt: now },
+      $inc: { rev: 1 },
+      $push: pushOutbox([eventEntry(core.names, event)]),
+    },
+  );
+  if (result.matchedCount === 0) throw notFound('Request');
+  core.relay.kick();
+  return { deleted: true as const };
+}

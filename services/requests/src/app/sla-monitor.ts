@@ -1,0 +1,172 @@
+import type { EventType, SlaStatus } from '@support-desk/contracts';
+import { buildEvent, eventEntry, pushOutbox, systemContext } from '@support-desk/platform';
+import type { FilterQuery } from 'mongoose';
+import { type RequestRecord, visible } from '../store/requests.js';
+import type { Core } from './core.js';
+
+type Clock = 'response' | 'resolution';
+type Kind = 'warning' | 'breach';
+
+interface Check {
+  clock: Clock;
+  kind: Kind;
+  event: EventType;
+  /** Marker set exactly once by the replica whose conditional update wins. */
+  marker: string;
+  status: SlaStatus;
+}
+
+// Breaches first: a request first seen past its target gets the breach only, never a late warning.
+const CHECKS: Check[] = [
+  {
+    clock: 'response',
+    kind: 'breach',
+    event: 'system.sla_breach',
+    marker: 'responseBreachedAt',
+    status: 'breached',
+  },
+  {
+    clock: 'resolution',
+    kind: 'breach',
+    event: 'system.sla_breach',
+    marker: 'resolutionBreachedAt',
+    status: 'breached',
+  },
+  {
+    clock: 'response',
+    kind: 'warning',
+    event: 'system.sla_warning',
+    marker: 'responseWarnedAt',
+    status: 'at_risk',
+  },
+  {
+    clock: 'resolution',
+    kind: 'warning',
+    event: 'system.sla_warning',
+    marker: 'resolutionWarnedAt',
+    status: 'at_risk',
+  },
+];
+
+/** The condition under which a check is due; re-evaluated inside the winning update. */
+function dueFilter(check: Check, now: Date): FilterQuery<RequestRecord> {
+  const running =
+    check.clock === 'response'
+      ? { firstResponseAt: null }
+      : { clockStoppedAt: null, status: { $nin: ['resolved', 'closed'] } };
+  const moment = check.kind === 'breach' ? `sla.${check.clock}Target` : `sla.${check.clock}WarnAt`;
+  const filter: FilterQuery<RequestRecord> = {
+    ...visible,
+    ...running,
+    [moment]: { $lte: now },
+    [`sla.${check.marker}`]: null,
+  };
+  // A warning is only due inside its window (between the threshold and the target).
+  if (check.kind === 'warning') filter[`sla.${check.clock}Target`] = { $gt: now };
+  return filter;
+}
+
+export interface SlaMonitorOptions {
+  /** Requests handled per check per pass (bounds one pass; the next pass continues). */
+  batchSize?: number;
+  /** Passes per tick at most while work remains. */
+  maxPasses?: number;
+}
+
+/**
+ * Emits `system.sla_warning` / `system.sla_breach` exactly once per request and target, whatever
+ * the number of replicas: each emission is a conditional update on the marker (`marker: null`)
+ * that sets it, updates the stored status and appends the event to the outbox in one write.
+ * Only the replica whose update matches emits. MongoDB is the source of truth, not timers.
+ */
+export function createSlaMonitor(core: Core, opts: SlaMonitorOptions = {}) {
+  const batchSize = opts.batchSize ?? 200;
+  const maxPasses = opts.maxPasses ?? 20;
+  const log = core.logger.child({ component: 'sla-monitor' });
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<number> | undefined;
+
+  const runCheck = async (check: Check, now: Date): Promise<{ emitted: number; full: boolean }> => {
+    const filter = dueFilter(check, now);
+    const due = await core.requests
+      .find(filter, { _id: 1, sla: 1 })
+      .limit(batchSize)
+      .lean<Pick<RequestRecord, '_id' | 'sla'>[]>();
+    let emitted = 0;
+    for (const doc of due) {
+      const statusField = `${check.clock}Status` as 'responseStatus' | 'resolutionStatus';
+      const target = check.clock === 'response' ? doc.sla.responseTarget : doc.sla.resolutionTarget;
+      const event = buildEvent(
+        check.event,
+        doc._id,
+        systemContext(),
+        {
+          [`sla.${statusField}`]: { from: doc.sla[statusField] ?? null, to: check.status },
+          [`sla.${check.clock}Target`]: { from: null, to: target.toISOString() },
+        },
+        now,
+      );
+      const result = await core.requests.updateOne(
+        { ...filter, _id: doc._id },
+        {
+          $set: { [`sla.${check.marker}`]: now, [`sla.${statusField}`]: check.status },
+          $inc: { rev: 1 },
+          $push: pushOutbox([eventEntry(core.names, event)]),
+        },
+      );
+      if (result.modifiedCount === 1) emitted++;
+    }
+    return { emitted, full: due.length === batchSize };
+  };
+
+  /** One monitoring pass set as of `core.now()`; returns how many events this replica emitted. */
+  const tick = async (): Promise<number> => {
+    let total = 0;
+    for (let pass = 0; pass < maxPasses; pass++) {
+      const now = core.now();
+      let more = false;
+      for (const check of CHECKS) {
+        const { emitted, full } = await runCheck(check, now);
+        total += emitted;
+        if (full) more = true;
+      }
+      if (!more) break;
+    }
+    if (total > 0) {
+      core.relay.kick();
+      log.info({ emitted: total }, 'sla events emitted');
+    }
+    return total;
+  };
+
+  const guardedTick = (): Promise<number> => {
+    if (!running) {
+      running = tick()
+        .catch((err) => {
+          log.error({ err }, 'sla monitor pass failed; next pass retries');
+          return 0;
+        })
+        .finally(() => {
+          running = undefined;
+        });
+    }
+    return running;
+  };
+
+  return {
+    tick: guardedTick,
+    start(intervalMs: number) {
+      if (timer) return;
+      timer = setInterval(() => void guardedTick(), intervalMs);
+      timer.unref();
+      void guardedTick();
+    },
+    async stop() {
+      clearInterval(timer);
+      timer = undefined;
+      await running;
+    },
+  };
+}
+
+export type SlaMonitor = ReturnType<typeof createSlaMonitor>;

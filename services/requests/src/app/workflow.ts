@@ -1,0 +1,34 @@
+import type { RequestStatus, Role } from '@support-desk/contracts';
+
+/**
+ * The one table of allowed status moves. Moving to the current status is a no-op, not a move.
+ * `closed → in_progress` is the admin-only reopen (ADMIN_ONLY below).
+ */
+export const TRANSITIONS: Readonly<Record<RequestStatus, readonly RequestStatus[]>> = {
+  open: ['assigned', 'in_progress', 'pending', 'resolved', 'closed'],
+  assigned: ['in_progress', 'pending', 'resolved', 'open'],
+  in_progress: ['pending', 'resolved'],
+  pending: ['in_progress', 'resolved'],
+  resolved: ['closed', 'in_progress'],
+  closed: ['in_progress'],
+};
+
+/** Moves in TRANSITIONS that only an admin may make. */
+export const ADMIN_ONLY: ReadonlyArray<readonly [RequestStatus, RequestStatus]> = [['closed', 'in_progress']];
+
+/** Statuses in which the resolution clock is stopped. */
+export const STOPPED_STATUSES: readonly RequestStatus[] = ['resolved', 'closed'];
+
+export type TransitionVerdict = { ok: true } | { ok: false; reason: string };
+
+export function checkTransition(from: RequestStatus, to: RequestStatus, role: Role): TransitionVerdict {
+  if (!TRANSITIONS[from].includes(to)) {
+    return { ok: false, reason: `Status transition from ${from} to ${to} is not allowed` };
+  }
+  if (ADMIN_ONLY.some(([f, t]) => f === from && t === to) && role !== 'admin') {
+    return { ok: false, reason: `Status transition from ${from} to ${to} is allowed only for admins` };
+  }
+  return { ok: true };
+}
+
+export const isStopped = (status: RequestStatus) => STOPPED_STATUSES.includes(status);

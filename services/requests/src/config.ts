@@ -1,0 +1,31 @@
+import { Type } from '@sinclair/typebox';
+import { baseConfig, configSchema, loadConfig } from '@support-desk/platform';
+import type { Static } from '@sinclair/typebox';
+
+export const requestsConfigSchema = configSchema({
+  ...baseConfig,
+  /** Takes precedence over PORT so one environment file can configure every service. */
+  REQUESTS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
+  PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 8081 }),
+  MONGO_DB: Type.String({ minLength: 1, default: 'requests' }),
+  PUBLIC_BASE_URL: Type.String({ pattern: '^https?://', default: 'http://127.0.0.1:8080/v1' }),
+  ATTACHMENT_MAX_BYTES: Type.Integer({ minimum: 1, maximum: 1024 * 1024 * 1024, default: 25 * 1024 * 1024 }),
+  /** JSON object overriding rows of the SLA policy table (see README). */
+  SLA_POLICY: Type.Optional(Type.String({ minLength: 2 })),
+  SLA_WARNING_RATIO: Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1, default: 0.8 }),
+  SLA_MONITOR_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 15_000 }),
+  SLA_MONITOR_ENABLED: Type.Boolean({ default: true }),
+  IDENTITY_RPC_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 30_000, default: 2000 }),
+  READ_MODEL_DURABLE: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', default: 'requests-read-model' }),
+});
+
+export type RequestsConfig = Static<typeof requestsConfigSchema>;
+
+export function loadRequestsConfig(env: NodeJS.ProcessEnv = process.env): RequestsConfig {
+  return loadConfig(requestsConfigSchema, env);
+}
+
+/** Defaults for tests and the bench: every variable at its documented default. */
+export function defaultRequestsConfig(overrides: Partial<RequestsConfig> = {}): RequestsConfig {
+  return { ...loadConfig(requestsConfigSchema, {}), ...overrides };
+}

@@ -1,0 +1,97 @@
+import { type DomainEvent, isEventType, type NatsNames } from '@support-desk/contracts';
+import {
+  type DeadLetter,
+  decodeJson,
+  type Logger,
+  type NatsConnection,
+  PoisonMessageError,
+  type RunningConsumer,
+  runConsumer,
+} from '@support-desk/platform';
+import type { Directory } from '../app/directory.js';
+
+function decodeEvent(data: Uint8Array): DomainEvent {
+  let event: DomainEvent;
+  try {
+    event = decodeJson<DomainEvent>(data);
+  } catch (err) {
+    throw new PoisonMessageError(`not JSON: ${(err as Error).message}`);
+  }
+  if (
+    !event ||
+    typeof event.resourceId !== 'string' ||
+    typeof event.type !== 'string' ||
+    !isEventType(event.type)
+  ) {
+    throw new PoisonMessageError('not a domain event');
+  }
+  return event;
+}
+
+/** Users events that change what this service shows or checks (login/logout do not). */
+const USER_EVENTS = new Set<string>([
+  'user.created',
+  'user.updated',
+  'user.role_changed',
+  'user.deactivated',
+]);
+
+export interface ReadModelConsumerOptions {
+  nc: NatsConnection;
+  names: NatsNames;
+  logger: Logger;
+  /** Prefix of the durable consumer names (`<durable>-users`, `<durable>-groups`). */
+  durable: string;
+  directory: Directory;
+  deadLetter: (record: DeadLetter) => Promise<void>;
+}
+
+/**
+ * Keeps the users/groups read model current. Identity's events carry what changed, not the
+ * whole record, so each one triggers a refresh of that user or group from identity (RPC):
+ * replays and reordering are harmless because the refresh always stores the current state.
+ * Group changes (including membership) arrive as system.config_changed on a grp_ resource.
+ *
+ * Two durable consumers with one filter subject each: the NATS servers we support (2.9) do
+ * not accept several filter subjects on one consumer.
+ */
+export async function startReadModelConsumer(opts: ReadModelConsumerOptions): Promise<RunningConsumer> {
+  const common = {
+    nc: opts.nc,
+    logger: opts.logger,
+    stream: opts.names.eventsStream,
+    decode: decodeEvent,
+    deadLetter: opts.deadLetter,
+    concurrency: 8,
+  };
+  const users = await runConsumer<DomainEvent>({
+    ...common,
+    durable: `${opts.durable}-users`,
+    filterSubjects: [`${opts.names.namespace}.events.user.>`],
+    handle: async (event) => {
+      if (USER_EVENTS.has(event.type)) await opts.directory.refreshUser(event.resourceId);
+    },
+  });
+  const groups = await runConsumer<DomainEvent>({
+    ...common,
+    durable: `${opts.durable}-groups`,
+    filterSubjects: [opts.names.eventSubject('system.config_changed')],
+    handle: async (event) => {
+      // Other settings concern other services.
+      if (event.resourceId.startsWith('grp_')) await opts.directory.refreshGroup(event.resourceId);
+    },
+  });
+  const stats = users.stats;
+  return {
+    get stats() {
+      return {
+        acked: stats.acked + groups.stats.acked,
+        nacked: stats.nacked + groups.stats.nacked,
+        deadLettered: stats.deadLettered + groups.stats.deadLettered,
+      };
+    },
+    async stop() {
+      await Promise.all([users.stop(), groups.stop()]);
+    },
+  } as RunningConsumer;
+}

@@ -1,0 +1,158 @@
+import type { Priority, RequestStatus } from '@support-desk/contracts';
+import { outboxPlugin } from '@support-desk/platform';
+import { type Connection, type Model, Schema } from 'mongoose';
+import type { SlaState } from '../app/sla.js';
+
+export interface PersonSnapshot {
+  id: string;
+  email: string;
+  name: string;
+}
+
+export interface CommentRecord {
+  id: string;
+  content: string;
+  authorId: string;
+  authorName: string;
+  isInternal: boolean;
+  createdAt: Date;
+}
+
+export interface AttachmentRecord {
+  id: string;
+  filename: string;
+  size: number;
+  contentType: string;
+  uploadedAt: Date;
+  uploadedBy: string;
+}
+
+/** One support request: the aggregate. Comments and attachment metadata live inside it. */
+export interface RequestRecord {
+  _id: string;
+  title: string;
+  description: string;
+  status: RequestStatus;
+  priority: Priority;
+  category: string | null;
+  tags: string[];
+  /** Snapshot from the principal at creation; names shown follow the users read model. */
+  requester: PersonSnapshot;
+  assignedTo: string | null;
+  assignedGroup: string | null;
+  resolution: string | null;
+  resolvedAt: Date | null;
+  firstResponseAt: Date | null;
+  /** When the resolution clock stopped (resolved or closed); null while it runs. */
+  clockStoppedAt: Date | null;
+  comments: CommentRecord[];
+  attachments: AttachmentRecord[];
+  sla: SlaState;
+  deletedAt: Date | null;
+  deletedBy: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  /** Optimistic concurrency: every write is conditioned on it and increments it. */
+  rev: number;
+}
+
+const CommentSchema = new Schema<CommentRecord>(
+  {
+    id: { type: String, required: true },
+    content: { type: String, required: true },
+    authorId: { type: String, required: true },
+    authorName: { type: String, required: true },
+    isInternal: { type: Boolean, required: true },
+    createdAt: { type: Date, required: true },
+  },
+  { _id: false },
+);
+
+const AttachmentSchema = new Schema<AttachmentRecord>(
+  {
+    id: { type: String, required: true },
+    filename: { type: String, required: true },
+    size: { type: Number, required: true },
+    contentType: { type: String, required: true },
+    uploadedAt: { type: Date, required: true },
+    uploadedBy: { type: String, required: true },
+  },
+  { _id: false },
+);
+
+const SlaSchema = new Schema<SlaState>(
+  {
+    tier: { type: String, required: true },
+    vip: { type: Boolean, required: true },
+    responseTarget: { type: Date, required: true },
+    responseWarnAt: { type: Date, required: true },
+    resolutionTarget: { type: Date, required: true },
+    resolutionWarnAt: { type: Date, required: true },
+    responseStatus: { type: String, required: true },
+    resolutionStatus: { type: String, required: true },
+    responseWarnedAt: { type: Date, default: null },
+    responseBreachedAt: { type: Date, default: null },
+    resolutionWarnedAt: { type: Date, default: null },
+    resolutionBreachedAt: { type: Date, default: null },
+    pausedMs: { type: Number, default: 0 },
+  },
+  { _id: false },
+);
+
+const RequestSchema = new Schema<RequestRecord>(
+  {
+    _id: { type: String, required: true },
+    title: { type: String, required: true },
+    description: { type: String, required: true },
+    status: { type: String, required: true },
+    priority: { type: String, required: true },
+    category: { type: String, default: null },
+    tags: { type: [String], default: [] },
+    requester: {
+      id: { type: String, required: true },
+      email: { type: String, required: true },
+      name: { type: String, required: true },
+    },
+    assignedTo: { type: String, default: null },
+    assignedGroup: { type: String, default: null },
+    resolution: { type: String, default: null },
+    resolvedAt: { type: Date, default: null },
+    firstResponseAt: { type: Date, default: null },
+    clockStoppedAt: { type: Date, default: null },
+    comments: { type: [CommentSchema], default: [] },
+    attachments: { type: [AttachmentSchema], default: [] },
+    sla: { type: SlaSchema, required: true },
+    deletedAt: { type: Date, default: null },
+    deletedBy: { type: String, default: null },
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+    rev: { type: Number, required: true, default: 0 },
+  },
+  { collection: 'requests', versionKey: false, minimize: false },
+);
+outboxPlugin(RequestSchema);
+
+// The list: every filter combined with the newest-first sort (deletedAt first: every query has it).
+RequestSchema.index({ deletedAt: 1, createdAt: -1, _id: -1 });
+RequestSchema.index({ deletedAt: 1, status: 1, createdAt: -1, _id: -1 });
+RequestSchema.index({ deletedAt: 1, priority: 1, createdAt: -1, _id: -1 });
+RequestSchema.index({ deletedAt: 1, assignedTo: 1, createdAt: -1, _id: -1 });
+RequestSchema.index({ deletedAt: 1, assignedGroup: 1, createdAt: -1, _id: -1 });
+// The SLA monitor's four scans (due moments).
+RequestSchema.index({ 'sla.responseWarnAt': 1 });
+RequestSchema.index({ 'sla.responseTarget': 1 });
+RequestSchema.index({ 'sla.resolutionWarnAt': 1 });
+RequestSchema.index({ 'sla.resolutionTarget': 1 });
+// Attachment download: which request holds this attachment.
+RequestSchema.index({ 'attachments.id': 1 });
+
+export type RequestModel = Model<RequestRecord>;
+
+export function requestModel(conn: Connection): RequestModel {
+  return (
+    (conn.models.SupportRequest as RequestModel) ?? conn.model<RequestRecord>('SupportRequest', RequestSchema)
+  );
+}
+
+/** Every query of the API hides soft-deleted requests. */
+export const visible = { deletedAt: null };
