@@ -1,0 +1,132 @@
+import type { DomainEvent, NatsNames } from '@support-desk/contracts';
+import {
+  type ConsumerStats,
+  deadLetterStore,
+  type Logger,
+  type NatsConnection,
+  runConsumer,
+} from '@support-desk/platform';
+import type { Connection } from 'mongoose';
+import type { StoredEvent } from '../store/event-model.js';
+import { eventWriter, type InsertEvents, StoreUnavailableError } from '../store/event-writes.js';
+import { Batcher } from './batcher.js';
+import { decodeEvent } from './decode.js';
+
+export interface IngestionOptions {
+  nc: NatsConnection;
+  conn: Connection;
+  names: NatsNames;
+  logger: Logger;
+  durable: string;
+  concurrency: number;
+  batchSize: number;
+  flushMs: number;
+  maxConcurrentWrites: number;
+  maxDeliver: number;
+  ackWaitMs: number;
+  backoffMs?: number[];
+  /** Interval of the "ingestion stats" log line; 0 = never. */
+  statsLogMs?: number;
+  /** Replaces the store write (tests inject crashes around the real one). */
+  insert?: InsertEvents;
+}
+
+export interface IngestionStats extends ConsumerStats {
+  inserted: number;
+  duplicates: number;
+  batches: number;
+  failedBatches: number;
+}
+
+export interface Ingestion {
+  stats(): IngestionStats;
+  /** Stops pulling, writes and acks what is in hand, then returns (messages left unacked are redelivered). */
+  stop(): Promise<void>;
+}
+
+/** The audit copy of an event: the envelope as published, `_id` = event id, timestamp as a Date. */
+export function toStoredEvent(e: DomainEvent): StoredEvent {
+  const doc: StoredEvent = {
+    _id: e.id,
+    type: e.type,
+    resourceType: e.resourceType,
+    resourceId: e.resourceId,
+    actor: e.actor,
+    metadata: e.metadata,
+    timestamp: new Date(e.timestamp),
+    storedAt: new Date(0),
+  };
+  if (e.changes && Object.keys(e.changes).length > 0) doc.changes = e.changes;
+  if (e.ipAddress) doc.ipAddress = e.ipAddress;
+  return doc;
+}
+
+/**
+ * Every domain event from JetStream into the events collection: decode (poison → dead letter),
+ * batch, unordered insert keyed by event id (duplicates are success), ack after the write.
+ */
+export async function startIngestion(opts: IngestionOptions): Promise<Ingestion> {
+  const log = opts.logger.child({ component: 'ingestion' });
+  const insert = opts.insert ?? eventWriter(opts.conn);
+  const counts = { inserted: 0, duplicates: 0, batches: 0, failedBatches: 0 };
+  const batcher = new Batcher<StoredEvent>({
+    maxBatch: opts.batchSize,
+    flushMs: opts.flushMs,
+    maxConcurrentWrites: opts.maxConcurrentWrites,
+    write: async (docs) => {
+      const outcome = await insert(docs);
+      counts.inserted += outcome.inserted;
+      counts.duplicates += outcome.duplicates;
+      return outcome;
+    },
+    onBatch: (size, ms, err) => {
+      counts.batches++;
+      if (err) {
+        counts.failedBatches++;
+        log.warn({ err, size, ms }, 'event batch not stored; its messages will be redelivered');
+      }
+    },
+  });
+  const deadLetters = deadLetterStore(opts.conn);
+  const consumer = await runConsumer<DomainEvent>({
+    nc: opts.nc,
+    logger: log,
+    stream: opts.names.eventsStream,
+    durable: opts.durable,
+    filterSubjects: [opts.names.eventsWildcard],
+    decode: (data) => decodeEvent(data),
+    handle: (event) => batcher.add(toStoredEvent(event)),
+    deadLetter: deadLetters.write,
+    // A database outage is waited out: it must not turn good events into dead letters.
+    isTransient: (err) => err instanceof StoreUnavailableError,
+    concurrency: opts.concurrency,
+    maxDeliver: opts.maxDeliver,
+    ackWaitMs: opts.ackWaitMs,
+    ...(opts.backoffMs ? { backoffMs: opts.backoffMs } : {}),
+  });
+  const stats = (): IngestionStats => ({ ...consumer.stats, ...counts });
+
+  let last = '';
+  const statsTimer =
+    opts.statsLogMs && opts.statsLogMs > 0
+      ? setInterval(() => {
+          const now = JSON.stringify(stats());
+          if (now !== last) log.info({ stats: stats() }, 'ingestion stats');
+          last = now;
+        }, opts.statsLogMs)
+      : undefined;
+  statsTimer?.unref();
+
+  const pendingDeadLetters = await deadLetters.model.estimatedDocumentCount().catch(() => undefined);
+  log.info({ durable: opts.durable, deadLetters: pendingDeadLetters }, 'ingestion started');
+
+  return {
+    stats,
+    async stop() {
+      clearInterval(statsTimer);
+      await consumer.stop();
+      await batcher.close();
+      log.info({ stats: stats() }, 'ingestion stopped');
+    },
+  };
+}

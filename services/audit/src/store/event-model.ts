@@ -1,0 +1,57 @@
+import type { ActorRole, Changes, EventMetadata, EventType, ResourceType } from '@support-desk/contracts';
+import { type Connection, Schema } from 'mongoose';
+
+/** An event as stored: the published envelope, `_id` = event id, `timestamp` as a BSON Date. */
+export interface StoredEvent {
+  _id: string;
+  type: EventType;
+  resourceType: ResourceType;
+  resourceId: string;
+  actor: { id: string; name: string; email: string; role: ActorRole };
+  changes?: Changes;
+  metadata: EventMetadata;
+  timestamp: Date;
+  ipAddress?: string;
+  /** When the batch holding it was written (ingestion lag = storedAt - timestamp). */
+  storedAt: Date;
+}
+
+const ActorSchema = new Schema(
+  { id: String, name: String, email: String, role: String },
+  { _id: false, versionKey: false },
+);
+
+const MetadataSchema = new Schema(
+  { userAgent: String, source: String, requestId: String },
+  { _id: false, versionKey: false },
+);
+
+const EventSchema = new Schema<StoredEvent>(
+  {
+    _id: { type: String, required: true },
+    type: { type: String, required: true },
+    resourceType: { type: String, required: true },
+    resourceId: { type: String, required: true },
+    actor: { type: ActorSchema, required: true },
+    changes: { type: Schema.Types.Mixed },
+    metadata: { type: MetadataSchema, required: true },
+    timestamp: { type: Date, required: true },
+    ipAddress: { type: String },
+    storedAt: { type: Date, required: true },
+  },
+  { collection: 'events', versionKey: false, minimize: false },
+);
+
+// Each filter served together with the newest-first order (timestamp desc, _id desc tiebreak).
+EventSchema.index({ timestamp: -1, _id: -1 }, { name: 'timestamp' });
+EventSchema.index({ type: 1, timestamp: -1, _id: -1 }, { name: 'type_timestamp' });
+EventSchema.index({ resourceType: 1, resourceId: 1, timestamp: -1, _id: -1 }, { name: 'resource_timestamp' });
+EventSchema.index({ 'actor.id': 1, timestamp: -1, _id: -1 }, { name: 'actor_id_timestamp' });
+EventSchema.index({ 'actor.role': 1, timestamp: -1, _id: -1 }, { name: 'actor_role_timestamp' });
+
+/** The events model on the audit connection (registered once per connection). */
+export function eventModel(conn: Connection) {
+  return conn.models.AuditEvent ?? conn.model<StoredEvent>('AuditEvent', EventSchema);
+}
+
+export type EventModel = ReturnType<typeof eventModel>;

@@ -1,0 +1,120 @@
+import type { Logger } from '@support-desk/platform';
+import type { Connection } from 'mongoose';
+import { eventModel } from './event-model.js';
+
+export const TTL_INDEX = 'timestamp_ttl';
+const DAY_S = 86_400;
+
+export type RetentionMode = 'off' | 'ttl-index' | 'sweeper';
+
+export interface RetentionOptions {
+  conn: Connection;
+  logger: Logger;
+  /** 0 = keep forever. */
+  days: number;
+  sweepIntervalMs: number;
+  /** Events deleted per round of a sweep (a sweep runs rounds until nothing is older). */
+  sweepBatch: number;
+  /** Rounds per sweep, so one sweep never runs unbounded. */
+  maxRoundsPerSweep?: number;
+}
+
+export interface Retention {
+  mode: RetentionMode;
+  /** Deletes what is past retention now (sweeper mode); returns how many were deleted. */
+  sweepOnce(now?: Date): Promise<number>;
+  stop(): Promise<void>;
+}
+
+const isNotImplemented = (err: unknown) =>
+  /not implemented/i.test(String((err as Error)?.message)) || (err as { code?: number })?.code === 238;
+const isOptionsConflict = (err: unknown) => {
+  const code = (err as { code?: number })?.code;
+  return code === 85 || code === 86;
+};
+
+/**
+ * Retention of `AUDIT_RETENTION_DAYS`: a TTL index on `timestamp` where the database supports it
+ * (MongoDB), otherwise (FerretDB v1 answers "not implemented") a periodic bounded sweeper. Off:
+ * any TTL index left from an earlier setting is dropped so nothing expires unexpectedly.
+ */
+export async function startRetention(opts: RetentionOptions): Promise<Retention> {
+  const { conn, days, logger } = opts;
+  const log = logger.child({ component: 'retention' });
+  const model = eventModel(conn);
+  const collection = model.collection;
+  const maxRounds = opts.maxRoundsPerSweep ?? 20;
+
+  const existing = await collection.indexes().catch(() => [] as { name?: string }[]);
+  const hasTtl = existing.some((i) => i.name === TTL_INDEX);
+
+  const sweepOnce = async (now = new Date()) => {
+    if (days <= 0) return 0;
+    const cutoff = new Date(now.getTime() - days * DAY_S * 1000);
+    let deleted = 0;
+    // Bounded rounds of "oldest N ids, then delete them": no unbounded deleteMany under load.
+    for (let round = 0; round < maxRounds; round++) {
+      const ids = await model
+        .find({ timestamp: { $lt: cutoff } }, { _id: 1 })
+        .sort({ timestamp: 1 })
+        .limit(opts.sweepBatch)
+        .lean<{ _id: string }[]>();
+      if (ids.length === 0) break;
+      const res = await model.deleteMany({ _id: { $in: ids.map((d) => d._id) } });
+      deleted += res.deletedCount;
+      if (ids.length < opts.sweepBatch) break;
+    }
+    if (deleted > 0) log.info({ deleted, cutoff }, 'retention sweep deleted expired events');
+    return deleted;
+  };
+
+  if (days <= 0) {
+    if (hasTtl) {
+      await collection.dropIndex(TTL_INDEX);
+      log.info('retention off: dropped the TTL index');
+    }
+    log.info({ mode: 'off' }, 'retention off: events are kept forever');
+    return { mode: 'off', sweepOnce, stop: async () => undefined };
+  }
+
+  const expireAfterSeconds = days * DAY_S;
+  let mode: RetentionMode = 'ttl-index';
+  try {
+    await collection.createIndex({ timestamp: 1 }, { name: TTL_INDEX, expireAfterSeconds });
+  } catch (err) {
+    if (isOptionsConflict(err)) {
+      // The retention period changed: adjust the existing TTL index in place.
+      await conn.db!.command({
+        collMod: collection.collectionName,
+        index: { name: TTL_INDEX, expireAfterSeconds },
+      });
+    } else if (isNotImplemented(err)) {
+      mode = 'sweeper';
+    } else {
+      throw err;
+    }
+  }
+
+  if (mode === 'ttl-index') {
+    log.info({ mode, days }, 'retention: TTL index on timestamp');
+    return { mode, sweepOnce, stop: async () => undefined };
+  }
+
+  log.info(
+    { mode, days, intervalMs: opts.sweepIntervalMs },
+    'retention: TTL indexes unsupported by this database; sweeping periodically',
+  );
+  let running: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    running = sweepOnce().catch((err) => log.warn({ err }, 'retention sweep failed; will retry'));
+  }, opts.sweepIntervalMs);
+  timer.unref();
+  return {
+    mode,
+    sweepOnce,
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

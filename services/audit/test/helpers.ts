@@ -1,0 +1,106 @@
+import { jetstream } from '@nats-io/jetstream';
+import {
+  type Actor,
+  type Changes,
+  type DomainEvent,
+  EVENT_TYPES,
+  type EventType,
+  type NatsNames,
+  newId,
+  SYSTEM_ACTOR,
+} from '@support-desk/contracts';
+import {
+  buildEvent,
+  deadLetterStore,
+  encodeJson,
+  ensureIndexes,
+  type EventContext,
+  type NatsConnection,
+} from '@support-desk/platform';
+import { testLogger } from '@support-desk/platform/testing';
+import type { Connection } from 'mongoose';
+import { type Ingestion, type IngestionOptions, startIngestion } from '../src/events/ingestion.js';
+import { eventModel } from '../src/store/event-model.js';
+
+export const actors: Record<'admin' | 'agent' | 'viewer' | 'system', Actor> = {
+  admin: { id: newId('user'), name: 'Ada Admin', email: 'ada@example.com', role: 'admin' },
+  agent: { id: newId('user'), name: 'Al Agent', email: 'al@example.com', role: 'agent' },
+  viewer: { id: newId('user'), name: 'Vi Viewer', email: 'vi@example.com', role: 'viewer' },
+  system: SYSTEM_ACTOR,
+};
+
+export const ctx = (actor: Actor, ipAddress: string | null = '203.0.113.7'): EventContext => ({
+  actor,
+  source: actor.role === 'system' ? 'system' : 'api',
+  requestId: null,
+  userAgent: actor.role === 'system' ? null : 'curl/8',
+  ipAddress: actor.role === 'system' ? null : ipAddress,
+});
+
+/** A valid event of `type` (resource id of the right kind unless given). */
+export function makeEvent(
+  type: EventType,
+  opts: { resourceId?: string; actor?: Actor; changes?: Changes; at?: Date } = {},
+): DomainEvent {
+  const kind = type.split('.')[0];
+  const resourceId =
+    opts.resourceId ??
+    (kind === 'request' ? newId('request') : kind === 'user' ? newId('user') : 'sla-monitor');
+  const actor = opts.actor ?? (kind === 'system' ? actors.system : actors.agent);
+  return buildEvent(type, resourceId, ctx(actor), opts.changes, opts.at ?? new Date());
+}
+
+export const allTypes = (): DomainEvent[] => EVENT_TYPES.map((type) => makeEvent(type));
+
+export async function publish(nc: NatsConnection, names: NatsNames, events: DomainEvent[]): Promise<void> {
+  const js = jetstream(nc);
+  await Promise.all(
+    events.map((e) => js.publish(names.eventSubject(e.type), encodeJson(e), { msgID: e.id })),
+  );
+}
+
+export async function publishRaw(nc: NatsConnection, names: NatsNames, payload: string | Uint8Array) {
+  const data = typeof payload === 'string' ? new TextEncoder().encode(payload) : payload;
+  await jetstream(nc).publish(names.eventSubject('request.created'), data);
+}
+
+export async function prepareStore(conn: Connection) {
+  eventModel(conn);
+  deadLetterStore(conn);
+  await ensureIndexes(conn);
+}
+
+/** Ingestion with test-friendly timings, stopped at teardown. */
+export async function ingest(
+  t: { teardown(fn: () => unknown): void },
+  deps: { nc: NatsConnection; conn: Connection; names: NatsNames },
+  overrides: Partial<IngestionOptions> = {},
+): Promise<Ingestion> {
+  const ingestion = await startIngestion({
+    ...deps,
+    logger: testLogger('audit'),
+    durable: 'audit',
+    concurrency: 256,
+    batchSize: 64,
+    flushMs: 20,
+    maxConcurrentWrites: 4,
+    maxDeliver: 5,
+    ackWaitMs: 2000,
+    backoffMs: [50, 100, 200],
+    ...overrides,
+  });
+  let stopped = false;
+  t.teardown(async () => {
+    if (!stopped) await ingestion.stop();
+  });
+  return {
+    stats: ingestion.stats,
+    async stop() {
+      stopped = true;
+      await ingestion.stop();
+    },
+  };
+}
+
+export const countEvents = (conn: Connection, filter: Record<string, unknown> = {}) =>
+  eventModel(conn).countDocuments(filter);

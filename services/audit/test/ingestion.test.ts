@@ -1,0 +1,92 @@
+import { EVENT_CATALOGUE, EVENT_TYPES } from '@support-desk/contracts';
+import { deadLetterStore } from '@support-desk/platform';
+import { eventually, testMongo, testNats } from '@support-desk/platform/testing';
+import t from 'tap';
+import { eventModel, type StoredEvent } from '../src/store/event-model.js';
+import { allTypes, countEvents, ingest, makeEvent, prepareStore, publish, publishRaw } from './helpers.js';
+
+t.test('every one of the 18 event types is stored as published', async (t) => {
+  const conn = await testMongo(t, 'audit');
+  const { nc, names } = await testNats(t);
+  await prepareStore(conn);
+  await ingest(t, { nc, conn, names });
+  const events = allTypes();
+  events[1].changes = { title: { from: 'a', to: 'b' } };
+  await publish(nc, names, events);
+  await eventually(async () => (await countEvents(conn)) === EVENT_TYPES.length, { what: 'all stored' });
+
+  const stored = await eventModel(conn).find().lean<StoredEvent[]>();
+  t.same(new Set(stored.map((e) => e.type)), new Set(EVENT_TYPES), 'one record per type');
+  for (const e of events) {
+    const s = stored.find((x) => x._id === e.id)!;
+    t.equal(s.resourceType, EVENT_CATALOGUE[e.type]);
+    t.equal(s.resourceId, e.resourceId);
+    t.same(s.actor, e.actor);
+    t.same(s.metadata, e.metadata);
+    t.ok(s.timestamp instanceof Date, 'timestamp is a BSON date');
+    t.equal(s.timestamp.toISOString(), e.timestamp);
+    t.equal(s.ipAddress, e.ipAddress);
+    t.ok(s.storedAt instanceof Date);
+    if (e.changes) t.same(s.changes, e.changes);
+    else t.notOk('changes' in s, 'no changes field when nothing changed');
+  }
+});
+
+t.test('duplicate publish and redelivery never create a second record', async (t) => {
+  const conn = await testMongo(t, 'audit');
+  const { nc, names } = await testNats(t);
+  await prepareStore(conn);
+  const ingestion = await ingest(t, { nc, conn, names });
+  const event = makeEvent('request.created');
+  // Same msgID within the stream's window: JetStream drops it. Different msgID: stored twice in the
+  // stream, so the audit store's key is what keeps it single.
+  await publish(nc, names, [event, event]);
+  const { jetstream } = await import('@nats-io/jetstream');
+  const { encodeJson } = await import('@support-desk/platform');
+  await jetstream(nc).publish(names.eventSubject(event.type), encodeJson(event), {
+    msgID: `${event.id}-again`,
+  });
+  await jetstream(nc).publish(names.eventSubject(event.type), encodeJson(event));
+  await eventually(() => ingestion.stats().acked >= 3, { what: 'three deliveries acked' });
+  t.equal(await countEvents(conn), 1, 'one record');
+  t.ok(ingestion.stats().duplicates >= 2, 'duplicates counted as success');
+});
+
+t.test('poison messages go to dead letters without blocking later events', async (t) => {
+  const conn = await testMongo(t, 'audit');
+  const { nc, names } = await testNats(t);
+  await prepareStore(conn);
+  const ingestion = await ingest(t, { nc, conn, names });
+  await publishRaw(nc, names, '{not json');
+  await publishRaw(nc, names, new Uint8Array([0xff, 0xfe, 0x00]));
+  const invalid = { ...makeEvent('request.created'), type: 'request.exploded' };
+  await publishRaw(nc, names, JSON.stringify(invalid));
+  const mismatched = { ...makeEvent('user.created'), resourceType: 'request' };
+  await publishRaw(nc, names, JSON.stringify(mismatched));
+  const missing = makeEvent('user.login') as Partial<ReturnType<typeof makeEvent>>;
+  delete missing.actor;
+  await publishRaw(nc, names, JSON.stringify(missing));
+  const good = makeEvent('request.updated');
+  await publish(nc, names, [good]);
+
+  const dead = deadLetterStore(conn).model;
+  await eventually(async () => (await dead.countDocuments()) === 5 && (await countEvents(conn)) === 1, {
+    what: 'five dead letters and the good event',
+  });
+  const reasons = (await dead.find().lean()).map((d) => String(d.reason));
+  t.equal(reasons.filter((r) => /not JSON/.test(r)).length, 2, 'invalid JSON and invalid UTF-8');
+  t.ok(
+    reasons.some((r) => /\/type/.test(r)),
+    'unknown type names the field',
+  );
+  t.ok(
+    reasons.some((r) => /resourceType/.test(r)),
+    'resourceType contradicting the type',
+  );
+  t.ok(
+    reasons.some((r) => /actor/.test(r)),
+    'missing actor',
+  );
+  t.equal(ingestion.stats().deadLettered, 5, 'counted');
+  t.equal(await countEvents(conn, { _id: good.id }), 1, 'the later good event is stored');
+});
