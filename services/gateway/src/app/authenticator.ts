@@ -1,0 +1,129 @@
+import {
+  effectiveScopes,
+  PLAN_LIMITS,
+  type Plan,
+  type Principal,
+  type RateLimits,
+  type Scope,
+} from '@support-desk/contracts';
+import { AppError, forbidden } from '@support-desk/platform';
+import type { DenyList } from './denyList.js';
+import type { IdentityClient } from './identityClient.js';
+import type { IpAllowlist } from './ipAllowlist.js';
+import { InvalidTokenError, type TokenVerifier } from './tokenVerifier.js';
+
+/** The verified caller before the per-call fields (ip, user agent, request id) are added. */
+export interface Caller {
+  principal: Omit<Principal, 'clientIp' | 'userAgent' | 'requestId'>;
+  scopes: Scope[];
+  /** Rate-limit subject: per API key, or per (OAuth client, user). */
+  rateSubject: string;
+  limits: RateLimits;
+}
+
+const REALM = 'Bearer realm="support-desk"';
+
+export function unauthorized(message: string, invalidToken = true): AppError {
+  return new AppError('UNAUTHORIZED', message, {
+    'www-authenticate': invalidToken ? `${REALM}, error="invalid_token"` : REALM,
+  });
+}
+
+const KEY_REFUSALS: Record<string, string> = {
+  unknown: 'Unknown API key',
+  malformed: 'Malformed API key',
+  revoked: 'The API key has been revoked',
+  expired: 'The API key has expired',
+  inactive_owner: 'The API key belongs to an inactive user',
+};
+
+export interface AuthenticatorDeps {
+  identity: IdentityClient;
+  tokens: TokenVerifier;
+  denyList: DenyList;
+  allowlist: IpAllowlist;
+  defaultPlan: Exclude<Plan, 'enterprise'>;
+}
+
+export function createAuthenticator({
+  identity,
+  tokens,
+  denyList,
+  allowlist,
+  defaultPlan,
+}: AuthenticatorDeps) {
+  const limitsFor = (plan: Plan, custom: RateLimits | null): RateLimits =>
+    plan === 'enterprise'
+      ? (custom ?? PLAN_LIMITS[defaultPlan])
+      : (PLAN_LIMITS[plan] ?? PLAN_LIMITS[defaultPlan]);
+
+  async function apiKey(raw: string, clientIp: string | undefined): Promise<Caller> {
+    const r = await identity.resolveApiKey(raw);
+    if (!r.valid) throw unauthorized(KEY_REFUSALS[r.reason] ?? 'Invalid API key');
+    if (r.expiresAt && Date.parse(r.expiresAt) <= Date.now()) throw unauthorized(KEY_REFUSALS.expired);
+    if (r.owner.status !== 'active') throw unauthorized(KEY_REFUSALS.inactive_owner);
+    if (!allowlist.allows(clientIp, r.globalAllowlist, r.allowlist)) {
+      throw forbidden('Calls with this API key are not allowed from this address');
+    }
+    const scopes = effectiveScopes(r.scopes, r.owner.role);
+    return {
+      principal: {
+        userId: r.owner.id,
+        email: r.owner.email,
+        name: r.owner.name,
+        role: r.owner.role,
+        scopes,
+        credential: { type: 'api_key', id: r.keyId },
+      },
+      scopes,
+      rateSubject: `key:${r.keyId}`,
+      limits: limitsFor(r.plan, r.limits),
+    };
+  }
+
+  async function accessToken(token: string): Promise<Caller> {
+    let claims: Awaited<ReturnType<TokenVerifier['verify']>>;
+    try {
+      claims = await tokens.verify(token);
+    } catch (err) {
+      if (err instanceof InvalidTokenError) throw unauthorized('Invalid or expired access token');
+      throw err;
+    }
+    const [denied, user, client] = await Promise.all([
+      denyList.isDenied(claims.userId),
+      identity.getUser(claims.userId),
+      identity.getOAuthClient(claims.clientId),
+    ]);
+    if (denied || !user || user.status !== 'active') throw unauthorized('The user is not active');
+    if (!client) throw unauthorized('Unknown OAuth client');
+    const scopes = effectiveScopes(claims.scopes, user.role);
+    return {
+      principal: {
+        userId: user.id,
+        email: user.email,
+        name: user.name,
+        role: user.role,
+        scopes,
+        credential: { type: 'oauth', id: client.clientId },
+      },
+      scopes,
+      rateSubject: `oauth:${client.clientId}:${user.id}`,
+      limits: limitsFor(client.plan, client.limits),
+    };
+  }
+
+  return {
+    /** 401 (with WWW-Authenticate) for any missing or bad credential; 403 for a refused address. */
+    async authenticate(authorization: string | undefined, clientIp: string | undefined): Promise<Caller> {
+      if (!authorization) throw unauthorized('Missing Authorization header', false);
+      const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(authorization);
+      if (!match) throw unauthorized('Authorization must use the Bearer scheme', false);
+      const credential = match[1];
+      if (credential.startsWith('sd_')) return apiKey(credential, clientIp);
+      if (credential.split('.').length === 3) return accessToken(credential);
+      throw unauthorized('Invalid credentials');
+    },
+  };
+}
+
+export type Authenticator = ReturnType<typeof createAuthenticator>;

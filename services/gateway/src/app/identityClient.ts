@@ -1,0 +1,113 @@
+import { createHash } from 'node:crypto';
+import type {
+  GetOAuthClientReply,
+  GetUserReply,
+  NatsNames,
+  ResolveApiKeyReply,
+  UserSnapshot,
+} from '@support-desk/contracts';
+import { AppError, callRpc, type NatsConnection } from '@support-desk/platform';
+import { singleFlight, TtlCache } from './ttlCache.js';
+
+export type OAuthClientInfo = Extract<GetOAuthClientReply, { found: true }>['client'];
+
+export interface IdentityClientOptions {
+  nc: NatsConnection;
+  names: NatsNames;
+  rpcTimeoutMs: number;
+  apiKeyTtlMs: number;
+  userTtlMs: number;
+  clientTtlMs: number;
+}
+
+/** Cache key for an API key value: its SHA-256, so the raw key is never kept or logged. */
+export const hashCredential = (value: string) => createHash('sha256').update(value).digest('base64url');
+
+const unavailable = () =>
+  new AppError('SERVICE_UNAVAILABLE', 'Credential service is unavailable; retry later');
+
+/**
+ * Everything the gateway asks identity (NATS request-reply), cached in-process with short TTLs.
+ * Credential notices call the `drop*` methods so a revocation takes effect at once.
+ */
+export function createIdentityClient(o: IdentityClientOptions) {
+  const keys = new TtlCache<string, ResolveApiKeyReply>(50_000);
+  const users = new TtlCache<string, UserSnapshot | null>(50_000);
+  const clients = new TtlCache<string, OAuthClientInfo | null>(10_000);
+  const keyFlight = singleFlight<string, ResolveApiKeyReply>();
+  const userFlight = singleFlight<string, UserSnapshot | null>();
+  const clientFlight = singleFlight<string, OAuthClientInfo | null>();
+  // Bumped by every notice: a look-up that started before a notice must not repopulate the cache.
+  let generation = 0;
+
+  async function rpc<Req, Res>(subject: string, body: Req): Promise<Res> {
+    try {
+      return await callRpc<Req, Res>(o.nc, subject, body, o.rpcTimeoutMs);
+    } catch {
+      throw unavailable();
+    }
+  }
+
+  return {
+    async resolveApiKey(raw: string): Promise<ResolveApiKeyReply> {
+      const hash = hashCredential(raw);
+      const cached = keys.get(hash);
+      if (cached) return cached;
+      return keyFlight(hash, async () => {
+        const started = generation;
+        const reply = await rpc<{ key: string }, ResolveApiKeyReply>(o.names.rpc.resolveApiKey, { key: raw });
+        let ttl = o.apiKeyTtlMs;
+        if (reply.valid && reply.expiresAt) ttl = Math.min(ttl, Date.parse(reply.expiresAt) - Date.now());
+        if (started === generation) keys.set(hash, reply, ttl);
+        return reply;
+      });
+    },
+
+    async getUser(id: string): Promise<UserSnapshot | null> {
+      const cached = users.get(id);
+      if (cached !== undefined) return cached;
+      return userFlight(id, async () => {
+        const started = generation;
+        const reply = await rpc<{ id: string }, GetUserReply>(o.names.rpc.getUser, { id });
+        const user = reply.found ? reply.user : null;
+        if (started === generation) users.set(id, user, o.userTtlMs);
+        return user;
+      });
+    },
+
+    async getOAuthClient(clientId: string): Promise<OAuthClientInfo | null> {
+      const cached = clients.get(clientId);
+      if (cached !== undefined) return cached;
+      return clientFlight(clientId, async () => {
+        const started = generation;
+        const reply = await rpc<{ id: string }, GetOAuthClientReply>(o.names.rpc.getOAuthClient, {
+          id: clientId,
+        });
+        const client = reply.found ? reply.client : null;
+        if (started === generation) clients.set(clientId, client, o.clientTtlMs);
+        return client;
+      });
+    },
+
+    dropKey(keyId: string) {
+      generation++;
+      keys.deleteWhere((r) => r.valid && r.keyId === keyId);
+      // Negative answers are not keyed by id; they are harmless to keep (already refused).
+    },
+    dropUser(userId: string) {
+      generation++;
+      users.delete(userId);
+      keys.deleteWhere((r) => r.valid && r.owner.id === userId);
+    },
+    dropAllKeys() {
+      generation++;
+      keys.clear();
+    },
+    dropClients() {
+      generation++;
+      clients.clear();
+    },
+  };
+}
+
+export type IdentityClient = ReturnType<typeof createIdentityClient>;

@@ -1,0 +1,31 @@
+import type { CredentialNotice } from '@support-desk/contracts';
+import type { DenyList } from './denyList.js';
+import type { IdentityClient } from './identityClient.js';
+import type { TokenVerifier } from './tokenVerifier.js';
+
+/** What each credential notice invalidates in this replica (and, for deactivation, in Redis). */
+export function createNoticeHandler(identity: IdentityClient, tokens: TokenVerifier, denyList: DenyList) {
+  return async (notice: CredentialNotice): Promise<void> => {
+    switch (notice.kind) {
+      case 'api_key_revoked':
+        if (notice.keyId) identity.dropKey(notice.keyId);
+        if (notice.userId) identity.dropUser(notice.userId);
+        return;
+      case 'settings_changed':
+        // The global allowlist travels inside key resolutions.
+        identity.dropAllKeys();
+        identity.dropClients();
+        return;
+      case 'user_deactivated':
+      case 'user_reactivated':
+      case 'user_role_changed':
+      case 'oauth_grant_revoked':
+        if (!notice.userId) return;
+        identity.dropUser(notice.userId);
+        tokens.dropUser(notice.userId);
+        if (notice.kind === 'user_deactivated') await denyList.deny(notice.userId, notice.at);
+        if (notice.kind === 'user_reactivated') await denyList.allow(notice.userId, notice.at);
+        return;
+    }
+  };
+}

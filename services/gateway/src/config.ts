@@ -1,0 +1,70 @@
+import { baseConfig, configSchema, loadConfig } from '@support-desk/platform';
+import { type Static, Type } from '@sinclair/typebox';
+
+const Url = (def: string) => Type.String({ pattern: '^https?://', default: def });
+const Ms = (def: number, minimum = 1) => Type.Integer({ minimum, default: def });
+
+/** Every variable the gateway reads; documented with its default in the README. */
+export const gatewayConfigSchema = configSchema({
+  ...baseConfig,
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  GATEWAY_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6380' }),
+  REDIS_COMMAND_TIMEOUT_MS: Ms(250),
+  REQUESTS_URL: Url('http://127.0.0.1:8081'),
+  IDENTITY_URL: Url('http://127.0.0.1:8082'),
+  AUDIT_URL: Url('http://127.0.0.1:8083'),
+  UPSTREAM_TIMEOUT_MS: Ms(30_000),
+  UPSTREAM_CONNECT_TIMEOUT_MS: Ms(2_000),
+  UPSTREAM_CONNECTIONS: Type.Integer({ minimum: 1, default: 128 }),
+  JSON_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1024 * 1024 }),
+  ATTACHMENT_MAX_BYTES: Type.Integer({ minimum: 1024, default: 25 * 1024 * 1024 }),
+  RPC_TIMEOUT_MS: Ms(2_000),
+  API_KEY_CACHE_TTL_MS: Ms(30_000, 0),
+  USER_CACHE_TTL_MS: Ms(30_000, 0),
+  CLIENT_CACHE_TTL_MS: Ms(60_000, 0),
+  TOKEN_CACHE_TTL_MS: Ms(60_000, 0),
+  TOKEN_CACHE_MAX: Type.Integer({ minimum: 1, default: 10_000 }),
+  DENY_CACHE_TTL_MS: Ms(1_000, 0),
+  DENY_LIST_TTL_SECONDS: Type.Integer({ minimum: 60, default: 3_600 }),
+  REDIS_KEY_PREFIX: Type.String({ default: 'sd:gw:' }),
+  OAUTH_ISSUER: Type.String({ default: 'http://127.0.0.1:8080' }),
+  OAUTH_AUDIENCE: Type.String({ default: 'support-desk-api' }),
+  OAUTH_ALGORITHMS: Type.String({ pattern: '^[A-Za-z0-9]+(,[A-Za-z0-9]+)*$', default: 'ES256' }),
+  OAUTH_CLOCK_TOLERANCE_SECONDS: Type.Integer({ minimum: 0, maximum: 300, default: 5 }),
+  JWKS_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  JWKS_COOLDOWN_MS: Ms(30_000, 0),
+  JWKS_CACHE_MAX_AGE_MS: Ms(600_000),
+  RATE_LIMIT_ENABLED: Type.Boolean({ default: true }),
+  RATE_LIMIT_PREFIX: Type.String({ default: 'sd:rl:' }),
+  RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 60 }),
+  RATE_LIMIT_FAILURE_MODE: Type.Union([Type.Literal('fail-open'), Type.Literal('fail-closed')], {
+    default: 'fail-open',
+  }),
+  DEFAULT_PLAN: Type.Union([Type.Literal('standard'), Type.Literal('professional')], {
+    default: 'standard',
+  }),
+  OAUTH_TOKEN_LIMIT_PER_CLIENT: Type.Integer({ minimum: 1, default: 60 }),
+  OAUTH_LIMIT_PER_IP: Type.Integer({ minimum: 1, default: 30 }),
+  TRUSTED_PROXIES: Type.String({ default: '' }),
+  TLS_CERT: Type.Optional(Type.String({ minLength: 1 })),
+  TLS_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  HSTS_MAX_AGE_SECONDS: Type.Integer({ minimum: 0, default: 31_536_000 }),
+});
+
+export type GatewayConfig = Static<typeof gatewayConfigSchema>;
+
+export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  return loadConfig(gatewayConfigSchema, env);
+}
+
+/** Config for tests and the bench: every default, then the given overrides. */
+export function gatewayConfig(overrides: Partial<GatewayConfig> = {}): GatewayConfig {
+  return { ...loadConfig(gatewayConfigSchema, {}), ...overrides };
+}
+
+export const listFrom = (value: string): string[] =>
+  value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);

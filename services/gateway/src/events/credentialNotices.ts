@@ -1,0 +1,58 @@
+import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
+import { CredentialNotice, type NatsNames } from '@support-desk/contracts';
+import { decodeJson, type Logger, type NatsConnection } from '@support-desk/platform';
+import { Value } from '@sinclair/typebox/value';
+
+export type NoticeHandler = (notice: CredentialNotice) => Promise<void> | void;
+
+export interface NoticeSubscriberOptions {
+  nc: NatsConnection;
+  names: NatsNames;
+  logger: Logger;
+  handle: NoticeHandler;
+}
+
+/**
+ * Every gateway replica reads every credential notice: an ordered (ephemeral, per-replica)
+ * JetStream consumer starting at new messages. Nothing is acknowledged or shared, so each
+ * replica drops its own caches; the ordered consumer recreates itself after a NATS outage.
+ */
+export async function subscribeCredentialNotices({ nc, names, logger, handle }: NoticeSubscriberOptions) {
+  const js = jetstream(nc);
+  const consumer = await js.consumers.get(names.noticesStream, {
+    // A single subject (not an array): nats-server 2.9 has no multi-filter consumers.
+    filter_subjects: names.credentialNotices,
+    deliver_policy: DeliverPolicy.New,
+  });
+  const messages = await consumer.consume();
+  const done = (async () => {
+    for await (const msg of messages) {
+      let notice: unknown;
+      try {
+        notice = decodeJson(msg.data);
+      } catch {
+        logger.warn({ seq: msg.seq }, 'credential notice is not JSON; ignored');
+        continue;
+      }
+      if (!Value.Check(CredentialNotice, notice)) {
+        logger.warn({ seq: msg.seq }, 'credential notice has an unknown shape; ignored');
+        continue;
+      }
+      try {
+        await handle(notice);
+        logger.info(
+          { kind: notice.kind, keyId: notice.keyId, userId: notice.userId },
+          'credential notice applied',
+        );
+      } catch (err) {
+        logger.error({ err, kind: notice.kind }, 'credential notice handling failed');
+      }
+    }
+  })();
+  return {
+    async stop() {
+      await messages.close();
+      await done.catch(() => undefined);
+    },
+  };
+}

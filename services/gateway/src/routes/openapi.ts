@@ -1,0 +1,319 @@
+import {
+  auditRouteSchemas,
+  ErrorEnvelope,
+  identityRouteSchemas,
+  PUBLIC_ROUTES,
+  type PublicRoute,
+  type RouteSchemaMap,
+  type RouteSchemas,
+  requestsRouteSchemas,
+  routeKey,
+  SCOPES,
+} from '@support-desk/contracts';
+import type { TSchema } from '@sinclair/typebox';
+import { openApiPath, pathParams } from '../app/routeTable.js';
+
+type Json = Record<string, unknown>;
+
+export interface OpenApiOptions {
+  /** Public base address (`{base_url}` without `/v1`), e.g. https://desk.example.com. */
+  serverUrl: string;
+  routes?: readonly PublicRoute[];
+  schemaMaps?: RouteSchemaMap[];
+}
+
+const ERROR_RESPONSES: Record<string, string> = {
+  '400': 'VALIDATION_ERROR: the input is invalid (the message names the field)',
+  '401': 'UNAUTHORIZED: missing, invalid, expired or revoked credential',
+  '403': 'FORBIDDEN: the credential lacks the scope, or the address is not allowed',
+  '404': 'NOT_FOUND: no such resource',
+  '413': 'PAYLOAD_TOO_LARGE: the body exceeds its limit',
+  '429': 'RATE_LIMITED: the bucket named in the message is exhausted; see Retry-After',
+  '500': 'SERVER_ERROR: internal error (the message carries an error id)',
+  '502': 'SERVER_ERROR: the owning service is unreachable',
+  '503': 'SERVICE_UNAVAILABLE: a dependency is unavailable',
+  '504': 'SERVICE_UNAVAILABLE: the owning service did not answer in time',
+};
+
+const RATE_HEADERS: Record<string, string> = {
+  'X-RateLimit-Limit': 'Requests allowed in the window for this bucket',
+  'X-RateLimit-Remaining': 'Requests left in the window',
+  'X-RateLimit-Reset': 'Unix time (seconds) at which at least one more request is admitted',
+  'RateLimit-Policy': 'IETF draft: "<bucket>";q=<limit>;w=<window seconds>',
+  RateLimit: 'IETF draft: "<bucket>";r=<remaining>;t=<seconds to reset>',
+};
+
+/** TypeBox → plain JSON Schema; every schema carrying `$id` becomes a component and a `$ref`. */
+function schemaTo(schema: TSchema | Json, components: Json): Json {
+  const plain = JSON.parse(JSON.stringify(schema)) as Json;
+  const walk = (node: unknown, isRoot: boolean): unknown => {
+    if (Array.isArray(node)) return node.map((n) => walk(n, false));
+    if (!node || typeof node !== 'object') return node;
+    const obj = node as Json;
+    const out: Json = {};
+    for (const [k, v] of Object.entries(obj)) if (k !== '$id') out[k] = walk(v, false);
+    if (typeof obj.$id === 'string' && !isRoot) {
+      const name = obj.$id.replace(/[^A-Za-z0-9._-]/g, '_');
+      components[name] = out;
+      return { $ref: `#/components/schemas/${name}` };
+    }
+    return out;
+  };
+  return walk(plain, false) as Json;
+}
+
+const ANY_OK = {
+  type: 'object',
+  required: ['success', 'data'],
+  properties: { success: { const: true }, data: {} },
+};
+
+function parameters(route: PublicRoute, s: RouteSchemas | undefined, components: Json): Json[] {
+  const out: Json[] = [];
+  const params = s?.params ? (schemaTo(s.params, components).properties as Json | undefined) : undefined;
+  for (const name of pathParams(route.path)) {
+    out.push({ name, in: 'path', required: true, schema: (params?.[name] as Json) ?? { type: 'string' } });
+  }
+  if (s?.querystring) {
+    const q = schemaTo(s.querystring, components);
+    const required = new Set((q.required as string[] | undefined) ?? []);
+    for (const [name, schema] of Object.entries((q.properties as Json | undefined) ?? {})) {
+      const { description, ...rest } = schema as Json;
+      out.push({
+        name,
+        in: 'query',
+        required: required.has(name),
+        ...(description ? { description } : {}),
+        schema: rest,
+      });
+    }
+  }
+  return out;
+}
+
+function requestBody(s: RouteSchemas | undefined, components: Json): Json | undefined {
+  if (!s?.body && !s?.consumes) return undefined;
+  const schema = s.body
+    ? schemaTo(s.body, components)
+    : { type: 'object', properties: { file: { type: 'string', format: 'binary' } }, required: ['file'] };
+  const types = s.consumes ?? ['application/json'];
+  return { required: true, content: Object.fromEntries(types.map((t) => [t, { schema }])) };
+}
+
+function successResponses(route: PublicRoute, s: RouteSchemas | undefined, components: Json): Json {
+  const headers = Object.fromEntries(
+    Object.keys(RATE_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]),
+  );
+  if (!s) {
+    const status = route.method === 'POST' ? '201' : '200';
+    return {
+      [status]: { description: route.summary, headers, content: { 'application/json': { schema: ANY_OK } } },
+    };
+  }
+  const out: Json = {};
+  for (const [status, schema] of Object.entries(s.response)) {
+    const content = s.produces
+      ? Object.fromEntries(s.produces.map((t) => [t, { schema: { type: 'string', format: 'binary' } }]))
+      : { 'application/json': { schema: schemaTo(schema, components) } };
+    out[status] = { description: s.description ?? route.summary, headers, content };
+  }
+  return out;
+}
+
+const operationId = (route: PublicRoute) =>
+  `${route.method.toLowerCase()}${route.path
+    .split('/')
+    .filter(Boolean)
+    .map((p) =>
+      p.startsWith(':') ? `By${p[1].toUpperCase()}${p.slice(2)}` : p[0].toUpperCase() + p.slice(1),
+    )
+    .join('')}`;
+
+function oauthPaths(): Json {
+  const tokenResponse = {
+    type: 'object',
+    required: ['access_token', 'token_type', 'expires_in'],
+    properties: {
+      access_token: { type: 'string' },
+      token_type: { const: 'Bearer' },
+      expires_in: { type: 'integer', description: 'Access token lifetime in seconds' },
+      refresh_token: { type: 'string' },
+      scope: { type: 'string' },
+    },
+  };
+  const form = (fields: string[]) => ({
+    type: 'object',
+    required: ['grant_type', 'client_id'],
+    properties: Object.fromEntries(fields.map((f) => [f, { type: 'string' }])),
+  });
+  return {
+    '/oauth/authorize': {
+      get: {
+        operationId: 'oauthAuthorize',
+        tags: ['OAuth'],
+        summary: 'Start the authorization code flow (login and consent page)',
+        security: [],
+        parameters: ['client_id', 'redirect_uri', 'response_type', 'scope', 'state'].map((name) => ({
+          name,
+          in: 'query',
+          required: name !== 'state',
+          schema: name === 'response_type' ? { const: 'code' } : { type: 'string' },
+        })),
+        responses: {
+          '200': {
+            description: 'Login / consent page',
+            content: { 'text/html': { schema: { type: 'string' } } },
+          },
+          '302': { description: 'Redirect to redirect_uri with code (or error)' },
+          '429': { $ref: '#/components/responses/429' },
+        },
+      },
+    },
+    '/oauth/token': {
+      post: {
+        operationId: 'oauthToken',
+        tags: ['OAuth'],
+        summary: 'Exchange an authorization code or a refresh token for tokens',
+        description: 'Rate limited per client and per client address (the auth bucket).',
+        security: [],
+        requestBody: {
+          required: true,
+          content: {
+            'application/x-www-form-urlencoded': {
+              schema: {
+                oneOf: [
+                  form(['grant_type', 'code', 'client_id', 'client_secret', 'redirect_uri', 'code_verifier']),
+                  form(['grant_type', 'refresh_token', 'client_id', 'client_secret']),
+                ],
+              },
+            },
+          },
+        },
+        responses: {
+          '200': {
+            description: 'Token response (not wrapped in the envelope)',
+            content: { 'application/json': { schema: tokenResponse } },
+          },
+          '400': {
+            description: 'OAuth error response',
+            content: { 'application/json': { schema: { type: 'object' } } },
+          },
+          '401': {
+            description: 'Client authentication failed',
+            content: { 'application/json': { schema: { type: 'object' } } },
+          },
+          '429': { $ref: '#/components/responses/429' },
+        },
+      },
+    },
+  };
+}
+
+/**
+ * The public API as one OpenAPI 3.1 document: every PUBLIC_ROUTES entry with the schemas its
+ * service validates with (the RouteSchemaMaps in contracts), the scope it needs, its rate bucket
+ * and the common error envelope. Routes whose schemas have not been published yet still appear,
+ * with a generic success envelope.
+ */
+export function buildOpenApi({
+  serverUrl,
+  routes = PUBLIC_ROUTES,
+  schemaMaps = [requestsRouteSchemas, identityRouteSchemas, auditRouteSchemas],
+}: OpenApiOptions): Json {
+  const schemas: Json = {};
+  schemas.ErrorEnvelope = schemaTo({ ...ErrorEnvelope, $id: undefined }, schemas);
+  const merged: RouteSchemaMap = Object.assign({}, ...schemaMaps);
+  const paths: Record<string, Json> = {};
+  for (const route of routes) {
+    const s = merged[routeKey(route)];
+    const scopes = route.scope === 'authenticated' ? [] : [route.scope];
+    const body = requestBody(s, schemas);
+    const errors = ['400', '401', '403', '404', ...(body ? ['413'] : []), '429', '500', '502', '503', '504'];
+    const path = openApiPath(route.path);
+    paths[path] ??= {};
+    paths[path][route.method.toLowerCase()] = {
+      operationId: operationId(route),
+      tags: [route.path.split('/')[2] ?? 'v1'],
+      summary: route.summary,
+      ...(s?.description ? { description: s.description } : {}),
+      security: [{ apiKey: scopes }, { oauth2: scopes }],
+      'x-required-scope': route.scope,
+      'x-rate-limit-bucket': route.bucket,
+      parameters: parameters(route, s, schemas),
+      ...(body ? { requestBody: body } : {}),
+      responses: {
+        ...successResponses(route, s, schemas),
+        ...Object.fromEntries(errors.map((code) => [code, { $ref: `#/components/responses/${code}` }])),
+      },
+    };
+  }
+  const envelope = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } };
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Support Desk API',
+      version: '1.0.0',
+      description:
+        'Help-desk API. Authenticate with `Authorization: Bearer <API key or OAuth access token>`. ' +
+        'Every response is `{success, data}` or `{success: false, error: {code, message}}`.',
+    },
+    servers: [{ url: serverUrl }],
+    paths: { ...paths, ...oauthPaths() },
+    components: {
+      schemas,
+      responses: Object.fromEntries(
+        Object.entries(ERROR_RESPONSES).map(([code, description]) => [
+          code,
+          {
+            description,
+            content: envelope,
+            ...(code === '429'
+              ? {
+                  headers: {
+                    'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } },
+                    ...Object.fromEntries(
+                      Object.keys(RATE_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]),
+                    ),
+                  },
+                }
+              : {}),
+          },
+        ]),
+      ),
+      headers: Object.fromEntries(
+        Object.entries(RATE_HEADERS).map(([h, description]) => [
+          h,
+          { description, schema: { type: h.startsWith('X-') ? 'integer' : 'string' } },
+        ]),
+      ),
+      securitySchemes: {
+        apiKey: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'sd_<keyId>_<secret>',
+          description: 'API key created by an administrator (scopes chosen at creation).',
+        },
+        oauth2: {
+          type: 'oauth2',
+          description: 'OAuth 2.0 authorization code flow; access tokens are ES256 JWTs.',
+          flows: {
+            authorizationCode: {
+              authorizationUrl: `${serverUrl}/oauth/authorize`,
+              tokenUrl: `${serverUrl}/oauth/token`,
+              refreshUrl: `${serverUrl}/oauth/token`,
+              scopes: Object.fromEntries(SCOPES.map((s) => [s, SCOPE_TEXT[s]])),
+            },
+          },
+        },
+      },
+    },
+  };
+}
+
+const SCOPE_TEXT: Record<(typeof SCOPES)[number], string> = {
+  'requests:read': 'Read requests, attachments and request events',
+  'requests:write': 'Create and update requests, comments and attachments',
+  'users:read': 'Read users, groups and members',
+  'users:write': 'Manage users, groups and membership',
+  admin: 'Full access, including deleting requests and the audit log',
+};

@@ -1,0 +1,297 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  type GetOAuthClientReply,
+  type GetUserReply,
+  type NatsNames,
+  newId,
+  type Plan,
+  type RateLimits,
+  type ResolveApiKeyReply,
+  type Role,
+  type UserSnapshot,
+} from '@support-desk/contracts';
+import { createPrincipalVerifier, type NatsConnection, serveRpc } from '@support-desk/platform';
+import { testEnv, testLogger, testNats, uniqueName } from '@support-desk/platform/testing';
+import { Redis } from 'ioredis';
+import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+
+type CryptoKeyLike = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+import type { Test } from 'tap';
+import { buildApp, type Gateway } from '../src/app.js';
+import { type GatewayConfig, gatewayConfig } from '../src/config.js';
+
+export const ISSUER = 'http://gateway.test';
+export const AUDIENCE = 'support-desk-api';
+
+/** Stand-in for identity: the RPC subjects it serves, with state the test controls. */
+export class IdentityDouble {
+  keys = new Map<string, ResolveApiKeyReply>();
+  users = new Map<string, UserSnapshot>();
+  clients = new Map<string, { clientId: string; name: string; plan: Plan; limits: RateLimits | null }>();
+  globalAllowlist: string[] = [];
+  calls = { resolveApiKey: 0, getUser: 0, getOAuthClient: 0 };
+
+  constructor(nc: NatsConnection, names: NatsNames) {
+    serveRpc<{ key: string }, ResolveApiKeyReply>(nc, names.rpc.resolveApiKey, async ({ key }) => {
+      this.calls.resolveApiKey++;
+      const r = this.keys.get(key);
+      if (!r) return { valid: false, reason: /^sd_key_[a-z0-9]+_.+$/.test(key) ? 'unknown' : 'malformed' };
+      if (!r.valid) return r;
+      const owner = this.users.get(r.owner.id) ?? r.owner;
+      if (owner.status !== 'active') return { valid: false, reason: 'inactive_owner' };
+      return { ...r, owner, globalAllowlist: this.globalAllowlist };
+    });
+    serveRpc<{ id: string }, GetUserReply>(nc, names.rpc.getUser, async ({ id }) => {
+      this.calls.getUser++;
+      const user = this.users.get(id);
+      return user ? { found: true, user } : { found: false };
+    });
+    serveRpc<{ id: string }, GetOAuthClientReply>(nc, names.rpc.getOAuthClient, async ({ id }) => {
+      this.calls.getOAuthClient++;
+      const client = this.clients.get(id);
+      return client ? { found: true, client } : { found: false };
+    });
+  }
+
+  addUser(role: Role = 'admin', overrides: Partial<UserSnapshot> = {}): UserSnapshot {
+    const id = newId('user');
+    const user: UserSnapshot = {
+      id,
+      email: `${role}-${id.slice(-6)}@example.com`,
+      name: `User ${role}`,
+      role,
+      status: 'active',
+      isVip: false,
+      groups: [],
+      updatedAt: new Date().toISOString(),
+      ...overrides,
+    };
+    this.users.set(id, user);
+    return user;
+  }
+
+  /** Creates a key for `owner` and returns its raw value. */
+  addKey(
+    owner: UserSnapshot,
+    o: {
+      scopes?: string[];
+      plan?: Plan;
+      limits?: RateLimits | null;
+      allowlist?: string[];
+      expiresAt?: string | null;
+      state?: 'revoked' | 'expired';
+    } = {},
+  ): { raw: string; keyId: string } {
+    const keyId = newId('apiKey');
+    const raw = `sd_${keyId}_${uniqueName('secret')}`;
+    if (o.state) {
+      this.keys.set(raw, { valid: false, reason: o.state });
+    } else {
+      this.keys.set(raw, {
+        valid: true,
+        keyId,
+        owner,
+        scopes: o.scopes ?? ['admin'],
+        plan: o.plan ?? 'standard',
+        limits: o.limits ?? null,
+        allowlist: o.allowlist ?? [],
+        globalAllowlist: [],
+        expiresAt: o.expiresAt ?? null,
+      });
+    }
+    return { raw, keyId };
+  }
+
+  addClient(plan: Plan = 'standard', limits: RateLimits | null = null): string {
+    const clientId = newId('oauthClient');
+    this.clients.set(clientId, { clientId, name: 'Test client', plan, limits });
+    return clientId;
+  }
+}
+
+/** A JWKS endpoint on loopback and an ES256 signer, as identity would publish and sign. */
+export async function startJwks(t: Test) {
+  const keys: { kid: string; privateKey: CryptoKeyLike; jwk: JWK }[] = [];
+  let published: JWK[] = [];
+  let fetches = 0;
+  const server = createServer((req, res) => {
+    fetches++;
+    if (req.url !== '/.well-known/jwks.json') {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: published }));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/.well-known/jwks.json`;
+
+  const jwks = {
+    url,
+    get fetches() {
+      return fetches;
+    },
+    /** Makes a new key; published unless told otherwise (unknown kid / rotation tests). */
+    async addKey(publish = true) {
+      const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+      const kid = uniqueName('kid');
+      const jwk = { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' };
+      keys.push({ kid, privateKey, jwk });
+      if (publish) published.push(jwk);
+      return { kid, privateKey, publicJwk: jwk };
+    },
+    publish(kid: string) {
+      const k = keys.find((x) => x.kid === kid);
+      if (k) published.push(k.jwk);
+    },
+    unpublishAll() {
+      published = [];
+    },
+    /** An access token as identity issues it; every field may be overridden for negative tests. */
+    async sign(
+      claims: { sub: string; client_id: string; scope?: string; [k: string]: unknown },
+      o: {
+        kid?: string;
+        typ?: string;
+        iss?: string;
+        aud?: string;
+        expiresIn?: string | number;
+        alg?: string;
+      } = {},
+    ) {
+      const key = o.kid ? keys.find((k) => k.kid === o.kid)! : keys[0];
+      return new SignJWT({ jti: uniqueName('jti'), ...claims })
+        .setProtectedHeader({ alg: o.alg ?? 'ES256', typ: o.typ ?? 'at+jwt', kid: key.kid })
+        .setIssuer(o.iss ?? ISSUER)
+        .setAudience(o.aud ?? AUDIENCE)
+        .setIssuedAt()
+        .setExpirationTime(o.expiresIn ?? '10m')
+        .sign(key.privateKey);
+    },
+  };
+  return jwks;
+}
+
+export interface EchoCall {
+  service: string;
+  method: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  bodyBytes: number;
+  principal: unknown;
+}
+
+/** A service stand-in: verifies the principal like a real service and echoes what it received. */
+export async function startUpstream(t: Test, service: string) {
+  const verify = createPrincipalVerifier(testEnv.internalSecret);
+  const calls: EchoCall[] = [];
+  const server: Server = createServer((req, res) => {
+    let bodyBytes = 0;
+    req.on('data', (c: Buffer) => {
+      bodyBytes += c.length;
+    });
+    req.on('end', async () => {
+      const header = req.headers['x-sd-principal'];
+      let principal: unknown = null;
+      if (typeof header === 'string') principal = await verify(header).catch(() => 'invalid');
+      const call = {
+        service,
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        bodyBytes,
+        principal,
+      };
+      calls.push(call);
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ success: true, data: call }));
+    });
+  });
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(
+    () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  );
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls, server };
+}
+
+export function testRedis(t: Test, url = testEnv.redisUrl): Redis {
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    commandTimeout: 500,
+    connectTimeout: 1000,
+    retryStrategy: () => 200,
+    lazyConnect: true,
+  });
+  redis.on('error', () => undefined);
+  t.teardown(() => redis.disconnect());
+  return redis;
+}
+
+export interface Harness {
+  identity: IdentityDouble;
+  jwks: Awaited<ReturnType<typeof startJwks>>;
+  upstreams: Record<'requests' | 'identity' | 'audit', Awaited<ReturnType<typeof startUpstream>>>;
+  nc: NatsConnection;
+  names: NatsNames;
+  config: GatewayConfig;
+  /** Builds (and readies) a gateway instance; several may share the harness. */
+  gateway(overrides?: Partial<GatewayConfig>, redisUrl?: string): Promise<Gateway>;
+}
+
+export async function harness(t: Test, overrides: Partial<GatewayConfig> = {}): Promise<Harness> {
+  const { nc, names } = await testNats(t);
+  const identity = new IdentityDouble(nc, names);
+  const jwks = await startJwks(t);
+  await jwks.addKey();
+  const upstreams = {
+    requests: await startUpstream(t, 'requests'),
+    identity: await startUpstream(t, 'identity'),
+    audit: await startUpstream(t, 'audit'),
+  };
+  const config = gatewayConfig({
+    NATS_NAMESPACE: names.namespace,
+    REQUESTS_URL: upstreams.requests.url,
+    IDENTITY_URL: upstreams.identity.url,
+    AUDIT_URL: upstreams.audit.url,
+    JWKS_URL: jwks.url,
+    OAUTH_ISSUER: ISSUER,
+    OAUTH_AUDIENCE: AUDIENCE,
+    JWKS_COOLDOWN_MS: 0,
+    RATE_LIMIT_PREFIX: `${uniqueName('rl')}:`,
+    REDIS_KEY_PREFIX: `${uniqueName('gw')}:`,
+    UPSTREAM_TIMEOUT_MS: 2000,
+    ...overrides,
+  });
+  return {
+    identity,
+    jwks,
+    upstreams,
+    nc,
+    names,
+    config,
+    async gateway(more = {}, redisUrl?: string) {
+      const redis = testRedis(t, redisUrl);
+      await redis.connect().catch(() => undefined);
+      const gw = await buildApp({
+        config: { ...config, ...more },
+        logger: testLogger('gateway'),
+        nc,
+        names,
+        redis,
+      });
+      t.teardown(() => gw.app.close());
+      await gw.app.ready();
+      return gw;
+    },
+  };
+}
+
+export const bearer = (credential: string) => ({ authorization: `Bearer ${credential}` });

@@ -1,0 +1,188 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PRINCIPAL_HEADER, PUBLIC_ROUTES } from '@support-desk/contracts';
+import { createPrincipalSigner } from '@support-desk/platform';
+import { freePort, testEnv, testPrincipal } from '@support-desk/platform/testing';
+import t from 'tap';
+import { bearer, type EchoCall, harness } from './helpers.js';
+
+const concrete = (path: string) => path.replace(/:([A-Za-z]+)/g, (_m, name) => `${name}_1`);
+
+t.test('proxying', async (t) => {
+  const h = await harness(t);
+  const { app } = await h.gateway();
+  const admin = h.identity.addUser('admin');
+  const { raw } = h.identity.addKey(admin, { scopes: ['admin'] });
+
+  t.test('every public route reaches its owning service, path and query unchanged', async (t) => {
+    for (const route of PUBLIC_ROUTES) {
+      const url = `${concrete(route.path)}?page=2&limit=5`;
+      const res = await app.inject({
+        method: route.method,
+        url,
+        headers: bearer(raw),
+        ...(route.method === 'POST' || route.method === 'PATCH' ? { payload: { title: 'x' } } : {}),
+      });
+      t.equal(res.statusCode, 200, `${route.method} ${route.path}`);
+      const echo = res.json().data as EchoCall;
+      t.equal(echo.service, route.service, `${route.method} ${route.path} → ${route.service}`);
+      t.equal(echo.url, url);
+      t.equal(echo.method, route.method);
+    }
+  });
+
+  t.test('a spoofed principal header never reaches a service; the gateway signs its own', async (t) => {
+    const forged = await createPrincipalSigner(testEnv.internalSecret)(testPrincipal('admin'));
+    const res = await app.inject({
+      method: 'GET',
+      url: '/v1/requests',
+      headers: { ...bearer(raw), [PRINCIPAL_HEADER]: forged, 'x-request-id': 'client-req-1' },
+    });
+    t.equal(res.statusCode, 200);
+    const echo = res.json().data as EchoCall & { principal: Record<string, unknown> };
+    t.not(echo.headers[PRINCIPAL_HEADER], forged);
+    t.equal(echo.principal.userId, admin.id);
+    t.equal(echo.principal.email, admin.email);
+    t.same((echo.principal.credential as { type: string }).type, 'api_key');
+    t.equal(echo.principal.requestId, 'client-req-1');
+    t.equal(echo.headers['x-request-id'], 'client-req-1');
+    t.equal(res.headers['x-request-id'], 'client-req-1');
+    t.notOk(echo.headers.authorization, 'the credential stays at the gateway');
+  });
+
+  t.test('x-request-id is generated when absent and returned', async (t) => {
+    const res = await app.inject({ method: 'GET', url: '/v1/me', headers: bearer(raw) });
+    const id = res.headers['x-request-id'];
+    t.type(id, 'string');
+    t.equal((res.json().data as EchoCall).headers['x-request-id'], id);
+  });
+
+  t.test('anything not in the route table is 404 in the envelope, even authenticated', async (t) => {
+    for (const [method, url] of [
+      ['GET', '/v1/secret-admin'],
+      ['PUT', '/v1/requests/req_1'],
+      ['POST', '/v1/events'],
+      ['GET', '/v1/requests/req_1/internal'],
+      ['GET', '/v2/requests'],
+    ] as const) {
+      const res = await app.inject({ method, url, headers: bearer(raw) });
+      t.equal(res.statusCode, 404, `${method} ${url}`);
+      t.same(res.json().error.code, 'NOT_FOUND');
+    }
+    t.equal(h.upstreams.requests.calls.filter((c) => c.url.includes('internal')).length, 0);
+  });
+
+  t.test('OAuth and well-known paths pass without API authentication', async (t) => {
+    const jwks = await app.inject({ method: 'GET', url: '/.well-known/jwks.json' });
+    t.equal(jwks.statusCode, 200);
+    t.equal((jwks.json().data as EchoCall).service, 'identity');
+    const authorize = await app.inject({
+      method: 'GET',
+      url: '/oauth/authorize?client_id=cli_1&response_type=code',
+    });
+    t.equal((authorize.json().data as EchoCall).url, '/oauth/authorize?client_id=cli_1&response_type=code');
+    const forged = await createPrincipalSigner(testEnv.internalSecret)(testPrincipal('admin'));
+    const token = await app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', [PRINCIPAL_HEADER]: forged },
+      payload: 'grant_type=authorization_code&code=abc&client_id=cli_1',
+    });
+    t.equal(token.statusCode, 200);
+    const echo = token.json().data as EchoCall;
+    t.equal(echo.url, '/oauth/token');
+    t.equal(echo.bodyBytes, 'grant_type=authorization_code&code=abc&client_id=cli_1'.length);
+    t.notOk(echo.headers[PRINCIPAL_HEADER], 'internal headers are stripped on OAuth paths too');
+    t.ok(token.headers['x-ratelimit-limit'], 'the token endpoint has its own limit');
+  });
+
+  t.test('bodies stream through; the size limits are enforced', async (t) => {
+    const small = await app.inject({
+      method: 'POST',
+      url: '/v1/requests/req_1/attachments',
+      headers: { ...bearer(raw), 'content-type': 'multipart/form-data; boundary=x' },
+      payload: Buffer.alloc(200_000, 1),
+    });
+    t.equal(small.statusCode, 200);
+    t.equal((small.json().data as EchoCall).bodyBytes, 200_000);
+  });
+
+  t.test('health endpoints and documents need no credential', async (t) => {
+    t.equal((await app.inject({ method: 'GET', url: '/livez' })).statusCode, 200);
+    const ready = await app.inject({ method: 'GET', url: '/readyz' });
+    t.equal(ready.statusCode, 200);
+    t.same(ready.json().data.checks, { redis: 'up', nats: 'up' });
+    t.equal((await app.inject({ method: 'GET', url: '/openapi.json' })).statusCode, 200);
+    const docs = await app.inject({ method: 'GET', url: '/docs' });
+    t.match(docs.headers['content-type'], /text\/html/);
+  });
+});
+
+t.test('size limits with a small limit, over a real socket', async (t) => {
+  const h = await harness(t, { ATTACHMENT_MAX_BYTES: 100_000, JSON_BODY_LIMIT_BYTES: 2048 });
+  const { app } = await h.gateway();
+  const { raw } = h.identity.addKey(h.identity.addUser('admin'));
+  const declared = await app.inject({
+    method: 'POST',
+    url: '/v1/requests/req_1/attachments',
+    headers: { ...bearer(raw), 'content-type': 'multipart/form-data; boundary=x' },
+    payload: Buffer.alloc(300_000, 1),
+  });
+  t.equal(declared.statusCode, 413);
+  t.equal(declared.json().error.code, 'PAYLOAD_TOO_LARGE');
+  const json = await app.inject({
+    method: 'POST',
+    url: '/v1/requests',
+    headers: bearer(raw),
+    payload: { title: 'x'.repeat(5000) },
+  });
+  t.equal(json.statusCode, 413);
+
+  // Chunked upload with no Content-Length: counted while streaming.
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (app.server.address() as AddressInfo).port;
+  const chunks = async function* () {
+    for (let i = 0; i < 30; i++) yield Buffer.alloc(16 * 1024, 2);
+  };
+  const res = await fetch(`http://127.0.0.1:${port}/v1/requests/req_1/attachments`, {
+    method: 'POST',
+    headers: { ...bearer(raw), 'content-type': 'multipart/form-data; boundary=x' },
+    body: ReadableStream.from(chunks()),
+    duplex: 'half',
+  } as RequestInit).catch((err: Error) => ({ status: 0, err }));
+  t.ok(res.status === 413 || res.status === 0, `streamed oversize body refused (status ${res.status})`);
+  if (res.status === 413)
+    t.equal(
+      ((await (res as Response).json()) as { error: { code: string } }).error.code,
+      'PAYLOAD_TOO_LARGE',
+    );
+  t.notOk(
+    h.upstreams.requests.calls.some((c) => c.bodyBytes > 100_000 + 64 * 1024),
+    'no oversize body completed upstream',
+  );
+});
+
+t.test('upstream down → 502, upstream too slow → 504, in the envelope', async (t) => {
+  const slow = createServer(() => undefined); // accepts and never answers
+  await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    slow.closeAllConnections();
+    slow.close();
+  });
+  const h = await harness(t);
+  const { app } = await h.gateway({
+    REQUESTS_URL: `http://127.0.0.1:${await freePort()}`,
+    AUDIT_URL: `http://127.0.0.1:${(slow.address() as AddressInfo).port}`,
+    UPSTREAM_TIMEOUT_MS: 300,
+  });
+  const { raw } = h.identity.addKey(h.identity.addUser('admin'));
+  const down = await app.inject({ method: 'GET', url: '/v1/requests', headers: bearer(raw) });
+  t.equal(down.statusCode, 502);
+  t.same(down.json(), {
+    success: false,
+    error: { code: 'SERVER_ERROR', message: down.json().error.message },
+  });
+  const timeout = await app.inject({ method: 'GET', url: '/v1/events', headers: bearer(raw) });
+  t.equal(timeout.statusCode, 504);
+  t.equal(timeout.json().error.code, 'SERVICE_UNAVAILABLE');
+});
