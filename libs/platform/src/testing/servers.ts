@@ -149,6 +149,8 @@ export async function startPrivateMongo(t: Teardownable): Promise<PrivateServer>
             `--sqlite-url=file:${dir}/`,
             `--listen-addr=127.0.0.1:${p}`,
             `--state-dir=${dir}`,
+            // The default debug listener (127.0.0.1:8088) would collide between private servers.
+            '--debug-addr=-',
             '--log-level=error',
           ],
           env: { FERRETDB_TELEMETRY: 'disable' },
