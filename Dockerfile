@@ -1,0 +1,48 @@
+# syntax=docker/dockerfile:1
+# One image definition for every Support Desk service; pick the service with the SERVICE build arg:
+#   docker build --build-arg SERVICE=gateway -t support-desk/gateway .
+# (docker-compose.yml builds all four.) The container runs services/${SERVICE}/dist/src/server.js.
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+# --- manifests: the root package.json + lockfile and every workspace's package.json ------------
+# Copying only these before `npm ci` keeps the dependency layers cached while sources change.
+FROM ${NODE_IMAGE} AS manifests
+WORKDIR /src
+COPY . .
+RUN mkdir -p /out \
+ && cp package.json package-lock.json /out/ \
+ && if [ -f .npmrc ]; then cp .npmrc /out/; fi \
+ && find . -mindepth 2 -name package.json -not -path '*/node_modules/*' -exec cp --parents {} /out/ \;
+
+# --- build: all dependencies, compile everything with tsc -b -----------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY --from=manifests /out/ ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN npx tsc -b \
+ && mkdir -p /dist-out \
+ && for d in libs/*/dist services/*/dist; do \
+      [ -d "$d" ] || continue; \
+      mkdir -p "/dist-out/$d" && cp -r "$d/." "/dist-out/$d/" && rm -rf "/dist-out/$d/test" "/dist-out/$d/.tsbuildinfo"; \
+    done
+
+# --- runtime: production dependencies and compiled output only, non-root, tini as PID 1 --------
+FROM ${NODE_IMAGE} AS runtime
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini \
+ && rm -rf /var/lib/apt/lists/*
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=manifests /out/ ./
+RUN npm ci --omit=dev --no-audit --no-fund \
+ && npm cache clean --force
+COPY --from=build /dist-out/ ./
+ARG SERVICE=gateway
+ENV SERVICE=${SERVICE}
+USER node
+EXPOSE 8080 8081 8082 8083
+ENTRYPOINT ["/usr/bin/tini", "--"]
+# Shell form through sh -c so ${SERVICE} is expanded at run time; exec keeps node as tini's child.
+CMD ["/bin/sh", "-c", "exec node services/${SERVICE}/dist/src/server.js"]
