@@ -781,12 +781,19 @@ export function envLines(urls = infraUrls()) {
 export function ensureNodeModules() {
   if (fs.existsSync(path.join(ROOT, 'node_modules'))) return;
   const hasLock = fs.existsSync(path.join(ROOT, 'package-lock.json'));
-  const args = hasLock ? ['ci'] : ['install'];
-  console.log(`> npm ${args.join(' ')}   (node_modules is missing)`);
-  const r = spawnSync('npm', args, { cwd: ROOT, stdio: 'inherit' });
-  if (r.error || r.status !== 0) {
-    throw new InfraError(`npm ${args.join(' ')} failed (${r.error?.message || `exit ${r.status}`})`);
+  const npm = (args) => {
+    console.log(`> npm ${args.join(' ')}   (node_modules is missing)`);
+    const r = spawnSync('npm', [...args, '--no-audit', '--no-fund'], { cwd: ROOT, stdio: 'inherit' });
+    return !r.error && r.status === 0;
+  };
+  if (hasLock && npm(['ci'])) return;
+  if (hasLock) {
+    console.log(
+      'WARNING: `npm ci` failed (is package-lock.json out of sync with package.json?); trying `npm install`.\n' +
+        '         Regenerate the lockfile with `npm install` and commit it.',
+    );
   }
+  if (!npm(['install'])) throw new InfraError('installing dependencies with npm failed (see above)');
 }
 
 /** `tsc -b` at the repo root. Returns true on success (output goes to the terminal). */
