@@ -14,7 +14,8 @@
 // started (it finds them through their pidfiles); anything else on those ports is left alone.
 //
 // Overrides (mainly for running a second, isolated set): SD_DATA_DIR, SD_REDIS_PORT, SD_NATS_PORT,
-// SD_NATS_MONITOR_PORT, SD_MONGO_PORT, SD_FERRETDB_DEBUG_PORT, SD_INFRA_TIMEOUT (seconds, default 60).
+// SD_NATS_MONITOR_PORT, SD_MONGO_PORT, SD_FERRETDB_DEBUG_PORT (FerretDB's debug listener, off by default),
+// SD_INFRA_TIMEOUT (seconds, default 60).
 // FerretDB binary: $FERRETDB_BIN, `ferretdb` on PATH, $(go env GOPATH)/bin/ferretdb, .data/bin/ferretdb,
 // else it is built from source into .data/bin/ferretdb.
 
@@ -48,7 +49,8 @@ function config() {
     natsPort: envInt('SD_NATS_PORT', 4223),
     natsMonitorPort: envInt('SD_NATS_MONITOR_PORT', 8223),
     mongoPort: envInt('SD_MONGO_PORT', 27027),
-    ferretDebugPort: envInt('SD_FERRETDB_DEBUG_PORT', 8088),
+    // FerretDB's debug/metrics listener is off unless asked for (its default 127.0.0.1:8088 collides).
+    ferretDebugPort: process.env.SD_FERRETDB_DEBUG_PORT ? envInt('SD_FERRETDB_DEBUG_PORT', 0) : null,
   };
 }
 
@@ -548,7 +550,7 @@ function mongoDef(c) {
         `--sqlite-url=file:${abs('ferretdb')}/`,
         `--listen-addr=${HOST}:${c.mongoPort}`,
         `--state-dir=${abs('ferretdb')}`,
-        `--debug-addr=${HOST}:${c.ferretDebugPort}`,
+        c.ferretDebugPort ? `--debug-addr=${HOST}:${c.ferretDebugPort}` : '--debug-addr=-',
         '--log-level=warn',
       ],
     }),
