@@ -1,0 +1,347 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Api, request, type Json } from './http.js';
+
+/** The repository root (this file is test/e2e/dist/src/stack.js once compiled). */
+export const ROOT = path.resolve(fileURLToPath(import.meta.url), '../../../../..');
+
+export const SERVICES = ['identity', 'requests', 'audit', 'gateway'] as const;
+export type ServiceName = (typeof SERVICES)[number];
+
+/** Bounds of the harness (not assertions: generous limits so a loaded CI machine still starts). */
+const READY_TIMEOUT_MS = Number(process.env.SD_E2E_READY_TIMEOUT_MS ?? 90_000);
+const STOP_TIMEOUT_MS = 15_000;
+const DESKCTL_TIMEOUT_MS = 60_000;
+
+export const infraEnv = {
+  MONGO_URL: process.env.MONGO_URL ?? 'mongodb://127.0.0.1:27027',
+  NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4223',
+  REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6380',
+};
+
+/** What a tap `t` offers that the harness needs. */
+export interface Teardownable {
+  teardown(fn: () => unknown): void;
+  passing?(): boolean;
+}
+
+export interface StackOptions {
+  /** Serve the gateway over TLS with this certificate and key (PEM file paths). */
+  tls?: { certFile: string; keyFile: string; ca: Buffer };
+  /** Extra environment for every service (and deskctl). */
+  env?: Record<string, string>;
+}
+
+export interface DeskctlResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  json: Json;
+}
+
+export interface Stack {
+  /** Unique name of this run: database prefix, NATS namespace, Redis prefixes. */
+  run: string;
+  /** Gateway origin, e.g. `http://127.0.0.1:41234` (the OAuth endpoints live here). */
+  origin: string;
+  /** `{base_url}` of the spec: origin + `/v1`. */
+  base: string;
+  ports: Record<ServiceName, number>;
+  /** The environment shared by the services and deskctl. */
+  env: Record<string, string>;
+  ca?: Buffer;
+  logDir: string;
+  api(token: string | null): Api;
+  /** Runs `deskctl <args> --json` against this stack. */
+  deskctl(args: string[], options?: { stdin?: string; json?: boolean }): Promise<DeskctlResult>;
+  /** Like `deskctl` but throws (with stderr) unless it exits 0 with JSON on stdout. */
+  deskctlJson(args: string[], options?: { stdin?: string }): Promise<Json>;
+  logTail(service: ServiceName, lines?: number): string;
+  /** Stops one service (SIGTERM, bounded), e.g. to see the gateway answer for an unreachable upstream. */
+  stopService(service: ServiceName): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function uniqueRun(prefix = 'e2e'): string {
+  return `${prefix}${process.pid.toString(36)}${randomBytes(3).toString('hex')}`.toLowerCase();
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `check` until it returns a truthy value (bounded in time); the last error is reported. */
+export async function eventually<T>(
+  check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  { timeoutMs = 15_000, intervalMs = 100, what = 'condition' } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value) return value;
+      last = value;
+    } catch (err) {
+      lastError = err;
+    }
+    await sleep(intervalMs);
+  }
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${what}` +
+      (lastError
+        ? `: ${lastError instanceof Error ? lastError.message : String(lastError)}`
+        : ` (last: ${String(last)})`),
+  );
+}
+
+function tailOf(file: string, lines = 40): string {
+  try {
+    return fs
+      .readFileSync(file, 'utf8')
+      .split('\n')
+      .slice(-lines - 1)
+      .join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
+/**
+ * Starts identity, requests, audit and the gateway as separate processes (their compiled
+ * `dist/src/server.js`) on free loopback ports, with databases, NATS namespace and Redis prefixes
+ * of their own; waits for every `/readyz`; stops everything at teardown.
+ */
+export async function startStack(t: Teardownable, options: StackOptions = {}): Promise<Stack> {
+  const run = uniqueRun();
+  const logDir = fs.mkdtempSync(path.join(os.tmpdir(), `sd-${run}-`));
+  const dataDir = path.join(logDir, 'identity-data');
+  fs.mkdirSync(dataDir);
+  const ports = {} as Record<ServiceName, number>;
+  for (const s of SERVICES) ports[s] = await freePort();
+  const scheme = options.tls ? 'https' : 'http';
+  const origin = `${scheme}://127.0.0.1:${ports.gateway}`;
+  const env: Record<string, string> = {
+    ...infraEnv,
+    NODE_ENV: 'development',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    INTERNAL_AUTH_SECRET: randomBytes(24).toString('hex'),
+    NATS_NAMESPACE: run,
+    RATE_LIMIT_PREFIX: `${run}:`,
+    REDIS_KEY_PREFIX: `${run}:gw:`,
+    GATEWAY_PORT: String(ports.gateway),
+    REQUESTS_PORT: String(ports.requests),
+    IDENTITY_PORT: String(ports.identity),
+    AUDIT_PORT: String(ports.audit),
+    REQUESTS_URL: `http://127.0.0.1:${ports.requests}`,
+    IDENTITY_URL: `http://127.0.0.1:${ports.identity}`,
+    AUDIT_URL: `http://127.0.0.1:${ports.audit}`,
+    OAUTH_ISSUER: origin,
+    PUBLIC_BASE_URL: `${origin}/v1`,
+    IDENTITY_DATA_DIR: dataDir,
+    ...options.env,
+  };
+  if (options.tls) {
+    env.TLS_CERT = options.tls.certFile;
+    env.TLS_KEY = options.tls.keyFile;
+  }
+  const serviceEnv = (s: ServiceName): Record<string, string> => ({
+    ...env,
+    MONGO_DB: `${run}_${s}`,
+    PORT: String(ports[s]),
+  });
+  // deskctl works on identity's database, like the identity service itself.
+  const cliEnv = serviceEnv('identity');
+  delete cliEnv.PORT;
+
+  const children = new Map<ServiceName, ChildProcess>();
+  const exits = new Map<ServiceName, string>();
+  const logFile = (s: ServiceName) => path.join(logDir, `${s}.log`);
+
+  const tails = () =>
+    SERVICES.map(
+      (s) => `--- ${s} (${logFile(s)})${exits.has(s) ? ` [${exits.get(s)}]` : ''}\n${tailOf(logFile(s))}`,
+    ).join('\n');
+
+  const stopChild = async (child: ChildProcess) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const gone = new Promise<void>((r) => child.once('exit', () => r()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    await gone;
+    clearTimeout(timer);
+    live.delete(child);
+  };
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await Promise.all([...children.values()].map(stopChild));
+  };
+
+  t.teardown(async () => {
+    if (t.passing && !t.passing()) console.error(`\n[e2e ${run}] service logs (failing run):\n${tails()}`);
+    await stop();
+    await cleanup(run, env).catch(() => undefined);
+  });
+
+  const missing = SERVICES.filter(
+    (s) => !fs.existsSync(path.join(ROOT, 'services', s, 'dist/src/server.js')),
+  );
+  if (missing.length) {
+    throw new Error(
+      `service(s) not built or not implemented yet: ${missing.map((s) => `services/${s}/dist/src/server.js`).join(', ')} ` +
+        '(run `npx tsc -b` at the root)',
+    );
+  }
+
+  for (const s of SERVICES) {
+    const out = fs.openSync(logFile(s), 'a');
+    const child = spawn(process.execPath, [path.join(ROOT, 'services', s, 'dist/src/server.js')], {
+      cwd: ROOT,
+      env: { ...process.env, ...serviceEnv(s) },
+      stdio: ['ignore', out, out],
+    });
+    fs.closeSync(out);
+    live.add(child);
+    children.set(s, child);
+    child.once('exit', (code, signal) => {
+      exits.set(s, `exited ${signal ?? code}`);
+      live.delete(child);
+    });
+  }
+
+  const ca = options.tls?.ca;
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  const notReady = new Set<ServiceName>(SERVICES);
+  while (notReady.size > 0) {
+    for (const s of [...notReady]) {
+      if (exits.has(s)) {
+        await stop();
+        throw new Error(`${s} ${exits.get(s)} before it was ready\n${tails()}`);
+      }
+      const url = s === 'gateway' ? `${origin}/readyz` : `http://127.0.0.1:${ports[s]}/readyz`;
+      const res = await request(url, { ca, timeoutMs: 2000 }).catch(() => null);
+      if (res?.status === 200) notReady.delete(s);
+    }
+    if (notReady.size === 0) break;
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`not ready after ${READY_TIMEOUT_MS} ms: ${[...notReady].join(', ')}\n${tails()}`);
+    }
+    await sleep(150);
+  }
+
+  const deskctl: Stack['deskctl'] = (args, opts = {}) =>
+    runDeskctl(opts.json === false ? args : [...args, '--json'], { ...process.env, ...cliEnv }, opts.stdin);
+
+  return {
+    run,
+    origin,
+    base: `${origin}/v1`,
+    ports,
+    env: cliEnv,
+    ca,
+    logDir,
+    api: (token) => new Api(origin, token, ca),
+    deskctl,
+    async deskctlJson(args, opts = {}) {
+      const r = await deskctl(args, opts);
+      if (r.code !== 0 || r.json === undefined) {
+        throw new Error(
+          `deskctl ${args.join(' ')} --json: exit ${r.code}\nstderr: ${r.stderr.trim()}\nstdout: ${r.stdout.trim().slice(0, 500)}`,
+        );
+      }
+      return r.json;
+    },
+    logTail: (s, lines) => tailOf(logFile(s), lines),
+    stopService: async (s) => {
+      const child = children.get(s);
+      if (child) await stopChild(child);
+    },
+    stop,
+  };
+}
+
+export const DESKCTL = path.join(ROOT, 'services/identity/dist/src/cli/deskctl.js');
+
+function runDeskctl(args: string[], env: NodeJS.ProcessEnv, stdin?: string): Promise<DeskctlResult> {
+  if (!fs.existsSync(DESKCTL)) {
+    return Promise.resolve({
+      code: 127,
+      stdout: '',
+      stderr: `deskctl not built or not implemented yet (${path.relative(ROOT, DESKCTL)} missing)`,
+      json: undefined,
+    });
+  }
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [DESKCTL, ...args], {
+      cwd: ROOT,
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    const timer = setTimeout(() => {
+      stderr += `\n(killed after ${DESKCTL_TIMEOUT_MS} ms)`;
+      child.kill('SIGKILL');
+    }, DESKCTL_TIMEOUT_MS);
+    child.on('error', (err) => (stderr += String(err)));
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      let json: unknown;
+      try {
+        json = stdout.trim() ? JSON.parse(stdout) : undefined;
+      } catch {
+        json = undefined;
+      }
+      resolve({ code, stdout, stderr, json });
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(stdin ?? '');
+  });
+}
+
+/** Drops the run's databases and NATS streams (Redis keys carry TTLs and expire by themselves). */
+async function cleanup(run: string, env: Record<string, string>): Promise<void> {
+  const { connectMongo, connectNats, ensureStreams } = await import('@support-desk/platform');
+  const { natsNames } = await import('@support-desk/contracts');
+  for (const s of SERVICES) {
+    if (s === 'gateway') continue;
+    const conn = await connectMongo({ url: env.MONGO_URL, dbName: `${run}_${s}` });
+    await conn.dropDatabase().catch(() => undefined);
+    await conn.close();
+  }
+  const nc = await connectNats({ url: env.NATS_URL, name: `e2e-cleanup-${run}` });
+  const names = natsNames(run);
+  const jsm = await ensureStreams(nc, names);
+  await jsm.streams.delete(names.eventsStream).catch(() => undefined);
+  await jsm.streams.delete(names.noticesStream).catch(() => undefined);
+  await nc.drain().catch(() => undefined);
+}
