@@ -41,10 +41,15 @@ export async function pingMongo(conn: Connection): Promise<void> {
   await conn.db.admin().ping();
 }
 
-/** True for E11000 duplicate-key errors (insert or update). */
+/**
+ * True for E11000 duplicate-key errors (insert or update). FerretDB v1 (SQLite) reports a unique
+ * index violation on *update* as InternalError (code 1) "UNIQUE constraint failed", so that is
+ * recognised too.
+ */
 export function isDuplicateKeyError(err: unknown): boolean {
-  const e = err as { code?: number; writeErrors?: { code?: number }[] } | null;
-  return e?.code === 11000 || (e?.writeErrors?.every((w) => w.code === 11000) ?? false);
+  const e = err as { code?: number; message?: string; writeErrors?: { code?: number }[] } | null;
+  if (e?.code === 11000 || (e?.writeErrors?.every((w) => w.code === 11000) ?? false)) return true;
+  return e?.code === 1 && /UNIQUE constraint failed/.test(String(e.message ?? ''));
 }
 
 /** Escapes user input for use inside a RegExp (search filters). */
