@@ -1,4 +1,319 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { ErrorEnvelope, Ok } from './envelope.js';
+import { IdSchema } from './ids.js';
+import { PageQuery, Pagination } from './pagination.js';
 import type { RouteSchemaMap } from './routes.js';
+import { DateTimeString, StringEnum } from './schema.js';
+import { RoleSchema, ScopeSchema } from './scopes.js';
+
+/** Documented input limits (README of services/identity). */
+export const IDENTITY_LIMITS = {
+  email: 254,
+  name: 200,
+  search: 200,
+  groupName: 100,
+  groupDescription: 1000,
+  groupsPerUser: 100,
+  metadataKeys: 50,
+  metadataKey: 64,
+  metadataValue: 500,
+  identityProvider: 64,
+} as const;
+
+export const USER_STATUSES = ['active', 'inactive'] as const;
+export type UserStatus = (typeof USER_STATUSES)[number];
+export const UserStatusSchema = StringEnum(USER_STATUSES);
+
+const DateTimeOrNull = Type.Union([DateTimeString(), Type.Null()]);
+
+export const GroupRef = Type.Object(
+  { id: IdSchema('group'), name: Type.String() },
+  { additionalProperties: false },
+);
+export type GroupRef = Static<typeof GroupRef>;
+
+export const UserMetadata = Type.Record(
+  Type.String({ minLength: 1, maxLength: IDENTITY_LIMITS.metadataKey, pattern: '^[A-Za-z0-9_.-]+$' }),
+  Type.String({ maxLength: IDENTITY_LIMITS.metadataValue }),
+  { maxProperties: IDENTITY_LIMITS.metadataKeys },
+);
+
+const Email = Type.String({ format: 'email', minLength: 3, maxLength: IDENTITY_LIMITS.email });
+const DisplayName = Type.String({ minLength: 1, maxLength: IDENTITY_LIMITS.name, pattern: '\\S' });
+const GroupIdList = Type.Array(IdSchema('group'), {
+  maxItems: IDENTITY_LIMITS.groupsPerUser,
+  uniqueItems: true,
+});
+
+/** The list columns of a user (GET /v1/users, group members). */
+export const UserListItem = Type.Object(
+  {
+    id: IdSchema('user'),
+    email: Type.String(),
+    name: Type.String(),
+    role: RoleSchema,
+    status: UserStatusSchema,
+    isVip: Type.Boolean(),
+    groups: Type.Array(GroupRef),
+    createdAt: DateTimeString(),
+    lastLoginAt: DateTimeOrNull,
+  },
+  { additionalProperties: false },
+);
+export type UserListItem = Static<typeof UserListItem>;
+
+/** The full user (GET /v1/users/:id). */
+export const UserDetail = Type.Object(
+  {
+    ...UserListItem.properties,
+    updatedAt: DateTimeString(),
+    identityProvider: Type.String(),
+    metadata: Type.Record(Type.String(), Type.String()),
+    deactivatedAt: DateTimeOrNull,
+  },
+  { additionalProperties: false },
+);
+export type UserDetail = Static<typeof UserDetail>;
+
+export const UserIdParams = Type.Object({ id: IdSchema('user') }, { additionalProperties: false });
+
+export const UserListQuery = Type.Object(
+  {
+    role: Type.Optional(RoleSchema),
+    status: Type.Optional(UserStatusSchema),
+    groupId: Type.Optional(IdSchema('group')),
+    isVip: Type.Optional(Type.Boolean()),
+    search: Type.Optional(Type.String({ minLength: 1, maxLength: IDENTITY_LIMITS.search })),
+    page: Type.Optional(PageQuery.page),
+    limit: Type.Optional(PageQuery.limit),
+  },
+  { additionalProperties: false },
+);
+export type UserListQuery = Static<typeof UserListQuery>;
+
+export const UserList = Type.Object(
+  { users: Type.Array(UserListItem), pagination: Pagination },
+  { additionalProperties: false },
+);
+
+export const CreateUserBody = Type.Object(
+  {
+    email: Email,
+    name: DisplayName,
+    role: RoleSchema,
+    groups: Type.Optional(GroupIdList),
+    isVip: Type.Optional(Type.Boolean()),
+    metadata: Type.Optional(UserMetadata),
+    identityProvider: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: IDENTITY_LIMITS.identityProvider,
+        pattern: '^[a-z0-9][a-z0-9_.-]*$',
+        description: 'Set by provisioning; `local` (password login) when absent.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type CreateUserBody = Static<typeof CreateUserBody>;
+
+export const CreatedUser = Type.Object(
+  {
+    id: IdSchema('user'),
+    email: Type.String(),
+    name: Type.String(),
+    role: RoleSchema,
+    status: UserStatusSchema,
+    isVip: Type.Boolean(),
+    groups: Type.Array(GroupRef),
+    createdAt: DateTimeString(),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateUserBody = Type.Object(
+  {
+    name: Type.Optional(DisplayName),
+    role: Type.Optional(RoleSchema),
+    groups: Type.Optional(GroupIdList),
+    isVip: Type.Optional(Type.Boolean()),
+    status: Type.Optional(UserStatusSchema),
+    metadata: Type.Optional(UserMetadata),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdateUserBody = Static<typeof UpdateUserBody>;
+
+/** `id`, the fields that changed (new values), `updatedAt`. */
+export const UpdatedUser = Type.Object(
+  {
+    id: IdSchema('user'),
+    name: Type.Optional(Type.String()),
+    role: Type.Optional(RoleSchema),
+    groups: Type.Optional(Type.Array(GroupRef)),
+    isVip: Type.Optional(Type.Boolean()),
+    status: Type.Optional(UserStatusSchema),
+    metadata: Type.Optional(Type.Record(Type.String(), Type.String())),
+    deactivatedAt: Type.Optional(DateTimeOrNull),
+    updatedAt: DateTimeString(),
+  },
+  { additionalProperties: false },
+);
+
+export const DeactivatedUser = Type.Object(
+  { id: IdSchema('user'), status: Type.Literal('inactive'), deactivatedAt: DateTimeString() },
+  { additionalProperties: false },
+);
+
+export const Me = Type.Object(
+  {
+    id: Type.String(),
+    email: Type.String(),
+    name: Type.String(),
+    role: RoleSchema,
+    status: UserStatusSchema,
+    isVip: Type.Boolean(),
+    groups: Type.Array(GroupRef),
+    /** The credential's effective scopes (same list as `scopes`). */
+    permissions: Type.Array(ScopeSchema),
+    scopes: Type.Array(ScopeSchema),
+    credential: Type.Object(
+      { type: StringEnum(['api_key', 'oauth'] as const), id: Type.String() },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type Me = Static<typeof Me>;
+
+export const Group = Type.Object(
+  {
+    id: IdSchema('group'),
+    name: Type.String(),
+    description: Type.String(),
+    memberCount: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
+export type Group = Static<typeof Group>;
+
+export const GroupDetail = Type.Object(
+  { ...Group.properties, createdAt: DateTimeString(), updatedAt: DateTimeString() },
+  { additionalProperties: false },
+);
+export type GroupDetail = Static<typeof GroupDetail>;
+
+export const GroupIdParams = Type.Object({ id: IdSchema('group') }, { additionalProperties: false });
+export const GroupMemberParams = Type.Object(
+  { id: IdSchema('group'), userId: IdSchema('user') },
+  { additionalProperties: false },
+);
+
+const GroupName = Type.String({ minLength: 1, maxLength: IDENTITY_LIMITS.groupName, pattern: '\\S' });
+const GroupDescription = Type.String({ maxLength: IDENTITY_LIMITS.groupDescription });
+
+export const CreateGroupBody = Type.Object(
+  { name: GroupName, description: Type.Optional(GroupDescription) },
+  { additionalProperties: false },
+);
+export type CreateGroupBody = Static<typeof CreateGroupBody>;
+
+export const UpdateGroupBody = Type.Object(
+  { name: Type.Optional(GroupName), description: Type.Optional(GroupDescription) },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdateGroupBody = Static<typeof UpdateGroupBody>;
+
+export const AddMemberBody = Type.Object({ userId: IdSchema('user') }, { additionalProperties: false });
+
+export const MembersQuery = Type.Object(
+  { page: Type.Optional(PageQuery.page), limit: Type.Optional(PageQuery.limit) },
+  { additionalProperties: false },
+);
+
+export const GroupMembership = Type.Object(
+  {
+    id: IdSchema('group'),
+    name: Type.String(),
+    memberCount: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
+
+const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, ErrorEnvelope]));
 
 /** Public request/response schemas of the identity service, keyed by route (see PUBLIC_ROUTES). */
-export const identityRouteSchemas: RouteSchemaMap = {};
+export const identityRouteSchemas: RouteSchemaMap = {
+  'GET /v1/users': {
+    description: 'Newest first. `search` is a case-insensitive substring of name or email.',
+    querystring: UserListQuery,
+    response: { 200: Ok(UserList), ...errors(400, 401, 403) },
+  },
+  'POST /v1/users': {
+    body: CreateUserBody,
+    response: { 201: Ok(CreatedUser), ...errors(400, 401, 403, 409) },
+  },
+  'GET /v1/users/:id': {
+    params: UserIdParams,
+    response: { 200: Ok(UserDetail), ...errors(400, 401, 403, 404) },
+  },
+  'PATCH /v1/users/:id': {
+    description: '`groups` replaces the membership. The last active admin cannot be demoted or deactivated.',
+    params: UserIdParams,
+    body: UpdateUserBody,
+    response: { 200: Ok(UpdatedUser), ...errors(400, 401, 403, 404, 409) },
+  },
+  'DELETE /v1/users/:id': {
+    description: 'Deactivates the user (kept with its history); their API keys and tokens stop working.',
+    params: UserIdParams,
+    response: { 200: Ok(DeactivatedUser), ...errors(400, 401, 403, 404, 409) },
+  },
+  'GET /v1/me': {
+    response: { 200: Ok(Me), ...errors(401) },
+  },
+  'GET /v1/groups': {
+    response: {
+      200: Ok(Type.Object({ groups: Type.Array(Group) }, { additionalProperties: false })),
+      ...errors(401, 403),
+    },
+  },
+  'POST /v1/groups': {
+    body: CreateGroupBody,
+    response: { 201: Ok(GroupDetail), ...errors(400, 401, 403, 409) },
+  },
+  'GET /v1/groups/:id': {
+    params: GroupIdParams,
+    response: { 200: Ok(GroupDetail), ...errors(400, 401, 403, 404) },
+  },
+  'PATCH /v1/groups/:id': {
+    params: GroupIdParams,
+    body: UpdateGroupBody,
+    response: { 200: Ok(GroupDetail), ...errors(400, 401, 403, 404, 409) },
+  },
+  'DELETE /v1/groups/:id': {
+    description: 'Deletes the group and removes it from every member.',
+    params: GroupIdParams,
+    response: {
+      200: Ok(
+        Type.Object({ id: IdSchema('group'), deleted: Type.Literal(true) }, { additionalProperties: false }),
+      ),
+      ...errors(400, 401, 403, 404),
+    },
+  },
+  'GET /v1/groups/:id/members': {
+    description: 'Members of the group (user list columns), newest first.',
+    params: GroupIdParams,
+    querystring: MembersQuery,
+    response: { 200: Ok(UserList), ...errors(400, 401, 403, 404) },
+  },
+  'POST /v1/groups/:id/members': {
+    description: 'Idempotent: adding an existing member is not an error.',
+    params: GroupIdParams,
+    body: AddMemberBody,
+    response: { 200: Ok(GroupMembership), ...errors(400, 401, 403, 404) },
+  },
+  'DELETE /v1/groups/:id/members/:userId': {
+    params: GroupMemberParams,
+    response: { 200: Ok(GroupMembership), ...errors(400, 401, 403, 404) },
+  },
+};

@@ -1,0 +1,237 @@
+import {
+  type CredentialNotice,
+  newId,
+  type Plan,
+  type RateLimits,
+  type ResolveApiKeyReply,
+  SCOPES,
+} from '@support-desk/contracts';
+import {
+  buildEvent,
+  conflict,
+  type EventContext,
+  eventEntry,
+  messageEntry,
+  notFound,
+  pushOutbox,
+  validationError,
+} from '@support-desk/platform';
+import type { ApiKeyDoc, UserDoc } from '../store/index.js';
+import type { Deps } from './context.js';
+import { parseAllowlist } from './ipAllowlist.js';
+import { randomSecret, safeEqual, sha256 } from './secrets.js';
+import { getSettings } from './settings.js';
+import { findUserByEmail } from './users.js';
+import { groupNames, toSnapshot } from './views.js';
+
+/** `sd_<keyId>_<43 base64url chars>`: the key id allows lookup, only the secret's hash is stored. */
+const KEY_FORMAT = /^sd_(key_[0-9a-hjkmnp-tv-z]{26})_([A-Za-z0-9_-]{43})$/;
+
+export interface CreateApiKeyInput {
+  ownerEmail: string;
+  name: string;
+  scopes: string[];
+  plan?: Plan;
+  limits?: Partial<RateLimits>;
+  allowlist?: string[];
+  /** Lifetime in seconds; absent = no expiry. */
+  expiresInSeconds?: number;
+}
+
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  owner: { id: string; email: string; name: string };
+  scopes: string[];
+  plan: Plan;
+  limits: RateLimits | null;
+  allowlist: string[];
+  expiresAt: string | null;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+const iso = (d: Date | null | undefined) => (d ? new Date(d).toISOString() : null);
+
+function toView(k: ApiKeyDoc, owner: Pick<UserDoc, '_id' | 'email' | 'name'> | undefined): ApiKeyView {
+  return {
+    id: k._id,
+    name: k.name,
+    owner: { id: k.ownerId, email: owner?.email ?? '', name: owner?.name ?? '' },
+    scopes: k.scopes,
+    plan: k.plan,
+    limits: k.limits ?? null,
+    allowlist: k.allowlist ?? [],
+    expiresAt: iso(k.expiresAt),
+    createdAt: iso(k.createdAt)!,
+    lastUsedAt: iso(k.lastUsedAt),
+    revokedAt: iso(k.revokedAt),
+  };
+}
+
+/** Enterprise keys carry their own limits (defaulting to professional's); others use the plan's. */
+export function resolveLimits(plan: Plan, given: Partial<RateLimits> | undefined, field: string) {
+  if (plan !== 'enterprise') {
+    if (given?.general !== undefined || given?.events !== undefined) {
+      throw validationError(field, 'custom rate limits are only for the enterprise plan');
+    }
+    return null;
+  }
+  const limits = { general: given?.general ?? 300, events: given?.events ?? 120 };
+  for (const [k, v] of Object.entries(limits)) {
+    if (!Number.isInteger(v) || v < 1 || v > 1_000_000)
+      throw validationError(field, `${k} must be 1..1000000`);
+  }
+  return limits;
+}
+
+export async function createApiKey(deps: Deps, ctx: EventContext, input: CreateApiKeyInput) {
+  const name = input.name.trim();
+  if (name.length === 0 || name.length > 100) throw validationError('name', 'must be 1..100 characters');
+  const unknown = input.scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (input.scopes.length === 0 || unknown.length > 0) {
+    throw validationError('scopes', `must be a non-empty subset of ${SCOPES.join(', ')}`);
+  }
+  const plan = input.plan ?? 'standard';
+  const limits = resolveLimits(plan, input.limits, 'limits');
+  let allowlist: string[];
+  try {
+    allowlist = parseAllowlist(input.allowlist ?? []);
+  } catch (err) {
+    throw validationError('allowlist', (err as Error).message);
+  }
+  const owner = await findUserByEmail(deps, input.ownerEmail);
+  if (!owner) throw notFound(`User ${input.ownerEmail}`);
+  if (owner.status !== 'active') throw conflict(`${owner.email} is inactive`);
+  const now = deps.clock();
+  const id = newId('apiKey', now.getTime());
+  const secret = randomSecret(32);
+  const scopes = [...new Set(input.scopes)];
+  const expiresAt = input.expiresInSeconds ? new Date(now.getTime() + input.expiresInSeconds * 1000) : null;
+  // The event describes the key, never its value or hash.
+  const event = buildEvent(
+    'system.config_changed',
+    id,
+    ctx,
+    {
+      apiKey: {
+        from: null,
+        to: { id, name, ownerId: owner._id, scopes, plan, allowlist, expiresAt: iso(expiresAt) },
+      },
+    },
+    now,
+  );
+  const doc = await deps.store.apiKeys.create({
+    _id: id,
+    ownerId: owner._id,
+    name,
+    secretHash: sha256(secret),
+    scopes,
+    plan,
+    limits,
+    allowlist,
+    expiresAt,
+    createdAt: now,
+    createdBy: ctx.actor.id,
+    lastUsedAt: null,
+    revokedAt: null,
+    outbox: [eventEntry(deps.names, event)],
+  });
+  deps.kick();
+  return { ...toView(doc.toObject(), owner), key: `sd_${id}_${secret}` };
+}
+
+export async function listApiKeys(deps: Deps, ownerEmail?: string): Promise<ApiKeyView[]> {
+  const filter: Record<string, unknown> = {};
+  if (ownerEmail) {
+    const owner = await findUserByEmail(deps, ownerEmail);
+    if (!owner) throw notFound(`User ${ownerEmail}`);
+    filter.ownerId = owner._id;
+  }
+  const keys = await deps.store.apiKeys
+    .find(filter)
+    .sort({ createdAt: -1 })
+    .limit(10_000)
+    .lean<ApiKeyDoc[]>();
+  const owners = await deps.store.users
+    .find({ _id: { $in: [...new Set(keys.map((k) => k.ownerId))] } }, { email: 1, name: 1 })
+    .lean<UserDoc[]>();
+  const byId = new Map(owners.map((o) => [o._id, o]));
+  return keys.map((k) => toView(k, byId.get(k.ownerId)));
+}
+
+export async function revokeApiKey(deps: Deps, ctx: EventContext, id: string) {
+  const key = await deps.store.apiKeys.findById(id).lean<ApiKeyDoc>();
+  if (!key) throw notFound('API key');
+  if (key.revokedAt) return { id, revokedAt: iso(key.revokedAt)!, alreadyRevoked: true };
+  const now = deps.clock();
+  const event = buildEvent(
+    'system.config_changed',
+    id,
+    ctx,
+    { revokedAt: { from: null, to: now.toISOString() } },
+    now,
+  );
+  const notice: CredentialNotice = {
+    kind: 'api_key_revoked',
+    keyId: id,
+    userId: key.ownerId,
+    at: now.toISOString(),
+  };
+  const res = await deps.store.apiKeys.updateOne(
+    { _id: id, revokedAt: null },
+    {
+      $set: { revokedAt: now },
+      $push: pushOutbox([eventEntry(deps.names, event), messageEntry(deps.names.credentialNotices, notice)]),
+    },
+  );
+  if (res.modifiedCount === 1) deps.kick();
+  return { id, revokedAt: now.toISOString(), alreadyRevoked: res.modifiedCount === 0 };
+}
+
+const LAST_USED_GRANULARITY_MS = 60_000;
+
+/** Gateway resolution of a presented key. Never returns the secret or its hash. */
+export async function resolveApiKey(deps: Deps, presented: unknown): Promise<ResolveApiKeyReply> {
+  const match = typeof presented === 'string' ? KEY_FORMAT.exec(presented) : null;
+  if (!match) return { valid: false, reason: 'malformed' };
+  const [, keyId, secret] = match;
+  const key = await deps.store.apiKeys.findById(keyId).select('+secretHash').lean<ApiKeyDoc>();
+  // Compare even for unknown ids so timing does not reveal which ids exist.
+  const matches = safeEqual(sha256(secret), key?.secretHash ?? sha256(''));
+  if (!key || !matches) return { valid: false, reason: 'unknown' };
+  if (key.revokedAt) return { valid: false, reason: 'revoked' };
+  const now = deps.clock();
+  if (key.expiresAt && new Date(key.expiresAt).getTime() <= now.getTime())
+    return { valid: false, reason: 'expired' };
+  const owner = await deps.store.users.findById(key.ownerId).lean<UserDoc>();
+  if (owner?.status !== 'active') return { valid: false, reason: 'inactive_owner' };
+  if (!key.lastUsedAt || now.getTime() - new Date(key.lastUsedAt).getTime() >= LAST_USED_GRANULARITY_MS) {
+    // At most one write per key per minute; a lost update is harmless.
+    deps.store.apiKeys
+      .updateOne(
+        {
+          _id: key._id,
+          $or: [
+            { lastUsedAt: null },
+            { lastUsedAt: { $lt: new Date(now.getTime() - LAST_USED_GRANULARITY_MS) } },
+          ],
+        },
+        { $set: { lastUsedAt: now } },
+      )
+      .catch((err) => deps.logger.warn({ err, keyId: key._id }, 'lastUsedAt update failed'));
+  }
+  const [names, settings] = await Promise.all([groupNames(deps.store, owner.groups), getSettings(deps)]);
+  return {
+    valid: true,
+    keyId: key._id,
+    owner: toSnapshot(owner, names),
+    scopes: key.scopes,
+    plan: key.plan,
+    limits: key.plan === 'enterprise' ? (key.limits ?? null) : null,
+    allowlist: key.allowlist ?? [],
+    globalAllowlist: settings.globalAllowlist,
+    expiresAt: iso(key.expiresAt),
+  };
+}

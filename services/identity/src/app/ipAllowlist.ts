@@ -1,0 +1,34 @@
+import { isIP } from 'node:net';
+
+/**
+ * Normalises one allowlist entry: an IPv4/IPv6 address or CIDR. Returns null when invalid.
+ * Addresses are kept as given (lower-cased); prefix lengths are range-checked.
+ */
+export function normaliseAllowlistEntry(raw: string): string | null {
+  const entry = raw.trim().toLowerCase();
+  if (entry.length === 0 || entry.length > 64) return null;
+  const [address, prefix, extra] = entry.split('/');
+  if (extra !== undefined) return null;
+  const family = isIP(address);
+  if (family === 0) return null;
+  if (prefix === undefined) return address;
+  if (!/^\d{1,3}$/.test(prefix)) return null;
+  const bits = Number(prefix);
+  if (bits > (family === 4 ? 32 : 128)) return null;
+  return `${address}/${bits}`;
+}
+
+/** Parses a comma-separated (or array) allowlist; throws naming the first bad entry. */
+export function parseAllowlist(input: string | string[]): string[] {
+  const parts = (Array.isArray(input) ? input : input.split(','))
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  const out: string[] = [];
+  for (const p of parts) {
+    const n = normaliseAllowlistEntry(p);
+    if (!n) throw new Error(`"${p}" is not an IPv4/IPv6 address or CIDR`);
+    if (!out.includes(n)) out.push(n);
+  }
+  if (out.length > 256) throw new Error('at most 256 allowlist entries');
+  return out;
+}

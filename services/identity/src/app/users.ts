@@ -1,0 +1,315 @@
+import {
+  type Changes,
+  type CreateUserBody,
+  type CredentialNotice,
+  newId,
+  type Principal,
+  paginate,
+  pageWindow,
+  type UpdateUserBody,
+  type UserListQuery,
+} from '@support-desk/contracts';
+import {
+  AppError,
+  buildEvent,
+  conflict,
+  diffChanges,
+  type EventContext,
+  escapeRegex,
+  eventEntry,
+  isDuplicateKeyError,
+  messageEntry,
+  notFound,
+  type OutboxEntry,
+  pushOutbox,
+  unauthorized,
+  validationError,
+} from '@support-desk/platform';
+import type { UserDoc } from '../store/index.js';
+import type { Deps } from './context.js';
+import { checkPasswordPolicy, hashPassword } from './secrets.js';
+import { groupNames, groupRefs, toDetail, toListItem, toListItems } from './views.js';
+
+export const emailKey = (email: string) => email.trim().toLowerCase();
+
+export async function listUsers(deps: Deps, query: UserListQuery & { groupId?: string }) {
+  const filter: Record<string, unknown> = {};
+  if (query.role) filter.role = query.role;
+  if (query.status) filter.status = query.status;
+  if (query.groupId) filter.groups = query.groupId;
+  if (query.isVip !== undefined) filter.isVip = query.isVip;
+  if (query.search) {
+    const re = new RegExp(escapeRegex(query.search), 'i');
+    filter.$or = [{ name: re }, { email: re }];
+  }
+  const window = pageWindow(query.page, query.limit);
+  const [users, total] = await Promise.all([
+    deps.store.users
+      .find(filter)
+      .sort({ createdAt: -1, _id: -1 })
+      .skip(window.skip)
+      .limit(window.limit)
+      .lean<UserDoc[]>(),
+    deps.store.users.countDocuments(filter),
+  ]);
+  return { users: await toListItems(deps.store, users), pagination: paginate(window, total) };
+}
+
+export async function findUser(deps: Deps, id: string): Promise<UserDoc> {
+  const user = await deps.store.users.findById(id).lean<UserDoc>();
+  if (!user) throw notFound('User');
+  return user;
+}
+
+export async function getUser(deps: Deps, id: string) {
+  const user = await findUser(deps, id);
+  return toDetail(user, await groupNames(deps.store, user.groups));
+}
+
+/** Throws 400 naming `field` unless every id is a live group. */
+export async function assertGroupsExist(deps: Deps, ids: string[], field: string): Promise<void> {
+  if (ids.length === 0) return;
+  const names = await groupNames(deps.store, ids);
+  const missing = ids.filter((id) => !names.has(id));
+  if (missing.length > 0) throw validationError(field, `unknown group id(s): ${missing.join(', ')}`);
+}
+
+export interface CreateUserInput extends CreateUserBody {
+  password?: string;
+}
+
+export async function createUser(deps: Deps, ctx: EventContext, input: CreateUserInput) {
+  const groups = [...new Set(input.groups ?? [])];
+  await assertGroupsExist(deps, groups, 'body.groups');
+  let passwordHash: string | null = null;
+  if (input.password !== undefined) {
+    const problem = checkPasswordPolicy(input.password);
+    if (problem) throw validationError('password', problem);
+    passwordHash = await hashPassword(input.password);
+  }
+  const now = deps.clock();
+  const id = newId('user', now.getTime());
+  const fields = {
+    email: input.email.trim(),
+    name: input.name.trim(),
+    role: input.role,
+    status: 'active' as const,
+    isVip: input.isVip ?? false,
+    groups,
+    metadata: input.metadata ?? {},
+    identityProvider: input.identityProvider ?? 'local',
+  };
+  const changes: Changes = {};
+  for (const [k, v] of Object.entries(fields)) {
+    const empty = Array.isArray(v) ? v.length === 0 : typeof v === 'object' && Object.keys(v).length === 0;
+    if (!empty) changes[k] = { from: null, to: v };
+  }
+  const event = buildEvent('user.created', id, ctx, changes, now);
+  try {
+    await deps.store.users.create({
+      _id: id,
+      ...fields,
+      emailKey: emailKey(input.email),
+      passwordHash,
+      lastLoginAt: null,
+      deactivatedAt: null,
+      createdAt: now,
+      updatedAt: now,
+      outbox: [eventEntry(deps.names, event)],
+    });
+  } catch (err) {
+    if (isDuplicateKeyError(err)) throw conflict(`A user with email ${fields.email} already exists`);
+    throw err;
+  }
+  deps.kick();
+  const names = await groupNames(deps.store, groups);
+  return {
+    id,
+    email: fields.email,
+    name: fields.name,
+    role: fields.role,
+    status: fields.status,
+    isVip: fields.isVip,
+    groups: groupRefs(groups, names),
+    createdAt: now.toISOString(),
+  };
+}
+
+async function assertNotLastAdmin(deps: Deps, user: UserDoc): Promise<void> {
+  if (user.role !== 'admin' || user.status !== 'active') return;
+  const others = await deps.store.users.countDocuments({
+    _id: { $ne: user._id },
+    role: 'admin',
+    status: 'active',
+  });
+  if (others === 0) throw conflict('The last active admin cannot be demoted or deactivated');
+}
+
+const notice = (kind: CredentialNotice['kind'], userId: string, now: Date): CredentialNotice => ({
+  kind,
+  userId,
+  at: now.toISOString(),
+});
+
+/**
+ * The events (and credential notices) one user change emits: `user.updated` for ordinary fields
+ * and membership, `user.role_changed` for the role, `user.deactivated` for deactivation.
+ */
+export function userChangeEntries(
+  deps: Deps,
+  ctx: EventContext,
+  userId: string,
+  changes: Changes,
+  now: Date,
+): OutboxEntry[] {
+  const entries: OutboxEntry[] = [];
+  const { role, status, deactivatedAt, ...rest } = changes;
+  const deactivated = status?.to === 'inactive';
+  if (status && !deactivated) rest.status = status;
+  if (deactivatedAt && !deactivated) rest.deactivatedAt = deactivatedAt;
+  if (Object.keys(rest).length > 0) {
+    entries.push(eventEntry(deps.names, buildEvent('user.updated', userId, ctx, rest, now)));
+  }
+  if (role) {
+    entries.push(eventEntry(deps.names, buildEvent('user.role_changed', userId, ctx, { role }, now)));
+    entries.push(messageEntry(deps.names.credentialNotices, notice('user_role_changed', userId, now)));
+  }
+  if (deactivated) {
+    const c: Changes = { status };
+    if (deactivatedAt) c.deactivatedAt = deactivatedAt;
+    entries.push(eventEntry(deps.names, buildEvent('user.deactivated', userId, ctx, c, now)));
+    entries.push(messageEntry(deps.names.credentialNotices, notice('user_deactivated', userId, now)));
+  } else if (status?.to === 'active') {
+    entries.push(messageEntry(deps.names.credentialNotices, notice('user_reactivated', userId, now)));
+  }
+  return entries;
+}
+
+type UserPatch = Partial<Pick<UserDoc, 'name' | 'role' | 'groups' | 'isVip' | 'status' | 'metadata'>>;
+
+/**
+ * Applies `patch` with optimistic concurrency (the write only lands if the user is unchanged
+ * since it was read), so the `changes` in the events are exactly what happened.
+ */
+export async function applyUserPatch(
+  deps: Deps,
+  ctx: EventContext,
+  id: string,
+  makePatch: (user: UserDoc) => Promise<UserPatch> | UserPatch,
+): Promise<{ user: UserDoc; changes: Changes }> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const before = await findUser(deps, id);
+    const patch = await makePatch(before);
+    const now = deps.clock();
+    const set: Record<string, unknown> = { ...patch };
+    if (patch.status === 'inactive' && before.status !== 'inactive') set.deactivatedAt = now;
+    if (patch.status === 'active' && before.status !== 'active') set.deactivatedAt = null;
+    const changes = diffChanges(
+      { ...before, deactivatedAt: before.deactivatedAt?.toISOString() ?? null } as Record<string, unknown>,
+      {
+        ...set,
+        ...(set.deactivatedAt instanceof Date ? { deactivatedAt: set.deactivatedAt.toISOString() } : {}),
+      },
+      ['name', 'role', 'groups', 'isVip', 'status', 'metadata', 'deactivatedAt'],
+    );
+    if (Object.keys(changes).length === 0) return { user: before, changes };
+    const entries = userChangeEntries(deps, ctx, id, changes, now);
+    // updateOne, not findOneAndUpdate: FerretDB cannot project findAndModify results.
+    const res = await deps.store.users.updateOne(
+      { _id: id, updatedAt: before.updatedAt },
+      { $set: { ...set, updatedAt: now }, $push: pushOutbox(entries) },
+    );
+    if (res.modifiedCount === 1) {
+      deps.kick();
+      return { user: await findUser(deps, id), changes };
+    }
+  }
+  throw new AppError('CONFLICT', 'The user was modified concurrently; retry');
+}
+
+export async function updateUser(deps: Deps, ctx: EventContext, id: string, body: UpdateUserBody) {
+  const groups = body.groups ? [...new Set(body.groups)] : undefined;
+  if (groups) await assertGroupsExist(deps, groups, 'body.groups');
+  const { user, changes } = await applyUserPatch(deps, ctx, id, async (before) => {
+    const demoted = body.role !== undefined && body.role !== 'admin';
+    if (demoted || body.status === 'inactive') await assertNotLastAdmin(deps, before);
+    const patch: UserPatch = {};
+    if (body.name !== undefined) patch.name = body.name.trim();
+    if (body.role !== undefined) patch.role = body.role;
+    if (groups !== undefined) patch.groups = groups;
+    if (body.isVip !== undefined) patch.isVip = body.isVip;
+    if (body.status !== undefined) patch.status = body.status;
+    if (body.metadata !== undefined) patch.metadata = body.metadata;
+    return patch;
+  });
+  const out: Record<string, unknown> = { id };
+  for (const field of Object.keys(changes)) {
+    if (field === 'groups') {
+      out.groups = groupRefs(user.groups, await groupNames(deps.store, user.groups));
+    } else out[field] = changes[field].to;
+  }
+  out.updatedAt = new Date(user.updatedAt).toISOString();
+  return out;
+}
+
+export async function deactivateUser(deps: Deps, ctx: EventContext, id: string) {
+  const { user } = await applyUserPatch(deps, ctx, id, async (before) => {
+    await assertNotLastAdmin(deps, before);
+    return { status: 'inactive' };
+  });
+  return {
+    id,
+    status: 'inactive' as const,
+    deactivatedAt: new Date(user.deactivatedAt ?? user.updatedAt).toISOString(),
+  };
+}
+
+export async function getMe(deps: Deps, principal: Principal) {
+  const user = await deps.store.users.findById(principal.userId).lean<UserDoc>();
+  if (!user) throw unauthorized('The credential refers to an unknown user');
+  const item = toListItem(user, await groupNames(deps.store, user.groups));
+  return {
+    id: item.id,
+    email: item.email,
+    name: item.name,
+    role: item.role,
+    status: item.status,
+    isVip: item.isVip,
+    groups: item.groups,
+    permissions: [...principal.scopes],
+    scopes: [...principal.scopes],
+    credential: principal.credential,
+  };
+}
+
+export async function findUserByEmail(deps: Deps, email: string, withPassword = false) {
+  const q = deps.store.users.findOne({ emailKey: emailKey(email) });
+  if (withPassword) q.select('+passwordHash');
+  return q.lean<UserDoc>();
+}
+
+/** Sets a local password (deskctl). Emits `user.updated` with `changes.password` redacted. */
+export async function setPassword(deps: Deps, ctx: EventContext, email: string, password: string) {
+  const problem = checkPasswordPolicy(password);
+  if (problem) throw validationError('password', problem);
+  const user = await findUserByEmail(deps, email);
+  if (!user) throw notFound('User');
+  if (user.identityProvider !== 'local') {
+    throw conflict(`${user.email} signs in through ${user.identityProvider}; a local password cannot be set`);
+  }
+  const now = deps.clock();
+  const hash = await hashPassword(password);
+  const event = buildEvent(
+    'user.updated',
+    user._id,
+    ctx,
+    { password: { from: '[redacted]', to: '[redacted]' } },
+    now,
+  );
+  await deps.store.users.updateOne(
+    { _id: user._id },
+    { $set: { passwordHash: hash, updatedAt: now }, $push: pushOutbox([eventEntry(deps.names, event)]) },
+  );
+  deps.kick();
+  return { id: user._id, email: user.email };
+}

@@ -1,0 +1,61 @@
+import type { GroupRef, UserDetail, UserListItem, UserSnapshot } from '@support-desk/contracts';
+import type { Store, UserDoc } from '../store/index.js';
+
+const iso = (d: Date | null | undefined) => (d ? new Date(d).toISOString() : null);
+
+/** Names of the given live groups, by id (deleted or unknown ids are left out). */
+export async function groupNames(store: Store, ids: Iterable<string>): Promise<Map<string, string>> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return new Map();
+  const groups = await store.groups.find({ _id: { $in: unique }, deletedAt: null }, { name: 1 }).lean();
+  return new Map(groups.map((g) => [g._id, g.name]));
+}
+
+export const groupRefs = (ids: string[], names: Map<string, string>): GroupRef[] =>
+  ids.filter((id) => names.has(id)).map((id) => ({ id, name: names.get(id)! }));
+
+export function toListItem(u: UserDoc, names: Map<string, string>): UserListItem {
+  return {
+    id: u._id,
+    email: u.email,
+    name: u.name,
+    role: u.role,
+    status: u.status,
+    isVip: u.isVip ?? false,
+    groups: groupRefs(u.groups ?? [], names),
+    createdAt: iso(u.createdAt)!,
+    lastLoginAt: iso(u.lastLoginAt),
+  };
+}
+
+export function toDetail(u: UserDoc, names: Map<string, string>): UserDetail {
+  return {
+    ...toListItem(u, names),
+    updatedAt: iso(u.updatedAt)!,
+    identityProvider: u.identityProvider ?? 'local',
+    metadata: u.metadata ?? {},
+    deactivatedAt: iso(u.deactivatedAt),
+  };
+}
+
+export function toSnapshot(u: UserDoc, names: Map<string, string>): UserSnapshot {
+  return {
+    id: u._id,
+    email: u.email,
+    name: u.name,
+    role: u.role,
+    status: u.status,
+    isVip: u.isVip ?? false,
+    groups: groupRefs(u.groups ?? [], names),
+    updatedAt: iso(u.updatedAt)!,
+  };
+}
+
+/** List items for a page of users, resolving every group name in one query. */
+export async function toListItems(store: Store, users: UserDoc[]): Promise<UserListItem[]> {
+  const names = await groupNames(
+    store,
+    users.flatMap((u) => u.groups ?? []),
+  );
+  return users.map((u) => toListItem(u, names));
+}

@@ -1,0 +1,38 @@
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Static, Type } from '@sinclair/typebox';
+import { baseConfig, configSchema, loadConfig } from '@support-desk/platform';
+
+/** `<repo>/.data/identity`, from dist/src/config.js. */
+const DEFAULT_DATA_DIR = resolve(fileURLToPath(import.meta.url), '../../../../../.data/identity');
+
+export const identityConfigSchema = configSchema({
+  ...baseConfig,
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8082 }),
+  IDENTITY_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  MONGO_DB: Type.String({ pattern: '^[A-Za-z0-9_-]{1,63}$', default: 'identity' }),
+  IDENTITY_DATA_DIR: Type.String({ default: DEFAULT_DATA_DIR }),
+  /** Which proxies may set X-Forwarded-For (client IP for login throttling and events). */
+  TRUST_PROXY: Type.String({ default: 'loopback' }),
+  OAUTH_ISSUER: Type.String({ pattern: '^https?://[^/]+$', default: 'http://127.0.0.1:8080' }),
+  OAUTH_AUDIENCE: Type.String({ minLength: 1, default: 'support-desk-api' }),
+  /** JSON array of private JWKs (EC P-256 or Ed25519) with `kid`; the first signs, the rest only verify. */
+  OAUTH_SIGNING_KEYS: Type.Optional(Type.String({ minLength: 2 })),
+  OAUTH_CODE_TTL_SECONDS: Type.Integer({ minimum: 1, maximum: 600, default: 60 }),
+  OAUTH_ACCESS_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 86_400, default: 3600 }),
+  OAUTH_REFRESH_TTL_SECONDS: Type.Integer({ minimum: 300, maximum: 31_536_000, default: 2_592_000 }),
+  OAUTH_SESSION_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 2_592_000, default: 43_200 }),
+  LOGIN_MAX_FAILURES_PER_ACCOUNT: Type.Integer({ minimum: 1, default: 5 }),
+  LOGIN_MAX_FAILURES_PER_IP: Type.Integer({ minimum: 1, default: 20 }),
+  LOGIN_THROTTLE_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 900 }),
+});
+
+export type IdentityConfig = Static<typeof identityConfigSchema>;
+
+export function loadIdentityConfig(env: NodeJS.ProcessEnv = process.env): IdentityConfig {
+  return loadConfig(identityConfigSchema, env);
+}
+
+export function listenPort(config: IdentityConfig): number {
+  return config.IDENTITY_PORT ?? config.PORT;
+}

@@ -1,0 +1,35 @@
+import { outboxPlugin } from '@support-desk/platform';
+import { type Connection, Schema } from 'mongoose';
+import { modelOn } from './model.js';
+
+export interface GroupDoc {
+  _id: string;
+  name: string;
+  /**
+   * Lower-cased name: the unique key. A deleted group's key becomes `deleted:<id>` so its name
+   * can be reused (partial unique indexes are not available on FerretDB).
+   */
+  nameKey: string;
+  description: string;
+  deletedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const GroupSchema = new Schema<GroupDoc>(
+  {
+    _id: { type: String, required: true },
+    name: { type: String, required: true },
+    nameKey: { type: String, required: true, unique: true },
+    description: { type: String, default: '' },
+    deletedAt: { type: Date, default: null },
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+  },
+  { collection: 'groups', versionKey: false },
+);
+outboxPlugin(GroupSchema);
+
+export const groupModel = (conn: Connection) => modelOn<GroupDoc>(conn, 'Group', GroupSchema);
+
+export const groupNameKey = (name: string) => name.trim().toLowerCase();

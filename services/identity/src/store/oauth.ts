@@ -1,0 +1,87 @@
+import { outboxPlugin } from '@support-desk/platform';
+import { type Connection, Schema } from 'mongoose';
+import { modelOn } from './model.js';
+
+/**
+ * One authorization: the code it started from and the refresh-token family it produced. Codes
+ * and refresh tokens are `<grantId>.<secret>`; only SHA-256 hashes of the secrets are kept.
+ */
+export interface GrantDoc {
+  _id: string;
+  clientId: string;
+  userId: string;
+  scopes: string[];
+  redirectUri: string;
+  codeHash: string;
+  codeChallenge: string | null;
+  codeExpiresAt: Date;
+  codeUsedAt: Date | null;
+  refreshHash: string | null;
+  /** Hashes of rotated refresh tokens: presenting one again revokes the family. */
+  usedRefreshHashes: string[];
+  refreshExpiresAt: Date | null;
+  revokedAt: Date | null;
+  revokedReason: string | null;
+  createdAt: Date;
+}
+
+export const GrantSchema = new Schema<GrantDoc>(
+  {
+    _id: { type: String, required: true },
+    clientId: { type: String, required: true },
+    userId: { type: String, required: true, index: true },
+    scopes: { type: [String], default: [] },
+    redirectUri: { type: String, required: true },
+    codeHash: { type: String, required: true },
+    codeChallenge: { type: String, default: null },
+    codeExpiresAt: { type: Date, required: true },
+    codeUsedAt: { type: Date, default: null },
+    refreshHash: { type: String, default: null },
+    usedRefreshHashes: { type: [String], default: [] },
+    refreshExpiresAt: { type: Date, default: null },
+    revokedAt: { type: Date, default: null },
+    revokedReason: { type: String, default: null },
+    createdAt: { type: Date, required: true },
+  },
+  { collection: 'oauth_grants', versionKey: false },
+);
+outboxPlugin(GrantSchema);
+
+/** A browser login session at the authorization server; `_id` is the SHA-256 of the cookie value. */
+export interface SessionDoc {
+  _id: string;
+  userId: string;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+export const SessionSchema = new Schema<SessionDoc>(
+  {
+    _id: { type: String, required: true },
+    userId: { type: String, required: true, index: true },
+    createdAt: { type: Date, required: true },
+    expiresAt: { type: Date, required: true },
+  },
+  { collection: 'oauth_sessions', versionKey: false },
+);
+
+/** Failed-login counters, keyed `account:<email>` or `ip:<address>`, in fixed windows. */
+export interface LoginAttemptDoc {
+  _id: string;
+  failures: number;
+  windowStart: Date;
+}
+
+export const LoginAttemptSchema = new Schema<LoginAttemptDoc>(
+  {
+    _id: { type: String, required: true },
+    failures: { type: Number, required: true },
+    windowStart: { type: Date, required: true },
+  },
+  { collection: 'login_attempts', versionKey: false },
+);
+
+export const grantModel = (conn: Connection) => modelOn<GrantDoc>(conn, 'Grant', GrantSchema);
+export const sessionModel = (conn: Connection) => modelOn<SessionDoc>(conn, 'Session', SessionSchema);
+export const loginAttemptModel = (conn: Connection) =>
+  modelOn<LoginAttemptDoc>(conn, 'LoginAttempt', LoginAttemptSchema);

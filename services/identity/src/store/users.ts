@@ -1,0 +1,51 @@
+import type { Role } from '@support-desk/contracts';
+import { outboxPlugin } from '@support-desk/platform';
+import { type Connection, Schema } from 'mongoose';
+import { modelOn } from './model.js';
+
+export interface UserDoc {
+  _id: string;
+  email: string;
+  /** Lower-cased email: the unique key (emails are unique case-insensitively). */
+  emailKey: string;
+  name: string;
+  role: Role;
+  status: 'active' | 'inactive';
+  isVip: boolean;
+  /** Group ids; membership lives on the user so one write changes it with its event. */
+  groups: string[];
+  metadata: Record<string, string>;
+  identityProvider: string;
+  passwordHash: string | null;
+  lastLoginAt: Date | null;
+  deactivatedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const UserSchema = new Schema<UserDoc>(
+  {
+    _id: { type: String, required: true },
+    email: { type: String, required: true },
+    emailKey: { type: String, required: true, unique: true },
+    name: { type: String, required: true },
+    role: { type: String, required: true },
+    status: { type: String, required: true, default: 'active' },
+    isVip: { type: Boolean, default: false },
+    groups: { type: [String], default: [] },
+    metadata: { type: Schema.Types.Mixed, default: {} },
+    identityProvider: { type: String, default: 'local' },
+    passwordHash: { type: String, default: null, select: false },
+    lastLoginAt: { type: Date, default: null },
+    deactivatedAt: { type: Date, default: null },
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+  },
+  { collection: 'users', versionKey: false, minimize: false },
+);
+UserSchema.index({ createdAt: -1, _id: -1 });
+UserSchema.index({ groups: 1 });
+UserSchema.index({ role: 1, status: 1 });
+outboxPlugin(UserSchema);
+
+export const userModel = (conn: Connection) => modelOn<UserDoc>(conn, 'User', UserSchema);
