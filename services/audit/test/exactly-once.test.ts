@@ -55,7 +55,7 @@ t.test('consumer dies between write and ack; a new one stores nothing twice', as
     { nc: doomedNc, conn, names },
     {
       insert: async (docs) => {
-        const outcome = await real(docs);
+        await real(docs);
         written += docs.length;
         await doomedNc.close();
         throw new Error('process died');

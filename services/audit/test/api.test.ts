@@ -1,0 +1,280 @@
+import { type DomainEvent, EVENT_TYPES, newId } from '@support-desk/contracts';
+import { asPrincipal, testLogger, testMongo, testPrincipal } from '@support-desk/platform/testing';
+import t from 'tap';
+import { buildApp } from '../src/app.js';
+import { toStoredEvent } from '../src/events/ingestion.js';
+import { eventModel } from '../src/store/event-model.js';
+import { actors, makeEvent, prepareStore } from './helpers.js';
+
+const T0 = Date.parse('2026-01-01T00:00:00.000Z');
+const at = (minutes: number) => new Date(T0 + minutes * 60_000);
+
+t.test('events API', async (t) => {
+  const conn = await testMongo(t, 'audit');
+  await prepareStore(conn);
+  const { app } = buildApp({
+    logger: testLogger(),
+    conn,
+    internalSecret: 'dev-only-internal-auth-secret-change-me-now',
+  });
+  t.teardown(() => app.close());
+
+  const requestA = newId('request');
+  const requestB = newId('request');
+  const userX = newId('user');
+  // 30 events at known times: minute i. Two share minute 29 to exercise the id tiebreak.
+  const events: DomainEvent[] = [];
+  const push = (e: DomainEvent) => events.push(e);
+  push(makeEvent('request.created', { resourceId: requestA, actor: actors.agent, at: at(0) }));
+  push(
+    makeEvent('request.status_changed', {
+      resourceId: requestA,
+      actor: actors.agent,
+      changes: { status: { from: 'open', to: 'in_progress' } },
+      at: at(1),
+    }),
+  );
+  push(
+    makeEvent('request.assigned', {
+      resourceId: requestA,
+      actor: actors.admin,
+      changes: { assignedTo: { from: null, to: userX } },
+      at: at(2),
+    }),
+  );
+  push(makeEvent('request.created', { resourceId: requestB, actor: actors.viewer, at: at(3) }));
+  push(makeEvent('user.created', { resourceId: userX, actor: actors.admin, at: at(4) }));
+  push(makeEvent('user.login', { resourceId: userX, actor: actors.viewer, at: at(5) }));
+  push(makeEvent('system.sla_warning', { resourceId: requestA, at: at(6) }));
+  for (let i = 7; i < 27; i++)
+    push(makeEvent('user.login', { resourceId: userX, actor: actors.viewer, at: at(i) }));
+  push(makeEvent('request.comment_added', { resourceId: requestA, actor: actors.agent, at: at(28) }));
+  push(makeEvent('request.updated', { resourceId: requestB, actor: actors.agent, at: at(29) }));
+  push(makeEvent('request.deleted', { resourceId: requestB, actor: actors.admin, at: at(29) }));
+  await eventModel(conn).collection.insertMany(events.map(toStoredEvent) as never[]);
+
+  const admin = await asPrincipal(testPrincipal('admin'));
+  const agent = await asPrincipal(testPrincipal('agent'));
+  const viewer = await asPrincipal(testPrincipal('viewer'));
+  const get = async (url: string, headers = admin) => {
+    const res = await app.inject({ method: 'GET', url, headers });
+    return { status: res.statusCode, body: res.json() };
+  };
+  const ids = (body: { data: { events: { id: string }[] } }) => body.data.events.map((e) => e.id);
+  const newestFirst = [...events]
+    .sort((a, b) => b.timestamp.localeCompare(a.timestamp) || b.id.localeCompare(a.id))
+    .map((e) => e.id);
+
+  t.test('list: newest first, list shape, pagination', async (t) => {
+    const { status, body } = await get('/v1/events');
+    t.equal(status, 200);
+    t.equal(body.success, true);
+    t.same(ids(body), newestFirst.slice(0, 20), 'timestamp desc, id desc on ties');
+    t.same(body.data.pagination, { page: 1, limit: 20, total: 30, pages: 2, hasMore: true });
+    const assigned = body.data.events.find((e: { type: string }) => e.type === 'request.assigned');
+    t.notOk(assigned, 'older events are on page 2');
+    const first = body.data.events[0];
+    t.same(Object.keys(first.actor).sort(), ['email', 'id', 'name'], 'list actor has no role');
+    t.notOk('metadata' in first, 'no metadata in lists');
+    t.notOk('changes' in first, 'changes absent when nothing changed');
+    t.equal(first.ipAddress, '203.0.113.7', 'ipAddress when known');
+    const sla = (await get('/v1/events?type=system.sla_warning')).body.data.events[0];
+    t.notOk('ipAddress' in sla, 'no ipAddress for system events');
+  });
+
+  t.test('pagination boundaries and hasMore', async (t) => {
+    const p2 = (await get('/v1/events?page=2')).body;
+    t.same(ids(p2), newestFirst.slice(20, 30));
+    t.same(p2.data.pagination, { page: 2, limit: 20, total: 30, pages: 2, hasMore: false });
+    const exact = (await get('/v1/events?limit=15&page=2')).body.data.pagination;
+    t.same(exact, { page: 2, limit: 15, total: 30, pages: 2, hasMore: false }, 'last full page: no more');
+    t.equal((await get('/v1/events?limit=15&page=1')).body.data.pagination.hasMore, true);
+    const beyond = (await get('/v1/events?page=9')).body;
+    t.same(beyond.data.events, []);
+    t.same(beyond.data.pagination, { page: 9, limit: 20, total: 30, pages: 2, hasMore: false });
+    t.equal((await get('/v1/events?limit=500')).body.data.pagination.limit, 100, 'limit clamped to 100');
+    t.equal((await get('/v1/events?limit=100')).body.data.events.length, 30);
+    const empty = (await get('/v1/events?resourceId=nothing')).body.data.pagination;
+    t.same(empty, { page: 1, limit: 20, total: 0, pages: 0, hasMore: false });
+  });
+
+  t.test('every filter alone', async (t) => {
+    const only = async (q: string, pred: (e: DomainEvent) => boolean) => {
+      const { status, body } = await get(`/v1/events?limit=100&${q}`);
+      t.equal(status, 200, q);
+      t.same(
+        ids(body),
+        newestFirst.filter((id) => pred(events.find((e) => e.id === id)!)),
+        q,
+      );
+      t.ok(body.data.events.length > 0, `${q} matches something`);
+    };
+    await only('type=request.created', (e) => e.type === 'request.created');
+    await only('resourceType=request', (e) => e.resourceType === 'request');
+    await only('resourceType=system', (e) => e.resourceType === 'system');
+    await only(`resourceId=${requestB}`, (e) => e.resourceId === requestB);
+    await only(`userId=${actors.admin.id}`, (e) => e.actor.id === actors.admin.id);
+    await only('actor.role=viewer', (e) => e.actor.role === 'viewer');
+    await only('actorRole=admin', (e) => e.actor.role === 'admin');
+    await only('actor.role=system', (e) => e.actor.role === 'system');
+    await only(`since=${at(28).toISOString()}`, (e) => e.timestamp >= at(28).toISOString());
+    await only(`until=${at(2).toISOString()}`, (e) => e.timestamp < at(2).toISOString());
+  });
+
+  t.test('comma-separated types and combined filters', async (t) => {
+    const multi = (await get('/v1/events?limit=100&type=request.created,request.deleted, user.created')).body;
+    t.same(
+      ids(multi),
+      newestFirst.filter((id) =>
+        ['request.created', 'request.deleted', 'user.created'].includes(
+          events.find((e) => e.id === id)!.type,
+        ),
+      ),
+    );
+    t.equal(multi.data.events.length, 4);
+    const dup = (await get('/v1/events?type=user.created,user.created')).body;
+    t.equal(dup.data.pagination.total, 1, 'repeated type counts once');
+
+    const combined = (
+      await get(
+        `/v1/events?resourceType=request&resourceId=${requestA}&userId=${actors.agent.id}&actor.role=agent` +
+          `&type=request.created,request.comment_added,request.status_changed&since=${at(1).toISOString()}&until=${at(28).toISOString()}`,
+      )
+    ).body;
+    t.same(
+      combined.data.events.map((e: { type: string }) => e.type),
+      ['request.status_changed'],
+      'all filters AND-ed',
+    );
+    const roleAndType = (await get('/v1/events?actorRole=viewer&type=request.created')).body;
+    t.same(ids(roleAndType), [events[3].id]);
+  });
+
+  t.test('since is inclusive, until exclusive', async (t) => {
+    const edge = at(5).toISOString();
+    const since = (await get(`/v1/events?limit=100&since=${edge}&until=${at(6).toISOString()}`)).body;
+    t.same(ids(since), [events[5].id], 'an event exactly at since is in; one exactly at until is out');
+    const withOffset = (
+      await get(
+        `/v1/events?since=${encodeURIComponent('2026-01-01T01:05:00+01:00')}&until=${at(6).toISOString()}`,
+      )
+    ).body;
+    t.same(ids(withOffset), [events[5].id], 'offsets are honoured');
+    const ms = (
+      await get(
+        `/v1/events?since=${new Date(T0 + 5 * 60_000 + 1).toISOString()}&until=${at(6).toISOString()}`,
+      )
+    ).body;
+    t.same(ids(ms), [], 'one millisecond later excludes it');
+  });
+
+  t.test('single read: metadata and actor.role; 404; malformed id', async (t) => {
+    const e = events[2];
+    const { status, body } = await get(`/v1/events/${e.id}`);
+    t.equal(status, 200);
+    t.same(body.data, {
+      id: e.id,
+      type: 'request.assigned',
+      resourceType: 'request',
+      resourceId: requestA,
+      actor: actors.admin,
+      changes: { assignedTo: { from: null, to: userX } },
+      metadata: e.metadata,
+      timestamp: e.timestamp,
+      ipAddress: '203.0.113.7',
+    });
+    const missing = await get(`/v1/events/${newId('event')}`);
+    t.equal(missing.status, 404);
+    t.equal(missing.body.error.code, 'NOT_FOUND');
+    const bad = await get('/v1/events/not-an-id');
+    t.equal(bad.status, 400);
+    t.match(bad.body.error.message, /path\.id/);
+  });
+
+  t.test('events of one request: oldest first, no pagination', async (t) => {
+    const { status, body } = await get(`/v1/requests/${requestA}/events`, viewer);
+    t.equal(status, 200);
+    t.same(Object.keys(body.data), ['events'], 'no pagination object');
+    t.same(
+      body.data.events.map((e: { type: string }) => e.type),
+      ['request.created', 'request.status_changed', 'request.assigned', 'request.comment_added'],
+      'oldest first; the SLA warning is filed under system, not the request',
+    );
+    const status0 = body.data.events[1];
+    t.same(Object.keys(status0).sort(), ['actor', 'changes', 'id', 'timestamp', 'type']);
+    t.same(status0.changes, { status: { from: 'open', to: 'in_progress' } });
+    t.notOk('changes' in body.data.events[0]);
+    const none = await get(`/v1/requests/${newId('request')}/events`, agent);
+    t.same(none.body, { success: true, data: { events: [] } }, 'unknown request: empty list');
+    t.equal((await get('/v1/requests/usr_x/events')).status, 400, 'malformed request id');
+  });
+
+  t.test('bad query values are 400 naming the field', async (t) => {
+    const cases: [string, RegExp][] = [
+      ['type=request.exploded', /query\.type/],
+      ['type=request.created,,user.login', /query\.type/],
+      ['type=', /query\.type/],
+      ['resourceType=ticket', /query\.resourceType/],
+      ['actor.role=owner', /query\.actor\.role/],
+      ['actorRole=root', /query\.actorRole/],
+      ['actor.role=admin&actorRole=agent', /query\.actorRole/],
+      ['since=yesterday', /query\.since/],
+      ['until=2026-13-01T00:00:00Z', /query\.until/],
+      [`since=${at(5).toISOString()}&until=${at(5).toISOString()}`, /query\.until/],
+      ['page=0', /query\.page/],
+      ['limit=0', /query\.limit/],
+      ['limit=ten', /query\.limit/],
+      ['usrId=x', /query\.usrId/],
+    ];
+    for (const [q, field] of cases) {
+      const { status, body } = await get(`/v1/events?${q}`);
+      t.equal(status, 400, q);
+      t.equal(body.error?.code, 'VALIDATION_ERROR', q);
+      t.match(body.error?.message, field, q);
+    }
+    t.ok(EVENT_TYPES.length === 18);
+  });
+
+  t.test('permissions', async (t) => {
+    for (const [who, headers] of [
+      ['viewer', viewer],
+      ['agent', agent],
+    ] as const) {
+      t.equal((await get('/v1/events', headers)).status, 403, `${who} cannot list events`);
+      t.equal((await get(`/v1/events/${events[0].id}`, headers)).status, 403, `${who} cannot read one`);
+      t.equal((await get('/v1/events?type=bogus', headers)).status, 403, `${who}: 403 before validation`);
+      t.equal(
+        (await get(`/v1/requests/${requestA}/events`, headers)).status,
+        200,
+        `${who} reads request events`,
+      );
+    }
+    const noRead = await asPrincipal(testPrincipal('viewer', { scopes: ['users:read'] }));
+    const denied = await get(`/v1/requests/${requestA}/events`, noRead);
+    t.equal(denied.status, 403, 'requests:read needed');
+    t.equal(denied.body.error.code, 'FORBIDDEN');
+    const apiKeyAdmin = await asPrincipal(testPrincipal('admin', { scopes: ['requests:read'] }));
+    t.equal(
+      (await get('/v1/events', apiKeyAdmin)).status,
+      403,
+      'an admin credential without the admin scope',
+    );
+    const anonymous = await app.inject({ method: 'GET', url: '/v1/events' });
+    t.equal(anonymous.statusCode, 401);
+    const forged = await app.inject({
+      method: 'GET',
+      url: '/v1/events',
+      headers: { 'x-sd-principal': 'x.y.z' },
+    });
+    t.equal(forged.statusCode, 401);
+  });
+
+  t.test('no write routes', async (t) => {
+    for (const method of ['POST', 'PATCH', 'DELETE', 'PUT'] as const) {
+      const res = await app.inject({ method, url: `/v1/events/${events[0].id}`, headers: admin });
+      t.equal(res.statusCode, 404, `${method} /v1/events/:id`);
+      t.equal((await app.inject({ method, url: '/v1/events', headers: admin })).statusCode, 404);
+    }
+    t.equal(await eventModel(conn).countDocuments(), 30);
+  });
+});
