@@ -1,0 +1,204 @@
+import { startPrivateRedis } from '@support-desk/platform/testing';
+import t from 'tap';
+import { bearer, harness } from './helpers.js';
+
+t.test('rate limits', async (t) => {
+  const h = await harness(t);
+  const { app } = await h.gateway();
+  const admin = h.identity.addUser('admin');
+
+  t.test('exactly N calls, then 429 with headers counting down to 0 and a sane reset', async (t) => {
+    const { raw } = h.identity.addKey(admin, { plan: 'enterprise', limits: { general: 5, events: 3 } });
+    const now = Math.floor(Date.now() / 1000);
+    for (let i = 1; i <= 5; i++) {
+      const res = await app.inject({ method: 'GET', url: '/v1/requests', headers: bearer(raw) });
+      t.equal(res.statusCode, 200, `call ${i}`);
+      t.equal(res.headers['x-ratelimit-limit'], '5');
+      t.equal(res.headers['x-ratelimit-remaining'], String(5 - i));
+      const reset = Number(res.headers['x-ratelimit-reset']);
+      t.ok(
+        Number.isInteger(reset) && reset >= now && reset <= now + 61,
+        `reset ${reset} is epoch seconds within the window`,
+      );
+      t.equal(res.headers['ratelimit-policy'], '"general";q=5;w=60');
+      t.match(res.headers.ratelimit, new RegExp(`^"general";r=${5 - i};t=\\d+$`));
+    }
+    const refused = await app.inject({ method: 'GET', url: '/v1/requests/req_1', headers: bearer(raw) });
+    t.equal(refused.statusCode, 429);
+    t.equal(refused.json().error.code, 'RATE_LIMITED');
+    t.match(refused.json().error.message, /general/);
+    t.equal(refused.headers['x-ratelimit-remaining'], '0');
+    const retry = Number(refused.headers['retry-after']);
+    t.ok(retry >= 1 && retry <= 60, `Retry-After ${retry}`);
+
+    t.test('the events bucket is separate', async (t) => {
+      for (let i = 1; i <= 3; i++) {
+        const res = await app.inject({ method: 'GET', url: '/v1/events', headers: bearer(raw) });
+        t.equal(res.statusCode, 200);
+        t.equal(res.headers['x-ratelimit-limit'], '3');
+        t.equal(res.headers['x-ratelimit-remaining'], String(3 - i));
+        t.equal(res.headers['ratelimit-policy'], '"events";q=3;w=60');
+      }
+      const res = await app.inject({ method: 'GET', url: '/v1/requests/req_1/events', headers: bearer(raw) });
+      t.equal(res.statusCode, 429, '/v1/requests/:id/events counts in the events bucket');
+      t.match(res.json().error.message, /events bucket/);
+    });
+  });
+
+  t.test('plans: standard and professional limits, the default plan', async (t) => {
+    const standard = h.identity.addKey(admin, { plan: 'standard' });
+    const pro = h.identity.addKey(admin, { plan: 'professional' });
+    const enterpriseNoLimits = h.identity.addKey(admin, { plan: 'enterprise', limits: null });
+    const limitOf = async (raw: string, url = '/v1/requests') =>
+      (await app.inject({ method: 'GET', url, headers: bearer(raw) })).headers['x-ratelimit-limit'];
+    t.equal(await limitOf(standard.raw), '60');
+    t.equal(await limitOf(standard.raw, '/v1/events'), '30');
+    t.equal(await limitOf(pro.raw), '300');
+    t.equal(await limitOf(pro.raw, '/v1/events/evt_1'), '120');
+    t.equal(
+      await limitOf(enterpriseNoLimits.raw),
+      '60',
+      'enterprise without limits falls back to DEFAULT_PLAN',
+    );
+  });
+
+  t.test('counted per API key; per (OAuth client, user) for tokens', async (t) => {
+    const a = h.identity.addKey(admin, { plan: 'enterprise', limits: { general: 2, events: 2 } });
+    const b = h.identity.addKey(admin, { plan: 'enterprise', limits: { general: 2, events: 2 } });
+    for (let i = 0; i < 2; i++) await app.inject({ method: 'GET', url: '/v1/me', headers: bearer(a.raw) });
+    t.equal((await app.inject({ method: 'GET', url: '/v1/me', headers: bearer(a.raw) })).statusCode, 429);
+    t.equal(
+      (await app.inject({ method: 'GET', url: '/v1/me', headers: bearer(b.raw) })).statusCode,
+      200,
+      'other key unaffected',
+    );
+
+    const client = h.identity.addClient('enterprise', { general: 2, events: 2 });
+    const u1 = h.identity.addUser('admin');
+    const u2 = h.identity.addUser('admin');
+    const t1 = await h.jwks.sign({ sub: u1.id, client_id: client, scope: 'admin' });
+    const t1b = await h.jwks.sign({ sub: u1.id, client_id: client, scope: 'admin' });
+    const t2 = await h.jwks.sign({ sub: u2.id, client_id: client, scope: 'admin' });
+    t.equal((await app.inject({ method: 'GET', url: '/v1/me', headers: bearer(t1) })).statusCode, 200);
+    t.equal((await app.inject({ method: 'GET', url: '/v1/me', headers: bearer(t1b) })).statusCode, 200);
+    t.equal(
+      (await app.inject({ method: 'GET', url: '/v1/me', headers: bearer(t1) })).statusCode,
+      429,
+      'two tokens of one (client, user) share the count',
+    );
+    t.equal(
+      (await app.inject({ method: 'GET', url: '/v1/me', headers: bearer(t2) })).statusCode,
+      200,
+      'other user',
+    );
+  });
+
+  t.test('failed authentication and refused addresses consume no quota', async (t) => {
+    const k = h.identity.addKey(admin, {
+      plan: 'enterprise',
+      limits: { general: 1, events: 1 },
+      allowlist: ['192.0.2.1'],
+    });
+    for (let i = 0; i < 5; i++) {
+      const res = await app.inject({
+        method: 'GET',
+        url: '/v1/me',
+        headers: bearer(k.raw),
+        remoteAddress: '198.51.100.9',
+      });
+      t.equal(res.statusCode, 403);
+    }
+    const ok = await app.inject({
+      method: 'GET',
+      url: '/v1/me',
+      headers: bearer(k.raw),
+      remoteAddress: '192.0.2.1',
+    });
+    t.equal(ok.statusCode, 200);
+    t.equal(ok.headers['x-ratelimit-remaining'], '0');
+  });
+
+  t.test('two gateway instances sharing Redis admit no more than N under concurrent load', async (t) => {
+    const other = await h.gateway();
+    const N = 40;
+    const k = h.identity.addKey(admin, { plan: 'enterprise', limits: { general: N, events: N } });
+    // Warm both instances' key caches so every call below reaches the limiter.
+    await app.inject({ method: 'GET', url: '/v1/events', headers: bearer(k.raw) });
+    await other.app.inject({ method: 'GET', url: '/v1/events', headers: bearer(k.raw) });
+    const calls = Array.from({ length: 300 }, (_, i) =>
+      (i % 2 ? app : other.app).inject({ method: 'GET', url: '/v1/requests', headers: bearer(k.raw) }),
+    );
+    const statuses = (await Promise.all(calls)).map((r) => r.statusCode);
+    t.equal(statuses.filter((s) => s === 200).length, N, `exactly ${N} admitted`);
+    t.equal(statuses.filter((s) => s === 429).length, 300 - N);
+  });
+
+  t.test('rate limiting off: no headers, no counting', async (t) => {
+    const off = await h.gateway({ RATE_LIMIT_ENABLED: false });
+    const k = h.identity.addKey(admin, { plan: 'enterprise', limits: { general: 1, events: 1 } });
+    for (let i = 0; i < 3; i++) {
+      const res = await off.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(k.raw) });
+      t.equal(res.statusCode, 200);
+      t.notOk(res.headers['x-ratelimit-limit']);
+    }
+  });
+
+  t.test('the token endpoint and login form have their own limit per client and per IP', async (t) => {
+    const limited = await h.gateway({ OAUTH_LIMIT_PER_IP: 3, OAUTH_TOKEN_LIMIT_PER_CLIENT: 2 });
+    const token = (clientId: string, ip: string) =>
+      limited.app.inject({
+        method: 'POST',
+        url: '/oauth/token',
+        remoteAddress: ip,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: `grant_type=refresh_token&refresh_token=r&client_id=${clientId}`,
+      });
+    t.equal((await token('cli_a', '192.0.2.10')).statusCode, 200);
+    t.equal((await token('cli_a', '192.0.2.11')).statusCode, 200);
+    const perClient = await token('cli_a', '192.0.2.12');
+    t.equal(perClient.statusCode, 429, 'per client');
+    t.ok(perClient.headers['retry-after']);
+    t.equal((await token('cli_b', '192.0.2.10')).statusCode, 200);
+    t.equal((await token('cli_c', '192.0.2.10')).statusCode, 200, 'third call from .10');
+    t.equal((await token('cli_d', '192.0.2.10')).statusCode, 429, 'per IP: a fourth call from .10');
+    const login = await limited.app.inject({
+      method: 'POST',
+      url: '/oauth/login?client_id=cli_z',
+      remoteAddress: '192.0.2.10',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'email=a@example.com&password=x',
+    });
+    t.equal(login.statusCode, 429, 'login form posts share the per-IP limit');
+  });
+});
+
+t.test('Redis stopped', async (t) => {
+  const redis = await startPrivateRedis(t);
+  const h = await harness(t);
+  const open = await h.gateway({ RATE_LIMIT_FAILURE_MODE: 'fail-open' }, redis.url);
+  const closed = await h.gateway({ RATE_LIMIT_FAILURE_MODE: 'fail-closed' }, redis.url);
+  const admin = h.identity.addUser('admin');
+  const { raw } = h.identity.addKey(admin);
+  t.equal(
+    (await open.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(raw) })).headers[
+      'x-ratelimit-limit'
+    ],
+    '60',
+  );
+  t.equal((await closed.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(raw) })).statusCode, 200);
+  await redis.stop();
+
+  const admitted = await open.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(raw) });
+  t.equal(admitted.statusCode, 200, 'fail-open admits');
+  t.notOk(admitted.headers['x-ratelimit-limit'], 'no made-up headers');
+  t.ok(open.rateLimiterStats && open.rateLimiterStats.failOpen >= 1, 'counted');
+  const refused = await closed.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(raw) });
+  t.equal(refused.statusCode, 503, 'fail-closed refuses');
+  t.equal(refused.json().error.code, 'SERVICE_UNAVAILABLE');
+  const ready = await open.app.inject({ method: 'GET', url: '/readyz' });
+  t.equal(ready.statusCode, 503, '/readyz reports redis down');
+
+  // JWT path with Redis down: the deny-list check degrades to identity's user status.
+  const token = await h.jwks.sign({ sub: admin.id, client_id: h.identity.addClient(), scope: 'admin' });
+  t.equal((await open.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(token) })).statusCode, 200);
+});
