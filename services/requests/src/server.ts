@@ -14,6 +14,7 @@ import { createSlaMonitor } from './app/sla-monitor.js';
 import { loadRequestsConfig } from './config.js';
 import { startReadModelConsumer } from './events/read-model-consumer.js';
 import { requestModel } from './store/requests.js';
+import { slaAlertModel } from './store/sla-alerts.js';
 
 const config = loadRequestsConfig();
 const logger = createLogger({ service: 'requests', level: config.LOG_LEVEL });
@@ -23,7 +24,7 @@ const nc = await connectNats({ url: config.NATS_URL, name: 'requests', logger })
 const names = natsNames(config.NATS_NAMESPACE);
 await ensureStreams(nc, names);
 
-const relay = createOutboxRelay({ nc, models: [requestModel(conn)], logger });
+const relay = createOutboxRelay({ nc, models: [requestModel(conn), slaAlertModel(conn)], logger });
 const app = await buildApp({ config, logger, conn, nc, names, relay });
 const deadLetters = deadLetterStore(conn);
 await ensureIndexes(conn);
@@ -38,7 +39,7 @@ const consumer = await startReadModelConsumer({
   directory: app.core.directory,
   deadLetter: deadLetters.write,
 });
-const monitor = createSlaMonitor(app.core);
+const monitor = createSlaMonitor(app.core, slaAlertModel(conn));
 if (config.SLA_MONITOR_ENABLED) monitor.start(config.SLA_MONITOR_INTERVAL_MS);
 
 const port = config.REQUESTS_PORT ?? config.PORT;

@@ -1,7 +1,8 @@
 import type { EventType, SlaStatus } from '@support-desk/contracts';
-import { buildEvent, eventEntry, pushOutbox, systemContext } from '@support-desk/platform';
+import { buildEvent, eventEntry, isDuplicateKeyError, systemContext } from '@support-desk/platform';
 import type { FilterQuery } from 'mongoose';
 import { type RequestRecord, visible } from '../store/requests.js';
+import { alertId, type SlaAlertModel } from '../store/sla-alerts.js';
 import type { Core } from './core.js';
 
 type Clock = 'response' | 'resolution';
@@ -75,11 +76,14 @@ export interface SlaMonitorOptions {
 
 /**
  * Emits `system.sla_warning` / `system.sla_breach` exactly once per request and target, whatever
- * the number of replicas: each emission is a conditional update on the marker (`marker: null`)
- * that sets it, updates the stored status and appends the event to the outbox in one write.
- * Only the replica whose update matches emits. MongoDB is the source of truth, not timers.
+ * the number of replicas. Due requests are found by their stored moments and markers; each
+ * emission is claimed by inserting an alert document keyed by (request, clock, kind, target)
+ * that carries the event in its outbox, so only the replica whose insert succeeds emits. (A
+ * conditional update on the marker would do on MongoDB, but FerretDB v1 does not make
+ * conditional single-document updates atomic; unique inserts are atomic on both.) The database
+ * is the source of truth, not timers.
  */
-export function createSlaMonitor(core: Core, opts: SlaMonitorOptions = {}) {
+export function createSlaMonitor(core: Core, alerts: SlaAlertModel, opts: SlaMonitorOptions = {}) {
   const batchSize = opts.batchSize ?? 200;
   const maxPasses = opts.maxPasses ?? 20;
   const log = core.logger.child({ component: 'sla-monitor' });
@@ -106,15 +110,26 @@ export function createSlaMonitor(core: Core, opts: SlaMonitorOptions = {}) {
         },
         now,
       );
-      const result = await core.requests.updateOne(
-        { ...filter, _id: doc._id },
-        {
-          $set: { [`sla.${check.marker}`]: now, [`sla.${statusField}`]: check.status },
-          $inc: { rev: 1 },
-          $push: pushOutbox([eventEntry(core.names, event)]),
-        },
+      // The claim: inserting the alert with its event is atomic on a unique id (see sla-alerts.ts).
+      try {
+        await alerts.create({
+          _id: alertId(doc._id, check.clock, check.kind, target),
+          requestId: doc._id,
+          clock: check.clock,
+          kind: check.kind,
+          target,
+          emittedAt: now,
+          outbox: [eventEntry(core.names, event)],
+        });
+        emitted++;
+      } catch (err) {
+        if (!isDuplicateKeyError(err)) throw err;
+      }
+      // The marker takes the request out of this scan and keeps its stored status current.
+      await core.requests.updateOne(
+        { _id: doc._id, [`sla.${check.marker}`]: null },
+        { $set: { [`sla.${check.marker}`]: now, [`sla.${statusField}`]: check.status } },
       );
-      if (result.modifiedCount === 1) emitted++;
     }
     return { emitted, full: due.length === batchSize };
   };
