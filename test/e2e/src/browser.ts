@@ -1,0 +1,111 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { freePort } from './stack.js';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Headless Chromium (Debian's), launched the way CI can run it. */
+export async function launchChromium(): Promise<Browser> {
+  if (!fs.existsSync(CHROMIUM))
+    throw new Error(`Chromium not found at ${CHROMIUM} (apt-get install chromium)`);
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    timeout: 30_000,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+}
+
+/** A loopback OAuth redirect target: records every callback and answers a tiny page. */
+export async function startCallbackServer(): Promise<{
+  url: string;
+  next(timeoutMs?: number): Promise<URL>;
+  close(): Promise<void>;
+}> {
+  const port = await freePort();
+  const received: URL[] = [];
+  const waiters: ((u: URL) => void)[] = [];
+  const server = http.createServer((req, res) => {
+    const u = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end('<!doctype html><title>callback</title><p>You can close this window.</p>');
+    const w = waiters.shift();
+    if (w) w(u);
+    else received.push(u);
+  });
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
+  return {
+    url: `http://127.0.0.1:${port}/callback`,
+    next(timeoutMs = 20_000) {
+      const ready = received.shift();
+      if (ready) return Promise.resolve(ready);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`no OAuth callback within ${timeoutMs} ms`)),
+          timeoutMs,
+        );
+        waiters.push((u) => {
+          clearTimeout(timer);
+          resolve(u);
+        });
+      });
+    },
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+export interface AuthorizeResult {
+  /** Whether a login form was shown (no session yet). */
+  loggedIn: boolean;
+  /** The consent page's text. */
+  consentText: string;
+  page: Page;
+}
+
+/**
+ * Drives the login and consent pages like a person: opens the authorization URL, fills `email`
+ * and `password` when the login form shows, then presses Approve (or Deny) on the consent page.
+ */
+export async function authorizeInBrowser(
+  context: BrowserContext,
+  authorizationUrl: string,
+  credentials: { email: string; password: string },
+  decision: 'approve' | 'deny' = 'approve',
+): Promise<AuthorizeResult> {
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  await page.goto(authorizationUrl);
+  let loggedIn = false;
+  const email = page.locator('input[name="email"]');
+  if (await email.count()) {
+    loggedIn = true;
+    await email.fill(credentials.email);
+    await page.locator('input[name="password"]').fill(credentials.password);
+    await Promise.all([
+      page.waitForLoadState('load'),
+      page
+        .locator('form:has(input[name="password"]) [type="submit"], form:has(input[name="password"]) button')
+        .first()
+        .click(),
+    ]);
+  }
+  const button = page.getByRole('button', {
+    name: decision === 'approve' ? /approve|allow|authori[sz]e/i : /deny|cancel|reject/i,
+  });
+  await button.first().waitFor({ state: 'visible' });
+  const consentText = (await page.locator('body').textContent()) ?? '';
+  await button.first().click();
+  return { loggedIn, consentText, page };
+}
