@@ -1,0 +1,188 @@
+/**
+ * `npm run bench -w @support-desk/gateway`: one run on loopback against the real NATS and Redis.
+ * Compares, with autocannon: an authenticated GET straight to a service stand-in vs through the
+ * gateway; the API-key path vs the JWT path; rate limiting on vs off. Prints req/s, p99 and ratios.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { natsNames, newId, type ResolveApiKeyReply, type UserSnapshot } from '@support-desk/contracts';
+import { connectNats, createPrincipalSigner, ensureStreams, serveRpc } from '@support-desk/platform';
+import { freePort, testEnv, uniqueName } from '@support-desk/platform/testing';
+import autocannon from 'autocannon';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
+
+function child(script: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<ChildProcess> {
+  const c = fork(script, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  return new Promise((resolve, reject) => {
+    c.once('message', () => resolve(c));
+    c.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+}
+
+async function waitReady(url: string) {
+  for (let i = 0; i < 100; i++) {
+    const ok = await fetch(`${url}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} never became ready`);
+}
+
+async function measure(name: string, url: string, headers: Record<string, string>) {
+  await autocannon({ url, headers, connections: CONNECTIONS, duration: 1 }); // warm-up
+  const r = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION_S });
+  const non2xx = r.non2xx + r.errors;
+  const row = { name, rps: Math.round(r.requests.average), p99: r.latency.p99, non2xx };
+  console.log(
+    `${name.padEnd(34)} ${String(row.rps).padStart(7)} req/s   p99 ${String(row.p99).padStart(4)} ms   non-2xx ${non2xx}`,
+  );
+  return row;
+}
+
+const names = natsNames(uniqueName('bench'));
+const nc = await connectNats({ url: testEnv.natsUrl, name: 'bench' });
+await ensureStreams(nc, names);
+
+// Identity stand-in: one admin, one enterprise key, one OAuth client (limits high enough for no 429).
+const user: UserSnapshot = {
+  id: newId('user'),
+  email: 'bench@example.com',
+  name: 'Bench',
+  role: 'admin',
+  status: 'active',
+  isVip: false,
+  groups: [],
+  updatedAt: new Date().toISOString(),
+};
+const keyId = newId('apiKey');
+const apiKey = `sd_${keyId}_${uniqueName('secret')}`;
+const limits = { general: 100_000_000, events: 100_000_000 };
+serveRpc<{ key: string }, ResolveApiKeyReply>(nc, names.rpc.resolveApiKey, async ({ key }) =>
+  key === apiKey
+    ? {
+        valid: true,
+        keyId,
+        owner: user,
+        scopes: ['admin'],
+        plan: 'enterprise',
+        limits,
+        allowlist: [],
+        globalAllowlist: [],
+        expiresAt: null,
+      }
+    : { valid: false, reason: 'unknown' },
+);
+serveRpc(nc, names.rpc.getUser, async () => ({ found: true, user }));
+const clientId = newId('oauthClient');
+serveRpc(nc, names.rpc.getOAuthClient, async () => ({
+  found: true,
+  client: { clientId, name: 'bench', plan: 'enterprise', limits },
+}));
+
+const { privateKey, publicKey } = await generateKeyPair('ES256');
+const kid = 'bench-1';
+const jwks = JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' }] });
+const jwksServer = createServer((_req, res) =>
+  res.writeHead(200, { 'content-type': 'application/json' }).end(jwks),
+);
+await new Promise<void>((r) => jwksServer.listen(0, '127.0.0.1', r));
+const issuer = 'http://bench.local';
+const token = await new SignJWT({ client_id: clientId, scope: 'admin', jti: 'bench' })
+  .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid })
+  .setSubject(user.id)
+  .setIssuer(issuer)
+  .setAudience('support-desk-api')
+  .setIssuedAt()
+  .setExpirationTime('1h')
+  .sign(privateKey);
+
+const upstreamPort = await freePort();
+const upstream = await child(here('./upstream.js'), [String(upstreamPort)]);
+const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
+
+const gateways: ChildProcess[] = [];
+async function gateway(rateLimit: boolean) {
+  const port = await freePort();
+  const env = {
+    PORT: String(port),
+    LOG_LEVEL: 'info',
+    NATS_NAMESPACE: names.namespace,
+    REDIS_URL: testEnv.redisUrl,
+    NATS_URL: testEnv.natsUrl,
+    REQUESTS_URL: upstreamUrl,
+    IDENTITY_URL: upstreamUrl,
+    AUDIT_URL: upstreamUrl,
+    JWKS_URL: `http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}/.well-known/jwks.json`,
+    OAUTH_ISSUER: issuer,
+    RATE_LIMIT_ENABLED: String(rateLimit),
+    RATE_LIMIT_PREFIX: `${uniqueName('benchrl')}:`,
+  };
+  const c = fork(here('../src/server.js'), [], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  gateways.push(c);
+  const url = `http://127.0.0.1:${port}`;
+  await waitReady(url);
+  return url;
+}
+
+try {
+  const withLimits = await gateway(true);
+  const withoutLimits = await gateway(false);
+  // The direct call carries a principal assertion, as the gateway would send it.
+  const assertion = await createPrincipalSigner(
+    testEnv.internalSecret,
+    3600,
+  )({
+    userId: user.id,
+    email: user.email,
+    name: user.name,
+    role: 'admin',
+    scopes: ['admin'],
+    credential: { type: 'api_key', id: keyId },
+    clientIp: '127.0.0.1',
+    userAgent: 'bench',
+    requestId: 'bench',
+  });
+  console.log(
+    `autocannon: ${CONNECTIONS} connections, ${DURATION_S} s per run, loopback, GET /v1/requests\n`,
+  );
+  const direct = await measure('direct to the service', `${upstreamUrl}/v1/requests`, {
+    'x-sd-principal': assertion,
+  });
+  const key = await measure('gateway, API key, rate limit on', `${withLimits}/v1/requests`, {
+    authorization: `Bearer ${apiKey}`,
+  });
+  const jwt = await measure('gateway, JWT, rate limit on', `${withLimits}/v1/requests`, {
+    authorization: `Bearer ${token}`,
+  });
+  const off = await measure('gateway, API key, rate limit off', `${withoutLimits}/v1/requests`, {
+    authorization: `Bearer ${apiKey}`,
+  });
+  const ratio = (a: number, b: number) => (a / b).toFixed(2);
+  console.log('');
+  console.log(`gateway / direct (API key, limits on):  ${ratio(key.rps, direct.rps)}  (aim ≥ 0.55)`);
+  console.log(`JWT / API key:                          ${ratio(jwt.rps, key.rps)}  (aim ≥ 0.95)`);
+  console.log(
+    `rate limit on / off:                    ${ratio(key.rps, off.rps)}  (aim ≥ 0.90, i.e. ≤ 10% cost)`,
+  );
+  console.log(`p99 ms: direct ${direct.p99}, key ${key.p99}, jwt ${jwt.p99}, limits off ${off.p99}`);
+} finally {
+  for (const g of gateways) g.kill('SIGTERM');
+  upstream.kill('SIGTERM');
+  jwksServer.close();
+  await nc.drain();
+}

@@ -1,0 +1,32 @@
+/**
+ * A stand-in service for the bench: the platform HTTP app with the principal guard, answering
+ * a list like the requests service does (no database, so the bench measures the gateway).
+ */
+import { createHttpApp, createLogger, ok, requirePrincipal } from '@support-desk/platform';
+import { testEnv } from '@support-desk/platform/testing';
+import { pino } from 'pino';
+
+const port = Number(process.argv[2] ?? 0);
+const app = createHttpApp({
+  logger: createLogger({
+    service: 'bench-upstream',
+    level: 'info',
+    destination: pino.destination('/dev/null'),
+  }),
+});
+requirePrincipal(app, testEnv.internalSecret);
+const items = Array.from({ length: 5 }, (_, i) => ({
+  id: `req_${i}`,
+  title: `Request ${i}`,
+  status: 'open',
+}));
+app.get('/v1/requests', async (request) =>
+  ok({
+    requests: items,
+    requester: request.principal.userId,
+    pagination: { page: 1, limit: 20, total: 5, pages: 1 },
+  }),
+);
+await app.listen({ host: '127.0.0.1', port });
+process.send?.('ready');
+process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));
