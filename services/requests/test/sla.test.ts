@@ -1,0 +1,126 @@
+import { ConfigError } from '@support-desk/platform';
+import t from 'tap';
+import { computeSla, DEFAULT_SLA_POLICY, parseSlaPolicy, statusAt } from '../src/app/sla.js';
+import { createSlaMonitor } from '../src/app/sla-monitor.js';
+import { slaAlertModel } from '../src/store/sla-alerts.js';
+import { HOUR, harness, MINUTE, validBody } from './helpers.js';
+
+t.test('policy table and status computation', async (t) => {
+  const settings = { policy: DEFAULT_SLA_POLICY, warningRatio: 0.8 };
+  const createdAt = new Date('2030-01-01T00:00:00Z');
+  const clock = { priority: 'critical' as const, createdAt, firstResponseAt: null, clockStoppedAt: null };
+  const s = computeSla(settings, clock, false, createdAt);
+  t.equal(s.tier, 'standard:critical');
+  t.equal(s.responseTarget.toISOString(), '2030-01-01T01:00:00.000Z');
+  t.equal(s.resolutionTarget.toISOString(), '2030-01-01T04:00:00.000Z');
+  t.equal(s.responseWarnAt.toISOString(), '2030-01-01T00:48:00.000Z');
+  const v = computeSla(settings, clock, true, createdAt);
+  t.equal(v.tier, 'vip:critical');
+  t.equal(v.responseTarget.toISOString(), '2030-01-01T00:30:00.000Z');
+  const at = (m: number) => new Date(createdAt.getTime() + m * MINUTE);
+  t.equal(statusAt(s.responseTarget, s.responseWarnAt, null, at(10)), 'on_track');
+  t.equal(statusAt(s.responseTarget, s.responseWarnAt, null, at(50)), 'at_risk');
+  t.equal(statusAt(s.responseTarget, s.responseWarnAt, null, at(61)), 'breached');
+  t.equal(statusAt(s.responseTarget, s.responseWarnAt, at(59), at(90)), 'met');
+  t.equal(statusAt(s.responseTarget, s.responseWarnAt, at(61), at(90)), 'breached');
+  const custom = parseSlaPolicy('{"standard":{"low":{"responseMinutes":5}}}');
+  t.equal(custom.standard.low.responseMinutes, 5);
+  t.equal(custom.standard.low.resolutionMinutes, DEFAULT_SLA_POLICY.standard.low.resolutionMinutes);
+  t.throws(() => parseSlaPolicy('{"gold":{}}'), ConfigError);
+  t.throws(() => parseSlaPolicy('{"vip":{"low":{"responseMinutes":-1}}}'), ConfigError);
+  t.throws(() => parseSlaPolicy('nope'), ConfigError);
+});
+
+t.test('monitor: warning then breach, exactly once with two replicas', async (t) => {
+  const h = await harness(t);
+  const agent = h.identity.person('agent');
+  const alerts = slaAlertModel(h.conn);
+  const a = createSlaMonitor(h.app.core, alerts);
+  const b = createSlaMonitor(h.app.core, alerts);
+  const both = async () => {
+    const [x, y] = await Promise.all([a.tick(), b.tick()]);
+    await h.relay.idle();
+    return x + y;
+  };
+  const critical = (
+    await h.call(agent.principal, 'POST', '/v1/requests', validBody({ priority: 'critical' }))
+  ).body.data.id;
+  const answered = (
+    await h.call(agent.principal, 'POST', '/v1/requests', validBody({ priority: 'critical' }))
+  ).body.data.id;
+  const other = h.identity.person('agent');
+  await h.call(other.principal, 'POST', `/v1/requests/${answered}/comments`, { content: 'on it' });
+
+  t.equal(await both(), 0, 'nothing due yet');
+  h.clock.advance(50 * MINUTE); // past 80% of the 1h response target
+  t.equal(await both(), 1, 'one response warning');
+  t.equal(await both(), 0, 'not again');
+  let read = (await h.call(agent.principal, 'GET', `/v1/requests/${critical}`)).body.data;
+  t.equal(read.sla.responseStatus, 'at_risk');
+  h.clock.advance(15 * MINUTE); // past the response target
+  t.equal(await both(), 1, 'one response breach');
+  h.clock.advance(3 * HOUR); // past 80% and 100% of the 4h resolution target: breach only
+  t.equal(await both(), 2, 'resolution breach for both requests, no late warning');
+  t.equal(await both(), 0);
+  read = (await h.call(agent.principal, 'GET', `/v1/requests/${critical}`)).body.data;
+  t.same([read.sla.responseStatus, read.sla.resolutionStatus], ['breached', 'breached']);
+
+  const events = await h.events({ resourceId: critical });
+  const sla = events.filter((e) => e.type.startsWith('system.'));
+  t.same(
+    sla.map((e) => e.type),
+    ['system.sla_warning', 'system.sla_breach', 'system.sla_breach'],
+  );
+  for (const e of sla) {
+    t.equal(e.resourceType, 'system');
+    t.equal(e.actor.id, 'system');
+  }
+  t.same(sla[0].changes?.['sla.responseStatus'], { from: 'on_track', to: 'at_risk' });
+  t.same(sla[1].changes?.['sla.responseStatus'], { from: 'at_risk', to: 'breached' });
+  const answeredEvents = await h.events({ resourceId: answered });
+  t.same(
+    answeredEvents
+      .filter((e) => e.type.startsWith('system.'))
+      .map((e) => e.changes && Object.keys(e.changes)[0]),
+    ['sla.resolutionStatus'],
+    'an answered request gets no response alerts',
+  );
+
+  // A priority change to a later target re-arms that target's alerts once.
+  const low = (await h.call(agent.principal, 'POST', '/v1/requests', validBody({ priority: 'critical' })))
+    .body.data.id;
+  h.clock.advance(50 * MINUTE);
+  t.equal(await both(), 1, 'warning on the critical target');
+  await h.call(agent.principal, 'PATCH', `/v1/requests/${low}`, { priority: 'low' });
+  read = (await h.call(agent.principal, 'GET', `/v1/requests/${low}`)).body.data;
+  t.equal(read.sla.tier, 'standard:low');
+  t.equal(read.sla.responseStatus, 'on_track');
+  h.clock.advance(20 * HOUR);
+  t.equal(await both(), 1, 'warning on the new low target');
+  await a.stop();
+  await b.stop();
+});
+
+t.test('resolving stops the clocks; reopening resumes resolution', async (t) => {
+  const h = await harness(t);
+  const agent = h.identity.person('agent');
+  const monitor = createSlaMonitor(h.app.core, slaAlertModel(h.conn));
+  const id = (await h.call(agent.principal, 'POST', '/v1/requests', validBody({ priority: 'critical' }))).body
+    .data.id;
+  h.clock.advance(30 * MINUTE);
+  await h.call(agent.principal, 'PATCH', `/v1/requests/${id}`, { status: 'resolved', resolution: 'done' });
+  h.clock.advance(10 * HOUR);
+  t.equal(await monitor.tick(), 0, 'no alerts while resolved');
+  const read = (await h.call(agent.principal, 'GET', `/v1/requests/${id}`)).body.data;
+  t.same(
+    [read.sla.responseStatus, read.sla.resolutionStatus],
+    ['met', 'met'],
+    'resolution counts as the response',
+  );
+  await h.call(agent.principal, 'PATCH', `/v1/requests/${id}`, { status: 'in_progress' });
+  const reopened = (await h.call(agent.principal, 'GET', `/v1/requests/${id}`)).body.data;
+  t.equal(reopened.sla.resolutionStatus, 'on_track', '3.5h of the 4h remain');
+  h.clock.advance(3 * HOUR + 20 * MINUTE);
+  t.equal(await monitor.tick(), 1, 'resolution warning after the resumed clock passes 80%');
+  await monitor.stop();
+});
