@@ -60,7 +60,7 @@ t.test('comments, internal notes and who may comment', async (t) => {
 
   const events = await h.events({ resourceId: id, type: 'request.comment_added' });
   t.equal(events.length, 2);
-  t.equal((events[0].changes?.comment?.to as { content?: string }).content, 'Looking into it');
+  t.equal((events[0].changes?.comment?.to as { content?: string } | undefined)?.content, 'Looking into it');
   t.same(events[1].changes?.comment?.to, {
     id: note.body.data.id,
     authorId: agent.user.id,
