@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { jetstream } from '@nats-io/jetstream';
 import type { CredentialNotice, DomainEvent, NatsNames, Principal, Role } from '@support-desk/contracts';
 import type { HttpApp, NatsConnection } from '@support-desk/platform';
@@ -8,12 +10,18 @@ import {
   testLogger,
   testMongo,
   testNats,
+  testEnv,
   testPrincipal,
+  uniqueName,
 } from '@support-desk/platform/testing';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { buildApp } from '../src/app.js';
 import type { Deps } from '../src/app/context.js';
 import { type IdentityConfig, loadIdentityConfig } from '../src/config.js';
 import { createRuntime } from '../src/runtime.js';
+import { serveIdentityRpc } from '../src/events/rpc.js';
 import { ensureIndexes } from '@support-desk/platform';
 
 /** Collects every message of a stream (ordered consumer from the start) for assertions. */
@@ -39,6 +47,8 @@ export interface Harness {
   notices: CredentialNotice[];
   /** Moves the injected clock forward. */
   advance(ms: number): void;
+  /** Environment for a spawned deskctl that targets this test's database and namespace. */
+  cliEnv: Record<string, string>;
   headers(role?: Role, overrides?: Partial<Principal>): Promise<Record<string, string>>;
   waitForEvent(match: (e: DomainEvent) => boolean, what?: string): Promise<DomainEvent>;
   waitForNotice(match: (n: CredentialNotice) => boolean, what?: string): Promise<CredentialNotice>;
@@ -49,9 +59,12 @@ export async function harness(t: Teardownable, env: Record<string, string> = {})
   const { nc, names } = await testNats(t);
   const config = loadIdentityConfig({
     LOG_LEVEL: 'silent',
-    IDENTITY_DATA_DIR: '/tmp/sd-identity-test',
+    MONGO_URL: testEnv.mongoUrl,
+    NATS_URL: testEnv.natsUrl,
+    IDENTITY_DATA_DIR: join(tmpdir(), uniqueName('sd-identity-')),
     ...env,
   });
+  t.teardown(() => rm(config.IDENTITY_DATA_DIR, { recursive: true, force: true }));
   let offset = 0;
   const logger = testLogger('identity');
   const { deps, relay } = createRuntime({
@@ -65,7 +78,9 @@ export async function harness(t: Teardownable, env: Record<string, string> = {})
   await ensureIndexes(conn);
   relay!.start();
   const app = await buildApp({ ...deps });
+  const rpc = serveIdentityRpc(nc, names, deps);
   t.teardown(async () => {
+    await rpc.stop();
     await app.close();
     await relay!.stop();
   });
@@ -79,6 +94,13 @@ export async function harness(t: Teardownable, env: Record<string, string> = {})
     config,
     events,
     notices,
+    cliEnv: {
+      MONGO_URL: config.MONGO_URL,
+      NATS_URL: config.NATS_URL,
+      NATS_NAMESPACE: names.namespace,
+      MONGO_DB: conn.name,
+      IDENTITY_DATA_DIR: config.IDENTITY_DATA_DIR,
+    },
     advance: (ms) => {
       offset += ms;
     },
@@ -93,3 +115,44 @@ export async function harness(t: Teardownable, env: Record<string, string> = {})
 /** JSON body of an inject response. */
 // biome-ignore lint/suspicious/noExplicitAny: test convenience
 export const body = (res: { body: string }): any => JSON.parse(res.body);
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  // biome-ignore lint/suspicious/noExplicitAny: parsed --json output
+  json: any;
+}
+
+const DESKCTL = fileURLToPath(new URL('../src/cli/deskctl.js', import.meta.url));
+
+/** Runs the compiled deskctl against the harness's database and namespace. */
+export function deskctl(env: Record<string, string>, args: string[], stdin?: string): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [DESKCTL, ...args], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      let json: unknown;
+      try {
+        json = JSON.parse(stdout);
+      } catch {
+        json = undefined;
+      }
+      resolve({ code, stdout, stderr, json });
+    });
+    child.stdin.end(stdin ?? '');
+  });
+}

@@ -1,0 +1,39 @@
+import { conflict, type EventContext } from '@support-desk/platform';
+import { createApiKey } from './apiKeys.js';
+import type { Deps } from './context.js';
+import { createUser, findUserByEmail } from './users.js';
+
+/**
+ * First start: creates the first admin and an admin-scoped API key for them, only when no
+ * active admin exists. Returns `{ skipped: true }` (with `ifNone`) when one already does.
+ */
+export async function bootstrap(
+  deps: Deps,
+  ctx: EventContext,
+  input: { email: string; name: string; ifNone: boolean },
+) {
+  const admins = await deps.store.users.countDocuments({ role: 'admin', status: 'active' });
+  if (admins > 0) {
+    if (input.ifNone) return { skipped: true as const };
+    throw conflict('An active admin already exists; bootstrap only creates the first one');
+  }
+  let user = await findUserByEmail(deps, input.email);
+  if (user && (user.role !== 'admin' || user.status !== 'active')) {
+    throw conflict(`${user.email} exists but is not an active admin; promote it with PATCH /v1/users/:id`);
+  }
+  const userId = user
+    ? user._id
+    : (await createUser(deps, ctx, { email: input.email, name: input.name, role: 'admin' })).id;
+  user = await findUserByEmail(deps, input.email);
+  const key = await createApiKey(deps, ctx, {
+    ownerEmail: input.email,
+    name: 'bootstrap admin key',
+    scopes: ['admin'],
+  });
+  return {
+    skipped: false as const,
+    user: { id: userId, email: user!.email, name: user!.name, role: 'admin' as const },
+    keyId: key.id,
+    key: key.key,
+  };
+}
