@@ -17,6 +17,8 @@
 // so does a failed `tsc -b` or a failed set-up step. Skipped and todo assertions are not counted in either
 // number (they are listed on the line before). Exit code is non-zero if tap failed, anything failed, or
 // no test ran. Infra keeps running afterwards unless SD_TEST_INFRA_DOWN=1.
+// Chromium (/usr/bin/chromium) is installed with apt when missing and running as root;
+// SD_TEST_SKIP_CHROMIUM=1 skips that. The run's raw TAP is kept in .tap/last-run.tap.
 
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
