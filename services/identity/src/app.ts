@@ -6,10 +6,16 @@ import {
   requirePrincipal,
 } from '@support-desk/platform';
 import type { Deps } from './app/context.js';
+import type { Keyring } from './oauth/keys.js';
 import { groupRoutes } from './routes/groups.js';
+import { oauthPageRoutes } from './routes/oauthPages.js';
+import { oauthTokenRoutes } from './routes/oauthToken.js';
+import { wellKnownRoutes } from './routes/wellKnown.js';
 import { userRoutes } from './routes/users.js';
 
 export interface AppDeps extends Deps {
+  /** Access-token signing keys (createKeyring). */
+  keyring: Keyring;
   /** Readiness checks (mongodb, nats). */
   health?: Record<string, HealthCheck>;
 }
@@ -22,6 +28,9 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   requirePrincipal(app, deps.config.INTERNAL_AUTH_SECRET);
   userRoutes(app, deps);
   groupRoutes(app, deps);
+  oauthPageRoutes(app, deps);
+  oauthTokenRoutes(app, deps, deps.keyring);
+  wellKnownRoutes(app, deps, deps.keyring);
   await app.ready();
   return app;
 }

@@ -21,6 +21,7 @@ import { buildApp } from '../src/app.js';
 import type { Deps } from '../src/app/context.js';
 import { type IdentityConfig, loadIdentityConfig } from '../src/config.js';
 import { createRuntime } from '../src/runtime.js';
+import { createKeyring } from '../src/oauth/keys.js';
 import { serveIdentityRpc } from '../src/events/rpc.js';
 import { ensureIndexes } from '@support-desk/platform';
 
@@ -77,7 +78,8 @@ export async function harness(t: Teardownable, env: Record<string, string> = {})
   });
   await ensureIndexes(conn);
   relay!.start();
-  const app = await buildApp({ ...deps });
+  const keyring = await createKeyring(config, deps.clock);
+  const app = await buildApp({ ...deps, keyring });
   const rpc = serveIdentityRpc(nc, names, deps);
   t.teardown(async () => {
     await rpc.stop();

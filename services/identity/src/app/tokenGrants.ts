@@ -1,0 +1,215 @@
+import { buildEvent, eventEntry, messageEntry, pushOutbox, systemContext } from '@support-desk/platform';
+import { verifyOwnAccessToken, signAccessToken } from '../oauth/tokens.js';
+import type { Keyring } from '../oauth/keys.js';
+import type { GrantDoc, OAuthClientDoc, UserDoc } from '../store/index.js';
+import { PKCE_VALUE, s256 } from './authorize.js';
+import type { Deps } from './context.js';
+import { OAuthError } from './oauthErrors.js';
+import { randomSecret, safeEqual, sha256 } from './secrets.js';
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+}
+
+const GRANT_TOKEN = /^(gnt_[0-9a-hjkmnp-tv-z]{26})\.([A-Za-z0-9_-]{43})$/;
+
+function splitToken(value: string | undefined): { grantId: string; hash: string } | null {
+  const m = value ? GRANT_TOKEN.exec(value) : null;
+  return m ? { grantId: m[1], hash: sha256(m[2]) } : null;
+}
+
+const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
+
+/**
+ * Revokes a whole grant (code, refresh-token family, and through the notice the access tokens
+ * carrying its `gid`). Idempotent.
+ */
+export async function revokeGrant(deps: Deps, grant: GrantDoc, reason: string): Promise<void> {
+  if (grant.revokedAt) return;
+  const now = deps.clock();
+  const notice = {
+    kind: 'oauth_grant_revoked',
+    keyId: grant._id,
+    userId: grant.userId,
+    at: now.toISOString(),
+  };
+  const event = buildEvent(
+    'system.config_changed',
+    grant._id,
+    systemContext(),
+    { revokedAt: { from: null, to: now.toISOString() }, revokedReason: { from: null, to: reason } },
+    now,
+  );
+  const res = await deps.store.grants.updateOne(
+    { _id: grant._id, revokedAt: null },
+    {
+      $set: { revokedAt: now, revokedReason: reason },
+      $push: pushOutbox([eventEntry(deps.names, event), messageEntry(deps.names.credentialNotices, notice)]),
+    },
+  );
+  if (res.modifiedCount > 0) {
+    deps.kick();
+    deps.logger.warn({ grantId: grant._id, clientId: grant.clientId, reason }, 'oauth grant revoked');
+  }
+}
+
+async function activeUser(deps: Deps, userId: string): Promise<UserDoc> {
+  const user = await deps.store.users.findById(userId).lean<UserDoc>();
+  if (user?.status !== 'active') throw invalidGrant('the user is no longer active');
+  return user;
+}
+
+async function issueTokens(
+  deps: Deps,
+  keyring: Keyring,
+  grant: GrantDoc,
+  scopes: string[],
+  refreshToken: string,
+): Promise<TokenResponse> {
+  const now = deps.clock();
+  const access = await signAccessToken(deps.config, keyring, {
+    userId: grant.userId,
+    clientId: grant.clientId,
+    scopes,
+    grantId: grant._id,
+    now,
+  });
+  return {
+    access_token: access.token,
+    token_type: 'Bearer',
+    expires_in: access.expiresIn,
+    refresh_token: refreshToken,
+    scope: scopes.join(' '),
+  };
+}
+
+export async function redeemCode(
+  deps: Deps,
+  keyring: Keyring,
+  client: OAuthClientDoc,
+  input: { code?: string; redirectUri?: string; codeVerifier?: string },
+): Promise<TokenResponse> {
+  if (!input.code) throw new OAuthError('invalid_request', 'code is required');
+  if (!input.redirectUri) throw new OAuthError('invalid_request', 'redirect_uri is required');
+  const parts = splitToken(input.code);
+  const grant = parts ? await deps.store.grants.findById(parts.grantId).lean<GrantDoc>() : null;
+  if (!parts || !grant || !safeEqual(parts.hash, grant.codeHash))
+    throw invalidGrant('unknown authorization code');
+  if (grant.clientId !== client._id) throw invalidGrant('the code was issued to another client');
+  if (grant.codeUsedAt || grant.revokedAt) {
+    // RFC 6749 §4.1.2: a second redemption revokes what the first one issued.
+    await revokeGrant(deps, grant, 'code_reuse');
+    throw invalidGrant('authorization code already used');
+  }
+  const now = deps.clock();
+  if (new Date(grant.codeExpiresAt).getTime() <= now.getTime())
+    throw invalidGrant('authorization code expired');
+  if (input.redirectUri !== grant.redirectUri)
+    throw invalidGrant('redirect_uri does not match the authorization request');
+  if (grant.codeChallenge) {
+    if (!input.codeVerifier) throw invalidGrant('code_verifier is required');
+    if (!PKCE_VALUE.test(input.codeVerifier) || !safeEqual(s256(input.codeVerifier), grant.codeChallenge)) {
+      throw invalidGrant('code_verifier does not match the code_challenge');
+    }
+  } else if (input.codeVerifier) {
+    throw invalidGrant('code_verifier sent but no code_challenge was used');
+  }
+  await activeUser(deps, grant.userId);
+  const secret = randomSecret(32);
+  const res = await deps.store.grants.updateOne(
+    { _id: grant._id, codeUsedAt: null, revokedAt: null },
+    {
+      $set: {
+        codeUsedAt: now,
+        refreshHash: sha256(secret),
+        refreshExpiresAt: new Date(now.getTime() + deps.config.OAUTH_REFRESH_TTL_SECONDS * 1000),
+      },
+    },
+  );
+  if (res.modifiedCount === 0) {
+    await revokeGrant(deps, grant, 'code_reuse');
+    throw invalidGrant('authorization code already used');
+  }
+  return issueTokens(deps, keyring, grant, grant.scopes, `${grant._id}.${secret}`);
+}
+
+export async function refresh(
+  deps: Deps,
+  keyring: Keyring,
+  client: OAuthClientDoc,
+  input: { refreshToken?: string; scope?: string },
+): Promise<TokenResponse> {
+  if (!input.refreshToken) throw new OAuthError('invalid_request', 'refresh_token is required');
+  const parts = splitToken(input.refreshToken);
+  const grant = parts ? await deps.store.grants.findById(parts.grantId).lean<GrantDoc>() : null;
+  if (!parts || !grant) throw invalidGrant('unknown refresh token');
+  if (grant.clientId !== client._id) throw invalidGrant('the refresh token was issued to another client');
+  if (grant.revokedAt) throw invalidGrant('the grant has been revoked');
+  if ((grant.usedRefreshHashes ?? []).some((h) => safeEqual(h, parts.hash))) {
+    // A rotated token came back: someone holds a copy. Revoke the whole family.
+    await revokeGrant(deps, grant, 'refresh_token_reuse');
+    throw invalidGrant('refresh token already used; the grant has been revoked');
+  }
+  if (!grant.refreshHash || !safeEqual(grant.refreshHash, parts.hash))
+    throw invalidGrant('unknown refresh token');
+  const now = deps.clock();
+  if (!grant.refreshExpiresAt || new Date(grant.refreshExpiresAt).getTime() <= now.getTime()) {
+    throw invalidGrant('refresh token expired');
+  }
+  let scopes = grant.scopes;
+  if (input.scope !== undefined) {
+    const asked = input.scope.split(' ').filter(Boolean);
+    if (asked.length === 0 || asked.some((s) => !grant.scopes.includes(s))) {
+      throw new OAuthError('invalid_scope', 'scope must be a subset of the originally granted scope');
+    }
+    scopes = [...new Set(asked)];
+  }
+  await activeUser(deps, grant.userId);
+  const secret = randomSecret(32);
+  const res = await deps.store.grants.updateOne(
+    { _id: grant._id, refreshHash: parts.hash, revokedAt: null },
+    {
+      $set: {
+        refreshHash: sha256(secret),
+        refreshExpiresAt: new Date(now.getTime() + deps.config.OAUTH_REFRESH_TTL_SECONDS * 1000),
+      },
+      $push: { usedRefreshHashes: parts.hash },
+    },
+  );
+  if (res.modifiedCount === 0) {
+    await revokeGrant(deps, grant, 'refresh_token_reuse');
+    throw invalidGrant('refresh token already used; the grant has been revoked');
+  }
+  return issueTokens(deps, keyring, grant, scopes, `${grant._id}.${secret}`);
+}
+
+/**
+ * RFC 7009: revokes the grant behind a refresh token or an access token of this client.
+ * Unknown, invalid or foreign tokens are ignored (the endpoint always answers 200).
+ */
+export async function revokeToken(
+  deps: Deps,
+  keyring: Keyring,
+  client: OAuthClientDoc,
+  token: string | undefined,
+) {
+  if (!token) throw new OAuthError('invalid_request', 'token is required');
+  const parts = splitToken(token);
+  if (parts) {
+    const grant = await deps.store.grants.findById(parts.grantId).lean<GrantDoc>();
+    const known =
+      grant &&
+      ((grant.refreshHash && safeEqual(grant.refreshHash, parts.hash)) ||
+        (grant.usedRefreshHashes ?? []).some((h) => safeEqual(h, parts.hash)));
+    if (grant && known && grant.clientId === client._id) await revokeGrant(deps, grant, 'revoked_by_client');
+    return;
+  }
+  const claims = await verifyOwnAccessToken(deps.config, keyring, token, deps.clock());
+  if (!claims?.gid || claims.client_id !== client._id) return;
+  const grant = await deps.store.grants.findById(claims.gid).lean<GrantDoc>();
+  if (grant && grant.clientId === client._id) await revokeGrant(deps, grant, 'revoked_by_client');
+}

@@ -1,0 +1,53 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/** A parsed application/x-www-form-urlencoded body; repeated names are kept to be refused. */
+export type FormBody = Record<string, string | string[]>;
+
+export function parseForm(raw: string): FormBody {
+  const out: FormBody = {};
+  for (const [k, v] of new URLSearchParams(raw)) {
+    const prev = out[k];
+    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+  return out;
+}
+
+/** The single value of a parameter; `repeated` when it was sent more than once (RFC 6749 §3.1). */
+export function param(body: unknown, name: string): string | undefined | { repeated: true } {
+  const v = (body as Record<string, unknown> | null | undefined)?.[name];
+  if (Array.isArray(v)) return { repeated: true };
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+export function parseCookies(header: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (header ?? '').split(';')) {
+    const i = part.indexOf('=');
+    if (i < 0) continue;
+    const name = part.slice(0, i).trim();
+    if (!name || name in out) continue;
+    try {
+      out[name] = decodeURIComponent(part.slice(i + 1).trim());
+    } catch {
+      // ignore undecodable cookies
+    }
+  }
+  return out;
+}
+
+export interface CookieOptions {
+  secure: boolean;
+  maxAgeSeconds?: number;
+}
+
+/** HttpOnly, SameSite=Lax, scoped to /oauth; Secure when the issuer is https. */
+export function setCookie(reply: FastifyReply, name: string, value: string, opts: CookieOptions): void {
+  const parts = [`${name}=${encodeURIComponent(value)}`, 'Path=/oauth', 'HttpOnly', 'SameSite=Lax'];
+  if (opts.secure) parts.push('Secure');
+  if (opts.maxAgeSeconds !== undefined) parts.push(`Max-Age=${opts.maxAgeSeconds}`);
+  const existing = reply.getHeader('set-cookie');
+  const list = Array.isArray(existing) ? existing : existing ? [String(existing)] : [];
+  reply.header('set-cookie', [...list, parts.join('; ')]);
+}
+
+export const cookie = (request: FastifyRequest, name: string) => parseCookies(request.headers.cookie)[name];

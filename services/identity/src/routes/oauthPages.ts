@@ -1,0 +1,207 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { HttpApp } from '@support-desk/platform';
+import {
+  AuthorizePageError,
+  AuthorizeRedirectError,
+  type AuthorizeRequest,
+  grantableScopes,
+  issueCode,
+  redirectWith,
+  validateAuthorize,
+} from '../app/authorize.js';
+import type { Deps } from '../app/context.js';
+import { login, logout, sessionUser } from '../app/login.js';
+import { randomSecret, safeEqual } from '../app/secrets.js';
+import type { UserDoc } from '../store/index.js';
+import { cookie, type FormBody, param, parseForm, setCookie } from '../oauth/forms.js';
+import { consentPage, errorPage, loginPage, messagePage, PAGE_HEADERS } from '../oauth/pages.js';
+
+const SESSION_COOKIE = 'sd_session';
+const CSRF_COOKIE = 'sd_csrf';
+const FORM_LIMIT = 16 * 1024;
+
+/**
+ * The browser side of the authorization server: authorize (login → consent → redirect),
+ * the login form, and logout. Served without a principal; CSRF-protected by a double-submit
+ * token (HttpOnly SameSite=Lax cookie + hidden form field).
+ */
+export function oauthPageRoutes(app: HttpApp, deps: Deps): void {
+  const secure = deps.config.OAUTH_ISSUER.startsWith('https://');
+  const html = (reply: FastifyReply, status: number, page: string) =>
+    reply.code(status).headers(PAGE_HEADERS).send(page);
+
+  const csrfToken = (request: FastifyRequest, reply: FastifyReply) => {
+    const existing = cookie(request, CSRF_COOKIE);
+    if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
+    const token = randomSecret(32);
+    setCookie(reply, CSRF_COOKIE, token, { secure });
+    return token;
+  };
+  const csrfValid = (request: FastifyRequest, body: FormBody) => {
+    const sent = param(body, 'csrf_token');
+    const expected = cookie(request, CSRF_COOKIE);
+    return typeof sent === 'string' && !!expected && safeEqual(sent, expected);
+  };
+  const meta = (request: FastifyRequest) => ({
+    ip: request.ip,
+    userAgent: typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null,
+    requestId: request.id,
+  });
+
+  const redirectError = (reply: FastifyReply, err: AuthorizeRedirectError) =>
+    reply
+      .code(302)
+      .header('cache-control', 'no-store')
+      .redirect(
+        redirectWith(err.redirectUri, {
+          error: err.error,
+          error_description: err.description,
+          state: err.state,
+          iss: deps.config.OAUTH_ISSUER,
+        }),
+        302,
+      );
+
+  /** Validates the request; on a page error renders it, on a redirect error redirects. */
+  const validated = async (reply: FastifyReply, query: string): Promise<AuthorizeRequest | null> => {
+    try {
+      return await validateAuthorize(deps, query);
+    } catch (err) {
+      if (err instanceof AuthorizePageError) {
+        html(reply, 400, errorPage(err.message));
+        return null;
+      }
+      if (err instanceof AuthorizeRedirectError) {
+        redirectError(reply, err);
+        return null;
+      }
+      throw err;
+    }
+  };
+
+  const showConsent = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    req: AuthorizeRequest,
+    user: UserDoc,
+    query: string,
+  ) => {
+    const scopes = grantableScopes(req.scopes, user);
+    if (scopes.length === 0) {
+      return redirectError(
+        reply,
+        new AuthorizeRedirectError(
+          req.redirectUri,
+          'invalid_scope',
+          'your role cannot grant any of the requested scopes',
+          req.state,
+        ),
+      );
+    }
+    return html(
+      reply,
+      200,
+      consentPage({
+        csrf: csrfToken(request, reply),
+        request: query,
+        clientName: req.client.name,
+        userEmail: user.email,
+        scopes,
+      }),
+    );
+  };
+
+  app.register(async (pages) => {
+    pages.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: FORM_LIMIT },
+      (_req, raw, done) => done(null, parseForm(String(raw))),
+    );
+
+    pages.get('/oauth/authorize', { config: { public: true } }, async (request, reply) => {
+      const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
+      const req = await validated(reply, query);
+      if (!req) return reply;
+      const user = await sessionUser(deps, cookie(request, SESSION_COOKIE));
+      if (!user) return html(reply, 200, loginPage({ csrf: csrfToken(request, reply), request: query }));
+      return showConsent(request, reply, req, user, query);
+    });
+
+    pages.post('/oauth/login', { config: { public: true } }, async (request, reply) => {
+      const body = (request.body ?? {}) as FormBody;
+      const query = typeof param(body, 'request') === 'string' ? (param(body, 'request') as string) : '';
+      const email = param(body, 'email');
+      const password = param(body, 'password');
+      const csrf = csrfToken(request, reply);
+      if (!csrfValid(request, body)) {
+        return html(
+          reply,
+          403,
+          loginPage({ csrf, request: query, error: 'Your session expired; please sign in again.' }),
+        );
+      }
+      if (typeof email !== 'string' || typeof password !== 'string') {
+        return html(reply, 400, loginPage({ csrf, request: query, error: 'Enter your email and password.' }));
+      }
+      const result = await login(deps, { email, password, ...meta(request) });
+      if (!result.ok) {
+        const status =
+          result.reason === 'throttled'
+            ? 429
+            : result.reason === 'invalid' || result.reason === 'no_password'
+              ? 401
+              : 403;
+        return html(reply, status, loginPage({ csrf, request: query, email, error: result.message }));
+      }
+      setCookie(reply, SESSION_COOKIE, result.sessionToken, {
+        secure,
+        maxAgeSeconds: deps.config.OAUTH_SESSION_TTL_SECONDS,
+      });
+      if (!query)
+        return html(reply, 200, messagePage('Signed in', `You are signed in as ${result.user.email}.`));
+      return reply.redirect(`/oauth/authorize?${query}`, 303);
+    });
+
+    pages.post('/oauth/authorize', { config: { public: true } }, async (request, reply) => {
+      const body = (request.body ?? {}) as FormBody;
+      const queryParam = param(body, 'request');
+      const query = typeof queryParam === 'string' ? queryParam : '';
+      const req = await validated(reply, query);
+      if (!req) return reply;
+      if (!csrfValid(request, body))
+        return html(reply, 403, errorPage('The form expired or was not sent by this site. Start again.'));
+      const user = await sessionUser(deps, cookie(request, SESSION_COOKIE));
+      if (!user) return html(reply, 200, loginPage({ csrf: csrfToken(request, reply), request: query }));
+      const decision = param(body, 'decision');
+      if (decision !== 'approve') {
+        return redirectError(
+          reply,
+          new AuthorizeRedirectError(
+            req.redirectUri,
+            'access_denied',
+            'the user denied the request',
+            req.state,
+          ),
+        );
+      }
+      const scopes = grantableScopes(req.scopes, user);
+      if (scopes.length === 0) return showConsent(request, reply, req, user, query);
+      const code = await issueCode(deps, req, user, scopes);
+      return reply
+        .header('cache-control', 'no-store')
+        .redirect(
+          redirectWith(req.redirectUri, { code, state: req.state, iss: deps.config.OAUTH_ISSUER }),
+          303,
+        );
+    });
+
+    pages.post('/oauth/logout', { config: { public: true } }, async (request, reply) => {
+      const body = (request.body ?? {}) as FormBody;
+      if (!csrfValid(request, body))
+        return html(reply, 403, errorPage('The sign-out form expired; nothing was changed.'));
+      await logout(deps, cookie(request, SESSION_COOKIE), meta(request));
+      setCookie(reply, SESSION_COOKIE, '', { secure, maxAgeSeconds: 0 });
+      return html(reply, 200, messagePage('Signed out', 'You are signed out.'));
+    });
+  });
+}
