@@ -1,3 +1,4 @@
+export * from './aggregate-lock.js';
 export * from './config.js';
 export * from './consumer.js';
 export * from './deadletters.js';

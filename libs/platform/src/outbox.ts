@@ -2,6 +2,7 @@ import { type JetStreamClient, jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { type DomainEvent, type NatsNames, newId } from '@support-desk/contracts';
 import { type Model, Schema } from 'mongoose';
+import { acquireAggregateLock, aggregateKey, withAggregateLock } from './aggregate-lock.js';
 import type { Logger } from './logger.js';
 
 /**
@@ -28,10 +29,107 @@ const OutboxEntrySchema = new Schema<OutboxEntry>(
   { _id: false },
 );
 
-/** Adds the `outbox` array (and the index the relay scans) to an aggregate's schema. */
+/**
+ * Written aggregates with possibly pending entries, per collection, so relays in this process
+ * publish them by id right away instead of waiting for a scan (a scan is a full collection read on
+ * FerretDB). Writes from other processes are found by the relay's periodic scan.
+ */
+const pendingByCollection = new Map<string, Map<string, unknown>>();
+const pendingListeners = new Set<() => void>();
+
+function notePendingQuietly(collection: string, id: unknown) {
+  let ids = pendingByCollection.get(collection);
+  if (!ids) {
+    ids = new Map();
+    pendingByCollection.set(collection, ids);
+  }
+  ids.set(String(id), id);
+}
+
+function notePending(collection: string, id: unknown) {
+  if (id === undefined || id === null) return;
+  notePendingQuietly(collection, id);
+  for (const listener of pendingListeners) listener();
+}
+
+function takePending(collection: string): unknown[] {
+  const ids = pendingByCollection.get(collection);
+  if (!ids || ids.size === 0) return [];
+  pendingByCollection.delete(collection);
+  return [...ids.values()];
+}
+
+const LOCKED_QUERIES: ('updateOne' | 'findOneAndUpdate' | 'replaceOne' | 'findOneAndReplace')[] = [
+  'updateOne',
+  'findOneAndUpdate',
+  'replaceOne',
+  'findOneAndReplace',
+];
+const RELEASE = Symbol('aggregateLockRelease');
+
+type LockedQuery = {
+  getFilter(): Record<string, unknown>;
+  model: { collection: { collectionName: string } };
+  [RELEASE]?: () => void;
+};
+
+/** The single `_id` a query targets, if it targets exactly one aggregate by id. */
+function targetId(filter: Record<string, unknown>): unknown {
+  const id = filter._id;
+  if (id === undefined || id === null) return undefined;
+  if (typeof id === 'object' && !('toHexString' in (id as object))) return undefined; // an operator
+  return id;
+}
+
+/**
+ * Adds the `outbox` array (and the index the relay scans) to an aggregate's schema, and queues
+ * every by-id write of the aggregate behind the same per-aggregate lock as the relay's clean-up.
+ */
 export function outboxPlugin(schema: Schema): void {
   schema.add({ outbox: { type: [OutboxEntrySchema], default: [], select: false } });
   schema.index({ 'outbox.id': 1 }, { sparse: true });
+
+  schema.pre(LOCKED_QUERIES, { document: false, query: true }, async function (this: LockedQuery) {
+    const id = targetId(this.getFilter());
+    if (id === undefined) return;
+    this[RELEASE] = await acquireAggregateLock(aggregateKey(this.model.collection.collectionName, id));
+  });
+  const afterQuery = function (this: LockedQuery) {
+    this[RELEASE]?.();
+    const id = targetId(this.getFilter());
+    if (id !== undefined) notePending(this.model.collection.collectionName, id);
+  };
+  schema.post(LOCKED_QUERIES, { document: false, query: true }, afterQuery);
+  schema.post(
+    LOCKED_QUERIES,
+    { document: false, query: true },
+    function (this: LockedQuery, err: Error, _res: unknown, next: (err?: Error) => void) {
+      this[RELEASE]?.();
+      next(err);
+    },
+  );
+
+  type SavedDoc = {
+    isNew: boolean;
+    _id: unknown;
+    collection: { collectionName: string };
+    $locals: Record<string, unknown>;
+  };
+  schema.pre('save', async function (this: SavedDoc) {
+    // Inserts are atomic on both stores; only updates of an existing document need the queue.
+    if (this.isNew) return;
+    this.$locals.releaseAggregateLock = await acquireAggregateLock(
+      aggregateKey(this.collection.collectionName, this._id),
+    );
+  });
+  schema.post('save', function (this: SavedDoc) {
+    (this.$locals.releaseAggregateLock as (() => void) | undefined)?.();
+    notePending(this.collection.collectionName, this._id);
+  });
+  schema.post('save', function (this: SavedDoc, err: Error, _res: unknown, next: (err?: Error) => void) {
+    (this.$locals.releaseAggregateLock as (() => void) | undefined)?.();
+    next(err);
+  });
 }
 
 export function eventEntry(names: NatsNames, event: DomainEvent): OutboxEntry {
@@ -56,7 +154,10 @@ export interface OutboxRelayOptions {
   // biome-ignore lint/suspicious/noExplicitAny: relays any aggregate model
   models: Model<any>[];
   logger: Logger;
-  /** Safety-net scan interval; writes call kick() so the normal path does not wait for it. */
+  /**
+   * Interval of the safety-net scan for pending entries written by other processes or left by a
+   * crash (default 5 s). Writes in this process are published at once, by id.
+   */
   pollIntervalMs?: number;
   /** Documents scanned per model per pass. */
   batchSize?: number;
@@ -83,7 +184,7 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   const {
     models,
     logger,
-    pollIntervalMs = 1000,
+    pollIntervalMs = 5000,
     batchSize = 200,
     parallelism = 16,
     publishTimeoutMs = 5000,
@@ -119,24 +220,55 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       }
     }
     if (sent.length > 0) {
-      // Exact-entry $pullAll: removes only what was published, never entries appended meanwhile.
-      await model.collection.updateOne({ _id: doc._id } as never, { $pullAll: { outbox: sent } } as never);
+      // Exact-entry $pullAll removes only what was published, never entries appended meanwhile;
+      // the aggregate lock keeps FerretDB from losing a concurrent write (see aggregate-lock.ts).
+      await withAggregateLock(aggregateKey(model.collection.collectionName, doc._id), () =>
+        model.collection.updateOne({ _id: doc._id } as never, { $pullAll: { outbox: sent } } as never),
+      );
       stats.published += sent.length;
     }
     if (error) throw error;
   };
 
+  type PendingDoc = { _id: unknown; outbox?: OutboxEntry[] };
+  const publishAll = async (
+    // biome-ignore lint/suspicious/noExplicitAny: relays any aggregate model
+    model: Model<any>,
+    docs: PendingDoc[],
+  ) => {
+    const withEntries = docs.filter(
+      (d): d is { _id: unknown; outbox: OutboxEntry[] } => (d.outbox?.length ?? 0) > 0,
+    );
+    for (let i = 0; i < withEntries.length; i += parallelism) {
+      await Promise.all(withEntries.slice(i, i + parallelism).map((d) => publishDocument(model, d)));
+    }
+  };
+
+  let nextScanAt = 0;
   const pass = async (): Promise<boolean> => {
     let more = false;
+    const scan = Date.now() >= nextScanAt;
     for (const model of models) {
+      const collection = model.collection.collectionName;
+      const ids = takePending(collection);
+      try {
+        // By id: cheap on both stores, and the normal path right after a write.
+        const fresh = await Promise.all(
+          ids.map((id) => model.collection.findOne({ _id: id } as never, { projection: { outbox: 1 } })),
+        );
+        await publishAll(model, fresh.filter(Boolean) as unknown as PendingDoc[]);
+      } catch (err) {
+        for (const id of ids) notePendingQuietly(collection, id);
+        throw err;
+      }
+      if (!scan) continue;
       const docs = (await model.collection
         .find({ 'outbox.id': { $exists: true } }, { projection: { outbox: 1 }, limit: batchSize })
-        .toArray()) as unknown as { _id: unknown; outbox: OutboxEntry[] }[];
+        .toArray()) as unknown as PendingDoc[];
       if (docs.length === batchSize) more = true;
-      for (let i = 0; i < docs.length; i += parallelism) {
-        await Promise.all(docs.slice(i, i + parallelism).map((d) => publishDocument(model, d)));
-      }
+      await publishAll(model, docs);
     }
+    if (scan) nextScanAt = Date.now() + pollIntervalMs;
     return more;
   };
 
@@ -190,11 +322,15 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     wakeTimer.unref();
   };
 
+  const wake = () => queueMicrotask(trigger);
+
   return {
     stats,
     start() {
       if (!stopped) return;
       stopped = false;
+      nextScanAt = 0;
+      pendingListeners.add(wake);
       poller = setInterval(trigger, pollIntervalMs);
       poller.unref();
       trigger();
@@ -210,12 +346,14 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     idle() {
       return new Promise<void>((resolve) => {
         idleWaiters.push(resolve);
+        nextScanAt = 0;
         dirty = true;
         trigger();
       });
     },
     async stop() {
       stopped = true;
+      pendingListeners.delete(wake);
       clearInterval(poller);
       clearTimeout(wakeTimer);
       wakeTimer = undefined;
