@@ -1,0 +1,96 @@
+/** A minimal cookie-keeping browser for driving the login and consent forms without Chromium. */
+export class FormBrowser {
+  readonly cookies = new Map<string, string>();
+
+  constructor(readonly base: string) {}
+
+  private remember(res: Response) {
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const i = pair.indexOf('=');
+      const name = pair.slice(0, i);
+      const value = pair.slice(i + 1);
+      if (value === '' || /max-age=0/i.test(c)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
+  private cookieHeader() {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
+  async get(url: string) {
+    const res = await fetch(new URL(url, this.base), {
+      redirect: 'manual',
+      headers: { cookie: this.cookieHeader() },
+    });
+    this.remember(res);
+    return {
+      status: res.status,
+      location: res.headers.get('location'),
+      html: await res.text(),
+      headers: res.headers,
+    };
+  }
+
+  async post(url: string, form: Record<string, string>) {
+    const res = await fetch(new URL(url, this.base), {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(form).toString(),
+    });
+    this.remember(res);
+    return {
+      status: res.status,
+      location: res.headers.get('location'),
+      html: await res.text(),
+      headers: res.headers,
+    };
+  }
+}
+
+export function hidden(html: string, name: string): string {
+  const m = new RegExp(`name="${name}" value="([^"]*)"`).exec(html);
+  if (!m) throw new Error(`no hidden field ${name}`);
+  return m[1]
+    .replace(/&amp;/g, '&')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>');
+}
+
+/**
+ * Walks authorize → login → consent → decision and returns the final redirect (to the client).
+ * Reuses an existing session when the browser has one.
+ */
+export async function authorizeThroughForms(
+  browser: FormBrowser,
+  authorizeUrl: string,
+  login: { email: string; password: string },
+  decision: 'approve' | 'deny' = 'approve',
+): Promise<URL> {
+  let page = await browser.get(authorizeUrl);
+  if (page.status !== 200) throw new Error(`authorize answered ${page.status} ${page.location ?? ''}`);
+  if (page.html.includes('action="/oauth/login"')) {
+    const res = await browser.post('/oauth/login', {
+      csrf_token: hidden(page.html, 'csrf_token'),
+      request: hidden(page.html, 'request'),
+      email: login.email,
+      password: login.password,
+    });
+    if (res.status !== 303 || !res.location)
+      throw new Error(`login answered ${res.status}: ${res.html.slice(0, 300)}`);
+    page = await browser.get(res.location);
+  }
+  if (!page.html.includes('value="approve"'))
+    throw new Error(`no consent page: ${page.status} ${page.html.slice(0, 300)}`);
+  const res = await browser.post('/oauth/authorize', {
+    csrf_token: hidden(page.html, 'csrf_token'),
+    request: hidden(page.html, 'request'),
+    decision,
+  });
+  if (res.status !== 303 && res.status !== 302) throw new Error(`decision answered ${res.status}`);
+  return new URL(res.location!);
+}
