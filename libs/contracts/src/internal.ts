@@ -91,7 +91,12 @@ export type GetOAuthClientReply =
   | { found: false }
   | { found: true; client: { clientId: string; name: string; plan: Plan; limits: RateLimits | null } };
 
-/** Published on `credentialNotices` whenever a credential must stop working at once. */
+/**
+ * Published on `credentialNotices` whenever a credential must stop working at once.
+ * `keyId` is the API key id for `api_key_revoked`, and the OAuth grant id for
+ * `oauth_grant_revoked` (access tokens carry it in their `gid` claim, so a gateway can refuse
+ * the unexpired access tokens of a revoked grant). `userId` names the affected user.
+ */
 export const CredentialNotice = Type.Object({
   kind: Type.Union([
     Type.Literal('api_key_revoked'),
