@@ -6,6 +6,8 @@ import { cliContext } from '../src/app/context.js';
 import { createOAuthClient } from '../src/app/oauthClients.js';
 import { createUser } from '../src/app/users.js';
 import { rotateDevSigningKey } from '../src/oauth/keys.js';
+import { buildApp } from '../src/app.js';
+import { createKeyring } from '../src/oauth/keys.js';
 import { harness } from './helpers.js';
 import { authorizeThroughForms, FormBrowser, hidden } from './oauthFlow.js';
 
@@ -466,5 +468,39 @@ t.test('OAuth 2.0 authorization server', async (t) => {
       keys: { kid: string }[];
     };
     t.same(after.keys.map((k) => k.kid).sort(), [before.keys[0].kid, kid].sort(), 'old kid still published');
+  });
+
+  await t.test('cookies are Secure behind an https issuer', async (t) => {
+    const httpsIssuer = 'https://desk.example.com';
+    const app = await buildApp({
+      ...h.deps,
+      config: { ...h.config, OAUTH_ISSUER: httpsIssuer },
+      keyring: await createKeyring(h.config),
+    });
+    t.teardown(() => app.close());
+    const { url } = await authorizeUrl();
+    const page = await app.inject({ method: 'GET', url: url.slice(issuer.length) });
+    t.equal(page.statusCode, 200);
+    const csrfCookie = String(page.headers['set-cookie']);
+    t.match(csrfCookie, /sd_csrf=.*; Path=\/oauth; HttpOnly; SameSite=Lax; Secure/);
+    const csrf = /sd_csrf=([^;]+)/.exec(csrfCookie)![1];
+    const login = await app.inject({
+      method: 'POST',
+      url: '/oauth/login',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `sd_csrf=${csrf}` },
+      payload: new URLSearchParams({
+        csrf_token: decodeURIComponent(csrf),
+        request: hidden(page.body, 'request'),
+        email: 'alice@example.com',
+        password,
+      }).toString(),
+    });
+    t.equal(login.statusCode, 303);
+    t.match(
+      String(login.headers['set-cookie']),
+      /sd_session=[^;]+; Path=\/oauth; HttpOnly; SameSite=Lax; Secure; Max-Age=43200/,
+    );
+    const meta = await app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' });
+    t.equal(meta.json().issuer, httpsIssuer);
   });
 });

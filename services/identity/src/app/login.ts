@@ -93,7 +93,11 @@ export async function login(
   if (user.status !== 'active') {
     return { ok: false, reason: 'inactive', message: 'This account is deactivated and cannot sign in.' };
   }
-  await deps.store.loginAttempts.deleteOne({ _id: accountKey(input.email) });
+  await Promise.all([
+    deps.store.loginAttempts.deleteOne({ _id: accountKey(input.email) }),
+    // Expired sessions of this user are pruned here (no TTL indexes on FerretDB).
+    deps.store.sessions.deleteMany({ userId: user._id, expiresAt: { $lte: now } }),
+  ]);
   const token = randomSecret(32);
   await deps.store.sessions.create({
     _id: sha256(token),
