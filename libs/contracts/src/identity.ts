@@ -83,7 +83,7 @@ export const UserListQuery = Type.Object(
     status: Type.Optional(UserStatusSchema),
     groupId: Type.Optional(IdSchema('group')),
     isVip: Type.Optional(Type.Boolean()),
-    search: Type.Optional(Type.String({ minLength: 1, maxLength: IDENTITY_LIMITS.search })),
+    search: Type.Optional(Type.String({ maxLength: IDENTITY_LIMITS.search })),
     page: Type.Optional(PageQuery.page),
     limit: Type.Optional(PageQuery.limit),
   },

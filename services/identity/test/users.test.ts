@@ -1,4 +1,4 @@
-import { newId } from '@support-desk/contracts';
+import { identityRouteSchemas, newId, PUBLIC_ROUTES, routeKey } from '@support-desk/contracts';
 import t from 'tap';
 import { body, harness } from './helpers.js';
 
@@ -9,6 +9,16 @@ t.test('users API', async (t) => {
 
   const post = async (payload: unknown, headers = admin) =>
     h.app.inject({ method: 'POST', url: '/v1/users', headers, payload: payload as object });
+
+  await t.test('every public identity route has a contract schema and is served', async (t) => {
+    const routes = PUBLIC_ROUTES.filter((r) => r.service === 'identity');
+    t.ok(routes.length >= 14);
+    for (const r of routes) {
+      t.ok(identityRouteSchemas[routeKey(r)], `schema for ${routeKey(r)}`);
+      t.ok(h.app.hasRoute({ method: r.method, url: r.path }), `route ${routeKey(r)}`);
+    }
+    t.same(Object.keys(identityRouteSchemas).sort(), routes.map(routeKey).sort(), 'no extra schemas');
+  });
 
   await t.test('requires a principal and the right scope', async (t) => {
     const anon = await h.app.inject({ method: 'GET', url: '/v1/users' });
@@ -170,6 +180,10 @@ t.test('users API', async (t) => {
       body(res).data.users.map((u: { id: string }) => u.id),
       [aliceId],
     );
+    res = await list('search=');
+    t.equal(body(res).data.pagination.total, 6, 'an empty search filters nothing');
+    res = await list('search=' + 'x'.repeat(201));
+    t.equal(res.statusCode, 400);
     res = await list('status=inactive');
     t.equal(body(res).data.pagination.total, 0);
   });
