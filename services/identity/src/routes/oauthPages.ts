@@ -159,7 +159,8 @@ export function oauthPageRoutes(app: HttpApp, deps: Deps): void {
       });
       if (!query)
         return html(reply, 200, messagePage('Signed in', `You are signed in as ${result.user.email}.`));
-      return reply.redirect(`/oauth/authorize?${query}`, 303);
+      // Re-encoded: the hidden field is client input and must not shape the Location header.
+      return reply.redirect(`/oauth/authorize?${new URLSearchParams(query).toString()}`, 303);
     });
 
     pages.post('/oauth/authorize', { config: { public: true } }, async (request, reply) => {
