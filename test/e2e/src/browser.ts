@@ -35,6 +35,10 @@ export async function startCallbackServer(): Promise<{
   const waiters: ((u: URL) => void)[] = [];
   const server = http.createServer((req, res) => {
     const u = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
+    if (u.pathname !== '/callback') {
+      res.writeHead(404).end(); // e.g. the browser's /favicon.ico
+      return;
+    }
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end('<!doctype html><title>callback</title><p>You can close this window.</p>');
     const w = waiters.shift();

@@ -22,6 +22,8 @@ export async function createRequest(
   const data = expectOk(t, res, 201, 'POST /v1/requests');
   if (!data?.id) throw new Error(`POST /v1/requests failed: ${res.status} ${res.text.slice(0, 300)}`);
   ledger?.record(data.id, 'request.created');
+  // Created with an assignee or a group: the assignment may be its own event (the spec leaves it open).
+  if (body.assignedTo || body.assignedGroup) ledger?.allow(data.id, 'request.assigned');
   return data;
 }
 

@@ -19,7 +19,8 @@ const UA = `sd-e2e/${stack.run}`;
 // assignments, comments, users created and changed by the admin.
 const agent2 = await createActor(stack, 'agent', 'agent2');
 const history: Json[] = [];
-await (async () => {
+
+t.test('some history: requests by two agents and an admin, changes, comments, users', async (t) => {
   const results: Json[] = [];
   for (const who of [agent, agent2, admin]) {
     for (let i = 0; i < 3; i++) {
@@ -48,7 +49,7 @@ await (async () => {
   expectOk(t, await admin.api.patch(`/v1/users/${u.id}`, { role: 'agent' }, ua), 200, 'role change');
   ledger.record(u.id, 'user.role_changed');
   history.push(...results, u);
-})();
+});
 
 t.test(
   'audit completeness: every write produced exactly its events (counted by resourceId and type)',

@@ -76,6 +76,7 @@ t.test('create → open; list item vs single read, field by field', async (t) =>
   t.match(created.id, /^req_/, 'id prefix req_');
   t.match(created.createdAt, ISO_DATE, 'createdAt ISO 8601 UTC');
   ledger.record(created.id, 'request.created');
+  ledger.allow(created.id, 'request.assigned'); // created with a group
 
   const list = expectOk(t, await agent.api.get('/v1/requests'), 200, 'GET /v1/requests');
   const item = list?.requests?.find((r: Json) => r.id === created.id);
@@ -441,7 +442,6 @@ t.test('filters: status, priority, assignedTo, groupId, createdAfter, createdBef
     const body: Json = { priority, assignedGroup: group };
     if (assignee) body.assignedTo = assignee;
     const r = await createRequest(t, agent.api, body, ledger);
-    if (assignee) ledger.allow(r.id, 'request.assigned');
     made.push({ ...r, priority, assignee, group });
     await sleep(15); // distinct createdAt values for the time filters
   }

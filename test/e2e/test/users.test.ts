@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 // Users, /me, groups and membership through the gateway; deactivation cuts off the user's key at once.
 import { CreatedUser, DeactivatedUser, Group, Me, UserDetail, UserListItem } from '@support-desk/contracts';
 import t from 'tap';
@@ -243,7 +244,7 @@ t.test('users: DELETE → inactive with deactivatedAt, history kept, key refused
 
 t.test('users: every filter, page and limit', async (t) => {
   const g = await createGroup(t, admin.api);
-  const tag = stack.run.slice(-6);
+  const tag = `q${randomBytes(4).toString('hex')}`; // in these users' names and emails only
   const made = [
     await createUser(
       t,
