@@ -1,5 +1,6 @@
 import type { ResolveApiKeyReply } from '@support-desk/contracts';
 import { callRpc } from '@support-desk/platform';
+import { freePort } from '@support-desk/platform/testing';
 import t from 'tap';
 import { body, deskctl, harness } from './helpers.js';
 
@@ -389,5 +390,22 @@ t.test('deskctl and API keys', async (t) => {
     ).data.groups;
     const group = await callRpc(h.nc, h.names.rpc.getGroup, { id: groups[0].id });
     t.same(group, { found: true, group: { id: groups[0].id, name: 'Billing', deleted: false } });
+  });
+
+  await t.test('with NATS down the command still succeeds; the service relay publishes later', async (t) => {
+    const deadNats = `nats://127.0.0.1:${await freePort()}`;
+    const r = await deskctl({ ...h.cliEnv, NATS_URL: deadNats }, [
+      'groups',
+      'create',
+      '--name',
+      'Offline',
+      '--json',
+    ]);
+    t.equal(r.code, 0, r.stderr);
+    t.match(r.stderr, /warning: NATS unavailable/);
+    await h.waitForEvent(
+      (e) => e.type === 'system.config_changed' && e.resourceId === r.json.id,
+      'relayed event',
+    );
   });
 });
