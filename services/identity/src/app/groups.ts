@@ -18,7 +18,8 @@ import {
 } from '@support-desk/platform';
 import { type GroupDoc, groupNameKey, type UserDoc } from '../store/index.js';
 import type { Deps } from './context.js';
-import { applyUserPatch, findUser } from './users.js';
+import { applyUserPatch } from './userChanges.js';
+import { findUser } from './users.js';
 import { toListItems } from './views.js';
 
 async function findGroup(deps: Deps, id: string): Promise<GroupDoc> {

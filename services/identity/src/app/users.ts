@@ -1,7 +1,6 @@
 import {
   type Changes,
   type CreateUserBody,
-  type CredentialNotice,
   newId,
   type Principal,
   paginate,
@@ -10,17 +9,13 @@ import {
   type UserListQuery,
 } from '@support-desk/contracts';
 import {
-  AppError,
   buildEvent,
   conflict,
-  diffChanges,
   type EventContext,
   escapeRegex,
   eventEntry,
   isDuplicateKeyError,
-  messageEntry,
   notFound,
-  type OutboxEntry,
   pushOutbox,
   unauthorized,
   validationError,
@@ -28,6 +23,7 @@ import {
 import type { UserDoc } from '../store/index.js';
 import type { Deps } from './context.js';
 import { checkPasswordPolicy, hashPassword } from './secrets.js';
+import { applyUserPatch, type UserPatch } from './userChanges.js';
 import { groupNames, groupRefs, toDetail, toListItem, toListItems } from './views.js';
 
 export const emailKey = (email: string) => email.trim().toLowerCase();
@@ -143,88 +139,6 @@ async function assertNotLastAdmin(deps: Deps, user: UserDoc): Promise<void> {
     status: 'active',
   });
   if (others === 0) throw conflict('The last active admin cannot be demoted or deactivated');
-}
-
-const notice = (kind: CredentialNotice['kind'], userId: string, now: Date): CredentialNotice => ({
-  kind,
-  userId,
-  at: now.toISOString(),
-});
-
-/**
- * The events (and credential notices) one user change emits: `user.updated` for ordinary fields
- * and membership, `user.role_changed` for the role, `user.deactivated` for deactivation.
- */
-export function userChangeEntries(
-  deps: Deps,
-  ctx: EventContext,
-  userId: string,
-  changes: Changes,
-  now: Date,
-): OutboxEntry[] {
-  const entries: OutboxEntry[] = [];
-  const { role, status, deactivatedAt, ...rest } = changes;
-  const deactivated = status?.to === 'inactive';
-  if (status && !deactivated) rest.status = status;
-  if (deactivatedAt && !deactivated) rest.deactivatedAt = deactivatedAt;
-  if (Object.keys(rest).length > 0) {
-    entries.push(eventEntry(deps.names, buildEvent('user.updated', userId, ctx, rest, now)));
-  }
-  if (role) {
-    entries.push(eventEntry(deps.names, buildEvent('user.role_changed', userId, ctx, { role }, now)));
-    entries.push(messageEntry(deps.names.credentialNotices, notice('user_role_changed', userId, now)));
-  }
-  if (deactivated) {
-    const c: Changes = { status };
-    if (deactivatedAt) c.deactivatedAt = deactivatedAt;
-    entries.push(eventEntry(deps.names, buildEvent('user.deactivated', userId, ctx, c, now)));
-    entries.push(messageEntry(deps.names.credentialNotices, notice('user_deactivated', userId, now)));
-  } else if (status?.to === 'active') {
-    entries.push(messageEntry(deps.names.credentialNotices, notice('user_reactivated', userId, now)));
-  }
-  return entries;
-}
-
-type UserPatch = Partial<Pick<UserDoc, 'name' | 'role' | 'groups' | 'isVip' | 'status' | 'metadata'>>;
-
-/**
- * Applies `patch` with optimistic concurrency (the write only lands if the user is unchanged
- * since it was read), so the `changes` in the events are exactly what happened.
- */
-export async function applyUserPatch(
-  deps: Deps,
-  ctx: EventContext,
-  id: string,
-  makePatch: (user: UserDoc) => Promise<UserPatch> | UserPatch,
-): Promise<{ user: UserDoc; changes: Changes }> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const before = await findUser(deps, id);
-    const patch = await makePatch(before);
-    const now = deps.clock();
-    const set: Record<string, unknown> = { ...patch };
-    if (patch.status === 'inactive' && before.status !== 'inactive') set.deactivatedAt = now;
-    if (patch.status === 'active' && before.status !== 'active') set.deactivatedAt = null;
-    const changes = diffChanges(
-      { ...before, deactivatedAt: before.deactivatedAt?.toISOString() ?? null } as Record<string, unknown>,
-      {
-        ...set,
-        ...(set.deactivatedAt instanceof Date ? { deactivatedAt: set.deactivatedAt.toISOString() } : {}),
-      },
-      ['name', 'role', 'groups', 'isVip', 'status', 'metadata', 'deactivatedAt'],
-    );
-    if (Object.keys(changes).length === 0) return { user: before, changes };
-    const entries = userChangeEntries(deps, ctx, id, changes, now);
-    // updateOne, not findOneAndUpdate: FerretDB cannot project findAndModify results.
-    const res = await deps.store.users.updateOne(
-      { _id: id, updatedAt: before.updatedAt },
-      { $set: { ...set, updatedAt: now }, $push: pushOutbox(entries) },
-    );
-    if (res.modifiedCount === 1) {
-      deps.kick();
-      return { user: await findUser(deps, id), changes };
-    }
-  }
-  throw new AppError('CONFLICT', 'The user was modified concurrently; retry');
 }
 
 export async function updateUser(deps: Deps, ctx: EventContext, id: string, body: UpdateUserBody) {
