@@ -105,7 +105,7 @@ export async function validateAuthorize(deps: Deps, query: string): Promise<Auth
 /** What the user can actually grant: requested ∩ what their role may do. */
 export function grantableScopes(requested: Scope[], user: UserDoc): Scope[] {
   const allowed = new Set(expandScopes(ROLE_SCOPES[user.role]));
-  return requested.filter((s) => allowed.has(s) || (s === 'admin' && user.role === 'admin'));
+  return requested.filter((s) => allowed.has(s));
 }
 
 export function redirectWith(redirectUri: string, params: Record<string, string | undefined>): string {
