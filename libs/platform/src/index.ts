@@ -13,3 +13,4 @@ export * from './outbox.js';
 export * from './principal.js';
 export * from './rpc.js';
 export * from './shutdown.js';
+export * from './service.js';

@@ -1,13 +1,10 @@
-import { natsNames } from '@support-desk/contracts';
 import {
-  connectMongo,
-  connectNats,
-  createLogger,
+  connectService,
   ensureIndexes,
-  ensureStreams,
-  installGracefulShutdown,
   pingMongo,
   pingNats,
+  serve,
+  startService,
 } from '@support-desk/platform';
 import { buildApp } from './app.js';
 import { listenPort, loadIdentityConfig } from './config.js';
@@ -15,14 +12,11 @@ import { serveIdentityRpc } from './events/rpc.js';
 import { createKeyring } from './oauth/keys.js';
 import { createRuntime } from './runtime.js';
 
-const config = loadIdentityConfig();
-const logger = createLogger({ service: 'identity', level: config.LOG_LEVEL });
-
-async function main() {
-  const names = natsNames(config.NATS_NAMESPACE);
-  const conn = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
-  const nc = await connectNats({ url: config.NATS_URL, name: 'identity', logger });
-  await ensureStreams(nc, names);
+startService('identity', async () => {
+  const config = loadIdentityConfig();
+  const connections = await connectService('identity', config, config.MONGO_DB);
+  const { logger, nc, names } = connections;
+  const conn = connections.conn!;
   const { deps, relay } = createRuntime({ config, conn, nc, names, logger });
   await ensureIndexes(conn);
   const keyring = await createKeyring(config, deps.clock);
@@ -33,27 +27,16 @@ async function main() {
     keyring,
     health: { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) },
   });
-  await app.listen({ port: listenPort(config), host: config.HOST });
-  installGracefulShutdown({
-    logger,
+  await serve({
+    app,
+    health: app.health,
+    host: config.HOST,
+    port: listenPort(config),
     timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    steps: [
-      {
-        name: 'draining',
-        close: async () => {
-          app.health.draining = true;
-        },
-      },
-      { name: 'http', close: () => app.close() },
+    connections,
+    workers: [
       { name: 'rpc', close: () => rpc.stop() },
       { name: 'outbox relay', close: () => relay!.stop() },
-      { name: 'nats', close: () => nc.drain() },
-      { name: 'mongodb', close: () => conn.close() },
     ],
   });
-}
-
-main().catch((err) => {
-  logger.fatal({ err }, 'identity failed to start');
-  process.exit(1);
 });

@@ -1,0 +1,92 @@
+import { type NatsNames, natsNames } from '@support-desk/contracts';
+import { ConfigError } from './config.js';
+import type { HealthState } from './health.js';
+import type { HttpApp } from './http.js';
+import { createLogger, type Logger } from './logger.js';
+import { type Connection, connectMongo } from './mongo.js';
+import { connectNats, ensureStreams, type NatsConnection } from './nats.js';
+import { installGracefulShutdown, type ShutdownStep } from './shutdown.js';
+
+interface ServiceConfig {
+  LOG_LEVEL: string;
+  MONGO_URL: string;
+  NATS_URL: string;
+  NATS_NAMESPACE: string;
+}
+
+export interface ServiceConnections {
+  logger: Logger;
+  names: NatsNames;
+  nc: NatsConnection;
+  /** Present when the service owns a database. */
+  conn: Connection | null;
+}
+
+/**
+ * What every service's server.ts starts with: its logger, its own MongoDB database (when
+ * `dbName` is given), NATS, and the JetStream streams (created idempotently).
+ */
+export async function connectService(
+  service: string,
+  config: ServiceConfig,
+  dbName?: string,
+): Promise<ServiceConnections> {
+  const logger = createLogger({ service, level: config.LOG_LEVEL });
+  const conn = dbName ? await connectMongo({ url: config.MONGO_URL, dbName, logger }) : null;
+  const nc = await connectNats({ url: config.NATS_URL, name: service, logger });
+  const names = natsNames(config.NATS_NAMESPACE);
+  await ensureStreams(nc, names);
+  return { logger, names, nc, conn };
+}
+
+export interface ServeOptions {
+  app: HttpApp;
+  health: HealthState;
+  host: string;
+  port: number;
+  timeoutMs: number;
+  connections: ServiceConnections;
+  /** The service's own background work (consumers, relays, monitors), stopped in this order after HTTP. */
+  workers?: ShutdownStep[];
+  /** Anything else to close after MongoDB (e.g. Redis). */
+  finally?: ShutdownStep[];
+}
+
+/**
+ * Listens, then on SIGTERM/SIGINT shuts down in the one order every service uses: readiness off,
+ * HTTP closed after in-flight requests finish, the workers, NATS drained, MongoDB closed.
+ */
+export async function serve(opts: ServeOptions): Promise<void> {
+  const { app, health, connections } = opts;
+  const { logger, nc, conn } = connections;
+  await app.listen({ host: opts.host, port: opts.port });
+  installGracefulShutdown({
+    logger,
+    timeoutMs: opts.timeoutMs,
+    steps: [
+      {
+        name: 'readiness',
+        close: async () => {
+          health.draining = true;
+        },
+      },
+      { name: 'http', close: () => app.close() },
+      ...(opts.workers ?? []),
+      { name: 'nats', close: () => nc.drain() },
+      ...(conn ? [{ name: 'mongodb', close: () => conn.close() }] : []),
+      ...(opts.finally ?? []),
+    ],
+  });
+}
+
+/**
+ * Runs a server's start-up. A configuration error prints one line naming the bad variable; any
+ * other failure is logged; both exit 1.
+ */
+export function startService(service: string, main: () => Promise<void>): void {
+  main().catch((err) => {
+    if (err instanceof ConfigError) process.stderr.write(`${service}: ${err.message}\n`);
+    else createLogger({ service }).fatal({ err }, `${service} failed to start`);
+    process.exit(1);
+  });
+}
