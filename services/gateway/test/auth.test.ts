@@ -1,10 +1,11 @@
 import { jetstream } from '@nats-io/jetstream';
+import { newId } from '@support-desk/contracts';
 import { encodeJson } from '@support-desk/platform';
 import { eventually } from '@support-desk/platform/testing';
 import { createPublicKey } from 'node:crypto';
 import { base64url, generateKeyPair, SignJWT } from 'jose';
 import t, { type Test } from 'tap';
-import { AUDIENCE, bearer, type EchoCall, harness, ISSUER } from './helpers.js';
+import { AUDIENCE, bearer, type EchoCall, harness, ISSUER, testRedis } from './helpers.js';
 
 t.test('authentication matrix', async (t) => {
   const h = await harness(t, { TRUSTED_PROXIES: '10.9.9.9' });
@@ -227,6 +228,45 @@ t.test('authentication matrix', async (t) => {
     await notice({ kind: 'user_reactivated', userId: user.id });
     await eventually(async () => (await get(bearer(token))).statusCode === 200, { timeoutMs: 2000 });
     t.pass('reactivation lifts the deny-list entry');
+  });
+
+  t.test('revoked OAuth grant: its tokens refused at once, here and on every replica', async (t) => {
+    const user = h.identity.addUser('agent');
+    const clientId = h.identity.addClient();
+    const claims = { sub: user.id, client_id: clientId, scope: 'requests:read' };
+    const revokedGrant = newId('oauthGrant');
+    const otherGrant = newId('oauthGrant');
+    const revoked = await h.jwks.sign({ ...claims, gid: revokedGrant });
+    const sameGrantLater = await h.jwks.sign({ ...claims, gid: revokedGrant });
+    const kept = await h.jwks.sign({ ...claims, gid: otherGrant });
+    const noGid = await h.jwks.sign(claims);
+    for (const token of [revoked, sameGrantLater, kept, noGid]) {
+      t.equal((await get(bearer(token))).statusCode, 200, 'valid before the revocation');
+    }
+
+    await notice({ kind: 'oauth_grant_revoked', keyId: revokedGrant, userId: user.id });
+    await eventually(async () => (await get(bearer(revoked))).statusCode === 401, {
+      timeoutMs: 1000,
+      what: 'token of the revoked grant refused within a second',
+    });
+    const res = await expect401(t, bearer(sameGrantLater), 'another token of the revoked grant');
+    t.equal(res.json().error.message, 'The access token has been revoked');
+    t.equal((await get(bearer(kept))).statusCode, 200, 'another grant of the same user still works');
+    t.equal((await get(bearer(noGid))).statusCode, 200, 'a token without gid still works');
+
+    // The deny-list entry outlives every access token (DENY_LIST_TTL_SECONDS).
+    const redis = testRedis(t);
+    await redis.connect();
+    const ttl = await redis.ttl(`${h.config.REDIS_KEY_PREFIX}deny:grant:${revokedGrant}`);
+    t.ok(ttl > h.config.DENY_LIST_TTL_SECONDS - 60, `Redis entry lives ~DENY_LIST_TTL_SECONDS (${ttl} s)`);
+
+    // A replica started after the notice (it never saw it) refuses through Redis.
+    const other = await h.gateway();
+    const call = (token: string) =>
+      other.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(token) });
+    t.equal((await call(revoked)).statusCode, 401, 'another replica reads the grant deny-list');
+    t.equal((await call(kept)).statusCode, 200, 'and still admits the other grant');
+    t.equal((await call(noGid)).statusCode, 200, 'and tokens without gid');
   });
 
   t.test('verified tokens are cached: repeat calls do not re-fetch the JWKS', async (t) => {

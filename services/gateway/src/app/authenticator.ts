@@ -90,10 +90,11 @@ export function createAuthenticator({
       throw err;
     }
     const [denied, user, client] = await Promise.all([
-      denyList.isDenied(claims.userId),
+      denyList.isDenied(claims.userId, claims.grantId),
       identity.getUser(claims.userId),
       identity.getOAuthClient(claims.clientId),
     ]);
+    if (denied === 'grant') throw unauthorized('The access token has been revoked');
     if (denied || !user || user.status !== 'active') throw unauthorized('The user is not active');
     if (!client) throw unauthorized('Unknown OAuth client');
     const scopes = effectiveScopes(claims.scopes, user.role);

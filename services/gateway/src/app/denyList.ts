@@ -1,12 +1,14 @@
 import type { Logger } from '@support-desk/platform';
 import type { Redis } from 'ioredis';
-import { TtlCache } from './ttlCache.js';
+import { singleFlight, TtlCache } from './ttlCache.js';
 
 /**
- * Users whose access tokens must be refused at once, in Redis so every replica sees an entry
- * written by any of them. Each replica writes the entry when it consumes a `user_deactivated`
- * notice (idempotent); the value records the notice time so a late replica replaying an older
- * notice never overrides a newer reactivation. Entries live as long as the longest access token.
+ * Users and OAuth grants whose access tokens must be refused at once, in Redis so every replica
+ * sees an entry written by any of them. Each replica writes the entry when it consumes the
+ * notice (`user_deactivated` → `deny:user:<id>`, `oauth_grant_revoked` → `deny:grant:<gid>`;
+ * idempotent). A user entry records the notice time so a late replica replaying an older notice
+ * never overrides a newer reactivation; a grant revocation is final. Entries live as long as the
+ * longest access token.
  */
 const WRITE_IF_NEWER = `
 local current = redis.call('GET', KEYS[1])
@@ -26,37 +28,77 @@ export interface DenyListOptions {
   logger: Logger;
 }
 
+const isDeny = (value: string | null | undefined) => value?.startsWith('deny:') ?? false;
+
+/** Why a token is refused: its user is deactivated, or its grant was revoked. */
+export type Denial = 'user' | 'grant' | null;
+
 export function createDenyList({ redis, prefix, ttlSeconds, cacheTtlMs, logger }: DenyListOptions) {
+  // One cache for both kinds: `u:<userId>` / `g:<grantId>` → denied?
   const cache = new TtlCache<string, boolean>(100_000);
-  const key = (userId: string) => `${prefix}deny:user:${userId}`;
+  const flight = singleFlight<string, Denial>();
+  // Bumped by every notice: a look-up that started before a notice must not overwrite its entry.
+  let generation = 0;
+  const userKey = (userId: string) => `${prefix}deny:user:${userId}`;
+  const grantKey = (grantId: string) => `${prefix}deny:grant:${grantId}`;
 
   async function write(userId: string, state: 'deny' | 'allow', at: string) {
     const atMs = Date.parse(at) || Date.now();
-    await redis.eval(WRITE_IF_NEWER, 1, key(userId), state, String(atMs), String(ttlSeconds));
+    await redis.eval(WRITE_IF_NEWER, 1, userKey(userId), state, String(atMs), String(ttlSeconds));
+  }
+
+  /** One MGET for whatever is not cached; Redis down → not denied (see `isDenied`). */
+  async function lookUp(userId: string, grantId: string | null): Promise<Denial> {
+    const started = generation;
+    const keys = grantId ? [userKey(userId), grantKey(grantId)] : [userKey(userId)];
+    let values: (string | null)[];
+    try {
+      values = await redis.mget(...keys);
+    } catch (err) {
+      // Redis down: identity's user status (cache dropped by the same notice) still refuses a
+      // deactivated user, and a replica that consumed the grant notice keeps its local entry.
+      logger.warn({ err: (err as Error).message }, 'deny-list unavailable; relying on user status');
+      return null;
+    }
+    const userDenied = isDeny(values[0]);
+    const grantDenied = grantId ? isDeny(values[1]) : false;
+    if (started === generation) {
+      cache.set(`u:${userId}`, userDenied, cacheTtlMs);
+      // A revoked grant stays revoked: keep that answer as long as the Redis entry lives.
+      if (grantId) cache.set(`g:${grantId}`, grantDenied, grantDenied ? ttlSeconds * 1000 : cacheTtlMs);
+    }
+    return userDenied ? 'user' : grantDenied ? 'grant' : null;
   }
 
   return {
-    async isDenied(userId: string): Promise<boolean> {
-      const cached = cache.get(userId);
-      if (cached !== undefined) return cached;
-      try {
-        const value = await redis.get(key(userId));
-        const denied = value?.startsWith('deny:') ?? false;
-        cache.set(userId, denied, cacheTtlMs);
-        return denied;
-      } catch (err) {
-        // Redis down: identity's user status (cache dropped by the same notice) still refuses.
-        logger.warn({ err: (err as Error).message }, 'deny-list unavailable; relying on user status');
-        return false;
-      }
+    /**
+     * Whether the access tokens of this user (and, when the token names one, of this grant) must
+     * be refused. Answers from the in-process cache (`DENY_CACHE_TTL_MS`); otherwise one MGET,
+     * shared by concurrent calls for the same pair.
+     */
+    async isDenied(userId: string, grantId: string | null = null): Promise<Denial> {
+      const user = cache.get(`u:${userId}`);
+      if (user === true) return 'user';
+      const grant = grantId ? cache.get(`g:${grantId}`) : false;
+      if (grant === true) return 'grant';
+      if (user === false && grant === false) return null;
+      return flight(grantId ? `${userId} ${grantId}` : userId, () => lookUp(userId, grantId));
     },
     async deny(userId: string, at: string) {
-      cache.set(userId, true, ttlSeconds * 1000);
+      generation++;
+      cache.set(`u:${userId}`, true, ttlSeconds * 1000);
       await write(userId, 'deny', at);
     },
     async allow(userId: string, at: string) {
-      cache.delete(userId);
+      generation++;
+      cache.delete(`u:${userId}`);
       await write(userId, 'allow', at);
+    },
+    /** A revoked grant: refused here at once, and in Redis for every other replica. */
+    async denyGrant(grantId: string, at: string) {
+      generation++;
+      cache.set(`g:${grantId}`, true, ttlSeconds * 1000);
+      await redis.set(grantKey(grantId), `deny:${Date.parse(at) || Date.now()}`, 'EX', ttlSeconds);
     },
   };
 }

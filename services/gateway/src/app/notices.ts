@@ -3,7 +3,10 @@ import type { DenyList } from './denyList.js';
 import type { IdentityClient } from './identityClient.js';
 import type { TokenVerifier } from './tokenVerifier.js';
 
-/** What each credential notice invalidates in this replica (and, for deactivation, in Redis). */
+/**
+ * What each credential notice invalidates in this replica (and, for a deactivation or a revoked
+ * grant, in the Redis deny-list every replica reads).
+ */
 export function createNoticeHandler(identity: IdentityClient, tokens: TokenVerifier, denyList: DenyList) {
   return async (notice: CredentialNotice): Promise<void> => {
     switch (notice.kind) {
@@ -16,10 +19,17 @@ export function createNoticeHandler(identity: IdentityClient, tokens: TokenVerif
         identity.dropAllKeys();
         identity.dropClients();
         return;
+      case 'oauth_grant_revoked':
+        // The grant's unexpired access tokens carry its id in `gid`: refuse them from now on.
+        if (notice.keyId) await denyList.denyGrant(notice.keyId, notice.at);
+        if (notice.userId) {
+          identity.dropUser(notice.userId);
+          tokens.dropUser(notice.userId);
+        }
+        return;
       case 'user_deactivated':
       case 'user_reactivated':
       case 'user_role_changed':
-      case 'oauth_grant_revoked':
         if (!notice.userId) return;
         identity.dropUser(notice.userId);
         tokens.dropUser(notice.userId);

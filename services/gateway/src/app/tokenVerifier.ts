@@ -7,6 +7,8 @@ export interface AccessTokenClaims {
   clientId: string;
   scopes: string[];
   jti: string | null;
+  /** The OAuth grant the token came from (`gid`), checked against the deny-list; null if absent. */
+  grantId: string | null;
   /** Epoch seconds. */
   exp: number;
 }
@@ -71,6 +73,7 @@ export function createTokenVerifier(o: TokenVerifierOptions) {
         clientId: payload.client_id,
         scopes: typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [],
         jti: typeof payload.jti === 'string' ? payload.jti : null,
+        grantId: typeof payload.gid === 'string' ? payload.gid : null,
         exp: payload.exp as number,
       };
       cache.set(hash, claims, Math.min(o.cacheTtlMs, claims.exp * 1000 - now), now);
