@@ -203,6 +203,8 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
     await Promise.all([...children.values()].map(stopChild));
   };
 
+  // tap's per-file timeout kills the process (SIGALRM) before any teardown: show the logs first.
+  process.once('SIGALRM', () => console.error(`\n[e2e ${run}] service logs (timed out):\n${tails()}`));
   t.teardown(async () => {
     if (t.passing && !t.passing()) console.error(`\n[e2e ${run}] service logs (failing run):\n${tails()}`);
     await stop();
