@@ -12,6 +12,7 @@ import { getSettings, setGlobalAllowlist } from '../app/settings.js';
 import { createUser, findUserByEmail, setPassword } from '../app/users.js';
 import { rotateDevSigningKey } from '../oauth/keys.js';
 import { type Options, parse, parseDuration, positiveInt, readStdin, required, UsageError } from './args.js';
+import { seedCommand } from './seed.js';
 
 if (!FormatRegistry.Has('email')) {
   FormatRegistry.Set('email', (v) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v));
@@ -260,6 +261,7 @@ export const COMMANDS: Record<string, Command> = {
       };
     },
   },
+  seed: seedCommand,
 };
 
 /** The acting identity: `--as EMAIL` (an active admin) or the fixed deskctl actor. */
