@@ -4,6 +4,7 @@
  * gateway; the API-key path vs the JWT path; rate limiting on vs off. Prints req/s, p99 and ratios.
  */
 import { type ChildProcess, fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +12,7 @@ import { natsNames, newId, type ResolveApiKeyReply, type UserSnapshot } from '@s
 import { connectNats, createPrincipalSigner, ensureStreams, serveRpc } from '@support-desk/platform';
 import { freePort, testEnv, uniqueName } from '@support-desk/platform/testing';
 import autocannon from 'autocannon';
+import { Redis } from 'ioredis';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
@@ -40,13 +42,62 @@ async function waitReady(url: string) {
   throw new Error(`${url} never became ready`);
 }
 
-async function measure(name: string, url: string, headers: Record<string, string>) {
+/** CPU time (user + system, ms) a process has used so far; null where /proc is missing. */
+function cpuMs(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, 100 Hz ticks
+  } catch {
+    return null;
+  }
+}
+
+// Redis is a process on the same cores: its CPU per call is part of what rate limiting costs.
+const redisInfo = new Redis(testEnv.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+async function redisCpuMs(): Promise<number | null> {
+  try {
+    const info = await redisInfo.info('cpu');
+    const sum = ['used_cpu_sys', 'used_cpu_user']
+      .map((k) => Number(new RegExp(`${k}:([0-9.]+)`).exec(info)?.[1] ?? Number.NaN))
+      .reduce((a, b) => a + b, 0);
+    return Number.isFinite(sum) ? sum * 1000 : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One autocannon run; also prints the CPU each process spent per request (µs), which is what
+ * decides the ratios on a box with fewer cores than busy processes.
+ */
+async function measure(
+  name: string,
+  url: string,
+  headers: Record<string, string>,
+  procs: Record<string, ChildProcess>,
+) {
   await autocannon({ url, headers, connections: CONNECTIONS, duration: 1 }); // warm-up
+  const before = Object.fromEntries(Object.entries(procs).map(([k, c]) => [k, cpuMs(c.pid)]));
+  const redisBefore = await redisCpuMs();
+  const self = process.cpuUsage();
   const r = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION_S });
+  const selfUs = process.cpuUsage(self);
+  const redisAfter = await redisCpuMs();
   const non2xx = r.non2xx + r.errors;
   const row = { name, rps: Math.round(r.requests.average), p99: r.latency.p99, non2xx };
+  const perReq = (ms: number) => Math.round((ms * 1000) / Math.max(1, r.requests.total));
+  const cpu = Object.entries(procs)
+    .map(([k, c]) => {
+      const now = cpuMs(c.pid);
+      const was = before[k];
+      return now === null || was === null ? null : `${k} ${perReq(now - was)}`;
+    })
+    .filter(Boolean);
+  cpu.push(`autocannon ${perReq((selfUs.user + selfUs.system) / 1000)}`);
+  if (redisBefore !== null && redisAfter !== null) cpu.push(`redis ${perReq(redisAfter - redisBefore)}`);
   console.log(
-    `${name.padEnd(34)} ${String(row.rps).padStart(7)} req/s   p99 ${String(row.p99).padStart(4)} ms   non-2xx ${non2xx}`,
+    `${name.padEnd(34)} ${String(row.rps).padStart(7)} req/s   p99 ${String(row.p99).padStart(4)} ms   non-2xx ${non2xx}   CPU µs/req: ${cpu.join(', ')}`,
   );
   return row;
 }
@@ -129,19 +180,22 @@ async function gateway(rateLimit: boolean) {
     RATE_LIMIT_ENABLED: String(rateLimit),
     RATE_LIMIT_PREFIX: `${uniqueName('benchrl')}:`,
   };
-  const c = fork(here('../src/server.js'), [], {
+  // BENCH_GATEWAY_SERVER: another build's server.js (e.g. a worktree of an older commit) for A/B runs.
+  const c = fork(process.env.BENCH_GATEWAY_SERVER ?? here('../src/server.js'), [], {
     env: { ...process.env, ...env },
+    // BENCH_PROFILE=<dir>: V8 CPU profiles of the gateways, written when they exit.
+    execArgv: process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : [],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   gateways.push(c);
   const url = `http://127.0.0.1:${port}`;
   await waitReady(url);
-  return url;
+  return { url, c };
 }
 
 try {
-  const withLimits = await gateway(true);
-  const withoutLimits = await gateway(false);
+  const { url: withLimits, c: limited } = await gateway(true);
+  const { url: withoutLimits, c: unlimited } = await gateway(false);
   // The direct call carries a principal assertion, as the gateway would send it.
   const assertion = await createPrincipalSigner(
     testEnv.internalSecret,
@@ -160,18 +214,38 @@ try {
   console.log(
     `autocannon: ${CONNECTIONS} connections, ${DURATION_S} s per run, loopback, GET /v1/requests\n`,
   );
-  const direct = await measure('direct to the service', `${upstreamUrl}/v1/requests`, {
-    'x-sd-principal': assertion,
-  });
-  const key = await measure('gateway, API key, rate limit on', `${withLimits}/v1/requests`, {
-    authorization: `Bearer ${apiKey}`,
-  });
-  const jwt = await measure('gateway, JWT, rate limit on', `${withLimits}/v1/requests`, {
-    authorization: `Bearer ${token}`,
-  });
-  const off = await measure('gateway, API key, rate limit off', `${withoutLimits}/v1/requests`, {
-    authorization: `Bearer ${apiKey}`,
-  });
+  const direct = await measure(
+    'direct to the service',
+    `${upstreamUrl}/v1/requests`,
+    {
+      'x-sd-principal': assertion,
+    },
+    { upstream },
+  );
+  const key = await measure(
+    'gateway, API key, rate limit on',
+    `${withLimits}/v1/requests`,
+    {
+      authorization: `Bearer ${apiKey}`,
+    },
+    { gateway: limited, upstream },
+  );
+  const jwt = await measure(
+    'gateway, JWT, rate limit on',
+    `${withLimits}/v1/requests`,
+    {
+      authorization: `Bearer ${token}`,
+    },
+    { gateway: limited, upstream },
+  );
+  const off = await measure(
+    'gateway, API key, rate limit off',
+    `${withoutLimits}/v1/requests`,
+    {
+      authorization: `Bearer ${apiKey}`,
+    },
+    { gateway: unlimited, upstream },
+  );
   const ratio = (a: number, b: number) => (a / b).toFixed(2);
   console.log('');
   console.log(`gateway / direct (API key, limits on):  ${ratio(key.rps, direct.rps)}  (aim ≥ 0.55)`);
@@ -183,6 +257,7 @@ try {
 } finally {
   for (const g of gateways) g.kill('SIGTERM');
   upstream.kill('SIGTERM');
+  redisInfo.disconnect();
   jwksServer.close();
   await nc.drain();
 }

@@ -1,7 +1,6 @@
 import type { NatsNames } from '@support-desk/contracts';
 import {
   createHttpApp,
-  createPrincipalSigner,
   type HealthState,
   type HttpApp,
   type Logger,
@@ -17,6 +16,7 @@ import { createDenyList } from './app/denyList.js';
 import { createIdentityClient } from './app/identityClient.js';
 import { createIpAllowlist } from './app/ipAllowlist.js';
 import { createNoticeHandler } from './app/notices.js';
+import { createFastPrincipalSigner } from './app/principalSigner.js';
 import { createRateLimiter } from './app/rateLimiter.js';
 import { createTokenVerifier } from './app/tokenVerifier.js';
 import { type GatewayConfig, listFrom } from './config.js';
@@ -130,7 +130,7 @@ export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
     upstreams,
     authenticator,
     rateLimiter,
-    signPrincipal: createPrincipalSigner(config.INTERNAL_AUTH_SECRET),
+    signPrincipal: createFastPrincipalSigner(config.INTERNAL_AUTH_SECRET),
   });
   await registerOAuthProxy(app, { config, identityUrl: config.IDENTITY_URL, rateLimiter });
   registerDocs(app, { serverUrl: config.OAUTH_ISSUER });

@@ -11,6 +11,7 @@ export const gatewayConfigSchema = configSchema({
   GATEWAY_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6380' }),
   REDIS_COMMAND_TIMEOUT_MS: Ms(250),
+  LOG_BUFFER_BYTES: Type.Integer({ minimum: 0, default: 4096 }),
   REQUESTS_URL: Url('http://127.0.0.1:8081'),
   IDENTITY_URL: Url('http://127.0.0.1:8082'),
   AUDIT_URL: Url('http://127.0.0.1:8083'),

@@ -2,11 +2,19 @@ import { readFileSync } from 'node:fs';
 import { natsNames } from '@support-desk/contracts';
 import { connectNats, createLogger, ensureStreams, installGracefulShutdown } from '@support-desk/platform';
 import { Redis } from 'ioredis';
+import { pino } from 'pino';
 import { buildApp } from './app.js';
 import { loadGatewayConfig } from './config.js';
 
 const config = loadGatewayConfig();
-const logger = createLogger({ service: 'gateway', level: config.LOG_LEVEL });
+// One log line per request is one write(2) per request unless buffered: lines are gathered up
+// to LOG_BUFFER_BYTES and flushed at least every second (and synchronously at exit).
+const logDestination =
+  config.LOG_BUFFER_BYTES > 0
+    ? pino.destination({ dest: 1, sync: false, minLength: config.LOG_BUFFER_BYTES })
+    : undefined;
+if (logDestination) setInterval(() => logDestination.flush(), 1000).unref();
+const logger = createLogger({ service: 'gateway', level: config.LOG_LEVEL, destination: logDestination });
 
 if (Boolean(config.TLS_CERT) !== Boolean(config.TLS_KEY)) {
   logger.fatal('TLS_CERT and TLS_KEY must be set together');
@@ -18,7 +26,10 @@ const https =
     : null;
 
 // Bounded: a call waits at most the command timeout, and nothing queues while Redis is away.
+// Auto-pipelining: commands issued in one event-loop turn (rate-limit scripts and deny-list
+// look-ups of concurrent calls) share one write and one read.
 const redis = new Redis(config.REDIS_URL, {
+  enableAutoPipelining: true,
   maxRetriesPerRequest: 1,
   enableOfflineQueue: false,
   commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS,

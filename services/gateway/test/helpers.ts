@@ -221,11 +221,13 @@ export async function startUpstream(t: Test, service: string) {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls, server };
 }
 
-export function testRedis(t: Test, url = testEnv.redisUrl): Redis {
+/** A bounded client like the server's (auto-pipelining, no offline queue, command timeout). */
+export function testRedis(t: Test, url = testEnv.redisUrl, commandTimeout = 500): Redis {
   const redis = new Redis(url, {
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
-    commandTimeout: 500,
+    enableAutoPipelining: true,
+    commandTimeout,
     connectTimeout: 1000,
     retryStrategy: () => 200,
     lazyConnect: true,
@@ -278,7 +280,8 @@ export async function harness(t: Test, overrides: Partial<GatewayConfig> = {}): 
     names,
     config,
     async gateway(more = {}, redisUrl?: string) {
-      const redis = testRedis(t, redisUrl);
+      // REDIS_COMMAND_TIMEOUT_MS, when a test sets it, bounds this instance's client.
+      const redis = testRedis(t, redisUrl, more.REDIS_COMMAND_TIMEOUT_MS ?? 500);
       await redis.connect().catch(() => undefined);
       const gw = await buildApp({
         config: { ...config, ...more },

@@ -5,12 +5,13 @@ import {
   type Principal,
   type RateLimits,
   type Scope,
+  type UserSnapshot,
 } from '@support-desk/contracts';
 import { AppError, forbidden } from '@support-desk/platform';
 import type { DenyList } from './denyList.js';
-import type { IdentityClient } from './identityClient.js';
+import type { IdentityClient, OAuthClientInfo } from './identityClient.js';
 import type { IpAllowlist } from './ipAllowlist.js';
-import { InvalidTokenError, type TokenVerifier } from './tokenVerifier.js';
+import { type AccessTokenClaims, InvalidTokenError, type TokenVerifier } from './tokenVerifier.js';
 
 /** The verified caller before the per-call fields (ip, user agent, request id) are added. */
 export interface Caller {
@@ -57,6 +58,11 @@ export function createAuthenticator({
       ? (custom ?? PLAN_LIMITS[defaultPlan])
       : (PLAN_LIMITS[plan] ?? PLAN_LIMITS[defaultPlan]);
 
+  // A caller is built once per cached resolution (or verified token + user + client): the same
+  // object comes back while those are cached, so its principal's JSON is serialised only once.
+  const keyCallers = new WeakMap<object, Caller>();
+  const tokenCallers = new WeakMap<object, { user: object; client: object; caller: Caller }>();
+
   async function apiKey(raw: string, clientIp: string | undefined): Promise<Caller> {
     const r = await identity.resolveApiKey(raw);
     if (!r.valid) throw unauthorized(KEY_REFUSALS[r.reason] ?? 'Invalid API key');
@@ -65,6 +71,17 @@ export function createAuthenticator({
     if (!allowlist.allows(clientIp, r.globalAllowlist, r.allowlist)) {
       throw forbidden('Calls with this API key are not allowed from this address');
     }
+    let caller = keyCallers.get(r);
+    if (!caller) {
+      caller = keyCaller(r);
+      keyCallers.set(r, caller);
+    }
+    return caller;
+  }
+
+  function keyCaller(
+    r: Extract<Awaited<ReturnType<IdentityClient['resolveApiKey']>>, { valid: true }>,
+  ): Caller {
     const scopes = effectiveScopes(r.scopes, r.owner.role);
     return {
       principal: {
@@ -82,7 +99,7 @@ export function createAuthenticator({
   }
 
   async function accessToken(token: string): Promise<Caller> {
-    let claims: Awaited<ReturnType<TokenVerifier['verify']>>;
+    let claims: AccessTokenClaims;
     try {
       claims = await tokens.verify(token);
     } catch (err) {
@@ -97,6 +114,14 @@ export function createAuthenticator({
     if (denied === 'grant') throw unauthorized('The access token has been revoked');
     if (denied || !user || user.status !== 'active') throw unauthorized('The user is not active');
     if (!client) throw unauthorized('Unknown OAuth client');
+    const known = tokenCallers.get(claims);
+    if (known && known.user === user && known.client === client) return known.caller;
+    const caller = tokenCaller(claims, user, client);
+    tokenCallers.set(claims, { user, client, caller });
+    return caller;
+  }
+
+  function tokenCaller(claims: AccessTokenClaims, user: UserSnapshot, client: OAuthClientInfo): Caller {
     const scopes = effectiveScopes(claims.scopes, user.role);
     return {
       principal: {

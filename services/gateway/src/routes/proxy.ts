@@ -1,8 +1,9 @@
 import replyFrom from '@fastify/reply-from';
-import { hasScope, type OwningService, type Principal, type PublicRoute } from '@support-desk/contracts';
+import { hasScope, type OwningService, type PublicRoute } from '@support-desk/contracts';
 import { errorBody, type HttpApp, isAppError } from '@support-desk/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../app/authenticator.js';
+import type { FastPrincipalSigner } from '../app/principalSigner.js';
 import { type RateLimiter, RateLimitUnavailableError, rateLimitHeaders } from '../app/rateLimiter.js';
 import { isUpload, MULTIPART_OVERHEAD_BYTES, routesByService, type Upstreams } from '../app/routeTable.js';
 import type { GatewayConfig } from '../config.js';
@@ -13,7 +14,7 @@ export interface ProxyDeps {
   upstreams: Upstreams;
   authenticator: Authenticator;
   rateLimiter: RateLimiter | null;
-  signPrincipal: (p: Principal) => Promise<string>;
+  signPrincipal: FastPrincipalSigner;
 }
 
 function sendError(
@@ -67,8 +68,7 @@ function guard({ authenticator, rateLimiter, signPrincipal }: ProxyDeps) {
       return sendError(reply, 403, 'FORBIDDEN', `This operation requires the ${route.scope} scope`);
     }
     request.caller = caller;
-    request.principalAssertion = await signPrincipal({
-      ...caller.principal,
+    request.principalAssertion = signPrincipal(caller.principal, {
       clientIp: request.ip ?? null,
       userAgent: request.headers['user-agent'] ?? null,
       requestId: request.id,
