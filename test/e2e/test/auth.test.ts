@@ -135,6 +135,35 @@ t.test('rule 2: lacking permission → 403 FORBIDDEN', async (t) => {
   expectOk(t, await readOnly.api.get('/v1/requests'), 200, 'but can read');
 });
 
+t.test('a client cannot forge the internal principal header', async (t) => {
+  const forged = {
+    'x-sd-principal': 'eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoiYWRtaW4iLCJzY29wZXMiOlsiYWRtaW4iXX0.AAAA',
+    'x-sd-user-id': admin.id,
+    'x-forwarded-user': admin.email,
+  };
+  expectError(
+    t,
+    await viewer.api.delete(`/v1/requests/${ABSENT.request}`, { headers: forged }),
+    403,
+    'FORBIDDEN',
+    'viewer + forged principal header',
+  );
+  expectError(
+    t,
+    await stack.api(null).get('/v1/me', { headers: forged }),
+    401,
+    'UNAUTHORIZED',
+    'no credential + forged principal header',
+  );
+  const me = expectOk(
+    t,
+    await viewer.api.get('/v1/me', { headers: forged }),
+    200,
+    '/me with a forged header',
+  );
+  t.equal(me?.id, viewer.id, 'the caller is still the viewer');
+});
+
 t.test('a role change takes effect at once', async (t) => {
   const boss = await createActor(stack, 'admin', 'demoted-admin');
   expectOk(t, await boss.api.get('/v1/events?limit=1'), 200, 'admin reads events');

@@ -51,6 +51,23 @@ t.test('some history: requests by two agents and an admin, changes, comments, us
   history.push(...results, u);
 });
 
+t.test('concurrent writes: each still produces exactly one event', async (t) => {
+  const made = await Promise.all(
+    Array.from({ length: 20 }, () => createRequest(t, agent.api, { priority: 'low' }, ledger)),
+  );
+  const results = await Promise.all(
+    made.flatMap((r, i) => [
+      agent.api.post(`/v1/requests/${r.id}/comments`, { content: `c${i}` }),
+      agent2.api.patch(`/v1/requests/${r.id}`, { priority: 'high' }),
+    ]),
+  );
+  t.ok(
+    results.every((r) => r.status === 200 || r.status === 201),
+    'all 40 concurrent writes succeeded',
+  );
+  for (const r of made) ledger.record(r.id, 'request.comment_added', 'request.priority_changed');
+});
+
 t.test(
   'audit completeness: every write produced exactly its events (counted by resourceId and type)',
   async (t) => {
@@ -103,7 +120,7 @@ t.test(
         );
       }
     }
-    const mine = all.find((e) => e.type === 'request.priority_changed');
+    const mine = all.find((e) => e.type === 'request.priority_changed' && e.resourceId === history[2].id);
     const mineDetail =
       mine && expectOk(t, await admin.api.get(`/v1/events/${mine.id}`), 200, 'single read of our PATCH');
     t.same(

@@ -19,7 +19,9 @@ import { Ledger } from '../src/ledger.js';
 import { eventually, sleep, startStack } from '../src/stack.js';
 import { createGroup, createRequest } from '../src/world.js';
 
-const stack = await startStack(t);
+/** A small attachment limit for this stack, so the over-limit upload is cheap. */
+const ATTACHMENT_MAX_BYTES = 1024 * 1024;
+const stack = await startStack(t, { env: { ATTACHMENT_MAX_BYTES: String(ATTACHMENT_MAX_BYTES) } });
 const { admin, agent, viewer } = await cast(stack);
 const ledger = new Ledger();
 
@@ -244,6 +246,13 @@ t.test("the spec's state examples", async (t) => {
   // bad PATCHes write nothing
   expectError(
     t,
+    await agent.api.patch(`/v1/requests/${fresh.id}`, { resolution: 'no status change' }),
+    400,
+    'VALIDATION_ERROR',
+    'resolution without status resolved',
+  );
+  expectError(
+    t,
     await agent.api.patch(`/v1/requests/${fresh.id}`, { status: 'sleeping' }),
     400,
     'VALIDATION_ERROR',
@@ -306,6 +315,12 @@ t.test('comments: internal notes are invisible to a viewer', async (t) => {
   t.notOk(
     JSON.stringify(asViewer).includes('grumpy'),
     'the internal text appears nowhere in the viewer read',
+  );
+  const viewerEvents = await viewer.api.get(`/v1/requests/${req.id}/events`);
+  expectOk(t, viewerEvents, 200, 'viewer reads the request events');
+  t.notOk(
+    viewerEvents.text.includes('grumpy'),
+    "the internal note's text does not leak through the request's events",
   );
 
   expectError(
@@ -385,6 +400,30 @@ t.test('attachments: uploaded and downloaded byte-identical through the returned
     'attachment list matches the uploads',
   );
   // refusals
+  const tooBig = await agent.api.upload(
+    `/v1/requests/${req.id}/attachments`,
+    'big.bin',
+    randomBytes(ATTACHMENT_MAX_BYTES + 4096),
+  );
+  expectError(t, tooBig, 413, 'PAYLOAD_TOO_LARGE', 'an attachment over the limit');
+  const after = expectOk(
+    t,
+    await agent.api.get(`/v1/requests/${req.id}`),
+    200,
+    'read after the refused upload',
+  );
+  t.equal(after?.attachments?.length, 2, 'nothing half-written: still two attachments');
+  const dlHeaders = await agent.api.get(new URL(att.url).pathname, { headers: { accept: '*/*' } });
+  t.match(
+    String(dlHeaders.headers['content-disposition']),
+    /attachment/,
+    'served as a download (Content-Disposition: attachment)',
+  );
+  t.equal(
+    dlHeaders.headers['x-content-type-options'],
+    'nosniff',
+    'X-Content-Type-Options: nosniff on downloads',
+  );
   const notMultipart = await agent.api.post(`/v1/requests/${req.id}/attachments`, { file: 'x' });
   expectError(t, notMultipart, 415, 'UNSUPPORTED_MEDIA_TYPE', 'JSON body on the upload route');
   expectError(
@@ -405,6 +444,13 @@ t.test('attachments: uploaded and downloaded byte-identical through the returned
 
 t.test('DELETE /v1/requests/:id: admin only, then 404', async (t) => {
   const req = await createRequest(t, agent.api, {}, ledger);
+  const att = expectOk(
+    t,
+    await agent.api.upload(`/v1/requests/${req.id}/attachments`, 'x.txt', Buffer.from('x')),
+    201,
+    'upload',
+  );
+  ledger.record(req.id, 'request.attachment_added');
   expectError(
     t,
     await agent.api.delete(`/v1/requests/${req.id}`),
@@ -417,6 +463,30 @@ t.test('DELETE /v1/requests/:id: admin only, then 404', async (t) => {
   t.same(del, { deleted: true }, 'data {deleted: true}');
   ledger.record(req.id, 'request.deleted');
   expectError(t, await admin.api.get(`/v1/requests/${req.id}`), 404, 'NOT_FOUND', 'deleted request is gone');
+  expectError(
+    t,
+    await admin.api.get(new URL(att.url).pathname),
+    404,
+    'NOT_FOUND',
+    "the deleted request's attachment is gone",
+  );
+  expectError(
+    t,
+    await agent.api.patch(`/v1/requests/${req.id}`, { priority: 'low' }),
+    404,
+    'NOT_FOUND',
+    'PATCH a deleted request',
+  );
+  const kept = await requestEvents(
+    req.id,
+    (es) => es.some((e) => e.type === 'request.deleted'),
+    'history of a deleted request',
+  );
+  t.same(
+    kept.map((e) => e.type),
+    ['request.created', 'request.attachment_added', 'request.deleted'],
+    'its history is kept: created, attachment_added, deleted',
+  );
   expectError(t, await admin.api.delete(`/v1/requests/${req.id}`), 404, 'NOT_FOUND', 'second delete');
   const list = expectOk(t, await admin.api.get('/v1/requests?limit=100'), 200, 'list');
   t.notOk(
