@@ -39,6 +39,7 @@ const WORKERS = 8;
 /** Seeding keys expire on their own if the process dies before revoking them. */
 const KEY_LIFETIME_SECONDS = 3600;
 const KEY_LIMIT = 100_000;
+const keyName = (runId: string) => `deskctl seed ${runId}`;
 
 export interface SeedOptions {
   runId: string;
@@ -169,6 +170,17 @@ export async function seedDemo(deps: Deps, ctx: EventContext, opts: SeedOptions)
     }
     return revoked;
   };
+  // Keys left by an interrupted attempt (killed before it could revoke them) go first.
+  const leftover = previous
+    ? await deps.store.apiKeys
+        .find({ name: keyName(runId), revokedAt: null }, { _id: 1 })
+        .lean<{ _id: string }[]>()
+    : [];
+  let revokedLeftovers = 0;
+  for (const k of leftover) {
+    const r = await revokeApiKey(deps, ctx, k._id);
+    if (!r.alreadyRevoked) revokedLeftovers += 1;
+  }
   const plans = Array.from({ length: total }, (_, i) => planRequest(runId, i));
   const requestIds: string[] = new Array(total).fill('');
   let revoked = 0;
@@ -176,7 +188,7 @@ export async function seedDemo(deps: Deps, ctx: EventContext, opts: SeedOptions)
     for (const x of DEMO_USERS.filter((d) => d.acts)) {
       const key = await createApiKey(deps, ctx, {
         ownerEmail: demoEmail(x.handle, runId),
-        name: `deskctl seed ${runId}`,
+        name: keyName(runId),
         scopes: x.role === 'admin' ? ['admin'] : ['requests:read', 'requests:write', 'users:read'],
         plan: 'enterprise',
         limits: { general: KEY_LIMIT, events: KEY_LIMIT },
@@ -299,7 +311,7 @@ export async function seedDemo(deps: Deps, ctx: EventContext, opts: SeedOptions)
     ...summary,
     status: previous ? 'resumed' : 'seeded',
     created,
-    apiKeys: { created: keys.size, revoked },
+    apiKeys: { created: keys.size, revoked: revoked + revokedLeftovers },
     apiCalls: api.calls,
     seconds: (Date.now() - started) / 1000,
   };
