@@ -85,6 +85,13 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * "At once" for credential cut-offs (revocation, deactivation, role change): the gateway caches
+ * credentials for 30 s, so a refusal within this bound proves the notice path, not cache expiry.
+ * Not a speed measurement; generous for a loaded CI machine.
+ */
+export const AT_ONCE_MS = 5000;
+
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `check` until it returns a truthy value (bounded in time); the last error is reported. */
