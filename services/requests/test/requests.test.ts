@@ -334,3 +334,28 @@ t.test('PATCH emits one event per kind of change', async (t) => {
   t.equal(same.status, 200);
   t.equal((await h.events({ resourceId: id })).length, 5, 'no-op PATCH emits nothing');
 });
+
+t.test('concurrent first sightings of one user and group all succeed', async (t) => {
+  const h = await harness(t);
+  const requester = h.identity.person('agent');
+  // Neither is in the read model yet: every create asks identity and stores them at once.
+  const assignee = h.identity.addUser('agent');
+  const group = h.identity.addGroup('Network');
+  const results = await Promise.all(
+    Array.from({ length: 6 }, () =>
+      h.call(
+        requester.principal,
+        'POST',
+        '/v1/requests',
+        validBody({ assignedTo: assignee.id, assignedGroup: group.id }),
+      ),
+    ),
+  );
+  t.same(
+    results.map((r) => r.status),
+    [201, 201, 201, 201, 201, 201],
+    'no duplicate-key failure when two lookups store the same entry',
+  );
+  const list = await h.call(requester.principal, 'GET', `/v1/requests?assignedTo=${assignee.id}`);
+  t.equal(list.body.data.pagination.total, 6);
+});

@@ -1,5 +1,5 @@
 import type { GroupSnapshot, UserSnapshot } from '@support-desk/contracts';
-import type { Logger } from '@support-desk/platform';
+import { isDuplicateKeyError, type Logger } from '@support-desk/platform';
 import type { IdentityLookup } from '../events/identity-client.js';
 import type { GroupEntry, GroupEntryModel, UserEntry, UserEntryModel } from '../store/directory.js';
 
@@ -100,13 +100,26 @@ export class Directory {
       updatedAt: new Date(s.updatedAt),
       syncedAt: this.now(),
     };
-    await this.users.replaceOne({ _id: s.id }, entry, { upsert: true });
+    await upsert(() => this.users.replaceOne({ _id: s.id }, entry, { upsert: true }));
     return entry;
   }
 
   async storeGroup(s: GroupSnapshot): Promise<GroupEntry> {
     const entry: GroupEntry = { _id: s.id, name: s.name, deleted: s.deleted, syncedAt: this.now() };
-    await this.groups.replaceOne({ _id: s.id }, entry, { upsert: true });
+    await upsert(() => this.groups.replaceOne({ _id: s.id }, entry, { upsert: true }));
     return entry;
+  }
+}
+
+/**
+ * Two first sightings of one id (a request and the event consumer, or two requests) both try to
+ * insert it; the loser gets a duplicate key. The entry exists by then, so once more replaces it.
+ */
+async function upsert(write: () => Promise<unknown>): Promise<void> {
+  try {
+    await write();
+  } catch (err) {
+    if (!isDuplicateKeyError(err)) throw err;
+    await write();
   }
 }
