@@ -266,23 +266,68 @@ t.test('an unregistered redirect_uri is never redirected to', async (t) => {
   t.ok(r2.status >= 300, `code_challenge_method=plain refused (${r2.status} ${r2.headers.location ?? ''})`);
 });
 
-t.test("a deactivated user's access token is refused at once", async (t) => {
-  // A fresh grant (the earlier ones were revoked by the reuse checks); the session skips the login.
-  const client: oauth.Client = { client_id: confidential.client_id };
-  const auth = await authorizationUrl(client.client_id, 'requests:read');
+/** A new grant through the browser (the session skips the login) and its tokens. */
+async function freshTokens(
+  scope: string,
+  kind: 'confidential' | 'public' = 'confidential',
+): Promise<oauth.TokenEndpointResponse> {
+  const client: oauth.Client =
+    kind === 'public'
+      ? { client_id: publicClient.client_id, token_endpoint_auth_method: 'none' }
+      : { client_id: confidential.client_id };
+  const auth = await authorizationUrl(client.client_id, scope);
   const shown = await authorizeInBrowser(context, auth.url, { email: user.email, password });
   const cb = await callback.next();
   await shown.page.close();
   const res = await oauth.authorizationCodeGrantRequest(
     as,
     client,
-    oauth.ClientSecretPost(confidential.client_secret),
+    kind === 'public' ? oauth.None() : oauth.ClientSecretPost(confidential.client_secret),
     oauth.validateAuthResponse(as, client, cb, auth.state),
     callback.url,
     auth.codeVerifier,
     opts(),
   );
-  const fresh = await oauth.processAuthorizationCodeResponse(as, client, res);
+  return oauth.processAuthorizationCodeResponse(as, client, res);
+}
+
+t.test('rate limits for tokens: per (OAuth client, user), Standard plan by default', async (t) => {
+  t.equal(confidential.plan, 'standard', 'the client was registered with the Standard plan (default)');
+  const first = await freshTokens('requests:read');
+  const api = stack.api(first.access_token);
+  // What the earlier subtests already used of this (client, user) general bucket, if anything.
+  const probe = await api.get('/v1/requests?limit=1');
+  expectOk(t, probe, 200, 'a call with the token');
+  t.equal(probe.headers['x-ratelimit-limit'], '60', 'Standard: 60 general calls per minute');
+  let remaining = Number(probe.headers['x-ratelimit-remaining']);
+  t.ok(remaining >= 0 && remaining < 60, `X-RateLimit-Remaining ${remaining}`);
+  let countdown = true;
+  while (remaining > 0) {
+    const res = await api.get('/v1/requests?limit=1');
+    const now = Number(res.headers['x-ratelimit-remaining']);
+    if (res.status !== 200 || now !== remaining - 1) countdown = false;
+    remaining = now;
+    if (res.status !== 200) break;
+  }
+  t.ok(countdown, 'the headers count down to 0');
+  const refused = await api.get('/v1/requests?limit=1');
+  expectError(t, refused, 429, 'RATE_LIMITED', 'over the limit with a token');
+  t.ok(Number(refused.headers['retry-after']) >= 1, 'Retry-After');
+  // A second token of the same user and client shares the bucket.
+  const second = await freshTokens('requests:read');
+  expectError(
+    t,
+    await stack.api(second.access_token).get('/v1/me'),
+    429,
+    'RATE_LIMITED',
+    'another token of the same (client, user)',
+  );
+});
+
+t.test("a deactivated user's access token is refused at once", async (t) => {
+  // A fresh grant (the earlier ones were revoked by the reuse checks), from the public client:
+  // the confidential client's bucket for this user was used up by the rate-limit subtest.
+  const fresh = await freshTokens('requests:read', 'public');
   const api = stack.api(fresh.access_token);
   expectOk(t, await api.get('/v1/me'), 200, 'the token works before');
   expectOk(t, await admin.api.delete(`/v1/users/${user.id}`), 200, 'admin deactivates the user');
