@@ -5,7 +5,7 @@ import type { Deps } from '../app/context.js';
 import { createGroup } from '../app/groups.js';
 import { createUser, findUserByEmail } from '../app/users.js';
 import { type GroupDoc, groupNameKey } from '../store/index.js';
-import { SeedApi, SeedHttpError } from './seedApi.js';
+import { SeedApi } from './seedApi.js';
 import { demoFile } from './seedFiles.js';
 import {
   DEMO_GROUPS,
@@ -234,32 +234,6 @@ export async function seedDemo(deps: Deps, ctx: EventContext, opts: SeedOptions)
       return requestId as string;
     };
 
-    // The requests service learns a user or group on first sight (one identity lookup stored
-    // with an upsert); on FerretDB two concurrent first sights of one id collide (E11000 → 500).
-    // So a step naming an id not yet used goes through one gate, one at a time, and such a step
-    // alone may be retried once after a 500 (the lookup fails before anything is written).
-    const seen = new Set<string>();
-    let gate: Promise<unknown> = Promise.resolve();
-    const guarded = (requestId: string | null, step: Step, index: number): Promise<string> => {
-      const refs =
-        step.kind === 'create' || step.kind === 'patch'
-          ? Object.values(resolveRefs(step.body, userIds, groupIds)).filter(
-              (v): v is string => typeof v === 'string' && /^(usr|grp)_/.test(v),
-            )
-          : [];
-      if (refs.every((id) => seen.has(id))) return runStep(requestId, step, index);
-      const first = gate.then(async () => {
-        const result = await runStep(requestId, step, index).catch((err) => {
-          if (err instanceof SeedHttpError && err.status === 500) return runStep(requestId, step, index);
-          throw err;
-        });
-        for (const id of refs) seen.add(id);
-        return result;
-      });
-      gate = first.catch(() => undefined);
-      return first;
-    };
-
     let next = 0;
     let failure: unknown = null;
     const worker = async () => {
@@ -268,7 +242,7 @@ export async function seedDemo(deps: Deps, ctx: EventContext, opts: SeedOptions)
         const done = progress.get(plan.index);
         let requestId = done?.requestId ?? null;
         for (let s = done?.step ?? 0; s < plan.steps.length && failure === null; s++) {
-          requestId = await guarded(requestId, plan.steps[s], plan.index);
+          requestId = await runStep(requestId, plan.steps[s], plan.index);
           // A crash between a write and this record repeats that one write on resume.
           await progressModel.updateOne(
             { _id: `${runId}:${plan.index}` },
