@@ -310,6 +310,27 @@ t.test('scope matrix: every public route × admin, agent, viewer key → allowed
   }
 });
 
+t.test('the public OpenAPI document lists exactly the public routes', async (t) => {
+  const res = await request(`${stack.origin}/openapi.json`, { headers: { accept: 'application/json' } });
+  t.equal(res.status, 200, 'GET /openapi.json');
+  t.match(String(res.json?.openapi), /^3\.1\./, 'OpenAPI 3.1');
+  const paths = res.json?.paths ?? {};
+  const documented = new Set(
+    Object.entries(paths).flatMap(([p, ops]) =>
+      Object.keys(ops as object)
+        .filter((m) => ['get', 'post', 'patch', 'delete', 'put'].includes(m))
+        .map((m) => `${m.toUpperCase()} ${p.replace(/\{(\w+)\}/g, ':$1')}`),
+    ),
+  );
+  for (const route of PUBLIC_ROUTES) t.ok(documented.has(routeKey(route)), `documented: ${routeKey(route)}`);
+  const v1 = [...documented].filter((k) => k.split(' ')[1].startsWith('/v1/'));
+  t.same(
+    v1.filter((k) => !PUBLIC_ROUTES.some((r) => routeKey(r) === k)),
+    [],
+    'no /v1 operation beyond the route table',
+  );
+});
+
 t.test('an unreachable upstream answers a JSON error, never a hang', async (t) => {
   await stack.stopService('audit');
   const res = await admin.api.get('/v1/events', { timeoutMs: 20_000 });
