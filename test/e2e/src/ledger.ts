@@ -35,6 +35,11 @@ export class Ledger {
     if (!this.expected.has(resourceId)) this.expected.set(resourceId, new Map());
   }
 
+  /** A resource that must have no events at all (e.g. the target of refused writes). */
+  none(resourceId: string): void {
+    if (!this.expected.has(resourceId)) this.expected.set(resourceId, new Map());
+  }
+
   get size(): number {
     let n = 0;
     for (const m of this.expected.values()) for (const c of m.values()) n += c;

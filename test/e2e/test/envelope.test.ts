@@ -6,11 +6,13 @@ import { cast } from '../src/actors.js';
 import { expectError, expectOk } from '../src/expect.js';
 import { ABSENT, SPEC_ENDPOINTS, SPEC_OTHER_ENDPOINTS } from '../src/fixtures.js';
 import { type HttpResponse, request } from '../src/http.js';
+import { Ledger } from '../src/ledger.js';
 import { eventually, startStack } from '../src/stack.js';
 import { createGroup, createRequest, createUser, fill } from '../src/world.js';
 
 const stack = await startStack(t);
 const { admin, agent, viewer } = await cast(stack);
+const ledger = new Ledger();
 
 t.test('unknown routes answer the JSON error envelope, never HTML', async (t) => {
   expectError(t, await admin.api.get('/v1/no-such-thing'), 404, 'NOT_FOUND', 'GET /v1/no-such-thing');
@@ -239,6 +241,15 @@ t.test("the spec's endpoint tables: every method + path is served through the ga
   await call('GET', '/v1/events', {}, () => a.get('/v1/events'));
   if (event?.id) await call('GET', '/v1/events/:id', P(event.id), () => a.get(`/v1/events/${event.id}`));
 
+  // What those writes must have produced in the audit log (checked at the end of the file).
+  ledger.record(req.id, 'request.created', 'request.priority_changed', 'request.comment_added');
+  ledger.record(req.id, 'request.attachment_added', 'request.attachment_added');
+  ledger.allow(req.id, 'request.assigned'); // created with a group
+  ledger.record(doomed.id, 'request.created', 'request.deleted');
+  ledger.record(served.get('POST /v1/requests')?.json?.data?.id, 'request.created');
+  ledger.record(served.get('POST /v1/users')?.json?.data?.id, 'user.created');
+  ledger.record(member.id, 'user.created', 'user.updated', 'user.updated', 'user.updated'); // isVip, joined, left
+  ledger.record(leaver.id, 'user.created', 'user.deactivated');
   for (const key of spec)
     t.ok(served.get(key) && served.get(key)!.status < 300, `spec endpoint served: ${key}`);
   for (const key of table)
@@ -329,6 +340,12 @@ t.test('the public OpenAPI document lists exactly the public routes', async (t) 
     [],
     'no /v1 operation beyond the route table',
   );
+});
+
+t.test('audit completeness: each write produced exactly its events; refused writes none', async (t) => {
+  // Every refused or failed write of this file targeted these well-formed but absent ids.
+  for (const id of Object.values(ABSENT)) ledger.none(id);
+  await ledger.verify(t, admin.api);
 });
 
 t.test('an unreachable upstream answers a JSON error, never a hang', async (t) => {
