@@ -26,6 +26,15 @@ const shell = new BashSession(ROOT, {
 t.teardown(() => shell.close());
 
 t.test(`the walkthrough in ${source}`, async (t) => {
+  // The walkthrough's tools (README: "You need … curl, jq and openssl").
+  const missing = (
+    await shell.run('for c in curl jq openssl npx; do command -v "$c" >/dev/null || echo "$c"; done')
+  ).stdout.trim();
+  t.equal(
+    missing,
+    '',
+    `curl, jq, openssl and npx are installed (missing: ${missing || 'none'}; apt-get install ${missing})`,
+  );
   t.ok(blocks.length >= 5, `${blocks.length} sh blocks under "## Walkthrough"`);
   const curls = blocks.flatMap(curlInvocations);
   t.ok(curls.length >= 15, `${curls.length} curl examples`);
