@@ -17,6 +17,9 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+// BENCH_RATE=<req/s>: a fixed offered load instead of "as fast as possible", so the CPU µs per
+// request of two builds can be compared at the same load on a noisy machine.
+const RATE = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined;
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
 
 function child(script: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<ChildProcess> {
@@ -81,7 +84,13 @@ async function measure(
   const before = Object.fromEntries(Object.entries(procs).map(([k, c]) => [k, cpuMs(c.pid)]));
   const redisBefore = await redisCpuMs();
   const self = process.cpuUsage();
-  const r = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION_S });
+  const r = await autocannon({
+    url,
+    headers,
+    connections: CONNECTIONS,
+    duration: DURATION_S,
+    overallRate: RATE,
+  });
   const selfUs = process.cpuUsage(self);
   const redisAfter = await redisCpuMs();
   const non2xx = r.non2xx + r.errors;

@@ -13,7 +13,15 @@ const logDestination =
   config.LOG_BUFFER_BYTES > 0
     ? pino.destination({ dest: 1, sync: false, minLength: config.LOG_BUFFER_BYTES })
     : undefined;
-if (logDestination) setInterval(() => logDestination.flush(), 1000).unref();
+if (logDestination) {
+  setInterval(() => {
+    try {
+      logDestination.flush();
+    } catch {
+      // destroyed (shutting down): the exit hook has flushed synchronously
+    }
+  }, 1000).unref();
+}
 const logger = createLogger({ service: 'gateway', level: config.LOG_LEVEL, destination: logDestination });
 
 if (Boolean(config.TLS_CERT) !== Boolean(config.TLS_KEY)) {
