@@ -88,7 +88,8 @@ export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
   const denyList = createDenyList({
     redis,
     prefix: config.REDIS_KEY_PREFIX,
-    ttlSeconds: config.DENY_LIST_TTL_SECONDS,
+    // Plus the exp leeway: a token is still accepted that long after its exp.
+    ttlSeconds: config.DENY_LIST_TTL_SECONDS + config.OAUTH_CLOCK_TOLERANCE_SECONDS,
     cacheTtlMs: config.DENY_CACHE_TTL_MS,
     logger,
   });

@@ -1,7 +1,7 @@
 import { jetstream } from '@nats-io/jetstream';
 import { newId } from '@support-desk/contracts';
 import { encodeJson } from '@support-desk/platform';
-import { eventually } from '@support-desk/platform/testing';
+import { eventually, freePort } from '@support-desk/platform/testing';
 import { createPublicKey } from 'node:crypto';
 import { base64url, generateKeyPair, SignJWT } from 'jose';
 import t, { type Test } from 'tap';
@@ -267,6 +267,18 @@ t.test('authentication matrix', async (t) => {
     t.equal((await call(revoked)).statusCode, 401, 'another replica reads the grant deny-list');
     t.equal((await call(kept)).statusCode, 200, 'and still admits the other grant');
     t.equal((await call(noGid)).statusCode, 200, 'and tokens without gid');
+  });
+
+  t.test('revoked OAuth grant with Redis unreachable: the replica that saw the notice refuses', async (t) => {
+    const offline = await h.gateway({}, `redis://127.0.0.1:${await freePort()}`);
+    const user = h.identity.addUser('agent');
+    const grant = newId('oauthGrant');
+    const token = await h.jwks.sign({ sub: user.id, client_id: h.identity.addClient(), gid: grant });
+    const call = () => offline.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(token) });
+    t.equal((await call()).statusCode, 200, 'deny-list unavailable: the token is admitted');
+    await notice({ kind: 'oauth_grant_revoked', keyId: grant, userId: user.id });
+    await eventually(async () => (await call()).statusCode === 401, { timeoutMs: 1000 });
+    t.pass('refused within a second from the local entry');
   });
 
   t.test('verified tokens are cached: repeat calls do not re-fetch the JWKS', async (t) => {

@@ -20,12 +20,13 @@ export function createNoticeHandler(identity: IdentityClient, tokens: TokenVerif
         identity.dropClients();
         return;
       case 'oauth_grant_revoked':
-        // The grant's unexpired access tokens carry its id in `gid`: refuse them from now on.
-        if (notice.keyId) await denyList.denyGrant(notice.keyId, notice.at);
         if (notice.userId) {
           identity.dropUser(notice.userId);
           tokens.dropUser(notice.userId);
         }
+        // The grant's unexpired access tokens carry its id in `gid`: refuse them from now on
+        // (locally at once, even if the Redis write then fails).
+        if (notice.keyId) await denyList.denyGrant(notice.keyId, notice.at);
         return;
       case 'user_deactivated':
       case 'user_reactivated':
