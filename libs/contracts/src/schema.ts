@@ -1,4 +1,11 @@
-import { FormatRegistry, Kind, type SchemaOptions, type TUnsafe, Type, TypeRegistry } from '@sinclair/typebox';
+import {
+  FormatRegistry,
+  Kind,
+  type SchemaOptions,
+  type TUnsafe,
+  Type,
+  TypeRegistry,
+} from '@sinclair/typebox';
 
 // Lets TypeBox's own checker (Value.Check, TypeCompiler) understand StringEnum; ajv reads `enum`.
 if (!TypeRegistry.Has('StringEnum')) {
