@@ -132,9 +132,18 @@ function tailOf(file: string, lines = 40): string {
   }
 }
 
+/** Signals a service's whole process group (its watchdog and the service). */
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    if (child.pid) process.kill(-child.pid, signal);
+  } catch {
+    child.kill(signal);
+  }
+}
+
 const live = new Set<ChildProcess>();
 process.once('exit', () => {
-  for (const child of live) child.kill('SIGKILL');
+  for (const child of live) killGroup(child, 'SIGKILL');
 });
 
 /**
@@ -198,7 +207,7 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
     if (child.exitCode !== null || child.signalCode !== null) return;
     const gone = new Promise<void>((r) => child.once('exit', () => r()));
     child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    const timer = setTimeout(() => killGroup(child, 'SIGKILL'), STOP_TIMEOUT_MS);
     await gone;
     clearTimeout(timer);
     live.delete(child);
@@ -230,11 +239,23 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
 
   for (const s of SERVICES) {
     const out = fs.openSync(logFile(s), 'a');
-    const child = spawn(process.execPath, [path.join(ROOT, 'services', s, 'dist/src/server.js')], {
-      cwd: ROOT,
-      env: { ...process.env, ...serviceEnv(s) },
-      stdio: ['ignore', out, out],
-    });
+    const child = spawn(
+      'bash',
+      [
+        '-c',
+        WATCHDOG,
+        'sd-e2e-watchdog',
+        String(process.pid),
+        process.execPath,
+        path.join(ROOT, 'services', s, 'dist/src/server.js'),
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, ...serviceEnv(s) },
+        stdio: ['ignore', out, out],
+        detached: true, // own process group: the SIGKILL fallback reaches the service, not only its watchdog
+      },
+    );
     fs.closeSync(out);
     live.add(child);
     children.set(s, child);
@@ -295,6 +316,29 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
     stop,
   };
 }
+
+/**
+ * Runs a service under a tiny bash watchdog: SIGTERM is passed on (graceful shutdown), the exit
+ * status is the service's, and if the test process disappears without its teardown (killed by
+ * tap's timeout, a crash) the service is stopped too instead of lingering on its port.
+ * Arguments: parent pid, node, server script.
+ */
+const WATCHDOG = `
+parent=$1; shift
+"$@" &
+pid=$!
+trap 'kill -TERM $pid 2>/dev/null' TERM INT
+while kill -0 $pid 2>/dev/null; do
+  if ! kill -0 "$parent" 2>/dev/null; then
+    kill -TERM $pid 2>/dev/null
+    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 $pid 2>/dev/null || break; sleep 1; done
+    kill -KILL $pid 2>/dev/null
+    break
+  fi
+  sleep 1 & wait $!
+done
+wait $pid
+`;
 
 export const DESKCTL = path.join(ROOT, 'services/identity/dist/src/cli/deskctl.js');
 
