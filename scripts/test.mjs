@@ -17,7 +17,8 @@
 // so does a failed `tsc -b` or a failed set-up step. Skipped and todo assertions are not counted in either
 // number (they are listed on the line before). Exit code is non-zero if tap failed, anything failed, or
 // no test ran. Infra keeps running afterwards unless SD_TEST_INFRA_DOWN=1.
-// Chromium (/usr/bin/chromium) is installed with apt when missing and running as root;
+// Chromium, jq, openssl and curl (browser tests, README walkthrough) are installed with apt when
+// missing and running as root;
 // SD_TEST_SKIP_CHROMIUM=1 skips that. The run's raw TAP is kept in .tap/last-run.tap.
 
 import { spawn } from 'node:child_process';
@@ -201,15 +202,27 @@ export function countTapPoints(text) {
 // ---------------------------------------------------------------------------------------------
 // Main
 
-function ensureChromium() {
-  if (fs.existsSync(CHROMIUM) || process.env.SD_TEST_SKIP_CHROMIUM === '1') return;
+/** Debian packages the tests use beyond the infrastructure: the browser tests and the README walkthrough. */
+const TEST_TOOLS = [
+  { pkg: 'chromium', path: CHROMIUM },
+  { pkg: 'jq', path: '/usr/bin/jq' },
+  { pkg: 'openssl', path: '/usr/bin/openssl' },
+  { pkg: 'curl', path: '/usr/bin/curl' },
+];
+
+function ensureTestTools() {
+  if (process.env.SD_TEST_SKIP_CHROMIUM === '1') return;
+  const missing = TEST_TOOLS.filter((t) => !fs.existsSync(t.path)).map((t) => t.pkg);
+  if (missing.length === 0) return;
   if (!(typeof process.getuid === 'function' && process.getuid() === 0)) {
-    console.log(`note: ${CHROMIUM} not found (sudo apt-get install chromium); browser tests will report it.`);
+    console.log(
+      `note: missing ${missing.join(', ')} (sudo apt-get install ${missing.join(' ')}); the tests that need them will report it.`,
+    );
     return;
   }
-  console.log(`> installing chromium for browser tests (${CHROMIUM} is missing)`);
-  if (!aptInstall(['chromium']) || !fs.existsSync(CHROMIUM)) {
-    console.log('warning: could not install chromium; continuing (browser tests will report it).');
+  console.log(`> installing ${missing.join(', ')} for the tests`);
+  if (!aptInstall(missing)) {
+    console.log('warning: could not install them; continuing (the tests that need them will report it).');
   }
 }
 
@@ -304,7 +317,7 @@ async function main() {
     return finish(0, 1 + setupFailures, 1, 'set-up failed: local infrastructure could not be started');
   }
 
-  ensureChromium();
+  ensureTestTools();
 
   const files = selection.length ? [...new Set(selection.flatMap(resolveSelection))] : discoverAll();
   const missing = files.filter((f) => !fs.existsSync(f));
