@@ -17,14 +17,10 @@ export function walkthroughBlocks(markdown: string): string[] | null {
   return blocks;
 }
 
-/** README.md's walkthrough, else the draft in test/e2e/WALKTHROUGH.md. */
+/** The `sh` blocks of README.md's walkthrough. */
 export function loadWalkthrough(root: string): { source: string; blocks: string[] } {
-  for (const file of [path.join(root, 'README.md'), path.join(root, 'test/e2e/WALKTHROUGH.md')]) {
-    if (!fs.existsSync(file)) continue;
-    const blocks = walkthroughBlocks(fs.readFileSync(file, 'utf8'));
-    if (blocks) return { source: path.relative(root, file), blocks };
-  }
-  return { source: '(none)', blocks: [] };
+  const file = path.join(root, 'README.md');
+  return { source: 'README.md', blocks: walkthroughBlocks(fs.readFileSync(file, 'utf8')) ?? [] };
 }
 
 /** Each `curl` invocation's first argument (the option cluster) in a shell text. */

@@ -1,5 +1,5 @@
-// The README walkthrough is executed: every ```sh block under "## Walkthrough" (README.md, else the
-// draft test/e2e/WALKTHROUGH.md) runs in order in one bash session against a test stack, with $SD
+// The README walkthrough is executed: every ```sh block under README.md's "## Walkthrough" runs in
+// order in one bash session against a test stack, with $SD
 // and $ADMIN_KEY set as `npm start` would give them. Each command must exit 0 and each curl must
 // get a 2xx. The browser step (OAuth login + consent) is played by headless Chromium.
 import t from 'tap';
