@@ -22,16 +22,22 @@ export interface ServiceConnections {
   conn: Connection | null;
 }
 
+export interface ConnectOptions {
+  /** The service's own database; omitted for a service without one (the gateway). */
+  dbName?: string;
+  /** A logger built by the service (e.g. with a buffered destination); else a standard one. */
+  logger?: Logger;
+}
+
 /**
- * What every service's server.ts starts with: its logger, its own MongoDB database (when
- * `dbName` is given), NATS, and the JetStream streams (created idempotently).
+ * What every service's server.ts starts with: its logger, its own MongoDB database (when it has
+ * one), NATS, and the JetStream streams (created idempotently).
  */
 export async function connectService(
   service: string,
   config: ServiceConfig,
-  dbName?: string,
+  { dbName, logger = createLogger({ service, level: config.LOG_LEVEL }) }: ConnectOptions = {},
 ): Promise<ServiceConnections> {
-  const logger = createLogger({ service, level: config.LOG_LEVEL });
   const conn = dbName ? await connectMongo({ url: config.MONGO_URL, dbName, logger }) : null;
   const nc = await connectNats({ url: config.NATS_URL, name: service, logger });
   const names = natsNames(config.NATS_NAMESPACE);

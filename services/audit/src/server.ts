@@ -15,7 +15,7 @@ import { startRetention } from './store/retention.js';
 
 startService('audit', async () => {
   const config = loadAuditConfig();
-  const connections = await connectService('audit', config, config.MONGO_DB);
+  const connections = await connectService('audit', config, { dbName: config.MONGO_DB });
   const { logger, nc, names } = connections;
   const conn = connections.conn!;
   eventModel(conn);

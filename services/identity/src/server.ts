@@ -14,7 +14,7 @@ import { createRuntime } from './runtime.js';
 
 startService('identity', async () => {
   const config = loadIdentityConfig();
-  const connections = await connectService('identity', config, config.MONGO_DB);
+  const connections = await connectService('identity', config, { dbName: config.MONGO_DB });
   const { logger, nc, names } = connections;
   const conn = connections.conn!;
   const { deps, relay } = createRuntime({ config, conn, nc, names, logger });

@@ -15,7 +15,7 @@ import { slaAlertModel } from './store/sla-alerts.js';
 
 startService('requests', async () => {
   const config = loadRequestsConfig();
-  const connections = await connectService('requests', config, config.MONGO_DB);
+  const connections = await connectService('requests', config, { dbName: config.MONGO_DB });
   const { logger, nc, names } = connections;
   const conn = connections.conn!;
 
