@@ -12,7 +12,7 @@ import {
   type UserSnapshot,
 } from '@support-desk/contracts';
 import { createPrincipalVerifier, type NatsConnection, serveRpc } from '@support-desk/platform';
-import { testEnv, testLogger, testNats, uniqueName } from '@support-desk/platform/testing';
+import { testEnv, testLogger, testNats, testUserSnapshot, uniqueName } from '@support-desk/platform/testing';
 import { Redis } from 'ioredis';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 
@@ -55,19 +55,8 @@ export class IdentityDouble {
   }
 
   addUser(role: Role = 'admin', overrides: Partial<UserSnapshot> = {}): UserSnapshot {
-    const id = newId('user');
-    const user: UserSnapshot = {
-      id,
-      email: `${role}-${id.slice(-6)}@example.com`,
-      name: `User ${role}`,
-      role,
-      status: 'active',
-      isVip: false,
-      groups: [],
-      updatedAt: new Date().toISOString(),
-      ...overrides,
-    };
-    this.users.set(id, user);
+    const user = testUserSnapshot(role, overrides);
+    this.users.set(user.id, user);
     return user;
   }
 

@@ -25,6 +25,7 @@ import {
   testMongo,
   testNats,
   testPrincipal,
+  testUserSnapshot,
 } from '@support-desk/platform/testing';
 import type { Connection } from 'mongoose';
 import { buildApp } from '../src/app.js';
@@ -76,19 +77,8 @@ export class IdentityDouble {
   }
 
   addUser(role: Role, overrides: Partial<UserSnapshot> = {}): UserSnapshot {
-    const id = overrides.id ?? newId('user');
-    const user: UserSnapshot = {
-      id,
-      email: `${role}-${id.slice(-6)}@example.com`,
-      name: `User ${id.slice(-6)}`,
-      role,
-      status: 'active',
-      isVip: false,
-      groups: [],
-      updatedAt: new Date().toISOString(),
-      ...overrides,
-    };
-    this.users.set(id, user);
+    const user = testUserSnapshot(role, overrides);
+    this.users.set(user.id, user);
     return user;
   }
 

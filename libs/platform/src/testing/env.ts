@@ -6,6 +6,7 @@ import {
   type Role,
   ROLE_SCOPES,
   newId,
+  type UserSnapshot,
 } from '@support-desk/contracts';
 import type { Connection } from 'mongoose';
 import { DEV_INTERNAL_SECRET } from '../config.js';
@@ -71,6 +72,22 @@ export function testPrincipal(role: Role = 'admin', overrides: Partial<Principal
     clientIp: '127.0.0.1',
     userAgent: 'tap',
     requestId: newId('event'),
+    ...overrides,
+  };
+}
+
+/** A user as identity reports it (RPC and read models), for doubles of identity in tests. */
+export function testUserSnapshot(role: Role = 'agent', overrides: Partial<UserSnapshot> = {}): UserSnapshot {
+  const id = overrides.id ?? newId('user');
+  return {
+    id,
+    email: `${role}-${id.slice(-6)}@example.com`,
+    name: `User ${id.slice(-6)}`,
+    role,
+    status: 'active',
+    isVip: false,
+    groups: [],
+    updatedAt: new Date().toISOString(),
     ...overrides,
   };
 }

@@ -1,11 +1,4 @@
-import {
-  type CreateGroupBody,
-  type GroupDetail,
-  newId,
-  paginate,
-  pageWindow,
-  type UpdateGroupBody,
-} from '@support-desk/contracts';
+import { type CreateGroupBody, type GroupDetail, newId, type UpdateGroupBody } from '@support-desk/contracts';
 import {
   buildEvent,
   conflict,
@@ -19,8 +12,7 @@ import {
 import { type GroupDoc, groupNameKey, type UserDoc } from '../store/index.js';
 import type { Deps } from './context.js';
 import { applyUserPatch } from './userChanges.js';
-import { findUser } from './users.js';
-import { toListItems } from './views.js';
+import { findUser, listUsers } from './users.js';
 
 async function findGroup(deps: Deps, id: string): Promise<GroupDoc> {
   const group = await deps.store.groups.findOne({ _id: id, deletedAt: null }).lean<GroupDoc>();
@@ -154,18 +146,7 @@ async function removeGroupFromMembers(deps: Deps, ctx: EventContext, groupId: st
 
 export async function listMembers(deps: Deps, id: string, page?: number, limit?: number) {
   await findGroup(deps, id);
-  const window = pageWindow(page, limit);
-  const filter = { groups: id };
-  const [users, total] = await Promise.all([
-    deps.store.users
-      .find(filter)
-      .sort({ createdAt: -1, _id: -1 })
-      .skip(window.skip)
-      .limit(window.limit)
-      .lean<UserDoc[]>(),
-    deps.store.users.countDocuments(filter),
-  ]);
-  return { users: await toListItems(deps.store, users), pagination: paginate(window, total) };
+  return listUsers(deps, { groupId: id, page, limit });
 }
 
 async function membership(deps: Deps, group: GroupDoc) {
