@@ -151,7 +151,7 @@ export const pushOutbox = (entries: OutboxEntry[]) => ({ outbox: { $each: entrie
 
 export interface OutboxRelayOptions {
   nc: NatsConnection;
-  // biome-ignore lint/suspicious/noExplicitAny: relays any aggregate model
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- relays any aggregate model
   models: Model<any>[];
   logger: Logger;
   /**
@@ -204,7 +204,7 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   let idleWaiters: (() => void)[] = [];
 
   const publishDocument = async (
-    // biome-ignore lint/suspicious/noExplicitAny: relays any aggregate model
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- relays any aggregate model
     model: Model<any>,
     doc: { _id: unknown; outbox: OutboxEntry[] },
   ) => {
@@ -232,7 +232,7 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
 
   type PendingDoc = { _id: unknown; outbox?: OutboxEntry[] };
   const publishAll = async (
-    // biome-ignore lint/suspicious/noExplicitAny: relays any aggregate model
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- relays any aggregate model
     model: Model<any>,
     docs: PendingDoc[],
   ) => {

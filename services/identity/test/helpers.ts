@@ -115,14 +115,13 @@ export async function harness(t: Teardownable, env: Record<string, string> = {})
 }
 
 /** JSON body of an inject response. */
-// biome-ignore lint/suspicious/noExplicitAny: test convenience
 export const body = (res: { body: string }): any => JSON.parse(res.body);
 
 export interface CliResult {
   code: number | null;
   stdout: string;
   stderr: string;
-  // biome-ignore lint/suspicious/noExplicitAny: parsed --json output
+  /** Parsed --json output. */
   json: any;
 }
 

@@ -133,7 +133,6 @@ export interface Harness {
     method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
     url: string,
     payload?: unknown,
-    // biome-ignore lint/suspicious/noExplicitAny: tests read whatever JSON the route answered
   ) => Promise<{ status: number; body: any; headers: Record<string, unknown> }>;
   /** Every event published on this test's stream so far (after the relay is idle). */
   events: (filter?: { resourceId?: string; type?: string }) => Promise<DomainEvent[]>;

@@ -2,7 +2,6 @@ import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 
 /** A parsed JSON body: the tests check it field by field, so it is not typed further. */
-// biome-ignore lint/suspicious/noExplicitAny: see above
 export type Json = any;
 
 /** One HTTP exchange as a client sees it: status, headers, raw bytes, and the body parsed as JSON when it is JSON. */

@@ -26,7 +26,7 @@ const SNIFF_BYTES = 4100;
 export function sanitizeFilename(raw: string | undefined): string {
   const base = (raw ?? '').normalize('NFC').split(/[/\\]/).pop() ?? '';
   let name = base
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
+    // eslint-disable-next-line no-control-regex -- stripping control characters is the point
     .replace(/[\u0000-\u001f\u007f-\u009f]/g, '')
     .replace(/[<>:"|?*]/g, '_')
     .replace(/^[\s.]+|[\s.]+$/g, '');
