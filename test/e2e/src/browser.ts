@@ -70,6 +70,35 @@ export async function startCallbackServer(): Promise<{
   };
 }
 
+/**
+ * Bounds a Chromium step that takes no timeout of its own (opening or closing a page), so a
+ * wedged browser fails that step with its name instead of stalling the whole file.
+ */
+export async function within<T>(ms: number, what: string, step: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      step,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`Chromium: ${what} took over ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export const openPage = (context: BrowserContext) => within(15_000, 'opening a page', context.newPage());
+/**
+ * Closing a page while it is still navigating can wedge Chromium's close (seen: a close issued
+ * 26 ms before the callback page's load event finished only when the browser was torn down), so
+ * the page settles first.
+ */
+export async function closePage(page: Page): Promise<void> {
+  await page.waitForLoadState('load', { timeout: 10_000 }).catch(() => undefined);
+  await within(10_000, 'closing a page', page.close());
+}
+
 export interface AuthorizeResult {
   /** Whether a login form was shown (no session yet). */
   loggedIn: boolean;
@@ -88,7 +117,7 @@ export async function authorizeInBrowser(
   credentials: { email: string; password: string },
   decision: 'approve' | 'deny' = 'approve',
 ): Promise<AuthorizeResult> {
-  const page = await context.newPage();
+  const page = await openPage(context);
   page.setDefaultTimeout(15_000);
   await page.goto(authorizationUrl);
   let loggedIn = false;

@@ -5,7 +5,13 @@ import { Me } from '@support-desk/contracts';
 import * as oauth from 'oauth4webapi';
 import t from 'tap';
 import { cast, createActor } from '../src/actors.js';
-import { authorizeInBrowser, launchChromium, startCallbackServer } from '../src/browser.js';
+import {
+  authorizeInBrowser,
+  closePage,
+  launchChromium,
+  openPage,
+  startCallbackServer,
+} from '../src/browser.js';
 import { expectError, expectOk, expectShape } from '../src/expect.js';
 import { type Json, request } from '../src/http.js';
 import { AT_ONCE_MS, eventually, startStack } from '../src/stack.js';
@@ -93,7 +99,7 @@ t.test('authorization code + PKCE: login and consent in Chromium, tokens from oa
   t.match(shown.consentText, /requests:read/, 'consent page lists requests:read');
   t.match(shown.consentText, /requests:write/, 'consent page lists requests:write');
   const cb = await callback.next();
-  await shown.page.close();
+  await closePage(shown.page);
   t.equal(cb.searchParams.get('state'), auth.state, 'state returned');
   t.ok(cb.searchParams.get('code'), 'code returned to the redirect_uri');
   const params = oauth.validateAuthResponse(as, client, cb, auth.state);
@@ -188,7 +194,7 @@ t.test('Deny on the consent page → error=access_denied; a public client with P
   const shown = await authorizeInBrowser(context, denied.url, { email: user.email, password }, 'deny');
   t.notOk(shown.loggedIn, 'the session cookie skips the login page');
   const cb = await callback.next();
-  await shown.page.close();
+  await closePage(shown.page);
   t.equal(cb.searchParams.get('error'), 'access_denied', 'error=access_denied');
   t.equal(cb.searchParams.get('state'), denied.state, 'state returned');
   t.notOk(cb.searchParams.get('code'), 'no code');
@@ -197,7 +203,7 @@ t.test('Deny on the consent page → error=access_denied; a public client with P
   const auth = await authorizationUrl(client.client_id, 'requests:read');
   const ok = await authorizeInBrowser(context, auth.url, { email: user.email, password });
   const cb2 = await callback.next();
-  await ok.page.close();
+  await closePage(ok.page);
   const params = oauth.validateAuthResponse(as, client, cb2, auth.state);
   const res = await oauth.authorizationCodeGrantRequest(
     as,
@@ -240,7 +246,7 @@ t.test('Deny on the consent page → error=access_denied; a public client with P
   const auth2 = await authorizationUrl(client.client_id, 'requests:read');
   const again = await authorizeInBrowser(context, auth2.url, { email: user.email, password });
   const cb3 = await callback.next();
-  await again.page.close();
+  await closePage(again.page);
   const bad = await oauth.authorizationCodeGrantRequest(
     as,
     client,
@@ -278,7 +284,7 @@ async function freshTokens(
   const auth = await authorizationUrl(client.client_id, scope);
   const shown = await authorizeInBrowser(context, auth.url, { email: user.email, password });
   const cb = await callback.next();
-  await shown.page.close();
+  await closePage(shown.page);
   const res = await oauth.authorizationCodeGrantRequest(
     as,
     client,
@@ -343,7 +349,7 @@ t.test("a deactivated user's access token is refused at once", async (t) => {
   expectError(t, await api.get('/v1/requests'), 401, 'UNAUTHORIZED', 'token of an inactive user');
   expectError(t, await user.api.get('/v1/me'), 401, 'UNAUTHORIZED', "and the user's API key");
   // and they cannot log in again
-  const page = await context.newPage();
+  const page = await openPage(context);
   await context.clearCookies();
   const again = await authorizationUrl(confidential.client_id, 'requests:read');
   await page.goto(again.url);
@@ -359,5 +365,5 @@ t.test("a deactivated user's access token is refused at once", async (t) => {
     0,
     'an inactive user gets no consent page',
   );
-  await page.close();
+  await closePage(page);
 });
