@@ -347,7 +347,7 @@ function runDeskctl(args: string[], env: NodeJS.ProcessEnv, stdin?: string): Pro
     return Promise.resolve({
       code: 127,
       stdout: '',
-      stderr: `deskctl not built or not implemented yet (${path.relative(ROOT, DESKCTL)} missing)`,
+      stderr: `deskctl is not built (${path.relative(ROOT, DESKCTL)} missing; run npx tsc -b)`,
       json: undefined,
     });
   }
