@@ -2,14 +2,12 @@
 // certificate generated here (TLS_CERT / TLS_KEY); the smoke checks run over TLS only.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import t from 'tap';
 import { cast } from '../src/actors.js';
 import { expectError, expectOk } from '../src/expect.js';
 import { request } from '../src/http.js';
 import { startStack } from '../src/stack.js';
+import { selfSignedCertificate } from '@support-desk/platform/testing';
 import { createRequest } from '../src/world.js';
 
 function hasOpenssl(): boolean {
@@ -28,34 +26,7 @@ if (!hasOpenssl()) {
     () => undefined,
   );
 } else {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sd-e2e-tls-'));
-  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const certFile = path.join(dir, 'cert.pem');
-  const keyFile = path.join(dir, 'key.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-    ],
-    { stdio: 'ignore' },
-  );
-  const ca = fs.readFileSync(certFile);
+  const { certFile, keyFile, cert: ca } = selfSignedCertificate(t);
   const stack = await startStack(t, { tls: { certFile, keyFile, ca } });
   const { admin, agent } = await cast(stack);
 

@@ -1,2 +1,3 @@
 export * from './env.js';
 export * from './servers.js';
+export * from './tls.js';
