@@ -16,7 +16,7 @@ import {
   ensureStreams,
 } from '@support-desk/platform';
 import { uniqueName } from '@support-desk/platform/testing';
-import { loadAuditConfig } from '../src/config.js';
+import { ingestionSettings, loadAuditConfig } from '../src/config.js';
 import { startIngestion } from '../src/events/ingestion.js';
 import { eventModel } from '../src/store/event-model.js';
 import { makeEvent } from '../test/helpers.js';
@@ -39,13 +39,9 @@ const ingestion = await startIngestion({
   conn,
   names,
   logger,
+  ...ingestionSettings(config),
   durable: 'audit',
-  concurrency: config.AUDIT_CONCURRENCY,
-  batchSize: config.AUDIT_BATCH_SIZE,
-  flushMs: config.AUDIT_BATCH_FLUSH_MS,
-  maxConcurrentWrites: config.AUDIT_BATCH_WRITES,
-  maxDeliver: config.AUDIT_MAX_DELIVER,
-  ackWaitMs: config.AUDIT_ACK_WAIT_MS,
+  statsLogMs: 0,
 });
 
 const js = jetstream(nc);

@@ -28,3 +28,15 @@ export function loadAuditConfig(env: NodeJS.ProcessEnv = process.env): AuditConf
 }
 
 export const listenPort = (config: AuditConfig) => config.AUDIT_PORT ?? config.PORT;
+
+/** The ingestion tuning the AUDIT_* variables set (shared by the server and the bench). */
+export const ingestionSettings = (config: AuditConfig) => ({
+  durable: config.AUDIT_DURABLE,
+  concurrency: config.AUDIT_CONCURRENCY,
+  batchSize: config.AUDIT_BATCH_SIZE,
+  flushMs: config.AUDIT_BATCH_FLUSH_MS,
+  maxConcurrentWrites: config.AUDIT_BATCH_WRITES,
+  maxDeliver: config.AUDIT_MAX_DELIVER,
+  ackWaitMs: config.AUDIT_ACK_WAIT_MS,
+  statsLogMs: config.AUDIT_STATS_LOG_MS,
+});

@@ -8,7 +8,7 @@ import {
   startService,
 } from '@support-desk/platform';
 import { buildApp } from './app.js';
-import { listenPort, loadAuditConfig } from './config.js';
+import { ingestionSettings, listenPort, loadAuditConfig } from './config.js';
 import { startIngestion } from './events/ingestion.js';
 import { eventModel } from './store/event-model.js';
 import { startRetention } from './store/retention.js';
@@ -28,20 +28,7 @@ startService('audit', async () => {
     sweepIntervalMs: config.AUDIT_RETENTION_SWEEP_MS,
     sweepBatch: config.AUDIT_RETENTION_SWEEP_BATCH,
   });
-  const ingestion = await startIngestion({
-    nc,
-    conn,
-    names,
-    logger,
-    durable: config.AUDIT_DURABLE,
-    concurrency: config.AUDIT_CONCURRENCY,
-    batchSize: config.AUDIT_BATCH_SIZE,
-    flushMs: config.AUDIT_BATCH_FLUSH_MS,
-    maxConcurrentWrites: config.AUDIT_BATCH_WRITES,
-    maxDeliver: config.AUDIT_MAX_DELIVER,
-    ackWaitMs: config.AUDIT_ACK_WAIT_MS,
-    statsLogMs: config.AUDIT_STATS_LOG_MS,
-  });
+  const ingestion = await startIngestion({ nc, conn, names, logger, ...ingestionSettings(config) });
 
   const { app, health } = buildApp({
     logger,

@@ -39,16 +39,8 @@ export function toDetail(u: UserDoc, names: Map<string, string>): UserDetail {
 }
 
 export function toSnapshot(u: UserDoc, names: Map<string, string>): UserSnapshot {
-  return {
-    id: u._id,
-    email: u.email,
-    name: u.name,
-    role: u.role,
-    status: u.status,
-    isVip: u.isVip ?? false,
-    groups: groupRefs(u.groups ?? [], names),
-    updatedAt: iso(u.updatedAt)!,
-  };
+  const { createdAt: _createdAt, lastLoginAt: _lastLoginAt, ...common } = toListItem(u, names);
+  return { ...common, updatedAt: iso(u.updatedAt)! };
 }
 
 /** List items for a page of users, resolving every group name in one query. */
