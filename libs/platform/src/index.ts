@@ -14,3 +14,4 @@ export * from './principal.js';
 export * from './rpc.js';
 export * from './shutdown.js';
 export * from './service.js';
+export * from './housekeeping.js';

@@ -34,8 +34,10 @@ startService('requests', async () => {
     directory: app.core.directory,
     deadLetter: deadLetters.write,
   });
-  const monitor = createSlaMonitor(app.core, slaAlertModel(conn));
-  if (config.SLA_MONITOR_ENABLED) monitor.start(config.SLA_MONITOR_INTERVAL_MS);
+  const monitor = createSlaMonitor(app.core, slaAlertModel(conn), {
+    intervalMs: config.SLA_MONITOR_INTERVAL_MS,
+  });
+  if (config.SLA_MONITOR_ENABLED) monitor.start();
 
   await serve({
     app,

@@ -38,7 +38,7 @@ t.test('monitor: warning then breach, exactly once with two replicas', async (t)
   const a = createSlaMonitor(h.app.core, alerts);
   const b = createSlaMonitor(h.app.core, alerts);
   const both = async () => {
-    const [x, y] = await Promise.all([a.tick(), b.tick()]);
+    const [x, y] = await Promise.all([a.runNow(), b.runNow()]);
     await h.relay.idle();
     return x + y;
   };
@@ -110,7 +110,7 @@ t.test('resolving stops the clocks; reopening resumes resolution', async (t) => 
   h.clock.advance(30 * MINUTE);
   await h.call(agent.principal, 'PATCH', `/v1/requests/${id}`, { status: 'resolved', resolution: 'done' });
   h.clock.advance(10 * HOUR);
-  t.equal(await monitor.tick(), 0, 'no alerts while resolved');
+  t.equal(await monitor.runNow(), 0, 'no alerts while resolved');
   const read = (await h.call(agent.principal, 'GET', `/v1/requests/${id}`)).body.data;
   t.same(
     [read.sla.responseStatus, read.sla.resolutionStatus],
@@ -121,6 +121,6 @@ t.test('resolving stops the clocks; reopening resumes resolution', async (t) => 
   const reopened = (await h.call(agent.principal, 'GET', `/v1/requests/${id}`)).body.data;
   t.equal(reopened.sla.resolutionStatus, 'on_track', '3.5h of the 4h remain');
   h.clock.advance(3 * HOUR + 20 * MINUTE);
-  t.equal(await monitor.tick(), 1, 'resolution warning after the resumed clock passes 80%');
+  t.equal(await monitor.runNow(), 1, 'resolution warning after the resumed clock passes 80%');
   await monitor.stop();
 });

@@ -1,4 +1,4 @@
-import type { Logger } from '@support-desk/platform';
+import { deleteInBatches, type Logger, periodicTask } from '@support-desk/platform';
 import type { Connection } from 'mongoose';
 import { eventModel } from './event-model.js';
 
@@ -21,8 +21,11 @@ export interface RetentionOptions {
 
 export interface Retention {
   mode: RetentionMode;
-  /** Deletes what is past retention now (sweeper mode); returns how many were deleted. */
-  sweepOnce(now?: Date): Promise<number>;
+  /**
+   * Deletes what is past retention now and returns how many were deleted; in sweeper mode it joins
+   * the periodic sweep when one is running (the first starts with the service).
+   */
+  sweepOnce(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -48,22 +51,15 @@ export async function startRetention(opts: RetentionOptions): Promise<Retention>
   const existing = await collection.indexes().catch(() => [] as { name?: string }[]);
   const hasTtl = existing.some((i) => i.name === TTL_INDEX);
 
-  const sweepOnce = async (now = new Date()) => {
+  const sweepOnce = async () => {
     if (days <= 0) return 0;
+    const now = new Date();
     const cutoff = new Date(now.getTime() - days * DAY_S * 1000);
-    let deleted = 0;
-    // Bounded rounds of "oldest N ids, then delete them": no unbounded deleteMany under load.
-    for (let round = 0; round < maxRounds; round++) {
-      const ids = await model
-        .find({ timestamp: { $lt: cutoff } }, { _id: 1 })
-        .sort({ timestamp: 1 })
-        .limit(opts.sweepBatch)
-        .lean<{ _id: string }[]>();
-      if (ids.length === 0) break;
-      const res = await model.deleteMany({ _id: { $in: ids.map((d) => d._id) } });
-      deleted += res.deletedCount;
-      if (ids.length < opts.sweepBatch) break;
-    }
+    const deleted = await deleteInBatches(
+      model,
+      { timestamp: { $lt: cutoff } },
+      { sort: { timestamp: 1 }, batch: opts.sweepBatch, maxRounds },
+    );
     if (deleted > 0) log.info({ deleted, cutoff }, 'retention sweep deleted expired events');
     return deleted;
   };
@@ -104,17 +100,13 @@ export async function startRetention(opts: RetentionOptions): Promise<Retention>
     { mode, days, intervalMs: opts.sweepIntervalMs },
     'retention: TTL indexes unsupported by this database; sweeping periodically',
   );
-  let running: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    running = sweepOnce().catch((err) => log.warn({ err }, 'retention sweep failed; will retry'));
-  }, opts.sweepIntervalMs);
-  timer.unref();
-  return {
-    mode,
-    sweepOnce,
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
+  const sweeper = periodicTask({
+    name: 'retention sweep',
+    intervalMs: opts.sweepIntervalMs,
+    logger: log,
+    run: sweepOnce,
+    onError: 0,
+  });
+  sweeper.start();
+  return { mode, sweepOnce: sweeper.runNow, stop: () => sweeper.stop() };
 }

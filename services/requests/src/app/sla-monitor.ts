@@ -1,5 +1,11 @@
 import type { EventType, SlaStatus } from '@support-desk/contracts';
-import { buildEvent, eventEntry, isDuplicateKeyError, systemContext } from '@support-desk/platform';
+import {
+  buildEvent,
+  eventEntry,
+  isDuplicateKeyError,
+  periodicTask,
+  systemContext,
+} from '@support-desk/platform';
 import type { FilterQuery } from 'mongoose';
 import { type RequestRecord, visible } from '../store/requests.js';
 import { alertId, type SlaAlertModel } from '../store/sla-alerts.js';
@@ -68,6 +74,8 @@ function dueFilter(check: Check, now: Date): FilterQuery<RequestRecord> {
 }
 
 export interface SlaMonitorOptions {
+  /** Time between passes once started (default 15 s). */
+  intervalMs?: number;
   /** Requests handled per check per pass (bounds one pass; the next pass continues). */
   batchSize?: number;
   /** Passes per tick at most while work remains. */
@@ -87,8 +95,6 @@ export function createSlaMonitor(core: Core, alerts: SlaAlertModel, opts: SlaMon
   const batchSize = opts.batchSize ?? 200;
   const maxPasses = opts.maxPasses ?? 20;
   const log = core.logger.child({ component: 'sla-monitor' });
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<number> | undefined;
 
   const runCheck = async (check: Check, now: Date): Promise<{ emitted: number; full: boolean }> => {
     const filter = dueFilter(check, now);
@@ -154,34 +160,13 @@ export function createSlaMonitor(core: Core, alerts: SlaAlertModel, opts: SlaMon
     return total;
   };
 
-  const guardedTick = (): Promise<number> => {
-    if (!running) {
-      running = tick()
-        .catch((err) => {
-          log.error({ err }, 'sla monitor pass failed; next pass retries');
-          return 0;
-        })
-        .finally(() => {
-          running = undefined;
-        });
-    }
-    return running;
-  };
-
-  return {
-    tick: guardedTick,
-    start(intervalMs: number) {
-      if (timer) return;
-      timer = setInterval(() => void guardedTick(), intervalMs);
-      timer.unref();
-      void guardedTick();
-    },
-    async stop() {
-      clearInterval(timer);
-      timer = undefined;
-      await running;
-    },
-  };
+  return periodicTask({
+    name: 'sla monitor pass',
+    intervalMs: opts.intervalMs ?? 15_000,
+    logger: log,
+    run: tick,
+    onError: 0,
+  });
 }
 
 export type SlaMonitor = ReturnType<typeof createSlaMonitor>;

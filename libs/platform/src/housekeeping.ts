@@ -1,0 +1,77 @@
+import type { FilterQuery, Model } from 'mongoose';
+import type { Logger } from './logger.js';
+
+export interface PeriodicTask<T> {
+  /** Runs a pass now, or joins the pass already running (passes never overlap). */
+  runNow(): Promise<T>;
+  /** Starts passes every `intervalMs` (the first one at once). Idempotent. */
+  start(): void;
+  /** Stops the timer and waits for a running pass. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A background job run every `intervalMs` in this process: one pass at a time, a failed pass is
+ * logged and the next one retries, and the timer never keeps the process alive. Every replica runs
+ * its own, so a pass must be safe to run concurrently with another replica's.
+ */
+export function periodicTask<T>(opts: {
+  name: string;
+  intervalMs: number;
+  logger: Logger;
+  run: () => Promise<T>;
+  /** What a failed pass returns to `runNow` callers. */
+  onError: T;
+}): PeriodicTask<T> {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<T> | undefined;
+  const runNow = (): Promise<T> => {
+    running ??= opts
+      .run()
+      .catch((err: unknown) => {
+        opts.logger.error({ err, task: opts.name }, `${opts.name} failed; the next pass retries`);
+        return opts.onError;
+      })
+      .finally(() => {
+        running = undefined;
+      });
+    return running;
+  };
+  return {
+    runNow,
+    start() {
+      if (timer) return;
+      timer = setInterval(() => void runNow(), opts.intervalMs);
+      timer.unref();
+      void runNow();
+    },
+    async stop() {
+      clearInterval(timer);
+      timer = undefined;
+      await running;
+    },
+  };
+}
+
+/**
+ * Deletes the documents matching `filter` in bounded rounds ("the first `batch` ids in `sort` order,
+ * then delete those that still match"), so a large backlog never becomes one unbounded delete, and a
+ * document changed between the two steps is left alone. Returns how many were deleted.
+ */
+export async function deleteInBatches<D>(
+  model: Model<D>,
+  filter: FilterQuery<D>,
+  opts: { sort: Record<string, 1 | -1>; batch: number; maxRounds: number },
+): Promise<number> {
+  let deleted = 0;
+  for (let round = 0; round < opts.maxRounds; round++) {
+    const ids = (await model.find(filter, { _id: 1 }).sort(opts.sort).limit(opts.batch).lean()) as {
+      _id: unknown;
+    }[];
+    if (ids.length === 0) break;
+    const res = await model.deleteMany({ $and: [filter, { _id: { $in: ids.map((d) => d._id) } }] });
+    deleted += res.deletedCount;
+    if (ids.length < opts.batch) break;
+  }
+  return deleted;
+}
