@@ -25,6 +25,8 @@ export const identityConfigSchema = configSchema({
   LOGIN_MAX_FAILURES_PER_ACCOUNT: Type.Integer({ minimum: 1, default: 5 }),
   LOGIN_MAX_FAILURES_PER_IP: Type.Integer({ minimum: 1, default: 20 }),
   LOGIN_THROTTLE_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 900 }),
+  /** How often expired sessions, lapsed login counters and spent OAuth grants are purged; 0 = never. */
+  IDENTITY_HOUSEKEEPING_INTERVAL_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 600_000 }),
 });
 
 export type IdentityConfig = Static<typeof identityConfigSchema>;

@@ -7,6 +7,7 @@ import {
   startService,
 } from '@support-desk/platform';
 import { buildApp } from './app.js';
+import { createHousekeeping } from './app/housekeeping.js';
 import { listenPort, loadIdentityConfig } from './config.js';
 import { serveIdentityRpc } from './events/rpc.js';
 import { createKeyring } from './oauth/keys.js';
@@ -22,6 +23,8 @@ startService('identity', async () => {
   const keyring = await createKeyring(config, deps.clock);
   relay!.start();
   const rpc = serveIdentityRpc(nc, names, deps);
+  const housekeeping = createHousekeeping(deps, { intervalMs: config.IDENTITY_HOUSEKEEPING_INTERVAL_MS });
+  if (config.IDENTITY_HOUSEKEEPING_INTERVAL_MS > 0) housekeeping.start();
   const app = await buildApp({
     ...deps,
     keyring,
@@ -36,6 +39,7 @@ startService('identity', async () => {
     connections,
     workers: [
       { name: 'rpc', close: () => rpc.stop() },
+      { name: 'housekeeping', close: () => housekeeping.stop() },
       { name: 'outbox relay', close: () => relay!.stop() },
     ],
   });

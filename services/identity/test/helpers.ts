@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { jetstream } from '@nats-io/jetstream';
 import type { CredentialNotice, DomainEvent, NatsNames, Principal, Role } from '@support-desk/contracts';
-import type { HttpApp, NatsConnection } from '@support-desk/platform';
+import type { HttpApp, NatsConnection, OutboxRelay } from '@support-desk/platform';
 import {
   asPrincipal,
   eventually,
@@ -41,6 +41,7 @@ export async function collect<T>(t: Teardownable, nc: NatsConnection, stream: st
 export interface Harness {
   app: HttpApp;
   deps: Deps;
+  relay: OutboxRelay;
   names: NatsNames;
   nc: NatsConnection;
   config: IdentityConfig;
@@ -91,6 +92,7 @@ export async function harness(t: Teardownable, env: Record<string, string> = {})
   return {
     app,
     deps,
+    relay: relay!,
     names,
     nc,
     config,

@@ -93,11 +93,8 @@ export async function login(
   if (user.status !== 'active') {
     return { ok: false, reason: 'inactive', message: 'This account is deactivated and cannot sign in.' };
   }
-  await Promise.all([
-    deps.store.loginAttempts.deleteOne({ _id: accountKey(input.email) }),
-    // Expired sessions of this user are pruned here (no TTL indexes on FerretDB).
-    deps.store.sessions.deleteMany({ userId: user._id, expiresAt: { $lte: now } }),
-  ]);
+  // Expired sessions and lapsed counters of everyone are purged by housekeeping.ts.
+  await deps.store.loginAttempts.deleteOne({ _id: accountKey(input.email) });
   const token = randomSecret(32);
   await deps.store.sessions.create({
     _id: sha256(token),

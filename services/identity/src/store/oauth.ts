@@ -46,6 +46,10 @@ export const GrantSchema = new Schema<GrantDoc>(
   { collection: 'oauth_grants', versionKey: false },
 );
 outboxPlugin(GrantSchema);
+// Housekeeping's "spent grant" conditions (app/housekeeping.ts), one index per branch of its $or.
+GrantSchema.index({ codeExpiresAt: 1 });
+GrantSchema.index({ refreshExpiresAt: 1 });
+GrantSchema.index({ revokedAt: 1 });
 
 /** A browser login session at the authorization server; `_id` is the SHA-256 of the cookie value. */
 export interface SessionDoc {
@@ -64,6 +68,7 @@ export const SessionSchema = new Schema<SessionDoc>(
   },
   { collection: 'oauth_sessions', versionKey: false },
 );
+SessionSchema.index({ expiresAt: 1 });
 
 /** Failed-login counters, keyed `account:<email>` or `ip:<address>`, in fixed windows. */
 export interface LoginAttemptDoc {
@@ -80,6 +85,7 @@ export const LoginAttemptSchema = new Schema<LoginAttemptDoc>(
   },
   { collection: 'login_attempts', versionKey: false },
 );
+LoginAttemptSchema.index({ windowStart: 1 });
 
 export const grantModel = (conn: Connection) => modelOn<GrantDoc>(conn, 'Grant', GrantSchema);
 export const sessionModel = (conn: Connection) => modelOn<SessionDoc>(conn, 'Session', SessionSchema);
