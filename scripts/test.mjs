@@ -390,7 +390,9 @@ async function main() {
   if (!env.CHROMIUM_PATH && fs.existsSync(CHROMIUM)) env.CHROMIUM_PATH = CHROMIUM;
   const rawDir = path.join(ROOT, '.tap');
   fs.mkdirSync(rawDir, { recursive: true });
-  const rawFile = path.join(rawDir, 'last-run.tap');
+  // Written under this run's own name (two runs at once must not count each other's output), then
+  // kept as .tap/last-run.tap.
+  const rawFile = path.join(rawDir, `run-${process.pid}.tap`);
   fs.rmSync(rawFile, { force: true });
 
   console.log(`> tap (${files.length} test file${files.length === 1 ? '' : 's'})`);
@@ -403,6 +405,7 @@ async function main() {
   let raw = '';
   try {
     raw = fs.readFileSync(rawFile, 'utf8');
+    fs.renameSync(rawFile, path.join(rawDir, 'last-run.tap'));
   } catch {
     // tap did not write anything
   }
