@@ -160,6 +160,31 @@ t.test('a relay killed between publish and mark-sent causes no duplicate', async
   t.equal((await Thing.findById(id).select('+outbox').lean())?.outbox.length, 0, 'entry marked sent');
 });
 
+t.test('a backlog larger than one scan batch drains in one go, and idle() waits for all of it', async (t) => {
+  const Thing = await aggregateModel(t);
+  const { nc, names } = await testNats(t);
+  // Written by "another process": only the relay's scan can find these, 5 per batch.
+  const docs = Array.from({ length: 23 }, (_, n) => {
+    const id = newId('request');
+    const event = buildEvent('request.created', id, systemContext(), { title: { from: null, to: `t${n}` } });
+    return { _id: id, title: `t${n}`, version: 1, outbox: [eventEntry(names, event)] };
+  });
+  await Thing.collection.insertMany(docs as never[]);
+  const relay = createOutboxRelay({
+    nc,
+    models: [Thing],
+    logger: testLogger(),
+    pollIntervalMs: 60_000, // no second chance from the timer within this test
+    batchSize: 5,
+  });
+  t.teardown(() => relay.stop());
+  relay.start();
+  await relay.idle();
+  t.equal(relay.stats.published, 23, 'every pending document published before idle() resolved');
+  t.equal(await Thing.countDocuments({ 'outbox.id': { $exists: true } }), 0, 'nothing left pending');
+  t.equal((await streamMessages(nc, names.eventsStream)).length, 23);
+});
+
 t.test('two relays on one collection publish each event once', async (t) => {
   const Thing = await aggregateModel(t);
   const { nc, names } = await testNats(t);
