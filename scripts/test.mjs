@@ -128,7 +128,7 @@ function resolveSelection(arg) {
 
 function mapSourceToDist(tsFile) {
   const rel = path.relative(ROOT, tsFile).split(path.sep);
-  const i = rel.indexOf('test');
+  const i = rel.lastIndexOf('test');
   if (i < 0) return null;
   const js = rel
     .slice(i)
