@@ -13,6 +13,10 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from './logger.js';
 import { isAppError } from './errors.js';
+import { isDatabaseUnreachable } from './mongo.js';
+
+/** Retry-After (seconds) on a 503 for an unreachable database: long enough for a failover. */
+const DATABASE_RETRY_AFTER_S = 5;
 
 export type HttpApp = FastifyInstance<
   RawServerDefault,
@@ -169,6 +173,19 @@ export function createHttpApp({
       return reply
         .code(400)
         .send(errorBody('VALIDATION_ERROR', 'body is empty but Content-Type is application/json'));
+    }
+    if (isDatabaseUnreachable(error)) {
+      const errorId = randomUUID();
+      request.log.error({ err: error, errorId }, 'database unreachable');
+      return reply
+        .code(503)
+        .header('retry-after', String(DATABASE_RETRY_AFTER_S))
+        .send(
+          errorBody(
+            'SERVICE_UNAVAILABLE',
+            `The service's database is unreachable; retry later (error id ${errorId})`,
+          ),
+        );
     }
     const status = error.statusCode ?? 500;
     const code = CODE_FOR_STATUS[status];

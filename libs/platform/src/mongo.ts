@@ -52,5 +52,28 @@ export function isDuplicateKeyError(err: unknown): boolean {
   return e?.code === 1 && /UNIQUE constraint failed/.test(String(e.message ?? ''));
 }
 
+const UNREACHABLE_ERRORS = new Set([
+  'MongoServerSelectionError',
+  'MongoNetworkError',
+  'MongoNetworkTimeoutError',
+  'MongoNotConnectedError',
+  'MongoTopologyClosedError',
+  'MongoPoolClearedError',
+]);
+
+/**
+ * True when an operation failed because the database could not be reached (not because of what it
+ * was asked): the driver's connection errors, and mongoose giving up on a command it buffered
+ * while disconnected. The HTTP layer answers these 503 SERVICE_UNAVAILABLE, which clients retry.
+ */
+export function isDatabaseUnreachable(err: unknown): boolean {
+  const e = err as { name?: string; message?: string } | null;
+  if (!e?.name) return false;
+  return (
+    UNREACHABLE_ERRORS.has(e.name) ||
+    (e.name === 'MongooseError' && /buffering timed out/.test(e.message ?? ''))
+  );
+}
+
 /** Escapes user input for use inside a RegExp (search filters). */
 export const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
