@@ -45,7 +45,11 @@ t.test('events API', async (t) => {
   push(makeEvent('request.created', { resourceId: requestB, actor: actors.viewer, at: at(3) }));
   push(makeEvent('user.created', { resourceId: userX, actor: actors.admin, at: at(4) }));
   push(makeEvent('user.login', { resourceId: userX, actor: actors.viewer, at: at(5) }));
-  push(makeEvent('system.sla_warning', { resourceId: requestA, at: at(6) }));
+  const slaChanges = {
+    'sla.responseStatus': { from: 'on_track', to: 'at_risk' },
+    'sla.responseTarget': { from: null, to: at(60).toISOString() },
+  };
+  push(makeEvent('system.sla_warning', { resourceId: requestA, at: at(6), changes: slaChanges }));
   for (let i = 7; i < 27; i++)
     push(makeEvent('user.login', { resourceId: userX, actor: actors.viewer, at: at(i) }));
   push(makeEvent('request.comment_added', { resourceId: requestA, actor: actors.agent, at: at(28) }));
@@ -80,6 +84,7 @@ t.test('events API', async (t) => {
     t.equal(first.ipAddress, '203.0.113.7', 'ipAddress when known');
     const sla = (await get('/v1/events?type=system.sla_warning')).body.data.events[0];
     t.notOk('ipAddress' in sla, 'no ipAddress for system events');
+    t.same(sla.changes, slaChanges, 'dotted field names in changes come back as written');
   });
 
   t.test('pagination boundaries and hasMore', async (t) => {

@@ -2,7 +2,7 @@ import { EVENT_CATALOGUE, EVENT_TYPES } from '@support-desk/contracts';
 import { deadLetterStore } from '@support-desk/platform';
 import { eventually, testMongo, testNats } from '@support-desk/platform/testing';
 import t from 'tap';
-import { eventModel, type StoredEvent } from '../src/store/event-model.js';
+import { eventModel, fromStoredChanges, type StoredEvent } from '../src/store/event-model.js';
 import { allTypes, countEvents, ingest, makeEvent, prepareStore, publish, publishRaw } from './helpers.js';
 
 t.test('every one of the 18 event types is stored as published', async (t) => {
@@ -12,6 +12,13 @@ t.test('every one of the 18 event types is stored as published', async (t) => {
   await ingest(t, { nc, conn, names });
   const events = allTypes();
   events[1].changes = { title: { from: 'a', to: 'b' } };
+  // As the SLA monitor writes them: field names with dots, which a document store may refuse as keys.
+  for (const e of events.filter((x) => x.type.startsWith('system.sla_'))) {
+    e.changes = {
+      'sla.responseStatus': { from: 'at_risk', to: 'breached' },
+      'sla.responseTarget': { from: null, to: e.timestamp },
+    };
+  }
   await publish(nc, names, events);
   await eventually(async () => (await countEvents(conn)) === EVENT_TYPES.length, { what: 'all stored' });
 
@@ -27,7 +34,7 @@ t.test('every one of the 18 event types is stored as published', async (t) => {
     t.equal(s.timestamp.toISOString(), e.timestamp);
     t.equal(s.ipAddress, e.ipAddress);
     t.ok(s.storedAt instanceof Date);
-    if (e.changes) t.same(s.changes, e.changes);
+    if (e.changes) t.same(fromStoredChanges(s.changes), e.changes, `${e.type} changes kept field by field`);
     else t.notOk('changes' in s, 'no changes field when nothing changed');
   }
 });

@@ -13,7 +13,7 @@ import {
   type RequestEventList,
 } from '@support-desk/contracts';
 import { notFound, validationError } from '@support-desk/platform';
-import type { StoredEvent } from '../store/event-model.js';
+import { fromStoredChanges, type StoredEvent } from '../store/event-model.js';
 import type { EventFilter, EventQueries } from '../store/event-queries.js';
 
 /** `a,b, c` → the distinct types; an unknown or empty entry is a 400 naming query.type. */
@@ -60,7 +60,8 @@ export function toListItem(e: StoredEvent): EventListItem {
     actor: summaryActor(e),
     timestamp: e.timestamp.toISOString(),
   };
-  if (e.changes && Object.keys(e.changes).length > 0) item.changes = e.changes;
+  const changes = fromStoredChanges(e.changes);
+  if (changes) item.changes = changes;
   if (e.ipAddress) item.ipAddress = e.ipAddress;
   return item;
 }
@@ -84,7 +85,8 @@ export function toRequestItem(e: StoredEvent): RequestEventItem {
     timestamp: e.timestamp.toISOString(),
     actor: summaryActor(e),
   };
-  if (e.changes && Object.keys(e.changes).length > 0) item.changes = e.changes;
+  const changes = fromStoredChanges(e.changes);
+  if (changes) item.changes = changes;
   return item;
 }
 

@@ -7,7 +7,7 @@ import {
   runConsumer,
 } from '@support-desk/platform';
 import type { Connection } from 'mongoose';
-import type { StoredEvent } from '../store/event-model.js';
+import { type StoredEvent, toStoredChanges } from '../store/event-model.js';
 import { eventWriter, type InsertEvents, StoreUnavailableError } from '../store/event-writes.js';
 import { Batcher } from './batcher.js';
 import { decodeEvent } from './decode.js';
@@ -56,7 +56,7 @@ export function toStoredEvent(e: DomainEvent): StoredEvent {
     timestamp: new Date(e.timestamp),
     storedAt: new Date(0),
   };
-  if (e.changes && Object.keys(e.changes).length > 0) doc.changes = e.changes;
+  if (e.changes && Object.keys(e.changes).length > 0) doc.changes = toStoredChanges(e.changes);
   if (e.ipAddress) doc.ipAddress = e.ipAddress;
   return doc;
 }

@@ -1,6 +1,29 @@
 import type { ActorRole, Changes, EventMetadata, EventType, ResourceType } from '@support-desk/contracts';
 import { type Connection, Schema } from 'mongoose';
 
+/**
+ * One entry of `changes` as stored. Field names are values, not keys, because they may contain
+ * dots (`sla.responseStatus`), which FerretDB refuses as keys and MongoDB only half supports.
+ */
+export interface StoredChange {
+  field: string;
+  from: unknown;
+  to: unknown;
+}
+
+export function toStoredChanges(changes: Changes): StoredChange[] {
+  return Object.entries(changes).map(([field, c]) => ({ field, from: c.from, to: c.to }));
+}
+
+/** The public `changes` object, or undefined when nothing changed (also reads the object form). */
+export function fromStoredChanges(stored: StoredChange[] | Changes | undefined): Changes | undefined {
+  if (!stored) return undefined;
+  const changes = Array.isArray(stored)
+    ? Object.fromEntries(stored.map((c) => [c.field, { from: c.from ?? null, to: c.to ?? null }]))
+    : stored;
+  return Object.keys(changes).length > 0 ? changes : undefined;
+}
+
 /** An event as stored: the published envelope, `_id` = event id, `timestamp` as a BSON Date. */
 export interface StoredEvent {
   _id: string;
@@ -8,7 +31,7 @@ export interface StoredEvent {
   resourceType: ResourceType;
   resourceId: string;
   actor: { id: string; name: string; email: string; role: ActorRole };
-  changes?: Changes;
+  changes?: StoredChange[];
   metadata: EventMetadata;
   timestamp: Date;
   ipAddress?: string;
