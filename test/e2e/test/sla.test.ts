@@ -1,0 +1,67 @@
+// SLA alerts end to end: with a policy of seconds, the monitor in the requests process warns and
+// breaches on its own; each alert reaches the audit log through NATS exactly once, with its
+// `changes` field names (`sla.responseStatus`, dotted) intact, and the request shows the statuses.
+import t from 'tap';
+import { cast } from '../src/actors.js';
+import { expectOk } from '../src/expect.js';
+import type { Json } from '../src/http.js';
+import { sleep, startStack } from '../src/stack.js';
+import { createRequest } from '../src/world.js';
+
+// Low priority, standard tier: first response due after 12 s, resolution after 18 s; warnings at 80 %.
+const POLICY = { standard: { low: { responseMinutes: 0.2, resolutionMinutes: 0.3 } } };
+const stack = await startStack(t, {
+  env: { SLA_POLICY: JSON.stringify(POLICY), SLA_MONITOR_INTERVAL_MS: '250' },
+});
+const { admin, agent } = await cast(stack);
+
+t.test(
+  'a request nobody answers: breaches once per clock, warnings at most once, in the audit log',
+  async (t) => {
+    const created = await createRequest(t, agent.api, { priority: 'low' });
+    const alertsOf = async (): Promise<Json[]> => {
+      const res = await admin.api.get(
+        `/v1/events?resourceId=${created.id}&type=system.sla_warning,system.sla_breach&limit=100`,
+      );
+      return res.status === 200 ? res.json.data.events : [];
+    };
+    const breachOf = (events: Json[], clock: string) =>
+      events.filter((e) => e.type === 'system.sla_breach' && `sla.${clock}Status` in (e.changes ?? {}));
+
+    // Bounded wait: both targets pass at 18 s; the monitor and the audit log follow within seconds.
+    let events: Json[] = [];
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      events = await alertsOf();
+      if (breachOf(events, 'response').length > 0 && breachOf(events, 'resolution').length > 0) break;
+      await sleep(500);
+    }
+    await sleep(2_000); // eight more monitor passes: nothing may be emitted twice
+    events = await alertsOf();
+
+    for (const clock of ['response', 'resolution']) {
+      const breaches = breachOf(events, clock);
+      t.equal(breaches.length, 1, `one ${clock} breach`);
+      const warnings = events.filter(
+        (e) => e.type === 'system.sla_warning' && `sla.${clock}Status` in (e.changes ?? {}),
+      );
+      t.ok(warnings.length <= 1, `at most one ${clock} warning (${warnings.length})`);
+      if (warnings[0] && breaches[0]) {
+        t.ok(warnings[0].timestamp <= breaches[0].timestamp, `the ${clock} warning comes before its breach`);
+        t.equal(warnings[0].changes[`sla.${clock}Status`].to, 'at_risk');
+      }
+      if (!breaches[0]) continue;
+      t.equal(breaches[0].resourceType, 'system');
+      t.equal(breaches[0].changes[`sla.${clock}Status`].to, 'breached');
+      t.match(breaches[0].changes[`sla.${clock}Target`], { from: null, to: /^\d{4}-\d{2}-\d{2}T/ });
+    }
+
+    const single = expectOk(
+      t,
+      await agent.api.get(`/v1/requests/${created.id}`),
+      200,
+      'GET /v1/requests/:id',
+    );
+    t.match(single?.sla, { tier: 'standard', responseStatus: 'breached', resolutionStatus: 'breached' });
+  },
+);
