@@ -32,10 +32,14 @@ export const GroupRef = Type.Object(
 );
 export type GroupRef = Static<typeof GroupRef>;
 
+// Keys without dots or `$`: they become field names in the identity and audit stores, where a dot
+// reads as a path (MongoDB) or is refused outright (FerretDB).
+// (A record's key schema becomes patternProperties, so the pattern carries the length and
+// additionalProperties: false refuses every other key.)
 export const UserMetadata = Type.Record(
-  Type.String({ minLength: 1, maxLength: IDENTITY_LIMITS.metadataKey, pattern: '^[A-Za-z0-9_.-]+$' }),
+  Type.String({ pattern: `^[A-Za-z0-9_-]{1,${IDENTITY_LIMITS.metadataKey}}$` }),
   Type.String({ maxLength: IDENTITY_LIMITS.metadataValue }),
-  { maxProperties: IDENTITY_LIMITS.metadataKeys },
+  { maxProperties: IDENTITY_LIMITS.metadataKeys, additionalProperties: false },
 );
 
 const Email = Type.String({ format: 'email', minLength: 3, maxLength: IDENTITY_LIMITS.email });

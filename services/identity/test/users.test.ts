@@ -90,6 +90,9 @@ t.test('users API', async (t) => {
       ],
       [{ email: 'a@b.co', name: 'x', role: 'agent', extra: 1 }, /body\.extra is not a known field/],
       [{ email: 'a@b.co', name: 'x', role: 'agent', metadata: { a: { b: 1 } } }, /body\.metadata/],
+      [{ email: 'a@b.co', name: 'x', role: 'agent', metadata: { 'org.unit': 'IT' } }, /body\.metadata/],
+      [{ email: 'a@b.co', name: 'x', role: 'agent', metadata: { 'a b': 'IT' } }, /body\.metadata/],
+      [{ email: 'a@b.co', name: 'x', role: 'agent', metadata: { ['k'.repeat(65)]: 'IT' } }, /body\.metadata/],
     ];
     for (const [payload, message] of cases) {
       const res = await post(payload);
