@@ -10,6 +10,7 @@ export * from './logger.js';
 export * from './mongo.js';
 export * from './nats.js';
 export * from './outbox.js';
+export * from './outbox-relay.js';
 export * from './principal.js';
 export * from './rpc.js';
 export * from './shutdown.js';
