@@ -174,33 +174,20 @@ export function createHttpApp({
         .code(400)
         .send(errorBody('VALIDATION_ERROR', 'body is empty but Content-Type is application/json'));
     }
-    if (isDatabaseUnreachable(error)) {
-      const errorId = randomUUID();
-      request.log.error({ err: error, errorId }, 'database unreachable');
-      return reply
-        .code(503)
-        .header('retry-after', String(DATABASE_RETRY_AFTER_S))
-        .send(
-          errorBody(
-            'SERVICE_UNAVAILABLE',
-            `The service's database is unreachable; retry later (error id ${errorId})`,
-          ),
-        );
-    }
-    const status = error.statusCode ?? 500;
+    const unreachable = isDatabaseUnreachable(error);
+    const status = unreachable ? 503 : (error.statusCode ?? 500);
     const code = CODE_FOR_STATUS[status];
     if (status < 500 && code) {
       return reply.code(status).send(errorBody(code, publicMessage(error, status)));
     }
     const errorId = randomUUID();
-    request.log.error({ err: error, errorId }, 'unhandled error');
-    return reply
-      .code(status === 503 ? 503 : 500)
-      .send(
-        status === 503
-          ? errorBody('SERVICE_UNAVAILABLE', `Service unavailable (error id ${errorId})`)
-          : errorBody('SERVER_ERROR', `Internal server error (error id ${errorId})`),
-      );
+    request.log.error({ err: error, errorId }, unreachable ? 'database unreachable' : 'unhandled error');
+    if (status !== 503) {
+      return reply.code(500).send(errorBody('SERVER_ERROR', `Internal server error (error id ${errorId})`));
+    }
+    if (unreachable) reply.header('retry-after', String(DATABASE_RETRY_AFTER_S));
+    const cause = unreachable ? "The service's database is unreachable; retry later" : 'Service unavailable';
+    return reply.code(503).send(errorBody('SERVICE_UNAVAILABLE', `${cause} (error id ${errorId})`));
   });
 
   return app;
