@@ -24,7 +24,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import {
   aptInstall,
   buildTypeScript,
@@ -327,17 +326,7 @@ async function main() {
   return finish(counts.pass, failed, code, notes.join('\n'));
 }
 
-const invokedDirectly = (() => {
-  try {
-    return import.meta.url === pathToFileURL(fs.realpathSync(process.argv[1] || '')).href;
-  } catch {
-    return false;
-  }
-})();
-
-if (invokedDirectly) {
-  main().catch((err) => {
-    console.error(err.stack || err);
-    finish(0, 1, 1, 'internal error in scripts/test.mjs');
-  });
-}
+main().catch((err) => {
+  console.error(err.stack || err);
+  finish(0, 1, 1, 'internal error in scripts/test.mjs');
+});
