@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { freePort } from '@support-desk/platform/testing';
+import { CHROMIUM_PATH, chromiumLaunchOptions, freePort } from '@support-desk/platform/testing';
 import * as oauth from 'oauth4webapi';
 import { chromium } from 'playwright-core';
 import t from 'tap';
@@ -10,12 +10,11 @@ import { createOAuthClient } from '../src/app/oauthClients.js';
 import { createUser } from '../src/app/users.js';
 import { harness } from './helpers.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const insecure = { [oauth.allowInsecureRequests]: true };
 
 t.test(
   'login and consent pages in headless Chromium',
-  { skip: !existsSync(CHROMIUM) && `no ${CHROMIUM}` },
+  { skip: !existsSync(CHROMIUM_PATH) && `no ${CHROMIUM_PATH}` },
   async (t) => {
     const port = await freePort();
     const issuer = `http://127.0.0.1:${port}`;
@@ -59,18 +58,7 @@ t.test(
       code_challenge_method: 'S256',
     }).toString();
 
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
+    const browser = await chromium.launch(chromiumLaunchOptions());
     t.teardown(() => browser.close());
     const page = await browser.newPage();
 

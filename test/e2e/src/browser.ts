@@ -1,27 +1,14 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { CHROMIUM_PATH, chromiumLaunchOptions } from '@support-desk/platform/testing';
 import { freePort } from './stack.js';
-
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** Headless Chromium (Debian's), launched the way CI can run it. */
 export async function launchChromium(): Promise<Browser> {
-  if (!fs.existsSync(CHROMIUM))
-    throw new Error(`Chromium not found at ${CHROMIUM} (apt-get install chromium)`);
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    timeout: 30_000,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  if (!fs.existsSync(CHROMIUM_PATH))
+    throw new Error(`Chromium not found at ${CHROMIUM_PATH} (apt-get install chromium)`);
+  return chromium.launch(chromiumLaunchOptions());
 }
 
 /** A loopback OAuth redirect target: records every callback and answers a tiny page. */

@@ -1,3 +1,4 @@
 export * from './env.js';
 export * from './servers.js';
 export * from './tls.js';
+export * from './chromium.js';
