@@ -19,26 +19,26 @@ export class FormBrowser {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   }
 
-  async get(url: string) {
-    const res = await fetch(new URL(url, this.base), {
-      redirect: 'manual',
-      headers: { cookie: this.cookieHeader() },
-    });
-    this.remember(res);
-    return {
-      status: res.status,
-      location: res.headers.get('location'),
-      html: await res.text(),
-      headers: res.headers,
-    };
+  get(url: string) {
+    return this.send(url, {});
   }
 
-  async post(url: string, form: Record<string, string>) {
-    const res = await fetch(new URL(url, this.base), {
+  post(url: string, form: Record<string, string>) {
+    return this.send(url, {
       method: 'POST',
-      redirect: 'manual',
-      headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams(form).toString(),
+    });
+  }
+
+  private async send(
+    url: string,
+    init: { method?: string; headers?: Record<string, string>; body?: string },
+  ) {
+    const res = await fetch(new URL(url, this.base), {
+      ...init,
+      redirect: 'manual',
+      headers: { cookie: this.cookieHeader(), ...init.headers },
     });
     this.remember(res);
     return {
