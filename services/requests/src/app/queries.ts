@@ -54,6 +54,17 @@ export async function listRequests(core: Core, query: ListRequestsQuery) {
   ]);
   const people = await core.directory.knownUsers(docs.map((d) => d.requester.id));
   const requests: RequestListItem[] = docs.map((d) => ({
+    ...sharedFields(d),
+    assignedTo: d.assignedTo ?? null,
+    assignedGroup: d.assignedGroup ?? null,
+    requester: person(d.requester, people.get(d.requester.id)),
+  }));
+  return { requests, pagination: paginate(window, total) };
+}
+
+/** The fields a list item and a single read show alike. */
+function sharedFields(d: RequestRecord) {
+  return {
     id: d._id,
     title: d.title,
     description: d.description,
@@ -62,11 +73,7 @@ export async function listRequests(core: Core, query: ListRequestsQuery) {
     category: d.category ?? null,
     createdAt: d.createdAt.toISOString(),
     updatedAt: d.updatedAt.toISOString(),
-    assignedTo: d.assignedTo ?? null,
-    assignedGroup: d.assignedGroup ?? null,
-    requester: person(d.requester, people.get(d.requester.id)),
-  }));
-  return { requests, pagination: paginate(window, total) };
+  };
 }
 
 function person(snapshot: { id: string; email: string; name: string }, known: UserEntry | undefined) {
@@ -93,15 +100,8 @@ export async function getRequest(core: Core, principal: Principal, id: string): 
     core.directory.knownUsers(comments.map((c) => c.authorId)),
   ]);
   const detail: RequestDetail = {
-    id: d._id,
-    title: d.title,
-    description: d.description,
-    status: d.status,
-    priority: d.priority,
-    category: d.category ?? null,
+    ...sharedFields(d),
     tags: d.tags ?? [],
-    createdAt: d.createdAt.toISOString(),
-    updatedAt: d.updatedAt.toISOString(),
     assignedTo: d.assignedTo
       ? { id: d.assignedTo, email: assignee?.email ?? '', name: assignee?.name ?? '' }
       : null,
