@@ -205,15 +205,18 @@ t.test('Deny on the consent page → error=access_denied; a public client with P
   const cb2 = await callback.next();
   await closePage(ok.page);
   const params = oauth.validateAuthResponse(as, client, cb2, auth.state);
-  const res = await oauth.authorizationCodeGrantRequest(
-    as,
-    client,
-    oauth.None(),
-    params,
-    callback.url,
-    auth.codeVerifier,
-    opts(),
-  );
+  // Redeems the code; called twice below, since a second redemption must be refused.
+  const redeem = () =>
+    oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      oauth.None(),
+      params,
+      callback.url,
+      auth.codeVerifier,
+      opts(),
+    );
+  const res = await redeem();
   const result = await oauth.processAuthorizationCodeResponse(as, client, res);
   const me = expectOk(
     t,
@@ -223,15 +226,7 @@ t.test('Deny on the consent page → error=access_denied; a public client with P
   );
   t.same(me?.scopes, ['requests:read'], 'only the requested scope');
   // The code is single-use, and a second redemption revokes what the first one issued.
-  const reused = await oauth.authorizationCodeGrantRequest(
-    as,
-    client,
-    oauth.None(),
-    params,
-    callback.url,
-    auth.codeVerifier,
-    opts(),
-  );
+  const reused = await redeem();
   t.equal(reused.status, 400, 'a second redemption of the code is refused');
   t.equal(((await reused.json()) as Json).error, 'invalid_grant', 'invalid_grant');
   const afterReuse = await oauth.refreshTokenGrantRequest(
