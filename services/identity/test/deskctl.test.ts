@@ -132,43 +132,24 @@ t.test('deskctl and API keys', async (t) => {
   });
 
   await t.test('api keys: create, list, resolve, allowlist, enterprise, expiry, revoke', async (t) => {
+    // `api-keys create` for agent@example.com named k, with the given scopes and extra flags.
+    const createKey = (scopes: string, ...extra: string[]) =>
+      run([
+        'api-keys',
+        'create',
+        '--owner',
+        'agent@example.com',
+        '--name',
+        'k',
+        '--scopes',
+        scopes,
+        ...extra,
+      ]);
     const [bad, badIp, noOwner, limitsNoEnterprise] = await Promise.all([
-      run([
-        'api-keys',
-        'create',
-        '--owner',
-        'agent@example.com',
-        '--name',
-        'k',
-        '--scopes',
-        'requests:read,root',
-        '--json',
-      ]),
-      run([
-        'api-keys',
-        'create',
-        '--owner',
-        'agent@example.com',
-        '--name',
-        'k',
-        '--scopes',
-        'requests:read',
-        '--allow-ip',
-        '10.0.0.0/33',
-      ]),
+      createKey('requests:read,root', '--json'),
+      createKey('requests:read', '--allow-ip', '10.0.0.0/33'),
       run(['api-keys', 'create', '--owner', 'ghost@example.com', '--name', 'k', '--scopes', 'requests:read']),
-      run([
-        'api-keys',
-        'create',
-        '--owner',
-        'agent@example.com',
-        '--name',
-        'k',
-        '--scopes',
-        'requests:read',
-        '--rate-limit',
-        '5',
-      ]),
+      createKey('requests:read', '--rate-limit', '5'),
     ]);
     t.equal(bad.code, 1);
     t.match(bad.stderr, /scopes/);
