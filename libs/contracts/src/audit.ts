@@ -108,7 +108,7 @@ export const RequestIdParams = Type.Object({ id: IdSchema('request') }, { additi
 const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, ErrorEnvelope]));
 
 /** Public request/response schemas of the audit service, keyed by route (see PUBLIC_ROUTES). */
-export const auditRouteSchemas: RouteSchemaMap = {
+export const auditRouteSchemas = {
   'GET /v1/events': {
     description:
       'Newest first (timestamp, then id, descending). `since` is inclusive, `until` exclusive. ' +
@@ -128,4 +128,4 @@ export const auditRouteSchemas: RouteSchemaMap = {
     params: RequestIdParams,
     response: { 200: Ok(RequestEventList), ...errors(400, 401, 403) },
   },
-};
+} satisfies RouteSchemaMap;

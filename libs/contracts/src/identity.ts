@@ -247,7 +247,7 @@ export const GroupMembership = Type.Object(
 const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, ErrorEnvelope]));
 
 /** Public request/response schemas of the identity service, keyed by route (see PUBLIC_ROUTES). */
-export const identityRouteSchemas: RouteSchemaMap = {
+export const identityRouteSchemas = {
   'GET /v1/users': {
     description: 'Newest first. `search` is a case-insensitive substring of name or email.',
     querystring: UserListQuery,
@@ -320,4 +320,4 @@ export const identityRouteSchemas: RouteSchemaMap = {
     params: GroupMemberParams,
     response: { 200: Ok(GroupMembership), ...errors(400, 401, 403, 404) },
   },
-};
+} satisfies RouteSchemaMap;

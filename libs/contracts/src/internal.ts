@@ -91,6 +91,23 @@ export type GetOAuthClientReply =
   | { found: false }
   | { found: true; client: { clientId: string; name: string; plan: Plan; limits: RateLimits | null } };
 
+/** RPC `rpc.getSettings`: `{}` → the settings other services act on. */
+export type SettingsReply = { globalAllowlist: string[] };
+
+/**
+ * Every request-reply operation identity serves: the name is its subject's key in
+ * `natsNames(ns).rpc`, with the request it takes and the reply it gives. The one client
+ * (`identityRpcClient`) and the one server (`serveIdentityRpc`) in platform are typed by it.
+ */
+export interface IdentityRpc {
+  resolveApiKey: { request: ResolveApiKeyRequest; reply: ResolveApiKeyReply };
+  getUser: { request: GetByIdRequest; reply: GetUserReply };
+  getGroup: { request: GetByIdRequest; reply: GetGroupReply };
+  getOAuthClient: { request: GetByIdRequest; reply: GetOAuthClientReply };
+  getSettings: { request: Record<string, never>; reply: SettingsReply };
+}
+export type IdentityRpcName = keyof IdentityRpc;
+
 /**
  * Published on `credentialNotices` whenever a credential must stop working at once.
  * `keyId` is the API key id for `api_key_revoked`, and the OAuth grant id for

@@ -218,7 +218,7 @@ export const RequestList = Type.Object(
 );
 
 /** Public request/response schemas of the requests service, keyed by route (see PUBLIC_ROUTES). */
-export const requestsRouteSchemas: RouteSchemaMap = {
+export const requestsRouteSchemas = {
   'GET /v1/requests': {
     description: 'Newest first. `limit` above 100 is clamped to 100.',
     querystring: ListRequestsQuery,
@@ -264,4 +264,4 @@ export const requestsRouteSchemas: RouteSchemaMap = {
     produces: ['application/octet-stream'],
     response: { 200: Type.String({ format: 'binary' }) },
   },
-};
+} satisfies RouteSchemaMap;

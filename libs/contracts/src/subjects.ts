@@ -1,4 +1,5 @@
 import type { EventType } from './events.js';
+import type { IdentityRpcName } from './internal.js';
 
 /**
  * NATS names, all under one namespace (`NATS_NAMESPACE`, default `sd`) so that test files and
@@ -27,7 +28,7 @@ export function natsNames(namespace = DEFAULT_NATS_NAMESPACE) {
       getGroup: `${ns}.rpc.identity.group.get`,
       getOAuthClient: `${ns}.rpc.identity.oauth-client.get`,
       getSettings: `${ns}.rpc.identity.settings.get`,
-    },
+    } satisfies Record<IdentityRpcName, string>,
   };
 }
 

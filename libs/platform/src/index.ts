@@ -16,3 +16,7 @@ export * from './rpc.js';
 export * from './shutdown.js';
 export * from './service.js';
 export * from './housekeeping.js';
+export * from './aggregate-update.js';
+export * from './contract-routes.js';
+export * from './event-decoder.js';
+export * from './identity-rpc.js';

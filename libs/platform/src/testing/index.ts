@@ -2,3 +2,4 @@ export * from './env.js';
 export * from './servers.js';
 export * from './tls.js';
 export * from './chromium.js';
+export * from './identity-double.js';
