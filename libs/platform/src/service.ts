@@ -45,27 +45,40 @@ export async function connectService(
   return { logger, names, nc, conn };
 }
 
-export interface ServeOptions {
+/**
+ * What every service's composition root (`src/composition.ts`) returns: the HTTP app (never
+ * listening), its health state, and its background work (relays, consumers, monitors), started
+ * by `start` and stopped by `close`. Tests build the same thing and use `inject`.
+ */
+export interface ComposedService {
   app: HttpApp;
   health: HealthState;
+  /** Starts the background work (idempotent); the HTTP app is ready without it. */
+  start(): Promise<void> | void;
+  /** Stops the background work, in the order it must stop (connections are not closed). */
+  close(): Promise<void>;
+}
+
+export interface ServeOptions {
+  service: ComposedService;
   host: string;
   port: number;
   timeoutMs: number;
   connections: ServiceConnections;
-  /** The service's own background work (consumers, relays, monitors), stopped in this order after HTTP. */
-  workers?: ShutdownStep[];
   /** Anything else to close after MongoDB (e.g. Redis). */
   finally?: ShutdownStep[];
 }
 
 /**
- * Listens, then on SIGTERM/SIGINT shuts down in the one order every service uses: readiness off,
- * HTTP closed after in-flight requests finish, the workers, NATS drained, MongoDB closed.
+ * Starts the background work and listens, then on SIGTERM/SIGINT shuts down in the one order every
+ * service uses: readiness off, HTTP closed after in-flight requests finish, the background work,
+ * NATS drained, MongoDB closed.
  */
 export async function serve(opts: ServeOptions): Promise<void> {
-  const { app, health, connections } = opts;
+  const { service, connections } = opts;
   const { logger, nc, conn } = connections;
-  await app.listen({ host: opts.host, port: opts.port });
+  await service.start();
+  await service.app.listen({ host: opts.host, port: opts.port });
   installGracefulShutdown({
     logger,
     timeoutMs: opts.timeoutMs,
@@ -73,11 +86,11 @@ export async function serve(opts: ServeOptions): Promise<void> {
       {
         name: 'readiness',
         close: async () => {
-          health.draining = true;
+          service.health.draining = true;
         },
       },
-      { name: 'http', close: () => app.close() },
-      ...(opts.workers ?? []),
+      { name: 'http', close: () => service.app.close() },
+      { name: 'background work', close: () => service.close() },
       { name: 'nats', close: () => nc.drain() },
       ...(conn ? [{ name: 'mongodb', close: () => conn.close() }] : []),
       ...(opts.finally ?? []),
