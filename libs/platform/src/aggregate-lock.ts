@@ -36,4 +36,18 @@ export async function withAggregateLock<T>(key: string, fn: () => Promise<T>): P
   }
 }
 
-export const aggregateKey = (collection: string, id: unknown) => `${collection}:${String(id)}`;
+/** What a mongoose collection exposes that names it: its database and its name. */
+export interface NamedCollection {
+  collectionName: string;
+  conn?: { name?: string };
+}
+
+/**
+ * A collection's key within this process: database and name, so that two services (or two test
+ * databases) in one process with a collection of the same name never share a lock or pending ids.
+ */
+export const collectionKey = (collection: NamedCollection) =>
+  `${collection.conn?.name ?? ''}.${collection.collectionName}`;
+
+export const aggregateKey = (collection: NamedCollection, id: unknown) =>
+  `${collectionKey(collection)}:${String(id)}`;

@@ -1,5 +1,6 @@
 /**
- * Written aggregates with possibly pending entries, per collection, so relays in this process
+ * Written aggregates with possibly pending entries, per collection (keyed by `collectionKey`:
+ * database and name), so relays in this process
  * publish them by id right away instead of waiting for a scan (a scan is a full collection read on
  * FerretDB). Writes from other processes are found by the relay's periodic scan.
  */

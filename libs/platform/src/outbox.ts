@@ -1,6 +1,6 @@
 import { type DomainEvent, type NatsNames, newId } from '@support-desk/contracts';
 import { Schema } from 'mongoose';
-import { acquireAggregateLock, aggregateKey } from './aggregate-lock.js';
+import { acquireAggregateLock, aggregateKey, collectionKey, type NamedCollection } from './aggregate-lock.js';
 import { notePending } from './outbox-pending.js';
 
 /**
@@ -37,7 +37,7 @@ const RELEASE = Symbol('aggregateLockRelease');
 
 type LockedQuery = {
   getFilter(): Record<string, unknown>;
-  model: { collection: { collectionName: string } };
+  model: { collection: NamedCollection };
   [RELEASE]?: () => void;
 };
 
@@ -60,12 +60,12 @@ export function outboxPlugin(schema: Schema): void {
   schema.pre(LOCKED_QUERIES, { document: false, query: true }, async function (this: LockedQuery) {
     const id = targetId(this.getFilter());
     if (id === undefined) return;
-    this[RELEASE] = await acquireAggregateLock(aggregateKey(this.model.collection.collectionName, id));
+    this[RELEASE] = await acquireAggregateLock(aggregateKey(this.model.collection, id));
   });
   const afterQuery = function (this: LockedQuery) {
     this[RELEASE]?.();
     const id = targetId(this.getFilter());
-    if (id !== undefined) notePending(this.model.collection.collectionName, id);
+    if (id !== undefined) notePending(collectionKey(this.model.collection), id);
   };
   schema.post(LOCKED_QUERIES, { document: false, query: true }, afterQuery);
   schema.post(
@@ -80,19 +80,19 @@ export function outboxPlugin(schema: Schema): void {
   type SavedDoc = {
     isNew: boolean;
     _id: unknown;
-    collection: { collectionName: string };
+    collection: NamedCollection;
     $locals: Record<string, unknown>;
   };
   schema.pre('save', async function (this: SavedDoc) {
     // Inserts are atomic on both stores; only updates of an existing document need the queue.
     if (this.isNew) return;
     this.$locals.releaseAggregateLock = await acquireAggregateLock(
-      aggregateKey(this.collection.collectionName, this._id),
+      aggregateKey(this.collection, this._id),
     );
   });
   schema.post('save', function (this: SavedDoc) {
     (this.$locals.releaseAggregateLock as (() => void) | undefined)?.();
-    notePending(this.collection.collectionName, this._id);
+    notePending(collectionKey(this.collection), this._id);
   });
   schema.post('save', function (this: SavedDoc, err: Error, _res: unknown, next: (err?: Error) => void) {
     (this.$locals.releaseAggregateLock as (() => void) | undefined)?.();

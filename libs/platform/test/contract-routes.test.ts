@@ -1,0 +1,87 @@
+import { newId, requestsRouteSchemas } from '@support-desk/contracts';
+import t from 'tap';
+import { contractRoute, createHttpApp, type HttpApp, requirePrincipal } from '../src/index.js';
+import { asPrincipal, testEnv, testLogger, testPrincipal } from '../src/testing/index.js';
+
+async function appWithRoutes(t: { teardown(fn: () => unknown): void }) {
+  const app: HttpApp = createHttpApp({ logger: testLogger() });
+  requirePrincipal(app, testEnv.internalSecret);
+  const seen: unknown[] = [];
+  contractRoute(app, requestsRouteSchemas, 'POST /v1/requests', async (request) => {
+    // Typed by the contract: no casts (a wrong field name would not compile).
+    seen.push({ title: request.body.title, priority: request.body.priority });
+    return {
+      id: newId('request'),
+      title: request.body.title,
+      status: 'open' as const,
+      createdAt: new Date().toISOString(),
+    };
+  });
+  contractRoute(app, requestsRouteSchemas, 'DELETE /v1/requests/:id', async (request) => {
+    seen.push(request.params.id);
+    return { deleted: true as const };
+  });
+  contractRoute(app, requestsRouteSchemas, 'GET /v1/attachments/:id', async (request, reply) =>
+    reply
+      .header('content-type', 'application/octet-stream')
+      .send(Buffer.from(`bytes of ${request.params.id}`)),
+  );
+  t.teardown(() => app.close());
+  return { app, seen };
+}
+
+const body = { title: 'Printer on fire', description: 'Smoke', priority: 'high' };
+
+t.test('a contract route answers in the envelope with its documented success status', async (t) => {
+  const { app, seen } = await appWithRoutes(t);
+  const res = await app.inject({
+    method: 'POST',
+    url: '/v1/requests',
+    headers: await asPrincipal(testPrincipal('agent')),
+    payload: body,
+  });
+  t.equal(res.statusCode, 201, 'the 201 of the contract, not 200');
+  t.match(res.json(), { success: true, data: { title: 'Printer on fire', status: 'open' } });
+  t.same(seen, [{ title: 'Printer on fire', priority: 'high' }]);
+});
+
+t.test('the scope comes from PUBLIC_ROUTES and is checked before validation', async (t) => {
+  const { app, seen } = await appWithRoutes(t);
+  const viewer = await asPrincipal(testPrincipal('viewer'));
+  const invalid = await app.inject({ method: 'POST', url: '/v1/requests', headers: viewer, payload: {} });
+  t.equal(invalid.statusCode, 403, 'a caller without requests:write learns nothing from a 400');
+  t.match(invalid.json(), { success: false, error: { code: 'FORBIDDEN', message: /requests:write/ } });
+
+  const agent = await asPrincipal(testPrincipal('agent'));
+  const id = newId('request');
+  const del = await app.inject({ method: 'DELETE', url: `/v1/requests/${id}`, headers: agent });
+  t.equal(del.statusCode, 403, 'DELETE is admin-only in the route table');
+  const admin = await asPrincipal(testPrincipal('admin'));
+  const ok = await app.inject({ method: 'DELETE', url: `/v1/requests/${id}`, headers: admin });
+  t.same(ok.json(), { success: true, data: { deleted: true } });
+  t.same(seen, [id], 'only the permitted call reached the handler');
+
+  const bad = await app.inject({ method: 'POST', url: '/v1/requests', headers: agent, payload: {} });
+  t.equal(bad.statusCode, 400, 'with the scope, the schema validates');
+  t.equal(bad.json().error.code, 'VALIDATION_ERROR');
+});
+
+t.test('a handler that sends its own answer (a download) is passed through', async (t) => {
+  const { app } = await appWithRoutes(t);
+  const id = newId('attachment');
+  const res = await app.inject({
+    method: 'GET',
+    url: `/v1/attachments/${id}`,
+    headers: await asPrincipal(testPrincipal('viewer')),
+  });
+  t.equal(res.statusCode, 200);
+  t.equal(res.headers['content-type'], 'application/octet-stream');
+  t.equal(res.body, `bytes of ${id}`);
+});
+
+t.test('a route missing from PUBLIC_ROUTES cannot be registered', async (t) => {
+  const app = createHttpApp({ logger: testLogger() });
+  t.teardown(() => app.close());
+  const schemas = { 'GET /v1/nowhere': { response: {} } };
+  t.throws(() => contractRoute(app, schemas, 'GET /v1/nowhere', async () => ({})), /not in PUBLIC_ROUTES/);
+});
