@@ -3,6 +3,8 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+const SERVICES = ['gateway', 'requests', 'identity', 'audit', 'webhooks'];
+
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/dist/**', '.data/**', '.tap/**', '**/*.tsbuildinfo'] },
   js.configs.recommended,
@@ -20,4 +22,56 @@ export default tseslint.config(
     files: ['**/*.test.ts', '**/test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
+  // The one shape (DEVELOPERS.md): services never import each other, and inside a service
+  // dependencies point inward only (routes → use-cases → store / events).
+  layer('services/*/{src,test,bench}/**/*.ts', []),
+  layer('services/*/src/routes/**/*.ts', [
+    { group: ['mongoose', '@nats-io/*', '../store/*', '../events/*'], message: 'routes call use cases only' },
+  ]),
+  layer('services/*/src/use-cases/**/*.ts', [
+    {
+      group: ['mongoose', 'fastify', '@fastify/*', '@nats-io/*', 'ioredis', '../routes/*'],
+      message: 'use cases know no HTTP, database or messaging library: they call repositories and ports',
+    },
+  ]),
+  layer('services/*/src/{store,events}/**/*.ts', [
+    {
+      group: ['../use-cases/*', '../routes/*', '../composition.js'],
+      message: 'store/ and events/ never import upward',
+    },
+  ]),
+  {
+    files: ['services/*/src/use-cases/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            'Property[key.type="Literal"][key.value=/^\\$/], Property[key.type="Identifier"][key.name=/^\\$/]',
+          message: 'MongoDB operators belong in the repository (store/), not in a use case',
+        },
+      ],
+    },
+  },
 );
+
+/** `no-restricted-imports` for one layer: its own rules plus "no service imports another". */
+function layer(files, patterns) {
+  return {
+    files: [files],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [...SERVICES.map((name) => `@support-desk/${name}`), '**/services/*/src/**'],
+              message: 'services never import each other; share code through libs/',
+            },
+            ...patterns,
+          ],
+        },
+      ],
+    },
+  };
+}
