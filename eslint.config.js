@@ -65,7 +65,7 @@ function layer(files, patterns) {
         {
           patterns: [
             {
-              group: [...SERVICES.map((name) => `@support-desk/${name}`), '**/services/*/src/**'],
+              group: SERVICES.flatMap((name) => [`@support-desk/${name}`, `**/${name}/src/**`]),
               message: 'services never import each other; share code through libs/',
             },
             ...patterns,
