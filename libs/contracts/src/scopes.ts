@@ -5,6 +5,15 @@ export const SCOPES = ['requests:read', 'requests:write', 'users:read', 'users:w
 export type Scope = (typeof SCOPES)[number];
 export const ScopeSchema = StringEnum(SCOPES);
 
+/** What each scope lets a client do, in the words the OpenAPI document and the consent page show. */
+export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
+  'requests:read': 'Read requests, attachments and request events',
+  'requests:write': 'Create and update requests, comments and attachments',
+  'users:read': 'Read users, groups and members',
+  'users:write': 'Manage users, groups and membership',
+  admin: 'Full access, including deleting requests and the audit log',
+};
+
 export const ROLES = ['admin', 'agent', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
 export const RoleSchema = StringEnum(ROLES);
