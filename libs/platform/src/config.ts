@@ -1,4 +1,4 @@
-import { type Static, type TObject, type TProperties, Type } from '@sinclair/typebox';
+import { type Static, type TObject, type TProperties, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 
 export class ConfigError extends Error {
@@ -31,6 +31,17 @@ export const configSchema = <P extends TProperties>(props: P) =>
   Type.Object(props, { additionalProperties: true });
 
 /**
+ * A rejected value is echoed only when its variable can hold nothing secret: a number, a boolean
+ * or one of a fixed set of words. Free text (secrets, keys, URLs that may carry a password) never is.
+ */
+function isSafeToShow(schema: TSchema | undefined): boolean {
+  if (!schema) return false;
+  if (schema.type === 'integer' || schema.type === 'number' || schema.type === 'boolean') return true;
+  const options = schema.anyOf as TSchema[] | undefined;
+  return Array.isArray(options) && options.every((o) => o.const !== undefined);
+}
+
+/**
  * Reads the variables the schema names from `env` (nothing else reads process.env), applies
  * defaults, converts numbers and booleans, and fails naming the first bad variable.
  */
@@ -45,7 +56,11 @@ export function loadConfig<T extends TObject>(schema: T, env: NodeJS.ProcessEnv 
   const first = Value.Errors(schema, converted).First();
   if (first) {
     const name = first.path.replace(/^\//, '') || '(root)';
-    const shown = name in raw ? ` (got ${JSON.stringify(raw[name])})` : ' (missing)';
+    const shown = !(name in raw)
+      ? ' (missing)'
+      : isSafeToShow(schema.properties[name])
+        ? ` (got ${JSON.stringify(raw[name])})`
+        : ' (the value is not shown: it may hold a secret)';
     throw new ConfigError(`Invalid configuration: ${name} ${first.message}${shown}`);
   }
   const config = converted as Static<T> & { NODE_ENV?: string; INTERNAL_AUTH_SECRET?: string };

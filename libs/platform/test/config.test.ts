@@ -24,6 +24,25 @@ t.test('a bad variable fails fast with its name', async (t) => {
   t.throws(() => loadConfig(schema, { INTERNAL_AUTH_SECRET: 'short' }), { message: /INTERNAL_AUTH_SECRET/ });
 });
 
+t.test('a rejected value is shown only when it cannot be a secret', async (t) => {
+  const message = (env: Record<string, string>) => {
+    try {
+      loadConfig(schema, env);
+    } catch (err) {
+      return (err as Error).message;
+    }
+    return '';
+  };
+  t.match(message({ PORT: '70000' }), /got "?70000/, 'a number is shown');
+  t.match(message({ LOG_LEVEL: 'loud' }), /got "?loud/, 'a word of a fixed set is shown');
+  const secret = message({ INTERNAL_AUTH_SECRET: 'hunter2' });
+  t.match(secret, /INTERNAL_AUTH_SECRET.*not shown/);
+  t.notMatch(secret, /hunter2/, 'a short secret is never echoed');
+  const url = message({ MONGO_URL: 'postgres://admin:s3cret@db.example:5432/x' });
+  t.match(url, /MONGO_URL/);
+  t.notMatch(url, /s3cret/, 'a URL with a password is never echoed');
+});
+
 t.test('production refuses the development internal secret', async (t) => {
   t.throws(() => loadConfig(schema, { NODE_ENV: 'production' }), ConfigError);
   const c = loadConfig(schema, { NODE_ENV: 'production', INTERNAL_AUTH_SECRET: 'x'.repeat(40) });
