@@ -2,6 +2,12 @@ import { type Static, Type } from '@sinclair/typebox';
 
 export const DEFAULT_PAGE_LIMIT = 20;
 export const MAX_PAGE_LIMIT = 100;
+/**
+ * The highest page number accepted. Numbers such as `1e300` are integers to JSON Schema; without
+ * a bound they reached the store as a skip it cannot represent (a 500). 1,000,000 pages of 100
+ * is far past any list the API serves.
+ */
+export const MAX_PAGE = 1_000_000;
 
 export const Pagination = Type.Object(
   {
@@ -21,11 +27,16 @@ export const EventPagination = Type.Object(
 export type EventPagination = Static<typeof EventPagination>;
 
 /**
- * `page` and `limit` query parameters. Values below 1 or non-numeric are refused by the
- * schema (400); a `limit` above the maximum is accepted and clamped by `pageWindow`.
+ * `page` and `limit` query parameters. Values below 1, non-numeric, or a page above `MAX_PAGE` are
+ * refused by the schema (400); a `limit` above the maximum is accepted and clamped by `pageWindow`.
  */
 export const PageQuery = {
-  page: Type.Integer({ minimum: 1, default: 1, description: 'Page number, from 1.' }),
+  page: Type.Integer({
+    minimum: 1,
+    maximum: MAX_PAGE,
+    default: 1,
+    description: `Page number, from 1 (at most ${MAX_PAGE}).`,
+  }),
   limit: Type.Integer({
     minimum: 1,
     default: DEFAULT_PAGE_LIMIT,

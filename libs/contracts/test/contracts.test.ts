@@ -16,6 +16,7 @@ import {
   pageWindow,
   paginate,
   paginateEvents,
+  PageQuery,
   ROLE_SCOPES,
   routeKey,
 } from '../src/index.js';
@@ -102,4 +103,12 @@ t.test('route table is unique and covers the spec endpoints', async (t) => {
   }
   t.equal(PUBLIC_ROUTES.find((r) => r.path === '/v1/requests/:id/events')?.service, 'audit');
   t.equal(PUBLIC_ROUTES.find((r) => r.path === '/v1/events')?.bucket, 'events');
+});
+
+t.test('a page number the store cannot skip to is refused by the schema', async (t) => {
+  t.ok(Value.Check(PageQuery.page, 1));
+  t.ok(Value.Check(PageQuery.page, 1_000_000));
+  t.notOk(Value.Check(PageQuery.page, 1e300), '1e300 is an integer to JSON Schema, but not a page');
+  t.notOk(Value.Check(PageQuery.page, 1_000_001));
+  t.notOk(Value.Check(PageQuery.page, 0));
 });
