@@ -1,7 +1,8 @@
 import { type DomainEvent, EVENT_TYPES, newId } from '@support-desk/contracts';
-import { asPrincipal, testLogger, testMongo, testPrincipal } from '@support-desk/platform/testing';
+import { asPrincipal, testLogger, testMongo, testNats, testPrincipal } from '@support-desk/platform/testing';
 import t from 'tap';
-import { buildApp } from '../src/app.js';
+import { composeService } from '../src/composition.js';
+import { loadAuditConfig } from '../src/config.js';
 import { toStoredEvent } from '../src/events/ingestion.js';
 import { eventModel } from '../src/store/event-model.js';
 import { actors, makeEvent, prepareStore } from './helpers.js';
@@ -12,10 +13,13 @@ const at = (minutes: number) => new Date(T0 + minutes * 60_000);
 t.test('events API', async (t) => {
   const conn = await testMongo(t, 'audit');
   await prepareStore(conn);
-  const { app } = buildApp({
+  const { nc, names } = await testNats(t);
+  const { app } = await composeService({
+    config: loadAuditConfig({}),
     logger: testLogger(),
     conn,
-    internalSecret: 'dev-only-internal-auth-secret-change-me-now',
+    nc,
+    names,
   });
   t.teardown(() => app.close());
 

@@ -2,6 +2,7 @@ import type { DomainEvent, NatsNames } from '@support-desk/contracts';
 import {
   type ConsumerStats,
   deadLetterStore,
+  decodeDomainEvent,
   type Logger,
   type NatsConnection,
   runConsumer,
@@ -10,7 +11,6 @@ import type { Connection } from 'mongoose';
 import { type StoredEvent, toStoredChanges } from '../store/event-model.js';
 import { eventWriter, type InsertEvents, StoreUnavailableError } from '../store/event-writes.js';
 import { Batcher } from './batcher.js';
-import { decodeEvent } from './decode.js';
 
 export interface IngestionOptions {
   nc: NatsConnection;
@@ -94,7 +94,7 @@ export async function startIngestion(opts: IngestionOptions): Promise<Ingestion>
     stream: opts.names.eventsStream,
     durable: opts.durable,
     filterSubjects: [opts.names.eventsWildcard],
-    decode: (data) => decodeEvent(data),
+    decode: (data) => decodeDomainEvent(data),
     handle: (event) => batcher.add(toStoredEvent(event)),
     deadLetter: deadLetters.write,
     // A database outage is waited out: it must not turn good events into dead letters.

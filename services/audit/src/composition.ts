@@ -1,0 +1,67 @@
+import type { NatsNames } from '@support-desk/contracts';
+import {
+  type ComposedService,
+  type Connection,
+  createHttpApp,
+  deadLetterStore,
+  ensureIndexes,
+  type Logger,
+  type NatsConnection,
+  pingMongo,
+  pingNats,
+  registerHealth,
+  requirePrincipal,
+} from '@support-desk/platform';
+import { type AuditConfig, ingestionSettings } from './config.js';
+import { type Ingestion, startIngestion } from './events/ingestion.js';
+import { registerRoutes } from './routes/index.js';
+import { eventModel } from './store/event-model.js';
+import { eventQueries } from './store/event-queries.js';
+import { type Retention, startRetention } from './store/retention.js';
+import { eventsService } from './use-cases/events.js';
+
+export interface AuditDeps {
+  config: AuditConfig;
+  logger: Logger;
+  conn: Connection;
+  nc: NatsConnection;
+  names: NatsNames;
+}
+
+/**
+ * The audit service: the read-only events API over its own database, and the background work
+ * that fills it (ingestion of every domain event) and trims it (retention).
+ */
+export async function composeService(deps: AuditDeps): Promise<ComposedService> {
+  const { config, logger, conn, nc, names } = deps;
+  eventModel(conn);
+  deadLetterStore(conn);
+  const app = createHttpApp({ logger });
+  const health = registerHealth(app, { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) });
+  requirePrincipal(app, config.INTERNAL_AUTH_SECRET);
+  registerRoutes(app, eventsService(eventQueries(conn)));
+
+  let retention: Retention | undefined;
+  let ingestion: Ingestion | undefined;
+  return {
+    app,
+    health,
+    async start() {
+      if (ingestion) return;
+      await ensureIndexes(conn);
+      retention = await startRetention({
+        conn,
+        logger,
+        days: config.AUDIT_RETENTION_DAYS,
+        sweepIntervalMs: config.AUDIT_RETENTION_SWEEP_MS,
+        sweepBatch: config.AUDIT_RETENTION_SWEEP_BATCH,
+      });
+      ingestion = await startIngestion({ nc, conn, names, logger, ...ingestionSettings(config) });
+    },
+    async close() {
+      // Stops pulling, writes the batch in hand and acks it; the rest is redelivered on restart.
+      await ingestion?.stop();
+      await retention?.stop();
+    },
+  };
+}
