@@ -29,3 +29,5 @@ export function loadRequestsConfig(env: NodeJS.ProcessEnv = process.env): Reques
 export function defaultRequestsConfig(overrides: Partial<RequestsConfig> = {}): RequestsConfig {
   return { ...loadConfig(requestsConfigSchema, {}), ...overrides };
 }
+
+export const listenPort = (config: RequestsConfig) => config.REQUESTS_PORT ?? config.PORT;

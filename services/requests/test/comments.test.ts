@@ -87,19 +87,8 @@ t.test('first response: public reply by an agent other than the requester', asyn
 });
 
 t.test('read model follows identity events; unknown ids asked once over RPC', async (t) => {
+  // The service's own read-model consumer (started with it) applies identity's events.
   const h = await harness(t);
-  const { startReadModelConsumer } = await import('../src/events/read-model-consumer.js');
-  const { deadLetterStore } = await import('@support-desk/platform');
-  const { testLogger } = await import('@support-desk/platform/testing');
-  const consumer = await startReadModelConsumer({
-    nc: h.nc,
-    names: h.names,
-    logger: testLogger(),
-    durable: 'requests-read-model',
-    directory: h.app.core.directory,
-    deadLetter: deadLetterStore(h.conn).write,
-  });
-  t.teardown(() => consumer.stop());
   const requester = h.identity.person('viewer');
   const agent = h.identity.person('agent');
   const group = h.identity.addGroup('Network');
@@ -153,7 +142,7 @@ t.test('read model follows identity events; unknown ids asked once over RPC', as
   // A deactivated user can no longer be assigned.
   h.identity.users.set(agent.user.id, { ...agent.user, status: 'inactive' });
   await h.identity.publish('user.deactivated', agent.user.id);
-  await eventually(async () => (await h.app.core.directory.user(agent.user.id))?.status === 'inactive', {
+  await eventually(async () => (await h.deps.directory.user(agent.user.id))?.status === 'inactive', {
     what: 'deactivation applied',
   });
   const other = (await h.call(creator.principal, 'POST', '/v1/requests', validBody())).body.data.id;

@@ -1,37 +1,18 @@
 import { jetstreamManager } from '@nats-io/jetstream';
-import {
-  type DomainEvent,
-  type GetGroupReply,
-  type GetUserReply,
-  type GroupSnapshot,
-  type NatsNames,
-  newId,
-  type Principal,
-  type Role,
-  type UserSnapshot,
-} from '@support-desk/contracts';
-import {
-  createOutboxRelay,
-  ensureIndexes,
-  type HttpApp,
-  type NatsConnection,
-  type OutboxRelay,
-  serveRpc,
-} from '@support-desk/platform';
+import type { DomainEvent, NatsNames, Principal } from '@support-desk/contracts';
+import type { HttpApp, NatsConnection, OutboxRelay } from '@support-desk/platform';
 import {
   asPrincipal,
+  IdentityDouble,
   type Teardownable,
   testLogger,
   testMongo,
   testNats,
-  testPrincipal,
-  testUserSnapshot,
 } from '@support-desk/platform/testing';
 import type { Connection } from 'mongoose';
-import { buildApp } from '../src/app.js';
+import { composeService } from '../src/composition.js';
 import { defaultRequestsConfig, type RequestsConfig } from '../src/config.js';
-import { requestModel } from '../src/store/requests.js';
-import { slaAlertModel } from '../src/store/sla-alerts.js';
+import type { Deps } from '../src/use-cases/deps.js';
 
 /** A controllable clock for the app under test. */
 export class TestClock {
@@ -45,88 +26,18 @@ export class TestClock {
 export const MINUTE = 60_000;
 export const HOUR = 60 * MINUTE;
 
-/**
- * A stand-in for identity on the real NATS: serves rpc.getUser / rpc.getGroup from maps and
- * publishes identity-shaped events on the real stream. (A double of a peer service, not of NATS.)
- */
-export class IdentityDouble {
-  users = new Map<string, UserSnapshot>();
-  groups = new Map<string, GroupSnapshot>();
-  calls = { getUser: 0, getGroup: 0 };
-  constructor(
-    private readonly nc: NatsConnection,
-    private readonly names: NatsNames,
-  ) {}
-
-  serve() {
-    const subs = [
-      serveRpc<{ id: string }, GetUserReply>(this.nc, this.names.rpc.getUser, async ({ id }) => {
-        this.calls.getUser++;
-        const user = this.users.get(id);
-        return user ? { found: true, user } : { found: false };
-      }),
-      serveRpc<{ id: string }, GetGroupReply>(this.nc, this.names.rpc.getGroup, async ({ id }) => {
-        this.calls.getGroup++;
-        const group = this.groups.get(id);
-        return group ? { found: true, group } : { found: false };
-      }),
-    ];
-    return () => {
-      for (const s of subs) s.unsubscribe();
-    };
-  }
-
-  addUser(role: Role, overrides: Partial<UserSnapshot> = {}): UserSnapshot {
-    const user = testUserSnapshot(role, overrides);
-    this.users.set(user.id, user);
-    return user;
-  }
-
-  /** A principal for a user identity knows. */
-  principalOf(user: UserSnapshot, overrides: Partial<Principal> = {}): Principal {
-    return testPrincipal(user.role, { userId: user.id, email: user.email, name: user.name, ...overrides });
-  }
-
-  /** A user known to identity plus the principal that calls as them. */
-  person(role: Role, overrides: Partial<UserSnapshot> = {}) {
-    const user = this.addUser(role, overrides);
-    return { user, principal: this.principalOf(user) };
-  }
-
-  addGroup(name = 'Support'): GroupSnapshot {
-    const group = { id: newId('group'), name, deleted: false };
-    this.groups.set(group.id, group);
-    return group;
-  }
-
-  /** Publishes an identity-shaped domain event (what changed, not a snapshot). */
-  async publish(type: DomainEvent['type'], resourceId: string, changes?: DomainEvent['changes']) {
-    const { jetstream } = await import('@nats-io/jetstream');
-    const event: DomainEvent = {
-      id: newId('event'),
-      type,
-      resourceType: type.startsWith('user.') ? 'user' : 'system',
-      resourceId,
-      actor: { id: 'usr_admin', name: 'Admin', email: 'admin@example.com', role: 'admin' },
-      metadata: { userAgent: null, source: 'api', requestId: null },
-      timestamp: new Date().toISOString(),
-      ...(changes ? { changes } : {}),
-    };
-    await jetstream(this.nc).publish(this.names.eventSubject(type), JSON.stringify(event), {
-      msgID: event.id,
-    });
-    return event;
-  }
-}
-
 export interface Harness {
   app: HttpApp;
   conn: Connection;
   nc: NatsConnection;
   names: NatsNames;
   relay: OutboxRelay;
+  /** The use cases' dependencies, as the composition root built them. */
+  deps: Deps;
   clock: TestClock;
   identity: IdentityDouble;
+  /** Stops answering as identity (NATS then has no responder for its subjects). */
+  stopIdentity: () => void;
   config: RequestsConfig;
   call: (
     principal: Principal,
@@ -144,21 +55,22 @@ export async function harness(t: Teardownable, overrides: Partial<RequestsConfig
   const logger = testLogger('requests');
   const clock = new TestClock();
   const config = defaultRequestsConfig({ SLA_MONITOR_ENABLED: false, ...overrides });
-  const relay = createOutboxRelay({
-    nc,
-    models: [requestModel(conn), slaAlertModel(conn)],
-    logger,
-    pollIntervalMs: 200,
-  });
   const identity = new IdentityDouble(nc, names);
   const stopIdentity = identity.serve();
-  const app = await buildApp({ config, logger, conn, nc, names, relay, now: clock.now });
-  await ensureIndexes(conn);
-  await app.core.files.ensureIndexes();
-  relay.start();
+  const service = await composeService({
+    config,
+    logger,
+    conn,
+    nc,
+    names,
+    clock: clock.now,
+    relayPollIntervalMs: 200,
+  });
+  await service.start();
+  const { app, relay, deps } = service;
   t.teardown(async () => {
     await app.close();
-    await relay.stop();
+    await service.close();
     stopIdentity();
   });
   const jsm = await jetstreamManager(nc);
@@ -168,8 +80,10 @@ export async function harness(t: Teardownable, overrides: Partial<RequestsConfig
     nc,
     names,
     relay,
+    deps,
     clock,
     identity,
+    stopIdentity,
     config,
     async call(principal, method, url, payload) {
       const res = await app.inject({

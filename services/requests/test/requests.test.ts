@@ -6,7 +6,7 @@ import { harness, validBody } from './helpers.js';
 
 t.test('every public requests route has a schema entry', async (t) => {
   for (const route of PUBLIC_ROUTES.filter((r) => r.service === 'requests')) {
-    t.ok(requestsRouteSchemas[routeKey(route)], routeKey(route));
+    t.ok(Object.hasOwn(requestsRouteSchemas, routeKey(route)), routeKey(route));
   }
 });
 
@@ -358,4 +358,19 @@ t.test('concurrent first sightings of one user and group all succeed', async (t)
   );
   const list = await h.call(requester.principal, 'GET', `/v1/requests?assignedTo=${assignee.id}`);
   t.equal(list.body.data.pagination.total, 6);
+});
+
+t.test('identity unreachable: 503 that names no internal detail, and nothing is written', async (t) => {
+  const h = await harness(t);
+  const creator = h.identity.person('agent');
+  const before = await h.events();
+  h.stopIdentity();
+  const unknown = testPrincipal('agent').userId;
+  const res = await h.call(creator.principal, 'POST', '/v1/requests', validBody({ assignedTo: unknown }));
+  t.equal(res.status, 503);
+  t.equal(res.body.error.code, 'SERVICE_UNAVAILABLE');
+  t.equal(res.body.error.message, 'Cannot verify the reference right now; retry later');
+  t.notMatch(res.body.error.message, /rpc|nats|respond|timeout|identity\.|sd\./i, 'no transport detail');
+  t.equal(res.body.error.message.includes(unknown), false, 'nor the id asked about');
+  t.same(await h.events(), before, 'no event: nothing was created');
 });

@@ -1,8 +1,7 @@
 import { ConfigError } from '@support-desk/platform';
 import t from 'tap';
-import { computeSla, DEFAULT_SLA_POLICY, parseSlaPolicy, statusAt } from '../src/app/sla.js';
-import { createSlaMonitor } from '../src/app/sla-monitor.js';
-import { slaAlertModel } from '../src/store/sla-alerts.js';
+import { computeSla, DEFAULT_SLA_POLICY, parseSlaPolicy, statusAt } from '../src/use-cases/sla.js';
+import { createSlaMonitor } from '../src/use-cases/sla-monitor.js';
 import { HOUR, harness, MINUTE, validBody } from './helpers.js';
 
 t.test('policy table and status computation', async (t) => {
@@ -34,9 +33,8 @@ t.test('policy table and status computation', async (t) => {
 t.test('monitor: warning then breach, exactly once with two replicas', async (t) => {
   const h = await harness(t);
   const agent = h.identity.person('agent');
-  const alerts = slaAlertModel(h.conn);
-  const a = createSlaMonitor(h.app.core, alerts);
-  const b = createSlaMonitor(h.app.core, alerts);
+  const a = createSlaMonitor(h.deps);
+  const b = createSlaMonitor(h.deps);
   const both = async () => {
     const [x, y] = await Promise.all([a.runNow(), b.runNow()]);
     await h.relay.idle();
@@ -104,7 +102,7 @@ t.test('monitor: warning then breach, exactly once with two replicas', async (t)
 t.test('resolving stops the clocks; reopening resumes resolution', async (t) => {
   const h = await harness(t);
   const agent = h.identity.person('agent');
-  const monitor = createSlaMonitor(h.app.core, slaAlertModel(h.conn));
+  const monitor = createSlaMonitor(h.deps);
   const id = (await h.call(agent.principal, 'POST', '/v1/requests', validBody({ priority: 'critical' }))).body
     .data.id;
   h.clock.advance(30 * MINUTE);
@@ -123,4 +121,34 @@ t.test('resolving stops the clocks; reopening resumes resolution', async (t) => 
   h.clock.advance(3 * HOUR + 20 * MINUTE);
   t.equal(await monitor.runNow(), 1, 'resolution warning after the resumed clock passes 80%');
   await monitor.stop();
+});
+
+t.test('a change racing the monitor keeps the SLA marker: the marker write is revisioned too', async (t) => {
+  const h = await harness(t);
+  const agent = h.identity.person('agent');
+  const monitor = createSlaMonitor(h.deps);
+  t.teardown(() => monitor.stop());
+  const id = (await h.call(agent.principal, 'POST', '/v1/requests', validBody({ priority: 'critical' }))).body
+    .data.id;
+  h.clock.advance(65 * MINUTE); // past the 1h response target
+  // A writer that read the request before the monitor's pass and writes the SLA state it computed
+  // from that read (as a PATCH does): the monitor's pass lands between its read and its write.
+  let raced = false;
+  const seenMarkers = await h.deps.requests.update(id, async (current) => {
+    if (!raced) {
+      raced = true;
+      t.equal(await monitor.runNow(), 1, 'the monitor breaches in between');
+    }
+    return {
+      write: { set: { title: 'Renamed meanwhile', sla: current.sla } },
+      result: current.sla.responseBreachedAt,
+    };
+  });
+  t.ok(seenMarkers, 'the writer lost the race once and decided again on the marked state');
+  await h.relay.idle();
+  const stored = await h.deps.requests.findVisible(id);
+  t.equal(stored?.title, 'Renamed meanwhile', "the writer's change landed");
+  t.ok(stored?.sla.responseBreachedAt, 'and the marker survived it');
+  t.equal(stored?.sla.responseStatus, 'breached');
+  t.equal(await monitor.runNow(), 0, 'so the breach is not emitted twice');
 });

@@ -1,6 +1,6 @@
 import { REQUEST_STATUSES, type RequestStatus } from '@support-desk/contracts';
 import t from 'tap';
-import { TRANSITIONS } from '../src/app/workflow.js';
+import { TRANSITIONS } from '../src/use-cases/workflow.js';
 import { requestModel } from '../src/store/requests.js';
 import { harness, validBody } from './helpers.js';
 

@@ -1,32 +1,12 @@
-import { type DomainEvent, isEventType, type NatsNames } from '@support-desk/contracts';
+import type { DomainEvent, NatsNames } from '@support-desk/contracts';
 import {
   type DeadLetter,
-  decodeJson,
+  decodeDomainEvent,
   type Logger,
   type NatsConnection,
-  PoisonMessageError,
   type RunningConsumer,
   runConsumer,
 } from '@support-desk/platform';
-import type { Directory } from '../app/directory.js';
-
-function decodeEvent(data: Uint8Array): DomainEvent {
-  let event: DomainEvent;
-  try {
-    event = decodeJson<DomainEvent>(data);
-  } catch (err) {
-    throw new PoisonMessageError(`not JSON: ${(err as Error).message}`);
-  }
-  if (
-    !event ||
-    typeof event.resourceId !== 'string' ||
-    typeof event.type !== 'string' ||
-    !isEventType(event.type)
-  ) {
-    throw new PoisonMessageError('not a domain event');
-  }
-  return event;
-}
 
 /** Users events that change what this service shows or checks (login/logout do not). */
 const USER_EVENTS = new Set<string>([
@@ -42,7 +22,9 @@ export interface ReadModelConsumerOptions {
   logger: Logger;
   /** Prefix of the durable consumer names (`<durable>-users`, `<durable>-groups`). */
   durable: string;
-  directory: Directory;
+  /** Refreshes what this service knows of a user or group (asks identity for its current state). */
+  refreshUser: (id: string) => Promise<unknown>;
+  refreshGroup: (id: string) => Promise<unknown>;
   deadLetter: (record: DeadLetter) => Promise<void>;
 }
 
@@ -60,7 +42,7 @@ export async function startReadModelConsumer(opts: ReadModelConsumerOptions): Pr
     nc: opts.nc,
     logger: opts.logger,
     stream: opts.names.eventsStream,
-    decode: decodeEvent,
+    decode: (data: Uint8Array) => decodeDomainEvent(data),
     deadLetter: opts.deadLetter,
     concurrency: 8,
   };
@@ -69,7 +51,7 @@ export async function startReadModelConsumer(opts: ReadModelConsumerOptions): Pr
     durable: `${opts.durable}-users`,
     filterSubjects: [`${opts.names.namespace}.events.user.>`],
     handle: async (event) => {
-      if (USER_EVENTS.has(event.type)) await opts.directory.refreshUser(event.resourceId);
+      if (USER_EVENTS.has(event.type)) await opts.refreshUser(event.resourceId);
     },
   });
   const groups = await runConsumer<DomainEvent>({
@@ -78,7 +60,7 @@ export async function startReadModelConsumer(opts: ReadModelConsumerOptions): Pr
     filterSubjects: [opts.names.eventSubject('system.config_changed')],
     handle: async (event) => {
       // Other settings concern other services.
-      if (event.resourceId.startsWith('grp_')) await opts.directory.refreshGroup(event.resourceId);
+      if (event.resourceId.startsWith('grp_')) await opts.refreshGroup(event.resourceId);
     },
   });
   const stats = users.stats;

@@ -1,19 +1,16 @@
 import multipart from '@fastify/multipart';
-import { requestsRouteSchemas as S } from '@support-desk/contracts';
-import { AppError, type HttpApp, ok, requireScope, validationError } from '@support-desk/platform';
+import { requestsRouteSchemas as schemas } from '@support-desk/contracts';
+import { AppError, contractRoute, type HttpApp, validationError } from '@support-desk/platform';
 import {
   checkUploadAllowed,
   contentDisposition,
   openAttachment,
   storeAttachment,
-} from '../app/attachments.js';
-import type { Core } from '../app/core.js';
+} from '../use-cases/attachments.js';
+import type { Deps } from '../use-cases/deps.js';
 
 /** Multipart framing allowance on top of the file itself, for the early Content-Length check. */
 const MULTIPART_OVERHEAD = 64 * 1024;
-
-const upload = S['POST /v1/requests/:id/attachments'];
-const download = S['GET /v1/attachments/:id'];
 
 const isTooLarge = (err: unknown) => (err as { code?: string })?.code === 'FST_REQ_FILE_TOO_LARGE';
 
@@ -37,10 +34,11 @@ function multipartError(err: unknown): unknown {
   }
 }
 
-export async function attachmentRoutes(app: HttpApp, core: Core): Promise<void> {
+/** Registered in their own encapsulated scope, so the multipart parser applies to the upload only. */
+export async function attachmentRoutes(app: HttpApp, deps: Deps): Promise<void> {
   await app.register(multipart, {
     limits: {
-      fileSize: core.attachmentMaxBytes,
+      fileSize: deps.attachmentMaxBytes,
       files: 1,
       fields: 4,
       parts: 5,
@@ -51,55 +49,45 @@ export async function attachmentRoutes(app: HttpApp, core: Core): Promise<void> 
     throwFileSizeLimit: true,
   });
 
-  app.post<{ Params: { id: string } }>(
-    '/v1/requests/:id/attachments',
-    { schema: { params: upload.params, response: upload.response } },
-    async (request, reply) => {
-      requireScope(request, 'requests:write');
-      const length = Number(request.headers['content-length'] ?? 0);
-      if (length > core.attachmentMaxBytes + MULTIPART_OVERHEAD) {
-        throw new AppError(
-          'PAYLOAD_TOO_LARGE',
-          `body.file exceeds the maximum attachment size of ${core.attachmentMaxBytes} bytes`,
-        );
+  contractRoute(app, schemas, 'POST /v1/requests/:id/attachments', async (request) => {
+    const length = Number(request.headers['content-length'] ?? 0);
+    if (length > deps.attachmentMaxBytes + MULTIPART_OVERHEAD) {
+      throw new AppError(
+        'PAYLOAD_TOO_LARGE',
+        `body.file exceeds the maximum attachment size of ${deps.attachmentMaxBytes} bytes`,
+      );
+    }
+    await checkUploadAllowed(deps, request.principal, request.params.id);
+    let result: Awaited<ReturnType<typeof storeAttachment>>;
+    try {
+      const file = await request.file();
+      if (!file) throw validationError('body.file', 'is required');
+      if (file.fieldname !== 'file') {
+        file.file.resume();
+        throw validationError('body.file', `is required (got a part named ${file.fieldname})`);
       }
-      await checkUploadAllowed(core, request.principal, request.params.id);
-      let result: Awaited<ReturnType<typeof storeAttachment>>;
-      try {
-        const file = await request.file();
-        if (!file) throw validationError('body.file', 'is required');
-        if (file.fieldname !== 'file') {
-          file.file.resume();
-          throw validationError('body.file', `is required (got a part named ${file.fieldname})`);
-        }
-        result = await storeAttachment(
-          core,
-          request.principal,
-          request.params.id,
-          { filename: file.filename, stream: file.file },
-          isTooLarge,
-        );
-      } catch (err) {
-        throw multipartError(err);
-      }
-      return reply.code(201).send(ok(result));
-    },
-  );
+      result = await storeAttachment(
+        deps,
+        request.principal,
+        request.params.id,
+        { filename: file.filename, stream: file.file },
+        isTooLarge,
+      );
+    } catch (err) {
+      throw multipartError(err);
+    }
+    return result;
+  });
 
-  app.get<{ Params: { id: string } }>(
-    '/v1/attachments/:id',
-    { schema: { params: download.params } },
-    async (request, reply) => {
-      requireScope(request, 'requests:read');
-      const { record, stream } = await openAttachment(core, request.params.id);
-      return reply
-        .header('content-type', record.contentType)
-        .header('content-length', String(record.size))
-        .header('content-disposition', contentDisposition(record.filename))
-        .header('x-content-type-options', 'nosniff')
-        .header('content-security-policy', "default-src 'none'; sandbox")
-        .header('cache-control', 'private, no-store')
-        .send(stream);
-    },
-  );
+  contractRoute(app, schemas, 'GET /v1/attachments/:id', async (request, reply) => {
+    const { record, stream } = await openAttachment(deps, request.params.id);
+    return reply
+      .header('content-type', record.contentType)
+      .header('content-length', String(record.size))
+      .header('content-disposition', contentDisposition(record.filename))
+      .header('x-content-type-options', 'nosniff')
+      .header('content-security-policy', "default-src 'none'; sandbox")
+      .header('cache-control', 'private, no-store')
+      .send(stream);
+  });
 }

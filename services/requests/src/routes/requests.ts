@@ -1,55 +1,25 @@
-import type { CreateRequestBody, ListRequestsQuery, UpdateRequestBody } from '@support-desk/contracts';
-import { requestsRouteSchemas as S } from '@support-desk/contracts';
-import { type HttpApp, ok, requireScope } from '@support-desk/platform';
-import type { Core } from '../app/core.js';
-import { getRequest, listRequests } from '../app/queries.js';
-import { createRequest, deleteRequest, updateRequest } from '../app/requests.js';
+import { requestsRouteSchemas as schemas } from '@support-desk/contracts';
+import { contractRoute, type HttpApp } from '@support-desk/platform';
+import type { Deps } from '../use-cases/deps.js';
+import { getRequest, listRequests } from '../use-cases/queries.js';
+import { createRequest, deleteRequest, updateRequest } from '../use-cases/requests.js';
+import { addComment } from '../use-cases/comments.js';
 
-type IdParams = { id: string };
-
-export function requestRoutes(app: HttpApp, core: Core): void {
-  app.get<{ Querystring: ListRequestsQuery }>(
-    '/v1/requests',
-    { schema: S['GET /v1/requests'] },
-    async (request) => {
-      requireScope(request, 'requests:read');
-      return ok(await listRequests(core, request.query));
-    },
+export function requestRoutes(app: HttpApp, deps: Deps): void {
+  contractRoute(app, schemas, 'GET /v1/requests', (request) => listRequests(deps, request.query));
+  contractRoute(app, schemas, 'POST /v1/requests', (request) =>
+    createRequest(deps, request.principal, request.body),
   );
-
-  app.post<{ Body: CreateRequestBody }>(
-    '/v1/requests',
-    { schema: S['POST /v1/requests'] },
-    async (request, reply) => {
-      requireScope(request, 'requests:write');
-      return reply.code(201).send(ok(await createRequest(core, request.principal, request.body)));
-    },
+  contractRoute(app, schemas, 'GET /v1/requests/:id', (request) =>
+    getRequest(deps, request.principal, request.params.id),
   );
-
-  app.get<{ Params: IdParams }>(
-    '/v1/requests/:id',
-    { schema: S['GET /v1/requests/:id'] },
-    async (request) => {
-      requireScope(request, 'requests:read');
-      return ok(await getRequest(core, request.principal, request.params.id));
-    },
+  contractRoute(app, schemas, 'PATCH /v1/requests/:id', (request) =>
+    updateRequest(deps, request.principal, request.params.id, request.body),
   );
-
-  app.patch<{ Params: IdParams; Body: UpdateRequestBody }>(
-    '/v1/requests/:id',
-    { schema: S['PATCH /v1/requests/:id'] },
-    async (request) => {
-      requireScope(request, 'requests:write');
-      return ok(await updateRequest(core, request.principal, request.params.id, request.body));
-    },
+  contractRoute(app, schemas, 'DELETE /v1/requests/:id', (request) =>
+    deleteRequest(deps, request.principal, request.params.id),
   );
-
-  app.delete<{ Params: IdParams }>(
-    '/v1/requests/:id',
-    { schema: S['DELETE /v1/requests/:id'] },
-    async (request) => {
-      requireScope(request, 'admin');
-      return ok(await deleteRequest(core, request.principal, request.params.id));
-    },
+  contractRoute(app, schemas, 'POST /v1/requests/:id/comments', (request) =>
+    addComment(deps, request.principal, request.params.id, request.body),
   );
 }

@@ -1,4 +1,5 @@
 import type { Role } from '@support-desk/contracts';
+import { isDuplicateKeyError } from '@support-desk/platform';
 import { type Connection, type Model, Schema } from 'mongoose';
 
 /** The users read model: identity's users as this service needs them. */
@@ -47,15 +48,55 @@ const GroupEntrySchema = new Schema<GroupEntry>(
   { collection: 'groups_read_model', versionKey: false },
 );
 
-export type UserEntryModel = Model<UserEntry>;
-export type GroupEntryModel = Model<GroupEntry>;
+type UserEntryModel = Model<UserEntry>;
+type GroupEntryModel = Model<GroupEntry>;
 
-export function userEntryModel(conn: Connection): UserEntryModel {
+function userEntryModel(conn: Connection): UserEntryModel {
   return (conn.models.UserEntry as UserEntryModel) ?? conn.model<UserEntry>('UserEntry', UserEntrySchema);
 }
 
-export function groupEntryModel(conn: Connection): GroupEntryModel {
+function groupEntryModel(conn: Connection): GroupEntryModel {
   return (
     (conn.models.GroupEntry as GroupEntryModel) ?? conn.model<GroupEntry>('GroupEntry', GroupEntrySchema)
   );
 }
+
+/**
+ * Two first sightings of one id (a request and the event consumer, or two requests) both try to
+ * insert it; the loser gets a duplicate key. The entry exists by then, so once more replaces it.
+ */
+async function upsert(write: () => Promise<unknown>): Promise<void> {
+  try {
+    await write();
+  } catch (err) {
+    if (!isDuplicateKeyError(err)) throw err;
+    await write();
+  }
+}
+
+/** The users and groups read models: what this service knows of identity's users and groups. */
+export function createDirectoryRepository(conn: Connection) {
+  const users = userEntryModel(conn);
+  const groups = groupEntryModel(conn);
+  return {
+    findUser: (id: string) => users.findById(id).lean<UserEntry>().exec(),
+    findGroup: (id: string) => groups.findById(id).lean<GroupEntry>().exec(),
+    /** One query for a page of ids. */
+    async findUsers(ids: string[]): Promise<UserEntry[]> {
+      if (ids.length === 0) return [];
+      return users.find({ _id: { $in: [...new Set(ids)] } }).lean<UserEntry[]>();
+    },
+    saveUser: (entry: UserEntry) =>
+      upsert(() => users.replaceOne({ _id: entry._id }, entry, { upsert: true })),
+    saveGroup: (entry: GroupEntry) =>
+      upsert(() => groups.replaceOne({ _id: entry._id }, entry, { upsert: true })),
+    removeUser: async (id: string) => {
+      await users.deleteOne({ _id: id });
+    },
+    removeGroup: async (id: string) => {
+      await groups.deleteOne({ _id: id });
+    },
+  };
+}
+
+export type DirectoryRepository = ReturnType<typeof createDirectoryRepository>;

@@ -1,7 +1,7 @@
 import type { Priority, RequestStatus } from '@support-desk/contracts';
 import { outboxPlugin } from '@support-desk/platform';
 import { type Connection, type Model, Schema } from 'mongoose';
-import type { SlaState } from '../app/sla.js';
+import type { SlaState } from './sla-state.js';
 
 export interface PersonSnapshot {
   id: string;
@@ -146,13 +146,10 @@ RequestSchema.index({ 'sla.resolutionTarget': 1 });
 // Attachment download: which request holds this attachment.
 RequestSchema.index({ 'attachments.id': 1 });
 
-export type RequestModel = Model<RequestRecord>;
+type RequestModel = Model<RequestRecord>;
 
 export function requestModel(conn: Connection): RequestModel {
   return (
     (conn.models.SupportRequest as RequestModel) ?? conn.model<RequestRecord>('SupportRequest', RequestSchema)
   );
 }
-
-/** Every query of the API hides soft-deleted requests. */
-export const visible = { deletedAt: null };

@@ -1,4 +1,4 @@
-import { outboxPlugin } from '@support-desk/platform';
+import { isDuplicateKeyError, type OutboxEntry, outboxPlugin } from '@support-desk/platform';
 import { type Connection, type Model, Schema } from 'mongoose';
 
 /**
@@ -28,7 +28,7 @@ const SlaAlertSchema = new Schema<SlaAlertRecord>(
 );
 outboxPlugin(SlaAlertSchema);
 
-export type SlaAlertModel = Model<SlaAlertRecord>;
+type SlaAlertModel = Model<SlaAlertRecord>;
 
 export function slaAlertModel(conn: Connection): SlaAlertModel {
   return (conn.models.SlaAlert as SlaAlertModel) ?? conn.model<SlaAlertRecord>('SlaAlert', SlaAlertSchema);
@@ -36,3 +36,25 @@ export function slaAlertModel(conn: Connection): SlaAlertModel {
 
 export const alertId = (requestId: string, clock: string, kind: string, target: Date) =>
   `${requestId}:${clock}:${kind}:${target.getTime()}`;
+
+/** SLA alerts emitted: the exactly-once claim of each warning and breach. */
+export function createSlaAlertsRepository(conn: Connection) {
+  const model = slaAlertModel(conn);
+  return {
+    /**
+     * Inserts the alert with its event; true when this call made the claim, false when another
+     * pass or replica already had (the unique `_id`).
+     */
+    async claim(alert: SlaAlertRecord, outbox: OutboxEntry[]): Promise<boolean> {
+      try {
+        await model.create({ ...alert, outbox });
+        return true;
+      } catch (err) {
+        if (isDuplicateKeyError(err)) return false;
+        throw err;
+      }
+    },
+  };
+}
+
+export type SlaAlertsRepository = ReturnType<typeof createSlaAlertsRepository>;

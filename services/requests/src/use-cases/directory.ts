@@ -1,7 +1,6 @@
 import type { GroupSnapshot, UserSnapshot } from '@support-desk/contracts';
-import { isDuplicateKeyError, type Logger } from '@support-desk/platform';
-import type { IdentityLookup } from '../events/identity-client.js';
-import type { GroupEntry, GroupEntryModel, UserEntry, UserEntryModel } from '../store/directory.js';
+import type { IdentityRpcClient, Logger } from '@support-desk/platform';
+import type { DirectoryRepository, GroupEntry, UserEntry } from '../store/directory.js';
 
 export class IdentityUnavailableError extends Error {}
 
@@ -11,24 +10,19 @@ export class IdentityUnavailableError extends Error {}
  */
 export class Directory {
   constructor(
-    private readonly users: UserEntryModel,
-    private readonly groups: GroupEntryModel,
-    private readonly identity: IdentityLookup,
+    private readonly store: DirectoryRepository,
+    private readonly identity: IdentityRpcClient,
     private readonly logger: Logger,
-    private readonly now: () => Date,
+    private readonly clock: () => Date,
   ) {}
 
   /** From the read model; on a miss asks identity once and stores the answer. */
   async user(id: string): Promise<UserEntry | null> {
-    const known = await this.users.findById(id).lean();
-    if (known) return known;
-    return this.refreshUser(id);
+    return (await this.store.findUser(id)) ?? this.refreshUser(id);
   }
 
   async group(id: string): Promise<GroupEntry | null> {
-    const known = await this.groups.findById(id).lean();
-    if (known) return known;
-    return this.refreshGroup(id);
+    return (await this.store.findGroup(id)) ?? this.refreshGroup(id);
   }
 
   /** Like `user` but never throws: rendering falls back to the snapshot in the request. */
@@ -52,8 +46,7 @@ export class Directory {
 
   /** Read model only (lists): one query for a page of ids. */
   async knownUsers(ids: string[]): Promise<Map<string, UserEntry>> {
-    if (ids.length === 0) return new Map();
-    const found = await this.users.find({ _id: { $in: [...new Set(ids)] } }).lean();
+    const found = await this.store.findUsers(ids);
     return new Map(found.map((u) => [u._id, u]));
   }
 
@@ -61,12 +54,13 @@ export class Directory {
   async refreshUser(id: string): Promise<UserEntry | null> {
     let snapshot: UserSnapshot | null;
     try {
-      snapshot = await this.identity.getUser(id);
+      const reply = await this.identity.call('getUser', { id });
+      snapshot = reply.found ? reply.user : null;
     } catch (err) {
       throw new IdentityUnavailableError(`identity did not answer for user ${id}: ${(err as Error).message}`);
     }
     if (!snapshot) {
-      await this.users.deleteOne({ _id: id });
+      await this.store.removeUser(id);
       return null;
     }
     return this.storeUser(snapshot);
@@ -75,14 +69,15 @@ export class Directory {
   async refreshGroup(id: string): Promise<GroupEntry | null> {
     let snapshot: GroupSnapshot | null;
     try {
-      snapshot = await this.identity.getGroup(id);
+      const reply = await this.identity.call('getGroup', { id });
+      snapshot = reply.found ? reply.group : null;
     } catch (err) {
       throw new IdentityUnavailableError(
         `identity did not answer for group ${id}: ${(err as Error).message}`,
       );
     }
     if (!snapshot) {
-      await this.groups.deleteOne({ _id: id });
+      await this.store.removeGroup(id);
       return null;
     }
     return this.storeGroup(snapshot);
@@ -98,28 +93,15 @@ export class Directory {
       isVip: s.isVip,
       groupIds: s.groups.map((g) => g.id),
       updatedAt: new Date(s.updatedAt),
-      syncedAt: this.now(),
+      syncedAt: this.clock(),
     };
-    await upsert(() => this.users.replaceOne({ _id: s.id }, entry, { upsert: true }));
+    await this.store.saveUser(entry);
     return entry;
   }
 
   async storeGroup(s: GroupSnapshot): Promise<GroupEntry> {
-    const entry: GroupEntry = { _id: s.id, name: s.name, deleted: s.deleted, syncedAt: this.now() };
-    await upsert(() => this.groups.replaceOne({ _id: s.id }, entry, { upsert: true }));
+    const entry: GroupEntry = { _id: s.id, name: s.name, deleted: s.deleted, syncedAt: this.clock() };
+    await this.store.saveGroup(entry);
     return entry;
-  }
-}
-
-/**
- * Two first sightings of one id (a request and the event consumer, or two requests) both try to
- * insert it; the loser gets a duplicate key. The entry exists by then, so once more replaces it.
- */
-async function upsert(write: () => Promise<unknown>): Promise<void> {
-  try {
-    await write();
-  } catch (err) {
-    if (!isDuplicateKeyError(err)) throw err;
-    await write();
   }
 }

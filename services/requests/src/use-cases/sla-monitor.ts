@@ -1,25 +1,12 @@
 import type { EventType, SlaStatus } from '@support-desk/contracts';
-import {
-  buildEvent,
-  eventEntry,
-  isDuplicateKeyError,
-  periodicTask,
-  systemContext,
-} from '@support-desk/platform';
-import type { FilterQuery } from 'mongoose';
-import { type RequestRecord, visible } from '../store/requests.js';
-import { alertId, type SlaAlertModel } from '../store/sla-alerts.js';
-import type { Core } from './core.js';
+import { buildEvent, eventEntry, periodicTask, systemContext } from '@support-desk/platform';
+import type { SlaDueCheck } from '../store/requests-repository.js';
+import { alertId } from '../store/sla-alerts.js';
+import type { Deps } from './deps.js';
 
-type Clock = 'response' | 'resolution';
-type Kind = 'warning' | 'breach';
-
-interface Check {
-  clock: Clock;
-  kind: Kind;
+interface Check extends SlaDueCheck {
   event: EventType;
-  /** Marker set exactly once by the replica whose conditional update wins. */
-  marker: string;
+  /** The stored status the marker implies. */
   status: SlaStatus;
 }
 
@@ -55,24 +42,6 @@ const CHECKS: Check[] = [
   },
 ];
 
-/** The condition under which a check is due; re-evaluated inside the winning update. */
-function dueFilter(check: Check, now: Date): FilterQuery<RequestRecord> {
-  const running =
-    check.clock === 'response'
-      ? { firstResponseAt: null }
-      : { clockStoppedAt: null, status: { $nin: ['resolved', 'closed'] } };
-  const moment = check.kind === 'breach' ? `sla.${check.clock}Target` : `sla.${check.clock}WarnAt`;
-  const filter: FilterQuery<RequestRecord> = {
-    ...visible,
-    ...running,
-    [moment]: { $lte: now },
-    [`sla.${check.marker}`]: null,
-  };
-  // A warning is only due inside its window (between the threshold and the target).
-  if (check.kind === 'warning') filter[`sla.${check.clock}Target`] = { $gt: now };
-  return filter;
-}
-
 export interface SlaMonitorOptions {
   /** Time between passes once started (default 15 s). */
   intervalMs?: number;
@@ -91,17 +60,13 @@ export interface SlaMonitorOptions {
  * conditional single-document updates atomic; unique inserts are atomic on both.) The database
  * is the source of truth, not timers.
  */
-export function createSlaMonitor(core: Core, alerts: SlaAlertModel, opts: SlaMonitorOptions = {}) {
+export function createSlaMonitor(deps: Deps, opts: SlaMonitorOptions = {}) {
   const batchSize = opts.batchSize ?? 200;
   const maxPasses = opts.maxPasses ?? 20;
-  const log = core.logger.child({ component: 'sla-monitor' });
+  const log = deps.logger.child({ component: 'sla-monitor' });
 
   const runCheck = async (check: Check, now: Date): Promise<{ emitted: number; full: boolean }> => {
-    const filter = dueFilter(check, now);
-    const due = await core.requests
-      .find(filter, { _id: 1, sla: 1 })
-      .limit(batchSize)
-      .lean<Pick<RequestRecord, '_id' | 'sla'>[]>();
+    const due = await deps.requests.dueForSla(check, now, batchSize);
     let emitted = 0;
     for (const doc of due) {
       const statusField = `${check.clock}Status` as 'responseStatus' | 'resolutionStatus';
@@ -117,34 +82,29 @@ export function createSlaMonitor(core: Core, alerts: SlaAlertModel, opts: SlaMon
         now,
       );
       // The claim: inserting the alert with its event is atomic on a unique id (see sla-alerts.ts).
-      try {
-        await alerts.create({
+      const claimed = await deps.slaAlerts.claim(
+        {
           _id: alertId(doc._id, check.clock, check.kind, target),
           requestId: doc._id,
           clock: check.clock,
           kind: check.kind,
           target,
           emittedAt: now,
-          outbox: [eventEntry(core.names, event)],
-        });
-        emitted++;
-      } catch (err) {
-        if (!isDuplicateKeyError(err)) throw err;
-      }
-      // The marker takes the request out of this scan and keeps its stored status current.
-      await core.requests.updateOne(
-        { _id: doc._id, [`sla.${check.marker}`]: null },
-        { $set: { [`sla.${check.marker}`]: now, [`sla.${statusField}`]: check.status } },
+        },
+        [eventEntry(deps.names, event)],
       );
+      if (claimed) emitted++;
+      // The marker takes the request out of this scan and keeps its stored status current.
+      await deps.requests.markSla(doc._id, check.marker, { [statusField]: check.status }, now);
     }
     return { emitted, full: due.length === batchSize };
   };
 
-  /** One monitoring pass set as of `core.now()`; returns how many events this replica emitted. */
+  /** One monitoring pass set as of `deps.clock()`; returns how many events this replica emitted. */
   const tick = async (): Promise<number> => {
     let total = 0;
     for (let pass = 0; pass < maxPasses; pass++) {
-      const now = core.now();
+      const now = deps.clock();
       let more = false;
       for (const check of CHECKS) {
         const { emitted, full } = await runCheck(check, now);
@@ -153,10 +113,7 @@ export function createSlaMonitor(core: Core, alerts: SlaAlertModel, opts: SlaMon
       }
       if (!more) break;
     }
-    if (total > 0) {
-      core.relay.kick();
-      log.info({ emitted: total }, 'sla events emitted');
-    }
+    if (total > 0) log.info({ emitted: total }, 'sla events emitted');
     return total;
   };
 

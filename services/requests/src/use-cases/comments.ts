@@ -5,9 +5,9 @@ import {
   REQUEST_LIMITS,
   type RequestComment,
 } from '@support-desk/contracts';
-import { buildEvent, conflict, eventEntry, forbidden, notFound, pushOutbox } from '@support-desk/platform';
-import { type CommentRecord, type RequestRecord, visible } from '../store/requests.js';
-import { type Core, eventContext, WRITE_ATTEMPTS } from './core.js';
+import { buildEvent, conflict, eventEntry, forbidden } from '@support-desk/platform';
+import type { CommentRecord, RequestRecord } from '../store/requests.js';
+import { type Deps, eventContext } from './deps.js';
 import { seesInternal } from './queries.js';
 import { computeSla } from './sla.js';
 
@@ -19,7 +19,7 @@ const isFirstResponse = (principal: Principal, request: RequestRecord, isInterna
   principal.userId !== request.requester.id;
 
 export async function addComment(
-  core: Core,
+  deps: Deps,
   principal: Principal,
   requestId: string,
   body: AddCommentBody,
@@ -28,16 +28,14 @@ export async function addComment(
   if (isInternal && !seesInternal(principal))
     throw forbidden('Only agents and admins may add internal notes');
   const ctx = eventContext(principal);
-  for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-    const current = await core.requests.findOne({ _id: requestId, ...visible }).lean<RequestRecord>();
-    if (!current) throw notFound('Request');
+  return deps.requests.update(requestId, (current) => {
     if (!seesInternal(principal) && principal.userId !== current.requester.id) {
       throw forbidden('Only the requester, agents and admins may comment');
     }
     if (current.comments.length >= REQUEST_LIMITS.commentsPerRequestMax) {
       throw conflict(`A request holds at most ${REQUEST_LIMITS.commentsPerRequestMax} comments`);
     }
-    const now = core.now();
+    const now = deps.clock();
     const comment: CommentRecord = {
       id: newId('comment', now.getTime()),
       content: body.content,
@@ -50,7 +48,7 @@ export async function addComment(
     if (isFirstResponse(principal, current, isInternal)) {
       set.firstResponseAt = now;
       set.sla = computeSla(
-        core.sla,
+        deps.sla,
         {
           priority: current.priority,
           createdAt: current.createdAt,
@@ -72,24 +70,15 @@ export async function addComment(
       { comment: { from: null, to: announced } },
       now,
     );
-    const result = await core.requests.updateOne(
-      { _id: requestId, rev: current.rev, ...visible },
-      {
-        $set: set,
-        $inc: { rev: 1 },
-        $push: { comments: comment, ...pushOutbox([eventEntry(core.names, event)]) },
-      },
-    );
-    if (result.modifiedCount === 1) {
-      core.relay.kick();
-      return {
+    return {
+      write: { set, append: { comments: [comment] }, outbox: [eventEntry(deps.names, event)] },
+      result: {
         id: comment.id,
         content: comment.content,
         author: { id: comment.authorId, name: comment.authorName },
         isInternal,
         createdAt: now.toISOString(),
-      };
-    }
-  }
-  throw conflict('The request was changed concurrently; retry');
+      },
+    };
+  });
 }

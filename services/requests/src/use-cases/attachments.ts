@@ -8,12 +8,11 @@ import {
   eventEntry,
   forbidden,
   notFound,
-  pushOutbox,
   validationError,
 } from '@support-desk/platform';
 import { fileTypeFromBuffer } from 'file-type';
-import { type AttachmentRecord, type RequestRecord, visible } from '../store/requests.js';
-import { type Core, eventContext, WRITE_ATTEMPTS } from './core.js';
+import type { AttachmentRecord, RequestRecord } from '../store/requests.js';
+import { type Deps, eventContext } from './deps.js';
 import { attachmentUrl, seesInternal } from './queries.js';
 
 /** Bytes file-type needs to recognise every format it knows. */
@@ -71,23 +70,21 @@ export interface IncomingFile {
 const tooLarge = (max: number) =>
   new AppError('PAYLOAD_TOO_LARGE', `body.file exceeds the maximum attachment size of ${max} bytes`);
 
-async function loadForUpload(core: Core, principal: Principal, requestId: string): Promise<RequestRecord> {
-  const current = await core.requests
-    .findOne({ _id: requestId, ...visible }, { requester: 1, attachments: 1, rev: 1 })
-    .lean<RequestRecord>();
-  if (!current) throw notFound('Request');
+/** The uploader may attach to this request and it has room for one more attachment. */
+function checkUpload(principal: Principal, current: RequestRecord): void {
   if (!seesInternal(principal) && principal.userId !== current.requester.id) {
     throw forbidden('Only the requester, agents and admins may attach files');
   }
   if (current.attachments.length >= REQUEST_LIMITS.attachmentsPerRequestMax) {
     throw conflict(`A request holds at most ${REQUEST_LIMITS.attachmentsPerRequestMax} attachments`);
   }
-  return current;
 }
 
 /** Checks the request before any byte is stored (so refusals never leave a file behind). */
-export async function checkUploadAllowed(core: Core, principal: Principal, requestId: string) {
-  await loadForUpload(core, principal, requestId);
+export async function checkUploadAllowed(deps: Deps, principal: Principal, requestId: string) {
+  const current = await deps.requests.findVisible(requestId);
+  if (!current) throw notFound('Request');
+  checkUpload(principal, current);
 }
 
 /**
@@ -96,31 +93,31 @@ export async function checkUploadAllowed(core: Core, principal: Principal, reque
  * `isTooLarge` recognises the size-limit error the source stream fails with.
  */
 export async function storeAttachment(
-  core: Core,
+  deps: Deps,
   principal: Principal,
   requestId: string,
   file: IncomingFile,
   isTooLarge: (err: unknown) => boolean,
 ) {
   const filename = sanitizeFilename(file.filename);
-  const id = newId('attachment', core.now().getTime());
+  const id = newId('attachment', deps.clock().getTime());
   const sniffer = new Sniffer();
-  const upload = core.files.openUpload(id, filename, { requestId, uploadedBy: principal.userId });
+  const upload = deps.files.openUpload(id, filename, { requestId, uploadedBy: principal.userId });
   try {
     await pipeline(file.stream, sniffer, upload);
-    if (file.stream.truncated) throw tooLarge(core.attachmentMaxBytes);
+    if (file.stream.truncated) throw tooLarge(deps.attachmentMaxBytes);
     if (sniffer.size === 0) throw validationError('body.file', 'is empty');
   } catch (err) {
-    await core.files.remove(id).catch(() => undefined);
-    if (isTooLarge(err)) throw tooLarge(core.attachmentMaxBytes);
+    await deps.files.remove(id).catch(() => undefined);
+    if (isTooLarge(err)) throw tooLarge(deps.attachmentMaxBytes);
     throw err;
   }
   try {
     const detected = await fileTypeFromBuffer(sniffer.headBytes());
     const ctx = eventContext(principal);
-    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-      const current = await loadForUpload(core, principal, requestId);
-      const now = core.now();
+    return await deps.requests.update(requestId, (current) => {
+      checkUpload(principal, current);
+      const now = deps.clock();
       const record: AttachmentRecord = {
         id,
         filename,
@@ -141,36 +138,29 @@ export async function storeAttachment(
         },
         now,
       );
-      const result = await core.requests.updateOne(
-        { _id: requestId, rev: current.rev, ...visible },
-        {
-          $set: { updatedAt: now },
-          $inc: { rev: 1 },
-          $push: { attachments: record, ...pushOutbox([eventEntry(core.names, event)]) },
+      return {
+        write: {
+          set: { updatedAt: now },
+          append: { attachments: [record] },
+          outbox: [eventEntry(deps.names, event)],
         },
-      );
-      if (result.modifiedCount === 1) {
-        core.relay.kick();
-        return { id, filename, size: record.size, url: attachmentUrl(core, id) };
-      }
-    }
-    throw conflict('The request was changed concurrently; retry');
+        result: { id, filename, size: record.size, url: attachmentUrl(deps, id) },
+      };
+    });
   } catch (err) {
-    await core.files.remove(id).catch(() => undefined);
+    await deps.files.remove(id).catch(() => undefined);
     throw err;
   }
 }
 
 /** The attachment's record and bytes, if its request is visible (soft-deleted → 404). */
-export async function openAttachment(core: Core, attachmentId: string) {
-  const holder = await core.requests
-    .findOne({ 'attachments.id': attachmentId, ...visible }, { attachments: 1 })
-    .lean<RequestRecord>();
+export async function openAttachment(deps: Deps, attachmentId: string) {
+  const holder = await deps.requests.findHoldingAttachment(attachmentId);
   const record = holder?.attachments.find((a) => a.id === attachmentId);
   if (!record) throw notFound('Attachment');
-  const stored = await core.files.find(attachmentId);
+  const stored = await deps.files.find(attachmentId);
   if (!stored) throw notFound('Attachment');
-  return { record, stream: core.files.openDownload(attachmentId) };
+  return { record, stream: deps.files.openDownload(attachmentId) };
 }
 
 /** `attachment; filename="ascii"; filename*=UTF-8''…` (RFC 6266 / 8187). */

@@ -7,52 +7,29 @@ import {
   type RequestListItem,
 } from '@support-desk/contracts';
 import { notFound } from '@support-desk/platform';
-import type { FilterQuery } from 'mongoose';
 import type { UserEntry } from '../store/directory.js';
-import { type RequestRecord, visible } from '../store/requests.js';
-import type { Core } from './core.js';
+import type { RequestRecord } from '../store/requests.js';
+import type { Deps } from './deps.js';
 import { statusAt } from './sla.js';
-
-const LIST_FIELDS = {
-  title: 1,
-  description: 1,
-  status: 1,
-  priority: 1,
-  category: 1,
-  createdAt: 1,
-  updatedAt: 1,
-  assignedTo: 1,
-  assignedGroup: 1,
-  requester: 1,
-};
 
 /** Viewers never see internal notes; agents and admins do. */
 export const seesInternal = (principal: Principal) =>
   principal.role === 'agent' || principal.role === 'admin';
 
-export async function listRequests(core: Core, query: ListRequestsQuery) {
+export async function listRequests(deps: Deps, query: ListRequestsQuery) {
   const window = pageWindow(query.page, query.limit);
-  const filter: FilterQuery<RequestRecord> = { ...visible };
-  if (query.status) filter.status = query.status;
-  if (query.priority) filter.priority = query.priority;
-  if (query.assignedTo) filter.assignedTo = query.assignedTo;
-  if (query.groupId) filter.assignedGroup = query.groupId;
-  if (query.createdAfter || query.createdBefore) {
-    filter.createdAt = {
-      ...(query.createdAfter ? { $gte: new Date(query.createdAfter) } : {}),
-      ...(query.createdBefore ? { $lt: new Date(query.createdBefore) } : {}),
-    };
-  }
-  const [docs, total] = await Promise.all([
-    core.requests
-      .find(filter, LIST_FIELDS)
-      .sort({ createdAt: -1, _id: -1 })
-      .skip(window.skip)
-      .limit(window.limit)
-      .lean<RequestRecord[]>(),
-    core.requests.countDocuments(filter),
-  ]);
-  const people = await core.directory.knownUsers(docs.map((d) => d.requester.id));
+  const { docs, total } = await deps.requests.list(
+    {
+      status: query.status,
+      priority: query.priority,
+      assignedTo: query.assignedTo,
+      assignedGroup: query.groupId,
+      createdAfter: query.createdAfter ? new Date(query.createdAfter) : undefined,
+      createdBefore: query.createdBefore ? new Date(query.createdBefore) : undefined,
+    },
+    window,
+  );
+  const people = await deps.directory.knownUsers(docs.map((d) => d.requester.id));
   const requests: RequestListItem[] = docs.map((d) => ({
     ...sharedFields(d),
     assignedTo: d.assignedTo ?? null,
@@ -80,24 +57,24 @@ function person(snapshot: { id: string; email: string; name: string }, known: Us
   return { id: snapshot.id, email: known?.email ?? snapshot.email, name: known?.name ?? snapshot.name };
 }
 
-export async function loadVisible(core: Core, id: string): Promise<RequestRecord> {
-  const doc = await core.requests.findOne({ _id: id, ...visible }).lean<RequestRecord>();
+export async function loadVisible(deps: Deps, id: string): Promise<RequestRecord> {
+  const doc = await deps.requests.findVisible(id);
   if (!doc) throw notFound('Request');
   return doc;
 }
 
-export const attachmentUrl = (core: Core, id: string) =>
-  `${core.publicBaseUrl.replace(/\/+$/, '')}/attachments/${id}`;
+export const attachmentUrl = (deps: Deps, id: string) =>
+  `${deps.publicBaseUrl.replace(/\/+$/, '')}/attachments/${id}`;
 
-export async function getRequest(core: Core, principal: Principal, id: string): Promise<RequestDetail> {
-  const d = await loadVisible(core, id);
-  const now = core.now();
+export async function getRequest(deps: Deps, principal: Principal, id: string): Promise<RequestDetail> {
+  const d = await loadVisible(deps, id);
+  const now = deps.clock();
   const comments = seesInternal(principal) ? d.comments : d.comments.filter((c) => !c.isInternal);
   const [requester, assignee, group, authors] = await Promise.all([
-    core.directory.userOrNull(d.requester.id),
-    d.assignedTo ? core.directory.userOrNull(d.assignedTo) : null,
-    d.assignedGroup ? core.directory.groupOrNull(d.assignedGroup) : null,
-    core.directory.knownUsers(comments.map((c) => c.authorId)),
+    deps.directory.userOrNull(d.requester.id),
+    d.assignedTo ? deps.directory.userOrNull(d.assignedTo) : null,
+    d.assignedGroup ? deps.directory.groupOrNull(d.assignedGroup) : null,
+    deps.directory.knownUsers(comments.map((c) => c.authorId)),
   ]);
   const detail: RequestDetail = {
     ...sharedFields(d),
@@ -128,7 +105,7 @@ export async function getRequest(core: Core, principal: Principal, id: string): 
       size: a.size,
       contentType: a.contentType,
       uploadedAt: a.uploadedAt.toISOString(),
-      url: attachmentUrl(core, a.id),
+      url: attachmentUrl(deps, a.id),
     })),
   };
   if (d.status === 'resolved' || d.status === 'closed') detail.resolution = d.resolution ?? null;

@@ -12,37 +12,28 @@ import {
   diffChanges,
   type EventContext,
   eventEntry,
-  notFound,
-  pushOutbox,
   validationError,
 } from '@support-desk/platform';
-import { type RequestRecord, visible } from '../store/requests.js';
-import {
-  type Core,
-  eventContext,
-  requireAssignee,
-  requireGroup,
-  uniqueTags,
-  WRITE_ATTEMPTS,
-} from './core.js';
+import type { RequestRecord } from '../store/requests.js';
+import { type Deps, eventContext, requireAssignee, requireGroup, uniqueTags } from './deps.js';
 import { computeSla } from './sla.js';
 import { checkTransition, isStopped } from './workflow.js';
 
-export async function createRequest(core: Core, principal: Principal, body: CreateRequestBody) {
-  if (body.assignedTo) await requireAssignee(core, body.assignedTo, 'body.assignedTo');
-  if (body.assignedGroup) await requireGroup(core, body.assignedGroup, 'body.assignedGroup');
+export async function createRequest(deps: Deps, principal: Principal, body: CreateRequestBody) {
+  if (body.assignedTo) await requireAssignee(deps, body.assignedTo, 'body.assignedTo');
+  if (body.assignedGroup) await requireGroup(deps, body.assignedGroup, 'body.assignedGroup');
   // VIP decides the SLA tier; if identity cannot say, the standard tier applies.
-  const requester = await core.directory.userOrNull(principal.userId);
-  const now = core.now();
+  const requester = await deps.directory.userOrNull(principal.userId);
+  const now = deps.clock();
   const id = newId('request', now.getTime());
   const status: RequestStatus = body.assignedTo ? 'assigned' : 'open';
   const sla = computeSla(
-    core.sla,
+    deps.sla,
     { priority: body.priority, createdAt: now, firstResponseAt: null, clockStoppedAt: null },
     requester?.isVip ?? false,
     now,
   );
-  const record: Omit<RequestRecord, 'rev'> & { rev: number } = {
+  const record: RequestRecord = {
     _id: id,
     title: body.title,
     description: body.description,
@@ -81,8 +72,10 @@ export async function createRequest(core: Core, principal: Principal, body: Crea
   ]);
   if (Object.keys(assignment).length > 0)
     events.push(buildEvent('request.assigned', id, ctx, assignment, now));
-  await core.requests.create({ ...record, outbox: events.map((e) => eventEntry(core.names, e)) });
-  core.relay.kick();
+  await deps.requests.insert(
+    record,
+    events.map((e) => eventEntry(deps.names, e)),
+  );
   return { id, title: record.title, status, createdAt: now.toISOString() };
 }
 
@@ -94,7 +87,7 @@ interface UpdatePlan {
 
 /** What a PATCH changes on `current`, and the events it emits: one per kind of change. */
 export function planUpdate(
-  core: Core,
+  deps: Deps,
   current: RequestRecord,
   body: UpdateRequestBody,
   principal: Principal,
@@ -169,7 +162,7 @@ export function planUpdate(
   set.firstResponseAt = firstResponseAt;
   set.clockStoppedAt = clockStoppedAt;
   set.sla = computeSla(
-    core.sla,
+    deps.sla,
     {
       priority: after.priority ?? current.priority,
       createdAt: current.createdAt,
@@ -192,15 +185,13 @@ export function planUpdate(
   return { set, events, status: target };
 }
 
-export async function updateRequest(core: Core, principal: Principal, id: string, body: UpdateRequestBody) {
+export async function updateRequest(deps: Deps, principal: Principal, id: string, body: UpdateRequestBody) {
   const ctx = eventContext(principal);
   const verified = new Set<string>();
-  for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-    const current = await core.requests.findOne({ _id: id, ...visible }).lean<RequestRecord>();
-    if (!current) throw notFound('Request');
+  return deps.requests.update(id, async (current) => {
     // References are checked only when they change (keeping a since-deactivated assignee is fine).
     if (body.assignedTo && body.assignedTo !== current.assignedTo && !verified.has(body.assignedTo)) {
-      await requireAssignee(core, body.assignedTo, 'body.assignedTo');
+      await requireAssignee(deps, body.assignedTo, 'body.assignedTo');
       verified.add(body.assignedTo);
     }
     if (
@@ -208,49 +199,41 @@ export async function updateRequest(core: Core, principal: Principal, id: string
       body.assignedGroup !== current.assignedGroup &&
       !verified.has(body.assignedGroup)
     ) {
-      await requireGroup(core, body.assignedGroup, 'body.assignedGroup');
+      await requireGroup(deps, body.assignedGroup, 'body.assignedGroup');
       verified.add(body.assignedGroup);
     }
-    const now = core.now();
-    const plan = planUpdate(core, current, body, principal, ctx, now);
+    const now = deps.clock();
+    const plan = planUpdate(deps, current, body, principal, ctx, now);
     if (plan.events.length === 0) {
       // Nothing changed: no write, no event, updatedAt kept.
-      return { id, status: current.status, updatedAt: current.updatedAt.toISOString() };
+      return {
+        write: null,
+        result: { id, status: current.status, updatedAt: current.updatedAt.toISOString() },
+      };
     }
-    const result = await core.requests.updateOne(
-      { _id: id, rev: current.rev, ...visible },
-      {
-        $set: plan.set,
-        $inc: { rev: 1 },
-        $push: pushOutbox(plan.events.map((e) => eventEntry(core.names, e))),
-      },
-    );
-    if (result.modifiedCount === 1) {
-      core.relay.kick();
-      return { id, status: plan.status, updatedAt: now.toISOString() };
-    }
-  }
-  throw conflict('The request was changed concurrently; retry');
+    return {
+      write: { set: plan.set, outbox: plan.events.map((e) => eventEntry(deps.names, e)) },
+      result: { id, status: plan.status, updatedAt: now.toISOString() },
+    };
+  });
 }
 
-export async function deleteRequest(core: Core, principal: Principal, id: string) {
-  const now = core.now();
-  const event = buildEvent(
-    'request.deleted',
-    id,
-    eventContext(principal),
-    { deletedAt: { from: null, to: now.toISOString() } },
-    now,
-  );
-  const result = await core.requests.updateOne(
-    { _id: id, ...visible },
-    {
-      $set: { deletedAt: now, deletedBy: principal.userId, updatedAt: now },
-      $inc: { rev: 1 },
-      $push: pushOutbox([eventEntry(core.names, event)]),
-    },
-  );
-  if (result.matchedCount === 0) throw notFound('Request');
-  core.relay.kick();
-  return { deleted: true as const };
+export async function deleteRequest(deps: Deps, principal: Principal, id: string) {
+  return deps.requests.update(id, () => {
+    const now = deps.clock();
+    const event = buildEvent(
+      'request.deleted',
+      id,
+      eventContext(principal),
+      { deletedAt: { from: null, to: now.toISOString() } },
+      now,
+    );
+    return {
+      write: {
+        set: { deletedAt: now, deletedBy: principal.userId, updatedAt: now },
+        outbox: [eventEntry(deps.names, event)],
+      },
+      result: { deleted: true as const },
+    };
+  });
 }

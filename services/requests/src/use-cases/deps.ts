@@ -1,26 +1,26 @@
 import type { NatsNames, Principal } from '@support-desk/contracts';
 import {
+  AppError,
   contextFromPrincipal,
   type EventContext,
   type Logger,
-  type OutboxRelay,
   validationError,
 } from '@support-desk/platform';
-import { AppError } from '@support-desk/platform';
 import type { AttachmentFiles } from '../store/files.js';
-import type { RequestModel } from '../store/requests.js';
+import type { RequestsRepository } from '../store/requests-repository.js';
+import type { SlaAlertsRepository } from '../store/sla-alerts.js';
 import { type Directory, IdentityUnavailableError } from './directory.js';
 import type { SlaSettings } from './sla.js';
 
-/** Everything the use cases need; built once by buildApp (or a test / the monitor). */
-export interface Core {
-  requests: RequestModel;
+/** Everything the use cases need; built once by the composition root (or a test). */
+export interface Deps {
+  requests: RequestsRepository;
+  slaAlerts: SlaAlertsRepository;
   directory: Directory;
   files: AttachmentFiles;
   names: NatsNames;
-  relay: Pick<OutboxRelay, 'kick'>;
   sla: SlaSettings;
-  now: () => Date;
+  clock: () => Date;
   logger: Logger;
   publicBaseUrl: string;
   attachmentMaxBytes: number;
@@ -30,19 +30,22 @@ export function eventContext(principal: Principal): EventContext {
   return contextFromPrincipal(principal, principal.credential?.type === 'oauth' ? 'oauth' : 'api');
 }
 
-/** Optimistic writes retry this many times on a concurrent change before answering 409. */
-export const WRITE_ATTEMPTS = 5;
-
-const unavailable = (err: unknown) =>
-  new AppError('SERVICE_UNAVAILABLE', `Cannot verify the reference right now: ${(err as Error).message}`);
+/**
+ * Identity did not answer: the caller learns that the reference cannot be checked now, never
+ * why (the NATS or RPC error is for the log, not for the client).
+ */
+function unavailable(deps: Deps, err: unknown, reference: string): AppError {
+  deps.logger.warn({ err, reference }, 'identity did not answer a reference check');
+  return new AppError('SERVICE_UNAVAILABLE', 'Cannot verify the reference right now; retry later');
+}
 
 /** `assignedTo` must be an active agent or admin; anything else is a 400 naming the field. */
-export async function requireAssignee(core: Core, userId: string, field: string): Promise<void> {
+export async function requireAssignee(deps: Deps, userId: string, field: string): Promise<void> {
   let user: Awaited<ReturnType<Directory['user']>>;
   try {
-    user = await core.directory.user(userId);
+    user = await deps.directory.user(userId);
   } catch (err) {
-    if (err instanceof IdentityUnavailableError) throw unavailable(err);
+    if (err instanceof IdentityUnavailableError) throw unavailable(deps, err, userId);
     throw err;
   }
   if (!user) throw validationError(field, `user ${userId} does not exist`);
@@ -53,12 +56,12 @@ export async function requireAssignee(core: Core, userId: string, field: string)
 }
 
 /** `assignedGroup` must be an existing (not deleted) group. */
-export async function requireGroup(core: Core, groupId: string, field: string): Promise<void> {
+export async function requireGroup(deps: Deps, groupId: string, field: string): Promise<void> {
   let group: Awaited<ReturnType<Directory['group']>>;
   try {
-    group = await core.directory.group(groupId);
+    group = await deps.directory.group(groupId);
   } catch (err) {
-    if (err instanceof IdentityUnavailableError) throw unavailable(err);
+    if (err instanceof IdentityUnavailableError) throw unavailable(deps, err, groupId);
     throw err;
   }
   if (!group || group.deleted) throw validationError(field, `group ${groupId} does not exist`);

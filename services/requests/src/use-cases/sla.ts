@@ -1,5 +1,8 @@
 import { PRIORITIES, type Priority, type SlaStatus } from '@support-desk/contracts';
 import { ConfigError } from '@support-desk/platform';
+import type { SlaState } from '../store/sla-state.js';
+
+export type { SlaState };
 
 export interface SlaRow {
   /** Minutes from creation to the first response. */
@@ -58,25 +61,6 @@ export function parseSlaPolicy(json: string | undefined): SlaPolicy {
     }
   }
   return policy;
-}
-
-/** What the requests document stores about its SLA. */
-export interface SlaState {
-  tier: string;
-  vip: boolean;
-  responseTarget: Date;
-  responseWarnAt: Date;
-  resolutionTarget: Date;
-  resolutionWarnAt: Date;
-  responseStatus: SlaStatus;
-  resolutionStatus: SlaStatus;
-  /** Set once by whoever emitted the event (the monitor): the exactly-once markers. */
-  responseWarnedAt: Date | null;
-  responseBreachedAt: Date | null;
-  resolutionWarnedAt: Date | null;
-  resolutionBreachedAt: Date | null;
-  /** Total time spent resolved/closed before a reopen; shifts the resolution target. */
-  pausedMs: number;
 }
 
 /** The clocks of one request, as far as the SLA cares. */

@@ -1,0 +1,118 @@
+import type { NatsNames } from '@support-desk/contracts';
+import {
+  type ComposedService,
+  type Connection,
+  createHttpApp,
+  createOutboxRelay,
+  deadLetterStore,
+  ensureIndexes,
+  identityRpcClient,
+  type IdentityRpcClient,
+  type Logger,
+  type NatsConnection,
+  type OutboxRelay,
+  pingMongo,
+  pingNats,
+  registerHealth,
+  requirePrincipal,
+  type RunningConsumer,
+} from '@support-desk/platform';
+import type { RequestsConfig } from './config.js';
+import { startReadModelConsumer } from './events/read-model-consumer.js';
+import { registerRoutes } from './routes/index.js';
+import { createDirectoryRepository } from './store/directory.js';
+import { attachmentFiles } from './store/files.js';
+import { requestModel } from './store/requests.js';
+import { createRequestsRepository } from './store/requests-repository.js';
+import { createSlaAlertsRepository, slaAlertModel } from './store/sla-alerts.js';
+import type { Deps } from './use-cases/deps.js';
+import { Directory } from './use-cases/directory.js';
+import { parseSlaPolicy } from './use-cases/sla.js';
+import { createSlaMonitor } from './use-cases/sla-monitor.js';
+
+export interface RequestsServiceDeps {
+  config: RequestsConfig;
+  logger: Logger;
+  conn: Connection;
+  nc: NatsConnection;
+  names: NatsNames;
+  /** The clock (tests move it). */
+  clock?: () => Date;
+  /** How to ask identity (default: its RPC over NATS). */
+  identity?: IdentityRpcClient;
+  /** The outbox relay's safety-net scan interval (tests shorten it). */
+  relayPollIntervalMs?: number;
+}
+
+export interface RequestsService extends ComposedService {
+  /** The use cases' dependencies (tests drive the monitor and the read model through them). */
+  deps: Deps;
+  relay: OutboxRelay;
+}
+
+/** The requests service: its use cases over its own database, the HTTP app and its workers. */
+export async function composeService(sd: RequestsServiceDeps): Promise<RequestsService> {
+  const { config, logger, conn, nc, names } = sd;
+  const clock = sd.clock ?? (() => new Date());
+  const identity = sd.identity ?? identityRpcClient(nc, names, config.IDENTITY_RPC_TIMEOUT_MS);
+  const deps: Deps = {
+    requests: createRequestsRepository(conn),
+    slaAlerts: createSlaAlertsRepository(conn),
+    directory: new Directory(
+      createDirectoryRepository(conn),
+      identity,
+      logger.child({ component: 'directory' }),
+      clock,
+    ),
+    files: attachmentFiles(conn),
+    names,
+    sla: { policy: parseSlaPolicy(config.SLA_POLICY), warningRatio: config.SLA_WARNING_RATIO },
+    clock,
+    logger,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+    attachmentMaxBytes: config.ATTACHMENT_MAX_BYTES,
+  };
+
+  const app = createHttpApp({ logger });
+  const health = registerHealth(app, { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) });
+  requirePrincipal(app, config.INTERNAL_AUTH_SECRET);
+  await registerRoutes(app, deps);
+
+  const relay = createOutboxRelay({
+    nc,
+    models: [requestModel(conn), slaAlertModel(conn)],
+    logger,
+    ...(sd.relayPollIntervalMs ? { pollIntervalMs: sd.relayPollIntervalMs } : {}),
+  });
+  const monitor = createSlaMonitor(deps, { intervalMs: config.SLA_MONITOR_INTERVAL_MS });
+  let consumer: RunningConsumer | undefined;
+  let started = false;
+  return {
+    app,
+    health,
+    deps,
+    relay,
+    async start() {
+      if (started) return;
+      started = true;
+      await ensureIndexes(conn);
+      await deps.files.ensureIndexes();
+      relay.start();
+      consumer = await startReadModelConsumer({
+        nc,
+        names,
+        logger,
+        durable: config.READ_MODEL_DURABLE,
+        refreshUser: (id) => deps.directory.refreshUser(id),
+        refreshGroup: (id) => deps.directory.refreshGroup(id),
+        deadLetter: deadLetterStore(conn).write,
+      });
+      if (config.SLA_MONITOR_ENABLED) monitor.start();
+    },
+    async close() {
+      await monitor.stop();
+      await consumer?.stop();
+      await relay.stop();
+    },
+  };
+}
