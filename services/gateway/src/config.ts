@@ -1,4 +1,13 @@
-import { baseConfig, configSchema, loadConfig } from '@support-desk/platform';
+import { readFileSync } from 'node:fs';
+import {
+  baseConfig,
+  ConfigError,
+  configSchema,
+  createLogger,
+  loadConfig,
+  type Logger,
+} from '@support-desk/platform';
+import { pino } from 'pino';
 import { type Static, Type } from '@sinclair/typebox';
 
 const Url = (def: string) => Type.String({ pattern: '^https?://', default: def });
@@ -56,7 +65,42 @@ export const gatewayConfigSchema = configSchema({
 export type GatewayConfig = Static<typeof gatewayConfigSchema>;
 
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  return loadConfig(gatewayConfigSchema, env);
+  const config = loadConfig(gatewayConfigSchema, env);
+  if (Boolean(config.TLS_CERT) !== Boolean(config.TLS_KEY)) {
+    throw new ConfigError('Invalid configuration: TLS_CERT and TLS_KEY must be set together');
+  }
+  return config;
+}
+
+export const listenPort = (config: GatewayConfig) => config.GATEWAY_PORT ?? config.PORT;
+
+/** The certificate and key files when the gateway serves TLS itself. */
+export function tlsFiles(config: GatewayConfig): { cert: Buffer; key: Buffer } | null {
+  return config.TLS_CERT && config.TLS_KEY
+    ? { cert: readFileSync(config.TLS_CERT), key: readFileSync(config.TLS_KEY) }
+    : null;
+}
+
+/**
+ * The gateway's logger. One log line per request is one write(2) per request unless buffered:
+ * lines are gathered up to LOG_BUFFER_BYTES and flushed at least every second (and synchronously
+ * at exit).
+ */
+export function gatewayLogger(config: GatewayConfig): Logger {
+  const destination =
+    config.LOG_BUFFER_BYTES > 0
+      ? pino.destination({ dest: 1, sync: false, minLength: config.LOG_BUFFER_BYTES })
+      : undefined;
+  if (destination) {
+    setInterval(() => {
+      try {
+        destination.flush();
+      } catch {
+        // destroyed (shutting down): the exit hook has flushed synchronously
+      }
+    }, 1000).unref();
+  }
+  return createLogger({ service: 'gateway', level: config.LOG_LEVEL, destination });
 }
 
 /** Config for tests and the bench: every default, then the given overrides. */

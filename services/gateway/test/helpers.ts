@@ -1,103 +1,18 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  type GetOAuthClientReply,
-  type GetUserReply,
-  type NatsNames,
-  newId,
-  type Plan,
-  type RateLimits,
-  type ResolveApiKeyReply,
-  type Role,
-  type UserSnapshot,
-} from '@support-desk/contracts';
-import { createPrincipalVerifier, type NatsConnection, serveRpc } from '@support-desk/platform';
-import { testEnv, testLogger, testNats, testUserSnapshot, uniqueName } from '@support-desk/platform/testing';
+import type { NatsNames } from '@support-desk/contracts';
+import { createPrincipalVerifier, type NatsConnection } from '@support-desk/platform';
+import { IdentityDouble, testEnv, testLogger, testNats, uniqueName } from '@support-desk/platform/testing';
 import { Redis } from 'ioredis';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 
 type CryptoKeyLike = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 import type { Test } from 'tap';
-import { buildApp, type Gateway } from '../src/app.js';
+import { composeService, type Gateway } from '../src/composition.js';
 import { type GatewayConfig, gatewayConfig } from '../src/config.js';
 
 export const ISSUER = 'http://gateway.test';
 export const AUDIENCE = 'support-desk-api';
-
-/** Stand-in for identity: the RPC subjects it serves, with state the test controls. */
-export class IdentityDouble {
-  keys = new Map<string, ResolveApiKeyReply>();
-  users = new Map<string, UserSnapshot>();
-  clients = new Map<string, { clientId: string; name: string; plan: Plan; limits: RateLimits | null }>();
-  globalAllowlist: string[] = [];
-  calls = { resolveApiKey: 0, getUser: 0, getOAuthClient: 0 };
-
-  constructor(nc: NatsConnection, names: NatsNames) {
-    serveRpc<{ key: string }, ResolveApiKeyReply>(nc, names.rpc.resolveApiKey, async ({ key }) => {
-      this.calls.resolveApiKey++;
-      const r = this.keys.get(key);
-      if (!r) return { valid: false, reason: /^sd_key_[a-z0-9]+_.+$/.test(key) ? 'unknown' : 'malformed' };
-      if (!r.valid) return r;
-      const owner = this.users.get(r.owner.id) ?? r.owner;
-      if (owner.status !== 'active') return { valid: false, reason: 'inactive_owner' };
-      return { ...r, owner, globalAllowlist: this.globalAllowlist };
-    });
-    serveRpc<{ id: string }, GetUserReply>(nc, names.rpc.getUser, async ({ id }) => {
-      this.calls.getUser++;
-      const user = this.users.get(id);
-      return user ? { found: true, user } : { found: false };
-    });
-    serveRpc<{ id: string }, GetOAuthClientReply>(nc, names.rpc.getOAuthClient, async ({ id }) => {
-      this.calls.getOAuthClient++;
-      const client = this.clients.get(id);
-      return client ? { found: true, client } : { found: false };
-    });
-  }
-
-  addUser(role: Role = 'admin', overrides: Partial<UserSnapshot> = {}): UserSnapshot {
-    const user = testUserSnapshot(role, overrides);
-    this.users.set(user.id, user);
-    return user;
-  }
-
-  /** Creates a key for `owner` and returns its raw value. */
-  addKey(
-    owner: UserSnapshot,
-    o: {
-      scopes?: string[];
-      plan?: Plan;
-      limits?: RateLimits | null;
-      allowlist?: string[];
-      expiresAt?: string | null;
-      state?: 'revoked' | 'expired';
-    } = {},
-  ): { raw: string; keyId: string } {
-    const keyId = newId('apiKey');
-    const raw = `sd_${keyId}_${uniqueName('secret')}`;
-    if (o.state) {
-      this.keys.set(raw, { valid: false, reason: o.state });
-    } else {
-      this.keys.set(raw, {
-        valid: true,
-        keyId,
-        owner,
-        scopes: o.scopes ?? ['admin'],
-        plan: o.plan ?? 'standard',
-        limits: o.limits ?? null,
-        allowlist: o.allowlist ?? [],
-        globalAllowlist: [],
-        expiresAt: o.expiresAt ?? null,
-      });
-    }
-    return { raw, keyId };
-  }
-
-  addClient(plan: Plan = 'standard', limits: RateLimits | null = null): string {
-    const clientId = newId('oauthClient');
-    this.clients.set(clientId, { clientId, name: 'Test client', plan, limits });
-    return clientId;
-  }
-}
 
 /** A JWKS endpoint on loopback and an ES256 signer, as identity would publish and sign. */
 export async function startJwks(t: Test) {
@@ -240,6 +155,8 @@ export interface Harness {
 export async function harness(t: Test, overrides: Partial<GatewayConfig> = {}): Promise<Harness> {
   const { nc, names } = await testNats(t);
   const identity = new IdentityDouble(nc, names);
+  const stopIdentity = identity.serve();
+  t.teardown(stopIdentity);
   const jwks = await startJwks(t);
   await jwks.addKey();
   const upstreams = {
@@ -272,15 +189,19 @@ export async function harness(t: Test, overrides: Partial<GatewayConfig> = {}): 
       // REDIS_COMMAND_TIMEOUT_MS, when a test sets it, bounds this instance's client.
       const redis = testRedis(t, redisUrl, more.REDIS_COMMAND_TIMEOUT_MS ?? 500);
       await redis.connect().catch(() => undefined);
-      const gw = await buildApp({
+      const gw = await composeService({
         config: { ...config, ...more },
         logger: testLogger('gateway'),
         nc,
         names,
         redis,
       });
-      t.teardown(() => gw.app.close());
+      t.teardown(async () => {
+        await gw.app.close();
+        await gw.close();
+      });
       await gw.app.ready();
+      await gw.start();
       return gw;
     },
   };

@@ -2,7 +2,7 @@ import { request } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { selfSignedCertificate, testLogger } from '@support-desk/platform/testing';
 import t from 'tap';
-import { buildApp } from '../src/app.js';
+import { composeService } from '../src/composition.js';
 import { harness, testRedis } from './helpers.js';
 
 t.test('TLS_CERT/TLS_KEY: serves HTTPS with HSTS', async (t) => {
@@ -10,7 +10,7 @@ t.test('TLS_CERT/TLS_KEY: serves HTTPS with HSTS', async (t) => {
   const h = await harness(t);
   const redis = testRedis(t);
   await redis.connect();
-  const { app } = await buildApp({
+  const { app } = await composeService({
     config: { ...h.config, HSTS_MAX_AGE_SECONDS: 600 },
     logger: testLogger('gateway'),
     nc: h.nc,

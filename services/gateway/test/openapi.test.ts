@@ -1,6 +1,6 @@
 import { PUBLIC_ROUTES, routeKey } from '@support-desk/contracts';
 import t from 'tap';
-import { openApiPath } from '../src/app/routeTable.js';
+import { openApiPath } from '../src/use-cases/route-table.js';
 import { buildOpenApi } from '../src/routes/openapi.js';
 import { harness } from './helpers.js';
 

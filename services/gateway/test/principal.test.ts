@@ -2,7 +2,7 @@ import { createPrincipalSigner, createPrincipalVerifier } from '@support-desk/pl
 import { testEnv, testPrincipal } from '@support-desk/platform/testing';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import t from 'tap';
-import { createFastPrincipalSigner } from '../src/app/principalSigner.js';
+import { createFastPrincipalSigner } from '../src/use-cases/principal-signer.js';
 
 t.test('the gateway signer makes the same assertion as the platform signer', async (t) => {
   const verify = createPrincipalVerifier(testEnv.internalSecret);

@@ -7,7 +7,7 @@ import {
   type RateLimiter,
   RateLimitUnavailableError,
   rateLimitHeaders,
-} from '../app/rateLimiter.js';
+} from '../store/rate-limiter.js';
 import type { GatewayConfig } from '../config.js';
 import { fromOptions, poolOptions } from './upstream.js';
 

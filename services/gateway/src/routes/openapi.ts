@@ -8,10 +8,12 @@ import {
   type RouteSchemas,
   requestsRouteSchemas,
   routeKey,
+  SCOPE_DESCRIPTIONS,
   SCOPES,
 } from '@support-desk/contracts';
 import type { TSchema } from '@sinclair/typebox';
-import { openApiPath, pathParams } from '../app/routeTable.js';
+import { openApiPath, pathParams } from '../use-cases/route-table.js';
+import { oauthPaths } from './openapi-oauth.js';
 
 type Json = Record<string, unknown>;
 
@@ -129,86 +131,6 @@ const operationId = (route: PublicRoute) =>
     )
     .join('')}`;
 
-function oauthPaths(): Json {
-  const tokenResponse = {
-    type: 'object',
-    required: ['access_token', 'token_type', 'expires_in'],
-    properties: {
-      access_token: { type: 'string' },
-      token_type: { const: 'Bearer' },
-      expires_in: { type: 'integer', description: 'Access token lifetime in seconds' },
-      refresh_token: { type: 'string' },
-      scope: { type: 'string' },
-    },
-  };
-  const form = (fields: string[]) => ({
-    type: 'object',
-    required: ['grant_type', 'client_id'],
-    properties: Object.fromEntries(fields.map((f) => [f, { type: 'string' }])),
-  });
-  return {
-    '/oauth/authorize': {
-      get: {
-        operationId: 'oauthAuthorize',
-        tags: ['OAuth'],
-        summary: 'Start the authorization code flow (login and consent page)',
-        security: [],
-        parameters: ['client_id', 'redirect_uri', 'response_type', 'scope', 'state'].map((name) => ({
-          name,
-          in: 'query',
-          required: name !== 'state',
-          schema: name === 'response_type' ? { const: 'code' } : { type: 'string' },
-        })),
-        responses: {
-          '200': {
-            description: 'Login / consent page',
-            content: { 'text/html': { schema: { type: 'string' } } },
-          },
-          '302': { description: 'Redirect to redirect_uri with code (or error)' },
-          '429': { $ref: '#/components/responses/429' },
-        },
-      },
-    },
-    '/oauth/token': {
-      post: {
-        operationId: 'oauthToken',
-        tags: ['OAuth'],
-        summary: 'Exchange an authorization code or a refresh token for tokens',
-        description: 'Rate limited per client and per client address (the auth bucket).',
-        security: [],
-        requestBody: {
-          required: true,
-          content: {
-            'application/x-www-form-urlencoded': {
-              schema: {
-                oneOf: [
-                  form(['grant_type', 'code', 'client_id', 'client_secret', 'redirect_uri', 'code_verifier']),
-                  form(['grant_type', 'refresh_token', 'client_id', 'client_secret']),
-                ],
-              },
-            },
-          },
-        },
-        responses: {
-          '200': {
-            description: 'Token response (not wrapped in the envelope)',
-            content: { 'application/json': { schema: tokenResponse } },
-          },
-          '400': {
-            description: 'OAuth error response',
-            content: { 'application/json': { schema: { type: 'object' } } },
-          },
-          '401': {
-            description: 'Client authentication failed',
-            content: { 'application/json': { schema: { type: 'object' } } },
-          },
-          '429': { $ref: '#/components/responses/429' },
-        },
-      },
-    },
-  };
-}
-
 /**
  * The public API as one OpenAPI 3.1 document: every PUBLIC_ROUTES entry with the schemas its
  * service validates with (the RouteSchemaMaps in contracts), the scope it needs, its rate bucket
@@ -301,7 +223,7 @@ export function buildOpenApi({
               authorizationUrl: `${serverUrl}/oauth/authorize`,
               tokenUrl: `${serverUrl}/oauth/token`,
               refreshUrl: `${serverUrl}/oauth/token`,
-              scopes: Object.fromEntries(SCOPES.map((s) => [s, SCOPE_TEXT[s]])),
+              scopes: Object.fromEntries(SCOPES.map((s) => [s, SCOPE_DESCRIPTIONS[s]])),
             },
           },
         },
@@ -309,11 +231,3 @@ export function buildOpenApi({
     },
   };
 }
-
-const SCOPE_TEXT: Record<(typeof SCOPES)[number], string> = {
-  'requests:read': 'Read requests, attachments and request events',
-  'requests:write': 'Create and update requests, comments and attachments',
-  'users:read': 'Read users, groups and members',
-  'users:write': 'Manage users, groups and membership',
-  admin: 'Full access, including deleting requests and the audit log',
-};

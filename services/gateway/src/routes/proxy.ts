@@ -2,10 +2,15 @@ import replyFrom from '@fastify/reply-from';
 import { hasScope, type OwningService, type PublicRoute } from '@support-desk/contracts';
 import { errorBody, type HttpApp, isAppError } from '@support-desk/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Authenticator } from '../app/authenticator.js';
-import type { FastPrincipalSigner } from '../app/principalSigner.js';
-import { type RateLimiter, RateLimitUnavailableError, rateLimitHeaders } from '../app/rateLimiter.js';
-import { isUpload, MULTIPART_OVERHEAD_BYTES, routesByService, type Upstreams } from '../app/routeTable.js';
+import type { Authenticator } from '../use-cases/authenticator.js';
+import type { FastPrincipalSigner } from '../use-cases/principal-signer.js';
+import { type RateLimiter, RateLimitUnavailableError, rateLimitHeaders } from '../store/rate-limiter.js';
+import {
+  isUpload,
+  MULTIPART_OVERHEAD_BYTES,
+  routesByService,
+  type Upstreams,
+} from '../use-cases/route-table.js';
 import type { GatewayConfig } from '../config.js';
 import { fromOptions, limitStream, payloadTooLarge, poolOptions } from './upstream.js';
 

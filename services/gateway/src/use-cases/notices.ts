@@ -1,7 +1,7 @@
 import type { CredentialNotice } from '@support-desk/contracts';
-import type { DenyList } from './denyList.js';
-import type { IdentityClient } from './identityClient.js';
-import type { TokenVerifier } from './tokenVerifier.js';
+import type { DenyList } from '../store/deny-list.js';
+import type { IdentityClient } from '../events/identity-client.js';
+import type { TokenVerifier } from './token-verifier.js';
 
 /**
  * What each credential notice invalidates in this replica (and, for a deactivation or a revoked

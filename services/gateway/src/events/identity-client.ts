@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import type {
   GetOAuthClientReply,
-  GetUserReply,
+  IdentityRpc,
+  IdentityRpcName,
   NatsNames,
   ResolveApiKeyReply,
   UserSnapshot,
 } from '@support-desk/contracts';
-import { AppError, callRpc, type NatsConnection } from '@support-desk/platform';
-import { singleFlight, TtlCache } from './ttlCache.js';
+import { AppError, identityRpcClient, type NatsConnection } from '@support-desk/platform';
+import { singleFlight, TtlCache } from '../store/ttl-cache.js';
 
 export type OAuthClientInfo = Extract<GetOAuthClientReply, { found: true }>['client'];
 
@@ -40,9 +41,13 @@ export function createIdentityClient(o: IdentityClientOptions) {
   // Bumped by every notice: a look-up that started before a notice must not repopulate the cache.
   let generation = 0;
 
-  async function rpc<Req, Res>(subject: string, body: Req): Promise<Res> {
+  const client = identityRpcClient(o.nc, o.names, o.rpcTimeoutMs);
+  async function rpc<K extends IdentityRpcName>(
+    name: K,
+    request: IdentityRpc[K]['request'],
+  ): Promise<IdentityRpc[K]['reply']> {
     try {
-      return await callRpc<Req, Res>(o.nc, subject, body, o.rpcTimeoutMs);
+      return await client.call(name, request);
     } catch {
       throw unavailable();
     }
@@ -55,7 +60,7 @@ export function createIdentityClient(o: IdentityClientOptions) {
       if (cached) return cached;
       return keyFlight(hash, async () => {
         const started = generation;
-        const reply = await rpc<{ key: string }, ResolveApiKeyReply>(o.names.rpc.resolveApiKey, { key: raw });
+        const reply = await rpc('resolveApiKey', { key: raw });
         let ttl = o.apiKeyTtlMs;
         if (reply.valid && reply.expiresAt) ttl = Math.min(ttl, Date.parse(reply.expiresAt) - Date.now());
         if (started === generation) keys.set(hash, reply, ttl);
@@ -68,7 +73,7 @@ export function createIdentityClient(o: IdentityClientOptions) {
       if (cached !== undefined) return cached;
       return userFlight(id, async () => {
         const started = generation;
-        const reply = await rpc<{ id: string }, GetUserReply>(o.names.rpc.getUser, { id });
+        const reply = await rpc('getUser', { id });
         const user = reply.found ? reply.user : null;
         if (started === generation) users.set(id, user, o.userTtlMs);
         return user;
@@ -80,9 +85,7 @@ export function createIdentityClient(o: IdentityClientOptions) {
       if (cached !== undefined) return cached;
       return clientFlight(clientId, async () => {
         const started = generation;
-        const reply = await rpc<{ id: string }, GetOAuthClientReply>(o.names.rpc.getOAuthClient, {
-          id: clientId,
-        });
+        const reply = await rpc('getOAuthClient', { id: clientId });
         const client = reply.found ? reply.client : null;
         if (started === generation) clients.set(clientId, client, o.clientTtlMs);
         return client;

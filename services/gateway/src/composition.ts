@@ -1,46 +1,63 @@
 import type { NatsNames } from '@support-desk/contracts';
 import {
+  type ComposedService,
   createHttpApp,
-  type HealthState,
-  type HttpApp,
   type Logger,
   type NatsConnection,
   pingNats,
   registerHealth,
 } from '@support-desk/platform';
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import type { JWTVerifyGetKey } from 'jose';
-import './app/types.js';
-import { createAuthenticator } from './app/authenticator.js';
-import { createDenyList } from './app/denyList.js';
-import { createIdentityClient } from './app/identityClient.js';
-import { createIpAllowlist } from './app/ipAllowlist.js';
-import { createNoticeHandler } from './app/notices.js';
-import { createFastPrincipalSigner } from './app/principalSigner.js';
-import { createRateLimiter } from './app/rateLimiter.js';
-import { createTokenVerifier } from './app/tokenVerifier.js';
 import { type GatewayConfig, listFrom } from './config.js';
-import { subscribeCredentialNotices } from './events/credentialNotices.js';
+import { subscribeCredentialNotices } from './events/credential-notices.js';
+import { createIdentityClient } from './events/identity-client.js';
 import { registerDocs } from './routes/docs.js';
 import { registerOAuthProxy } from './routes/oauth.js';
 import { registerPublicRoutes } from './routes/proxy.js';
+import './routes/request-context.js';
+import { createDenyList } from './store/deny-list.js';
+import { createRateLimiter } from './store/rate-limiter.js';
+import { createAuthenticator } from './use-cases/authenticator.js';
+import { createIpAllowlist } from './use-cases/ip-allowlist.js';
+import { createNoticeHandler } from './use-cases/notices.js';
+import { createFastPrincipalSigner } from './use-cases/principal-signer.js';
+import { createTokenVerifier } from './use-cases/token-verifier.js';
 
 export interface GatewayDeps {
   config: GatewayConfig;
   logger: Logger;
   nc: NatsConnection;
   names: NatsNames;
-  redis: Redis;
+  /** The rate limiter's and deny list's Redis (default: a client for REDIS_URL, closed with the service). */
+  redis?: Redis;
   /** Serve TLS directly (HSTS on every response then). */
   https?: { cert: string | Buffer; key: string | Buffer } | null;
   /** Tests may hand a local JWKS; production fetches IDENTITY_URL/.well-known/jwks.json. */
   keySet?: JWTVerifyGetKey;
 }
 
-export interface Gateway {
-  app: HttpApp;
-  health: HealthState;
+export interface Gateway extends ComposedService {
   rateLimiterStats: { failOpen: number; failClosed: number } | null;
+}
+
+/**
+ * Bounded: a call waits at most the command timeout, and nothing queues while Redis is away.
+ * Auto-pipelining: commands issued in one event-loop turn (rate-limit scripts and deny-list
+ * look-ups of concurrent calls) share one write and one read.
+ */
+function connectRedis(config: GatewayConfig, logger: Logger): Redis {
+  const redis = new Redis(config.REDIS_URL, {
+    enableAutoPipelining: true,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS,
+    connectTimeout: 2000,
+    retryStrategy: (times) => Math.min(times * 200, 2000),
+    lazyConnect: true,
+  });
+  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+  return redis;
 }
 
 /** `TRUSTED_PROXIES` → fastify trustProxy: only those hops may set X-Forwarded-For. */
@@ -49,8 +66,11 @@ export function trustProxyFrom(value: string): string[] | false {
   return hops.length > 0 ? hops : false;
 }
 
-export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
-  const { config, logger, nc, names, redis } = deps;
+/** The gateway: authentication, scopes, rate limits and the proxy to the services. */
+export async function composeService(deps: GatewayDeps): Promise<Gateway> {
+  const { config, logger, nc, names } = deps;
+  const ownRedis = !deps.redis;
+  const redis = deps.redis ?? connectRedis(config, logger);
   const app = createHttpApp({
     logger,
     bodyLimit: config.JSON_BODY_LIMIT_BYTES,
@@ -115,15 +135,8 @@ export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
     nats: () => pingNats(nc),
   });
 
-  // Every replica listens to credential notices from the moment it is ready until it closes.
   const handleNotice = createNoticeHandler(identity, tokens, denyList);
   let notices: Awaited<ReturnType<typeof subscribeCredentialNotices>> | undefined;
-  app.addHook('onReady', async () => {
-    notices = await subscribeCredentialNotices({ nc, names, logger, handle: handleNotice });
-  });
-  app.addHook('onClose', async () => {
-    await notices?.stop();
-  });
 
   const upstreams = { requests: config.REQUESTS_URL, identity: config.IDENTITY_URL, audit: config.AUDIT_URL };
   await registerPublicRoutes(app, {
@@ -136,5 +149,21 @@ export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
   await registerOAuthProxy(app, { config, identityUrl: config.IDENTITY_URL, rateLimiter });
   registerDocs(app, { serverUrl: config.OAUTH_ISSUER });
 
-  return { app, health, rateLimiterStats: rateLimiter?.stats ?? null };
+  return {
+    app,
+    health,
+    rateLimiterStats: rateLimiter?.stats ?? null,
+    async start() {
+      if (notices) return;
+      if (ownRedis) {
+        await redis.connect().catch((err) => logger.warn({ err: err.message }, 'redis not reachable yet'));
+      }
+      // Every replica listens to credential notices from its start until it closes.
+      notices = await subscribeCredentialNotices({ nc, names, logger, handle: handleNotice });
+    },
+    async close() {
+      await notices?.stop();
+      if (ownRedis) await redis.quit().catch(() => redis.disconnect());
+    },
+  };
 }

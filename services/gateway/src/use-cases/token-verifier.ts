@@ -1,6 +1,6 @@
 import { createRemoteJWKSet, type JWTVerifyGetKey, jwtVerify } from 'jose';
-import { hashCredential } from './identityClient.js';
-import { TtlCache } from './ttlCache.js';
+import { hashCredential } from '../events/identity-client.js';
+import { TtlCache } from '../store/ttl-cache.js';
 
 export interface AccessTokenClaims {
   userId: string;

@@ -8,10 +8,10 @@ import {
   type UserSnapshot,
 } from '@support-desk/contracts';
 import { AppError, forbidden } from '@support-desk/platform';
-import type { DenyList } from './denyList.js';
-import type { IdentityClient, OAuthClientInfo } from './identityClient.js';
-import type { IpAllowlist } from './ipAllowlist.js';
-import { type AccessTokenClaims, InvalidTokenError, type TokenVerifier } from './tokenVerifier.js';
+import type { DenyList } from '../store/deny-list.js';
+import type { IdentityClient, OAuthClientInfo } from '../events/identity-client.js';
+import type { IpAllowlist } from './ip-allowlist.js';
+import { type AccessTokenClaims, InvalidTokenError, type TokenVerifier } from './token-verifier.js';
 
 /** The verified caller before the per-call fields (ip, user agent, request id) are added. */
 export interface Caller {

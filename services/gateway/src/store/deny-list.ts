@@ -1,6 +1,6 @@
 import type { Logger } from '@support-desk/platform';
 import type { Redis } from 'ioredis';
-import { singleFlight, TtlCache } from './ttlCache.js';
+import { singleFlight, TtlCache } from './ttl-cache.js';
 
 /**
  * Users and OAuth grants whose access tokens must be refused at once, in Redis so every replica

@@ -1,5 +1,5 @@
 import type { PublicRoute } from '@support-desk/contracts';
-import type { Caller } from './authenticator.js';
+import type { Caller } from '../use-cases/authenticator.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
