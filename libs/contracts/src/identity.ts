@@ -163,6 +163,7 @@ export const UpdatedUser = Type.Object(
   },
   { additionalProperties: false },
 );
+export type UpdatedUser = Static<typeof UpdatedUser>;
 
 export const DeactivatedUser = Type.Object(
   { id: IdSchema('user'), status: Type.Literal('inactive'), deactivatedAt: DateTimeString() },

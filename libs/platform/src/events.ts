@@ -19,7 +19,14 @@ export interface EventContext {
   ipAddress: string | null;
 }
 
-export function contextFromPrincipal(p: Principal, source: EventSource = 'api'): EventContext {
+/**
+ * Who made a change through the API: the principal, and the kind of credential it used (`oauth`
+ * for an OAuth access token, `api` for an API key) unless the caller names another source.
+ */
+export function contextFromPrincipal(
+  p: Principal,
+  source: EventSource = p.credential?.type === 'oauth' ? 'oauth' : 'api',
+): EventContext {
   return {
     actor: { id: p.userId, name: p.name, email: p.email, role: p.role },
     source,

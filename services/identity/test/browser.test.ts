@@ -5,9 +5,9 @@ import { CHROMIUM_PATH, chromiumLaunchOptions, freePort } from '@support-desk/pl
 import * as oauth from 'oauth4webapi';
 import { chromium } from 'playwright-core';
 import t from 'tap';
-import { cliContext } from '../src/app/context.js';
-import { createOAuthClient } from '../src/app/oauthClients.js';
-import { createUser } from '../src/app/users.js';
+import { cliContext } from '../src/use-cases/deps.js';
+import { createOAuthClient } from '../src/use-cases/oauth-clients.js';
+import { createUser } from '../src/use-cases/users.js';
 import { harness } from './helpers.js';
 
 const insecure = { [oauth.allowInsecureRequests]: true };

@@ -117,7 +117,7 @@ t.test('deskctl and API keys', async (t) => {
     );
     t.equal(pw.code, 0, pw.stderr);
     t.match(pw.json, { id: agentId, passwordSet: true });
-    const stored = await h.deps.store.users.findById(agentId).select('+passwordHash').lean();
+    const stored = await h.stored.users.findById(agentId).select('+passwordHash').lean();
     t.match(stored?.passwordHash, /^scrypt\$/);
     const nobody = await run(
       ['users', 'set-password', '--email', 'nobody@example.com', '--password-stdin'],
@@ -198,9 +198,11 @@ t.test('deskctl and API keys', async (t) => {
       globalAllowlist: [],
     });
     t.ok(reply.valid && Date.parse(reply.expiresAt!) > Date.now() + 29 * 86_400_000);
-    const stored = await h.deps.store.apiKeys.findById(r.json.id).select('+secretHash').lean();
+    const stored = await h.stored.apiKeys.findById(r.json.id).select('+secretHash').lean();
     t.match(stored?.secretHash, /^[0-9a-f]{64}$/);
-    t.notOk(JSON.stringify(stored).includes(r.json.key.split('_').at(-1)), 'only the hash is stored');
+    // The secret is what follows `sd_<key id>_` (it may itself contain `_`).
+    const secret = r.json.key.slice(`sd_${r.json.id}_`.length);
+    t.notOk(JSON.stringify(stored).includes(secret), 'only the hash is stored');
     t.ok(stored?.lastUsedAt, 'lastUsedAt recorded');
 
     const tampered = `${r.json.key.slice(0, -1)}${r.json.key.endsWith('A') ? 'B' : 'A'}`;

@@ -17,13 +17,23 @@ import {
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildApp } from '../src/app.js';
-import type { Deps } from '../src/app/context.js';
+import type { Connection } from 'mongoose';
+import { composeService } from '../src/composition.js';
 import { type IdentityConfig, loadIdentityConfig } from '../src/config.js';
-import { createRuntime } from '../src/runtime.js';
-import { createKeyring } from '../src/oauth/keys.js';
-import { serveIdentityRpc } from '../src/events/rpc.js';
-import { ensureIndexes } from '@support-desk/platform';
+import { apiKeyModel, oauthClientModel } from '../src/store/credentials.js';
+import { grantModel, loginAttemptModel, sessionModel } from '../src/store/oauth.js';
+import { userModel } from '../src/store/users.js';
+import type { Deps } from '../src/use-cases/deps.js';
+
+/** The identity database's collections, for assertions on what is stored. */
+export const storedModels = (conn: Connection) => ({
+  users: userModel(conn),
+  apiKeys: apiKeyModel(conn),
+  oauthClients: oauthClientModel(conn),
+  grants: grantModel(conn),
+  sessions: sessionModel(conn),
+  loginAttempts: loginAttemptModel(conn),
+});
 
 /** Collects every message of a stream (ordered consumer from the start) for assertions. */
 export async function collect<T>(t: Teardownable, nc: NatsConnection, stream: string) {
@@ -41,6 +51,9 @@ export async function collect<T>(t: Teardownable, nc: NatsConnection, stream: st
 export interface Harness {
   app: HttpApp;
   deps: Deps;
+  conn: Connection;
+  /** What is stored, read directly (assertions only). */
+  stored: ReturnType<typeof storedModels>;
   relay: OutboxRelay;
   names: NatsNames;
   nc: NatsConnection;
@@ -69,7 +82,7 @@ export async function harness(t: Teardownable, env: Record<string, string> = {})
   t.teardown(() => rm(config.IDENTITY_DATA_DIR, { recursive: true, force: true }));
   let offset = 0;
   const logger = testLogger('identity');
-  const { deps, relay } = createRuntime({
+  const service = await composeService({
     config,
     conn,
     nc,
@@ -77,22 +90,20 @@ export async function harness(t: Teardownable, env: Record<string, string> = {})
     logger,
     clock: () => new Date(Date.now() + offset),
   });
-  await ensureIndexes(conn);
-  relay!.start();
-  const keyring = await createKeyring(config, deps.clock);
-  const app = await buildApp({ ...deps, keyring });
-  const rpc = serveIdentityRpc(nc, names, deps);
+  await service.start();
+  const { app, deps, relay } = service;
   t.teardown(async () => {
-    await rpc.stop();
     await app.close();
-    await relay!.stop();
+    await service.close();
   });
   const events = await collect<DomainEvent>(t, nc, names.eventsStream);
   const notices = await collect<CredentialNotice>(t, nc, names.noticesStream);
   return {
     app,
     deps,
-    relay: relay!,
+    conn,
+    stored: storedModels(conn),
+    relay,
     names,
     nc,
     config,

@@ -1,11 +1,11 @@
 import t from 'tap';
-import { issueCode } from '../src/app/authorize.js';
-import { cliContext } from '../src/app/context.js';
-import { createHousekeeping } from '../src/app/housekeeping.js';
-import { login, sessionUser } from '../src/app/login.js';
-import { createOAuthClient } from '../src/app/oauthClients.js';
-import { redeemCode, revokeGrant } from '../src/app/tokenGrants.js';
-import { createUser } from '../src/app/users.js';
+import { issueCode } from '../src/use-cases/authorize.js';
+import { cliContext } from '../src/use-cases/deps.js';
+import { createHousekeeping } from '../src/use-cases/housekeeping.js';
+import { login, sessionUser } from '../src/use-cases/login.js';
+import { createOAuthClient } from '../src/use-cases/oauth-clients.js';
+import { redeemCode, revokeGrant } from '../src/use-cases/token-grants.js';
+import { createUser } from '../src/use-cases/users.js';
 import { createKeyring } from '../src/oauth/keys.js';
 import type { GrantDoc, OAuthClientDoc } from '../src/store/index.js';
 import { harness } from './helpers.js';
@@ -23,7 +23,7 @@ t.test(
       LOGIN_THROTTLE_WINDOW_SECONDS: '900',
     });
     const { deps } = h;
-    const { store } = deps;
+    const store = h.stored;
     // A batch of 2 makes every purge below take several rounds.
     const housekeeping = createHousekeeping(deps, { intervalMs: 3_600_000, batch: 2 });
     t.teardown(() => housekeeping.stop());

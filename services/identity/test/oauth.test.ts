@@ -2,12 +2,11 @@ import { freePort } from '@support-desk/platform/testing';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import t from 'tap';
-import { cliContext } from '../src/app/context.js';
-import { createOAuthClient } from '../src/app/oauthClients.js';
-import { createUser } from '../src/app/users.js';
+import { cliContext } from '../src/use-cases/deps.js';
+import { createOAuthClient } from '../src/use-cases/oauth-clients.js';
+import { createUser } from '../src/use-cases/users.js';
 import { rotateDevSigningKey } from '../src/oauth/keys.js';
-import { buildApp } from '../src/app.js';
-import { createKeyring } from '../src/oauth/keys.js';
+import { composeService } from '../src/composition.js';
 import { harness } from './helpers.js';
 import { authorizeThroughForms, FormBrowser, hidden } from './oauthFlow.js';
 
@@ -133,7 +132,7 @@ t.test('OAuth 2.0 authorization server', async (t) => {
     t.equal(login.metadata.source, 'oauth');
     t.equal(login.actor.id, alice.id);
     t.equal(login.ipAddress, '127.0.0.1');
-    const user = await h.deps.store.users.findById(alice.id).lean();
+    const user = await h.stored.users.findById(alice.id).lean();
     t.ok(user?.lastLoginAt);
   });
 
@@ -472,10 +471,12 @@ t.test('OAuth 2.0 authorization server', async (t) => {
 
   await t.test('cookies are Secure behind an https issuer', async (t) => {
     const httpsIssuer = 'https://desk.example.com';
-    const app = await buildApp({
-      ...h.deps,
+    const { app } = await composeService({
       config: { ...h.config, OAUTH_ISSUER: httpsIssuer },
-      keyring: await createKeyring(h.config),
+      conn: h.conn,
+      nc: h.nc,
+      names: h.names,
+      logger: h.deps.logger,
     });
     t.teardown(() => app.close());
     const { url } = await authorizeUrl();

@@ -14,7 +14,7 @@ t.test('users API', async (t) => {
     const routes = PUBLIC_ROUTES.filter((r) => r.service === 'identity');
     t.ok(routes.length >= 14);
     for (const r of routes) {
-      t.ok(identityRouteSchemas[routeKey(r)], `schema for ${routeKey(r)}`);
+      t.ok(Object.hasOwn(identityRouteSchemas, routeKey(r)), `schema for ${routeKey(r)}`);
       t.ok(h.app.hasRoute({ method: r.method, url: r.path }), `route ${routeKey(r)}`);
     }
     t.same(Object.keys(identityRouteSchemas).sort(), routes.map(routeKey).sort(), 'no extra schemas');
@@ -75,7 +75,7 @@ t.test('users API', async (t) => {
   });
 
   await t.test('create: bad inputs are 400 naming the field, nothing written', async (t) => {
-    const before = await h.deps.store.users.countDocuments();
+    const before = await h.stored.users.countDocuments();
     const cases: [unknown, RegExp][] = [
       [{ name: 'x', role: 'agent' }, /body\.email is required/],
       [{ email: 'not-an-email', name: 'x', role: 'agent' }, /body\.email/],
@@ -107,7 +107,7 @@ t.test('users API', async (t) => {
       payload: '{"email":',
     });
     t.equal(bad.statusCode, 400);
-    t.equal(await h.deps.store.users.countDocuments(), before);
+    t.equal(await h.stored.users.countDocuments(), before);
   });
 
   await t.test('read one: full user, unknown 404, malformed 400', async (t) => {
@@ -302,5 +302,21 @@ t.test('users API', async (t) => {
     t.same(me.groups, []);
     const ghost = await h.app.inject({ method: 'GET', url: '/v1/me', headers: await h.headers('viewer') });
     t.equal(ghost.statusCode, 401);
+  });
+
+  await t.test('a change made with an OAuth access token is recorded with source oauth', async (t) => {
+    const headers = await h.headers('admin', { credential: { type: 'oauth', id: 'gnt_from_an_oauth_app' } });
+    const res = await h.app.inject({
+      method: 'PATCH',
+      url: `/v1/users/${aliceId}`,
+      headers,
+      payload: { name: 'Alice via OAuth' },
+    });
+    t.equal(res.statusCode, 200);
+    const ev = await h.waitForEvent(
+      (e) =>
+        e.type === 'user.updated' && e.resourceId === aliceId && e.changes?.name?.to === 'Alice via OAuth',
+    );
+    t.equal(ev.metadata.source, 'oauth', 'not api: the credential was an OAuth token');
   });
 });

@@ -1,15 +1,16 @@
+import type { Connection } from '@support-desk/platform';
 import { CreateUserBody, PLANS, type Plan, ROLES, type Role } from '@support-desk/contracts';
 import { notFound } from '@support-desk/platform';
 import { FormatRegistry } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { createApiKey, listApiKeys, revokeApiKey } from '../app/apiKeys.js';
-import { bootstrap } from '../app/bootstrap.js';
-import { CLI_ACTOR, cliContext, type Deps, type EventContext } from '../app/context.js';
-import { createGroup } from '../app/groups.js';
-import { parseAllowlist } from '../app/ipAllowlist.js';
-import { createOAuthClient } from '../app/oauthClients.js';
-import { getSettings, setGlobalAllowlist } from '../app/settings.js';
-import { createUser, findUserByEmail, setPassword } from '../app/users.js';
+import { createApiKey, listApiKeys, revokeApiKey } from '../use-cases/api-keys.js';
+import { bootstrap } from '../use-cases/bootstrap.js';
+import { CLI_ACTOR, cliContext, type Deps, type EventContext } from '../use-cases/deps.js';
+import { createGroup } from '../use-cases/groups.js';
+import { parseAllowlist } from '../use-cases/ip-allowlist.js';
+import { createOAuthClient } from '../use-cases/oauth-clients.js';
+import { getSettings, setGlobalAllowlist } from '../use-cases/settings.js';
+import { createUser, findUserByEmail, setPassword } from '../use-cases/users.js';
 import { rotateDevSigningKey } from '../oauth/keys.js';
 import { type Options, parse, parseDuration, positiveInt, readStdin, required, UsageError } from './args.js';
 import { seedCommand } from './seed.js';
@@ -25,6 +26,11 @@ export interface CommandResult {
   text: string;
 }
 
+/** What a command runs against besides the use cases: the database connection it was given. */
+export interface CommandSession {
+  conn: Connection;
+}
+
 interface Command {
   usage: string;
   options: Options;
@@ -34,6 +40,7 @@ interface Command {
     ctx: EventContext,
     values: Record<string, unknown>,
     positionals: string[],
+    session: CommandSession,
   ): Promise<CommandResult>;
 }
 

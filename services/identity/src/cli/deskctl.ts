@@ -4,14 +4,17 @@ import {
   type Connection,
   connectMongo,
   createLogger,
+  createOutboxRelay,
   ensureIndexes,
   ensureStreams,
   isAppError,
   type NatsConnection,
+  type OutboxRelay,
 } from '@support-desk/platform';
 import { connect } from '@nats-io/transport-node';
+import { identityDeps } from '../composition.js';
 import { loadIdentityConfig } from '../config.js';
-import { createRuntime } from '../runtime.js';
+import { outboxModels } from '../store/index.js';
 import { UsageError } from './args.js';
 import { actingContext, COMMANDS, findCommand, parse } from './commands.js';
 
@@ -30,7 +33,7 @@ ${Object.values(COMMANDS)
 --json prints machine-readable output. --as names the acting admin recorded in events
 (default: the built-in "deskctl" actor).`;
 
-async function flushOutbox(relay: ReturnType<typeof createRuntime>['relay']) {
+async function flushOutbox(relay: OutboxRelay | null) {
   if (!relay) return;
   relay.start();
   let timer: NodeJS.Timeout | undefined;
@@ -82,10 +85,12 @@ async function main(argv: string[]): Promise<number> {
         `deskctl: warning: NATS unavailable (${(err as Error).message}); events stay in the outbox until the identity service relays them\n`,
       );
     }
-    const { deps, relay } = createRuntime({ config, conn, nc, names, logger });
+    const deps = identityDeps({ config, conn, names, logger });
+    // Published here when NATS answers; else the running service's relay scan publishes them.
+    const relay = nc ? createOutboxRelay({ nc, models: outboxModels(conn), logger }) : null;
     await ensureIndexes(conn);
     const ctx = await actingContext(deps, values.as);
-    const result = await found.command.run(deps, ctx, values, positionals);
+    const result = await found.command.run(deps, ctx, values, positionals, { conn });
     await flushOutbox(relay);
     process.stdout.write(json ? `${JSON.stringify(result.json, null, 2)}\n` : `${result.text}\n`);
     return 0;

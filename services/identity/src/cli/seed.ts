@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import { configSchema, loadConfig } from '@support-desk/platform';
 import { positiveInt, UsageError } from './args.js';
-import type { CommandResult } from './commands.js';
-import { MAX_REQUESTS, type SeedResult, seedDemo } from './seedRun.js';
-import { DEFAULT_RUN_ID, RUN_ID_PATTERN } from './seedPlan.js';
-import type { Deps, EventContext } from '../app/context.js';
+import type { CommandResult, CommandSession } from './commands.js';
+import { MAX_REQUESTS, type SeedResult, seedDemo } from './seed-run.js';
+import { DEFAULT_RUN_ID, RUN_ID_PATTERN } from './seed-plan.js';
+import type { Deps, EventContext } from '../use-cases/deps.js';
 
 /** `--url` defaults to `SD_URL`, else the gateway `npm start` runs. */
 const seedConfigSchema = configSchema({
@@ -21,7 +21,13 @@ export const seedCommand = {
     'run-id': { type: 'string' as const },
     url: { type: 'string' as const },
   },
-  async run(deps: Deps, ctx: EventContext, v: Record<string, unknown>): Promise<CommandResult> {
+  async run(
+    deps: Deps,
+    ctx: EventContext,
+    v: Record<string, unknown>,
+    _positionals: string[],
+    session: CommandSession,
+  ): Promise<CommandResult> {
     if (v.demo !== true) throw new UsageError('seed needs --demo (the only data set there is)');
     const requests = positiveInt(v.requests, 'requests') ?? DEFAULT_REQUESTS;
     if (requests > MAX_REQUESTS) throw new UsageError(`--requests must be at most ${MAX_REQUESTS}`);
@@ -37,7 +43,7 @@ export const seedCommand = {
     } catch {
       throw new UsageError(`--url must be an http(s) URL (got "${url}")`);
     }
-    const result = await seedDemo(deps, ctx, { runId, requests, url: origin });
+    const result = await seedDemo(deps, ctx, { runId, requests, url: origin, conn: session.conn });
     return { json: result, text: describe(result, origin) };
   },
 };

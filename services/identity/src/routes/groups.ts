@@ -1,6 +1,6 @@
-import type { CreateGroupBody, UpdateGroupBody } from '@support-desk/contracts';
-import { contextFromPrincipal, type HttpApp, ok, requireScope } from '@support-desk/platform';
-import type { Deps } from '../app/context.js';
+import { identityRouteSchemas as schemas } from '@support-desk/contracts';
+import { contextFromPrincipal, contractRoute, type HttpApp } from '@support-desk/platform';
+import type { Deps } from '../use-cases/deps.js';
 import {
   addMember,
   createGroup,
@@ -10,74 +10,27 @@ import {
   listMembers,
   removeMember,
   updateGroup,
-} from '../app/groups.js';
-import { routeSchema } from './schemas.js';
-
-type IdParams = { id: string };
+} from '../use-cases/groups.js';
 
 export function groupRoutes(app: HttpApp, deps: Deps): void {
-  app.get('/v1/groups', { schema: routeSchema('GET /v1/groups') }, async (request) => {
-    requireScope(request, 'users:read');
-    return ok(await listGroups(deps));
-  });
-
-  app.post('/v1/groups', { schema: routeSchema('POST /v1/groups') }, async (request, reply) => {
-    requireScope(request, 'users:write');
-    const group = await createGroup(
-      deps,
-      contextFromPrincipal(request.principal),
-      request.body as CreateGroupBody,
-    );
-    return reply.code(201).send(ok(group));
-  });
-
-  app.get('/v1/groups/:id', { schema: routeSchema('GET /v1/groups/:id') }, async (request) => {
-    requireScope(request, 'users:read');
-    return ok(await getGroup(deps, (request.params as IdParams).id));
-  });
-
-  app.patch('/v1/groups/:id', { schema: routeSchema('PATCH /v1/groups/:id') }, async (request) => {
-    requireScope(request, 'users:write');
-    const ctx = contextFromPrincipal(request.principal);
-    return ok(await updateGroup(deps, ctx, (request.params as IdParams).id, request.body as UpdateGroupBody));
-  });
-
-  app.delete('/v1/groups/:id', { schema: routeSchema('DELETE /v1/groups/:id') }, async (request) => {
-    requireScope(request, 'users:write');
-    return ok(
-      await deleteGroup(deps, contextFromPrincipal(request.principal), (request.params as IdParams).id),
-    );
-  });
-
-  app.get(
-    '/v1/groups/:id/members',
-    { schema: routeSchema('GET /v1/groups/:id/members') },
-    async (request) => {
-      requireScope(request, 'users:read');
-      const q = request.query as { page?: number; limit?: number };
-      return ok(await listMembers(deps, (request.params as IdParams).id, q.page, q.limit));
-    },
+  contractRoute(app, schemas, 'GET /v1/groups', () => listGroups(deps));
+  contractRoute(app, schemas, 'POST /v1/groups', (request) =>
+    createGroup(deps, contextFromPrincipal(request.principal), request.body),
   );
-
-  app.post(
-    '/v1/groups/:id/members',
-    { schema: routeSchema('POST /v1/groups/:id/members') },
-    async (request) => {
-      requireScope(request, 'users:write');
-      const ctx = contextFromPrincipal(request.principal);
-      const { userId } = request.body as { userId: string };
-      return ok(await addMember(deps, ctx, (request.params as IdParams).id, userId));
-    },
+  contractRoute(app, schemas, 'GET /v1/groups/:id', (request) => getGroup(deps, request.params.id));
+  contractRoute(app, schemas, 'PATCH /v1/groups/:id', (request) =>
+    updateGroup(deps, contextFromPrincipal(request.principal), request.params.id, request.body),
   );
-
-  app.delete(
-    '/v1/groups/:id/members/:userId',
-    { schema: routeSchema('DELETE /v1/groups/:id/members/:userId') },
-    async (request) => {
-      requireScope(request, 'users:write');
-      const ctx = contextFromPrincipal(request.principal);
-      const { id, userId } = request.params as { id: string; userId: string };
-      return ok(await removeMember(deps, ctx, id, userId));
-    },
+  contractRoute(app, schemas, 'DELETE /v1/groups/:id', (request) =>
+    deleteGroup(deps, contextFromPrincipal(request.principal), request.params.id),
+  );
+  contractRoute(app, schemas, 'GET /v1/groups/:id/members', (request) =>
+    listMembers(deps, request.params.id, request.query.page, request.query.limit),
+  );
+  contractRoute(app, schemas, 'POST /v1/groups/:id/members', (request) =>
+    addMember(deps, contextFromPrincipal(request.principal), request.params.id, request.body.userId),
+  );
+  contractRoute(app, schemas, 'DELETE /v1/groups/:id/members/:userId', (request) =>
+    removeMember(deps, contextFromPrincipal(request.principal), request.params.id, request.params.userId),
   );
 }

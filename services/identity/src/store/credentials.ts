@@ -18,6 +18,7 @@ export interface ApiKeyDoc {
   createdBy: string;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  rev?: number;
 }
 
 const LimitsSchema = new Schema<RateLimits>(
@@ -40,6 +41,8 @@ export const ApiKeySchema = new Schema<ApiKeyDoc>(
     createdBy: { type: String, required: true },
     lastUsedAt: { type: Date, default: null },
     revokedAt: { type: Date, default: null },
+    /** Concurrency token: every update of the aggregate is conditioned on it and bumps it. */
+    rev: { type: Number, default: 0 },
   },
   { collection: 'api_keys', versionKey: false },
 );
@@ -56,6 +59,7 @@ export interface OAuthClientDoc {
   limits: RateLimits | null;
   createdAt: Date;
   createdBy: string;
+  rev?: number;
 }
 
 export const OAuthClientSchema = new Schema<OAuthClientDoc>(
@@ -69,6 +73,8 @@ export const OAuthClientSchema = new Schema<OAuthClientDoc>(
     limits: { type: LimitsSchema, default: null },
     createdAt: { type: Date, required: true },
     createdBy: { type: String, required: true },
+    /** Concurrency token: every update of the aggregate is conditioned on it and bumps it. */
+    rev: { type: Number, default: 0 },
   },
   { collection: 'oauth_clients', versionKey: false },
 );
@@ -78,6 +84,7 @@ export interface SettingsDoc {
   _id: string;
   globalAllowlist: string[];
   updatedAt: Date;
+  rev?: number;
 }
 
 export const SETTINGS_ID = 'global';
@@ -87,6 +94,8 @@ export const SettingsSchema = new Schema<SettingsDoc>(
     _id: { type: String, required: true },
     globalAllowlist: { type: [String], default: [] },
     updatedAt: { type: Date, required: true },
+    /** Concurrency token: every update of the aggregate is conditioned on it and bumps it. */
+    rev: { type: Number, default: 0 },
   },
   { collection: 'settings', versionKey: false },
 );

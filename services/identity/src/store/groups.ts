@@ -14,6 +14,7 @@ export interface GroupDoc {
   deletedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
+  rev?: number;
 }
 
 export const GroupSchema = new Schema<GroupDoc>(
@@ -25,6 +26,8 @@ export const GroupSchema = new Schema<GroupDoc>(
     deletedAt: { type: Date, default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
+    /** Concurrency token: every update of the aggregate is conditioned on it and bumps it. */
+    rev: { type: Number, default: 0 },
   },
   { collection: 'groups', versionKey: false },
 );

@@ -1,37 +1,51 @@
 import type { Connection } from 'mongoose';
 import { apiKeyModel, oauthClientModel, settingsModel } from './credentials.js';
+import {
+  createApiKeysRepository,
+  createOAuthClientsRepository,
+  createSettingsRepository,
+} from './credentials-repository.js';
 import { groupModel } from './groups.js';
-import { grantModel, loginAttemptModel, sessionModel } from './oauth.js';
+import { createGroupsRepository } from './groups-repository.js';
+import { grantModel } from './oauth.js';
+import {
+  createGrantsRepository,
+  createLoginAttemptsRepository,
+  createSessionsRepository,
+} from './oauth-repository.js';
 import { userModel } from './users.js';
+import { createUsersRepository } from './users-repository.js';
 
-export * from './credentials.js';
-export * from './groups.js';
-export * from './oauth.js';
-export * from './users.js';
+export type { ApiKeyDoc, OAuthClientDoc, SettingsDoc } from './credentials.js';
+export type { GroupDoc } from './groups.js';
+export { groupNameKey } from './groups.js';
+export type { GrantDoc, LoginAttemptDoc, SessionDoc } from './oauth.js';
+export type { PurgeBounds } from './oauth-repository.js';
+export type { UserDoc } from './users.js';
+export { emailKey, type UserBrief, type UserListFilter } from './users-repository.js';
 
-/** Every model of the identity database, on one connection. */
-export function createStore(conn: Connection) {
+/** One repository per aggregate of the identity database, on one connection. */
+export function createRepositories(conn: Connection) {
   return {
-    conn,
-    users: userModel(conn),
-    groups: groupModel(conn),
-    apiKeys: apiKeyModel(conn),
-    oauthClients: oauthClientModel(conn),
-    settings: settingsModel(conn),
-    grants: grantModel(conn),
-    sessions: sessionModel(conn),
-    loginAttempts: loginAttemptModel(conn),
+    users: createUsersRepository(conn),
+    groups: createGroupsRepository(conn),
+    apiKeys: createApiKeysRepository(conn),
+    oauthClients: createOAuthClientsRepository(conn),
+    settings: createSettingsRepository(conn),
+    grants: createGrantsRepository(conn),
+    sessions: createSessionsRepository(conn),
+    loginAttempts: createLoginAttemptsRepository(conn),
   };
 }
 
-export type Store = ReturnType<typeof createStore>;
+export type Repositories = ReturnType<typeof createRepositories>;
 
 /** The aggregates that carry an outbox (for the relay). */
-export const outboxModels = (store: Store) => [
-  store.users,
-  store.groups,
-  store.apiKeys,
-  store.oauthClients,
-  store.settings,
-  store.grants,
+export const outboxModels = (conn: Connection) => [
+  userModel(conn),
+  groupModel(conn),
+  apiKeyModel(conn),
+  oauthClientModel(conn),
+  settingsModel(conn),
+  grantModel(conn),
 ];

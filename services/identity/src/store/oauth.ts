@@ -23,6 +23,7 @@ export interface GrantDoc {
   revokedAt: Date | null;
   revokedReason: string | null;
   createdAt: Date;
+  rev?: number;
 }
 
 export const GrantSchema = new Schema<GrantDoc>(
@@ -42,6 +43,8 @@ export const GrantSchema = new Schema<GrantDoc>(
     revokedAt: { type: Date, default: null },
     revokedReason: { type: String, default: null },
     createdAt: { type: Date, required: true },
+    /** Concurrency token: every update of the aggregate is conditioned on it and bumps it. */
+    rev: { type: Number, default: 0 },
   },
   { collection: 'oauth_grants', versionKey: false },
 );

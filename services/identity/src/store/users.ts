@@ -21,6 +21,7 @@ export interface UserDoc {
   deactivatedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
+  rev?: number;
 }
 
 export const UserSchema = new Schema<UserDoc>(
@@ -40,6 +41,8 @@ export const UserSchema = new Schema<UserDoc>(
     deactivatedAt: { type: Date, default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
+    /** Concurrency token: every update of the aggregate is conditioned on it and bumps it. */
+    rev: { type: Number, default: 0 },
   },
   { collection: 'users', versionKey: false, minimize: false },
 );

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { expandScopes, newId, ROLE_SCOPES, SCOPES, type Scope } from '@support-desk/contracts';
 import type { OAuthClientDoc, UserDoc } from '../store/index.js';
-import type { Deps } from './context.js';
-import { findClient } from './oauthClients.js';
+import type { Deps } from './deps.js';
+import { findClient } from './oauth-clients.js';
 import { randomSecret, sha256 } from './secrets.js';
 
 /** A validated /oauth/authorize request. */
@@ -119,7 +119,7 @@ export async function issueCode(deps: Deps, req: AuthorizeRequest, user: UserDoc
   const now = deps.clock();
   const id = newId('oauthGrant', now.getTime());
   const secret = randomSecret(32);
-  await deps.store.grants.create({
+  await deps.grants.insert({
     _id: id,
     clientId: req.client._id,
     userId: user._id,

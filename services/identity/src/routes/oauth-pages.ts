@@ -8,10 +8,10 @@ import {
   issueCode,
   redirectWith,
   validateAuthorize,
-} from '../app/authorize.js';
-import type { Deps } from '../app/context.js';
-import { login, logout, sessionUser } from '../app/login.js';
-import { randomSecret, safeEqual } from '../app/secrets.js';
+} from '../use-cases/authorize.js';
+import type { Deps } from '../use-cases/deps.js';
+import { login, logout, sessionUser } from '../use-cases/login.js';
+import { randomSecret, safeEqual } from '../use-cases/secrets.js';
 import type { UserDoc } from '../store/index.js';
 import { cookie, type FormBody, param, parseForm, setCookie } from '../oauth/forms.js';
 import { consentPage, errorPage, loginPage, messagePage, PAGE_HEADERS } from '../oauth/pages.js';

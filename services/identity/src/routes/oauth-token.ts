@@ -1,9 +1,9 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpApp } from '@support-desk/platform';
-import type { Deps } from '../app/context.js';
-import { clientSecretMatches, findClient } from '../app/oauthClients.js';
-import { OAuthError } from '../app/oauthErrors.js';
-import { redeemCode, refresh, revokeToken } from '../app/tokenGrants.js';
+import type { Deps } from '../use-cases/deps.js';
+import { clientSecretMatches, findClient } from '../use-cases/oauth-clients.js';
+import { OAuthError } from '../use-cases/oauth-errors.js';
+import { redeemCode, refresh, revokeToken } from '../use-cases/token-grants.js';
 import type { Keyring } from '../oauth/keys.js';
 import { type FormBody, param, parseForm } from '../oauth/forms.js';
 import type { OAuthClientDoc } from '../store/index.js';

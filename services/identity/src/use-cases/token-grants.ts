@@ -1,10 +1,10 @@
-import { buildEvent, eventEntry, messageEntry, pushOutbox, systemContext } from '@support-desk/platform';
+import { buildEvent, eventEntry, messageEntry, systemContext } from '@support-desk/platform';
 import { verifyOwnAccessToken, signAccessToken } from '../oauth/tokens.js';
 import type { Keyring } from '../oauth/keys.js';
 import type { GrantDoc, OAuthClientDoc, UserDoc } from '../store/index.js';
 import { PKCE_VALUE, s256 } from './authorize.js';
-import type { Deps } from './context.js';
-import { OAuthError } from './oauthErrors.js';
+import type { Deps } from './deps.js';
+import { OAuthError } from './oauth-errors.js';
 import { randomSecret, safeEqual, sha256 } from './secrets.js';
 
 export interface TokenResponse {
@@ -30,35 +30,36 @@ const invalidGrant = (description: string) => new OAuthError('invalid_grant', de
  */
 export async function revokeGrant(deps: Deps, grant: GrantDoc, reason: string): Promise<void> {
   if (grant.revokedAt) return;
-  const now = deps.clock();
-  const notice = {
-    kind: 'oauth_grant_revoked',
-    keyId: grant._id,
-    userId: grant.userId,
-    at: now.toISOString(),
-  };
-  const event = buildEvent(
-    'system.config_changed',
-    grant._id,
-    systemContext(),
-    { revokedAt: { from: null, to: now.toISOString() }, revokedReason: { from: null, to: reason } },
-    now,
-  );
-  const res = await deps.store.grants.updateOne(
-    { _id: grant._id, revokedAt: null },
-    {
-      $set: { revokedAt: now, revokedReason: reason },
-      $push: pushOutbox([eventEntry(deps.names, event), messageEntry(deps.names.credentialNotices, notice)]),
-    },
-  );
-  if (res.modifiedCount > 0) {
-    deps.kick();
+  const revoked = await deps.grants.update(grant._id, (current) => {
+    if (current.revokedAt) return { write: null, result: false };
+    const now = deps.clock();
+    const notice = {
+      kind: 'oauth_grant_revoked',
+      keyId: current._id,
+      userId: current.userId,
+      at: now.toISOString(),
+    };
+    const event = buildEvent(
+      'system.config_changed',
+      current._id,
+      systemContext(),
+      { revokedAt: { from: null, to: now.toISOString() }, revokedReason: { from: null, to: reason } },
+      now,
+    );
+    return {
+      write: {
+        set: { revokedAt: now, revokedReason: reason },
+        outbox: [eventEntry(deps.names, event), messageEntry(deps.names.credentialNotices, notice)],
+      },
+      result: true,
+    };
+  });
+  if (revoked)
     deps.logger.warn({ grantId: grant._id, clientId: grant.clientId, reason }, 'oauth grant revoked');
-  }
 }
 
 async function activeUser(deps: Deps, userId: string): Promise<UserDoc> {
-  const user = await deps.store.users.findById(userId).lean<UserDoc>();
+  const user = await deps.users.findById(userId);
   if (user?.status !== 'active') throw invalidGrant('the user is no longer active');
   return user;
 }
@@ -96,7 +97,7 @@ export async function redeemCode(
   if (!input.code) throw new OAuthError('invalid_request', 'code is required');
   if (!input.redirectUri) throw new OAuthError('invalid_request', 'redirect_uri is required');
   const parts = splitToken(input.code);
-  const grant = parts ? await deps.store.grants.findById(parts.grantId).lean<GrantDoc>() : null;
+  const grant = parts ? await deps.grants.findById(parts.grantId) : null;
   if (!parts || !grant || !safeEqual(parts.hash, grant.codeHash))
     throw invalidGrant('unknown authorization code');
   if (grant.clientId !== client._id) throw invalidGrant('the code was issued to another client');
@@ -120,17 +121,21 @@ export async function redeemCode(
   }
   await activeUser(deps, grant.userId);
   const secret = randomSecret(32);
-  const res = await deps.store.grants.updateOne(
-    { _id: grant._id, codeUsedAt: null, revokedAt: null },
-    {
-      $set: {
-        codeUsedAt: now,
-        refreshHash: sha256(secret),
-        refreshExpiresAt: new Date(now.getTime() + deps.config.OAUTH_REFRESH_TTL_SECONDS * 1000),
+  const redeemed = await deps.grants.update(grant._id, (current) => {
+    // Redeemed or revoked since it was read (a concurrent redemption won): a reuse.
+    if (current.codeUsedAt || current.revokedAt) return { write: null, result: false };
+    return {
+      write: {
+        set: {
+          codeUsedAt: now,
+          refreshHash: sha256(secret),
+          refreshExpiresAt: new Date(now.getTime() + deps.config.OAUTH_REFRESH_TTL_SECONDS * 1000),
+        },
       },
-    },
-  );
-  if (res.modifiedCount === 0) {
+      result: true,
+    };
+  });
+  if (!redeemed) {
     await revokeGrant(deps, grant, 'code_reuse');
     throw invalidGrant('authorization code already used');
   }
@@ -145,7 +150,7 @@ export async function refresh(
 ): Promise<TokenResponse> {
   if (!input.refreshToken) throw new OAuthError('invalid_request', 'refresh_token is required');
   const parts = splitToken(input.refreshToken);
-  const grant = parts ? await deps.store.grants.findById(parts.grantId).lean<GrantDoc>() : null;
+  const grant = parts ? await deps.grants.findById(parts.grantId) : null;
   if (!parts || !grant) throw invalidGrant('unknown refresh token');
   if (grant.clientId !== client._id) throw invalidGrant('the refresh token was issued to another client');
   if (grant.revokedAt) throw invalidGrant('the grant has been revoked');
@@ -170,17 +175,21 @@ export async function refresh(
   }
   await activeUser(deps, grant.userId);
   const secret = randomSecret(32);
-  const res = await deps.store.grants.updateOne(
-    { _id: grant._id, refreshHash: parts.hash, revokedAt: null },
-    {
-      $set: {
-        refreshHash: sha256(secret),
-        refreshExpiresAt: new Date(now.getTime() + deps.config.OAUTH_REFRESH_TTL_SECONDS * 1000),
+  const rotated = await deps.grants.update(grant._id, (current) => {
+    // Rotated or revoked since it was read (a concurrent refresh won): a reuse.
+    if (current.revokedAt || current.refreshHash !== parts.hash) return { write: null, result: false };
+    return {
+      write: {
+        set: {
+          refreshHash: sha256(secret),
+          refreshExpiresAt: new Date(now.getTime() + deps.config.OAUTH_REFRESH_TTL_SECONDS * 1000),
+        },
+        append: { usedRefreshHashes: [parts.hash] },
       },
-      $push: { usedRefreshHashes: parts.hash },
-    },
-  );
-  if (res.modifiedCount === 0) {
+      result: true,
+    };
+  });
+  if (!rotated) {
     await revokeGrant(deps, grant, 'refresh_token_reuse');
     throw invalidGrant('refresh token already used; the grant has been revoked');
   }
@@ -200,7 +209,7 @@ export async function revokeToken(
   if (!token) throw new OAuthError('invalid_request', 'token is required');
   const parts = splitToken(token);
   if (parts) {
-    const grant = await deps.store.grants.findById(parts.grantId).lean<GrantDoc>();
+    const grant = await deps.grants.findById(parts.grantId);
     const known =
       grant &&
       ((grant.refreshHash && safeEqual(grant.refreshHash, parts.hash)) ||
@@ -210,6 +219,6 @@ export async function revokeToken(
   }
   const claims = await verifyOwnAccessToken(deps.config, keyring, token, deps.clock());
   if (!claims?.gid || claims.client_id !== client._id) return;
-  const grant = await deps.store.grants.findById(claims.gid).lean<GrantDoc>();
+  const grant = await deps.grants.findById(claims.gid);
   if (grant && grant.clientId === client._id) await revokeGrant(deps, grant, 'revoked_by_client');
 }

@@ -1,8 +1,8 @@
 import { type GetOAuthClientReply, newId, type Plan, type RateLimits } from '@support-desk/contracts';
 import { buildEvent, type EventContext, eventEntry, validationError } from '@support-desk/platform';
 import type { OAuthClientDoc } from '../store/index.js';
-import { resolveLimits } from './apiKeys.js';
-import type { Deps } from './context.js';
+import { resolveLimits } from './api-keys.js';
+import type { Deps } from './deps.js';
 import { randomSecret, safeEqual, sha256 } from './secrets.js';
 
 export interface CreateOAuthClientInput {
@@ -51,19 +51,20 @@ export async function createOAuthClient(deps: Deps, ctx: EventContext, input: Cr
     { oauthClient: { from: null, to: { client_id: id, name, redirectUris, public: isPublic, plan } } },
     now,
   );
-  await deps.store.oauthClients.create({
-    _id: id,
-    name,
-    redirectUris,
-    isPublic,
-    secretHash: secret ? sha256(secret) : null,
-    plan,
-    limits,
-    createdAt: now,
-    createdBy: ctx.actor.id,
-    outbox: [eventEntry(deps.names, event)],
-  });
-  deps.kick();
+  await deps.oauthClients.insert(
+    {
+      _id: id,
+      name,
+      redirectUris,
+      isPublic,
+      secretHash: secret ? sha256(secret) : null,
+      plan,
+      limits,
+      createdAt: now,
+      createdBy: ctx.actor.id,
+    },
+    [eventEntry(deps.names, event)],
+  );
   return {
     client_id: id,
     ...(secret ? { client_secret: secret } : {}),
@@ -78,7 +79,7 @@ export async function createOAuthClient(deps: Deps, ctx: EventContext, input: Cr
 
 export async function findClient(deps: Deps, clientId: unknown): Promise<OAuthClientDoc | null> {
   if (typeof clientId !== 'string' || clientId.length > 64) return null;
-  return deps.store.oauthClients.findById(clientId).select('+secretHash').lean<OAuthClientDoc>();
+  return deps.oauthClients.findWithSecretHash(clientId);
 }
 
 /** Constant-time check of a confidential client's secret. */

@@ -1,7 +1,7 @@
 import type { Priority, RequestStatus, Role } from '@support-desk/contracts';
 import { type Connection, Schema } from 'mongoose';
 import { modelOn } from '../store/model.js';
-import { DEMO_GROUPS, DEMO_USERS, PRIORITY_CYCLE, type RequestPlan, STATUS_CYCLE } from './seedPlan.js';
+import { DEMO_GROUPS, DEMO_USERS, PRIORITY_CYCLE, type RequestPlan, STATUS_CYCLE } from './seed-plan.js';
 
 /**
  * Markers of `deskctl seed` in identity's database: `seed_runs` (one document per run id:

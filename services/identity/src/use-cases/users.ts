@@ -5,6 +5,7 @@ import {
   type Principal,
   paginate,
   pageWindow,
+  type UpdatedUser,
   type UpdateUserBody,
   type UserListQuery,
 } from '@support-desk/contracts';
@@ -12,60 +13,42 @@ import {
   buildEvent,
   conflict,
   type EventContext,
-  escapeRegex,
   eventEntry,
   isDuplicateKeyError,
   notFound,
-  pushOutbox,
   unauthorized,
   validationError,
 } from '@support-desk/platform';
-import type { UserDoc } from '../store/index.js';
-import type { Deps } from './context.js';
+import { emailKey, type UserDoc } from '../store/index.js';
+import type { Deps } from './deps.js';
 import { checkPasswordPolicy, hashPassword } from './secrets.js';
-import { applyUserPatch, type UserPatch } from './userChanges.js';
+import { applyUserPatch, findUser, type UserPatch } from './user-changes.js';
 import { groupNames, groupRefs, toDetail, toListItem, toListItems } from './views.js';
 
-export const emailKey = (email: string) => email.trim().toLowerCase();
-
 export async function listUsers(deps: Deps, query: UserListQuery & { groupId?: string }) {
-  const filter: Record<string, unknown> = {};
-  if (query.role) filter.role = query.role;
-  if (query.status) filter.status = query.status;
-  if (query.groupId) filter.groups = query.groupId;
-  if (query.isVip !== undefined) filter.isVip = query.isVip;
-  if (query.search) {
-    const re = new RegExp(escapeRegex(query.search), 'i');
-    filter.$or = [{ name: re }, { email: re }];
-  }
   const window = pageWindow(query.page, query.limit);
-  const [users, total] = await Promise.all([
-    deps.store.users
-      .find(filter)
-      .sort({ createdAt: -1, _id: -1 })
-      .skip(window.skip)
-      .limit(window.limit)
-      .lean<UserDoc[]>(),
-    deps.store.users.countDocuments(filter),
-  ]);
-  return { users: await toListItems(deps.store, users), pagination: paginate(window, total) };
-}
-
-export async function findUser(deps: Deps, id: string): Promise<UserDoc> {
-  const user = await deps.store.users.findById(id).lean<UserDoc>();
-  if (!user) throw notFound('User');
-  return user;
+  const { users, total } = await deps.users.list(
+    {
+      role: query.role,
+      status: query.status,
+      groupId: query.groupId,
+      isVip: query.isVip,
+      search: query.search,
+    },
+    window,
+  );
+  return { users: await toListItems(deps, users), pagination: paginate(window, total) };
 }
 
 export async function getUser(deps: Deps, id: string) {
   const user = await findUser(deps, id);
-  return toDetail(user, await groupNames(deps.store, user.groups));
+  return toDetail(user, await groupNames(deps, user.groups));
 }
 
 /** Throws 400 naming `field` unless every id is a live group. */
 export async function assertGroupsExist(deps: Deps, ids: string[], field: string): Promise<void> {
   if (ids.length === 0) return;
-  const names = await groupNames(deps.store, ids);
+  const names = await groupNames(deps, ids);
   const missing = ids.filter((id) => !names.has(id));
   if (missing.length > 0) throw validationError(field, `unknown group id(s): ${missing.join(', ')}`);
 }
@@ -102,23 +85,24 @@ export async function createUser(deps: Deps, ctx: EventContext, input: CreateUse
   }
   const event = buildEvent('user.created', id, ctx, changes, now);
   try {
-    await deps.store.users.create({
-      _id: id,
-      ...fields,
-      emailKey: emailKey(input.email),
-      passwordHash,
-      lastLoginAt: null,
-      deactivatedAt: null,
-      createdAt: now,
-      updatedAt: now,
-      outbox: [eventEntry(deps.names, event)],
-    });
+    await deps.users.insert(
+      {
+        _id: id,
+        ...fields,
+        emailKey: emailKey(input.email),
+        passwordHash,
+        lastLoginAt: null,
+        deactivatedAt: null,
+        createdAt: now,
+        updatedAt: now,
+      },
+      [eventEntry(deps.names, event)],
+    );
   } catch (err) {
     if (isDuplicateKeyError(err)) throw conflict(`A user with email ${fields.email} already exists`);
     throw err;
   }
-  deps.kick();
-  const names = await groupNames(deps.store, groups);
+  const names = await groupNames(deps, groups);
   return {
     id,
     email: fields.email,
@@ -133,12 +117,8 @@ export async function createUser(deps: Deps, ctx: EventContext, input: CreateUse
 
 async function assertNotLastAdmin(deps: Deps, user: UserDoc): Promise<void> {
   if (user.role !== 'admin' || user.status !== 'active') return;
-  const others = await deps.store.users.countDocuments({
-    _id: { $ne: user._id },
-    role: 'admin',
-    status: 'active',
-  });
-  if (others === 0) throw conflict('The last active admin cannot be demoted or deactivated');
+  if ((await deps.users.countActiveAdmins(user._id)) === 0)
+    throw conflict('The last active admin cannot be demoted or deactivated');
 }
 
 export async function updateUser(deps: Deps, ctx: EventContext, id: string, body: UpdateUserBody) {
@@ -156,13 +136,12 @@ export async function updateUser(deps: Deps, ctx: EventContext, id: string, body
     if (body.metadata !== undefined) patch.metadata = body.metadata;
     return patch;
   });
-  const out: Record<string, unknown> = { id };
+  const out: UpdatedUser = { id, updatedAt: new Date(user.updatedAt).toISOString() };
   for (const field of Object.keys(changes)) {
     if (field === 'groups') {
-      out.groups = groupRefs(user.groups, await groupNames(deps.store, user.groups));
-    } else out[field] = changes[field].to;
+      out.groups = groupRefs(user.groups, await groupNames(deps, user.groups));
+    } else (out as Record<string, unknown>)[field] = changes[field].to;
   }
-  out.updatedAt = new Date(user.updatedAt).toISOString();
   return out;
 }
 
@@ -179,9 +158,9 @@ export async function deactivateUser(deps: Deps, ctx: EventContext, id: string) 
 }
 
 export async function getMe(deps: Deps, principal: Principal) {
-  const user = await deps.store.users.findById(principal.userId).lean<UserDoc>();
+  const user = await deps.users.findById(principal.userId);
   if (!user) throw unauthorized('The credential refers to an unknown user');
-  const item = toListItem(user, await groupNames(deps.store, user.groups));
+  const item = toListItem(user, await groupNames(deps, user.groups));
   return {
     id: item.id,
     email: item.email,
@@ -196,11 +175,8 @@ export async function getMe(deps: Deps, principal: Principal) {
   };
 }
 
-export async function findUserByEmail(deps: Deps, email: string, withPassword = false) {
-  const q = deps.store.users.findOne({ emailKey: emailKey(email) });
-  if (withPassword) q.select('+passwordHash');
-  return q.lean<UserDoc>();
-}
+export const findUserByEmail = (deps: Deps, email: string, withPassword = false) =>
+  deps.users.findByEmail(email, { withPassword });
 
 /** Sets a local password (deskctl). Emits `user.updated` with `changes.password` redacted. */
 export async function setPassword(deps: Deps, ctx: EventContext, email: string, password: string) {
@@ -211,19 +187,20 @@ export async function setPassword(deps: Deps, ctx: EventContext, email: string, 
   if (user.identityProvider !== 'local') {
     throw conflict(`${user.email} signs in through ${user.identityProvider}; a local password cannot be set`);
   }
-  const now = deps.clock();
   const hash = await hashPassword(password);
-  const event = buildEvent(
-    'user.updated',
-    user._id,
-    ctx,
-    { password: { from: '[redacted]', to: '[redacted]' } },
-    now,
-  );
-  await deps.store.users.updateOne(
-    { _id: user._id },
-    { $set: { passwordHash: hash, updatedAt: now }, $push: pushOutbox([eventEntry(deps.names, event)]) },
-  );
-  deps.kick();
+  await deps.users.update(user._id, () => {
+    const now = deps.clock();
+    const event = buildEvent(
+      'user.updated',
+      user._id,
+      ctx,
+      { password: { from: '[redacted]', to: '[redacted]' } },
+      now,
+    );
+    return {
+      write: { set: { passwordHash: hash, updatedAt: now }, outbox: [eventEntry(deps.names, event)] },
+      result: undefined,
+    };
+  });
   return { id: user._id, email: user.email };
 }

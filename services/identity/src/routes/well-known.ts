@@ -1,6 +1,6 @@
 import { SCOPES } from '@support-desk/contracts';
 import type { HttpApp } from '@support-desk/platform';
-import type { Deps } from '../app/context.js';
+import type { Deps } from '../use-cases/deps.js';
 import type { Keyring } from '../oauth/keys.js';
 
 /** RFC 8414 metadata and the JWKS the gateway verifies access tokens with. */

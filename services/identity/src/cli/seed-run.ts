@@ -1,12 +1,11 @@
 import type { Role } from '@support-desk/contracts';
-import type { EventContext } from '@support-desk/platform';
-import { createApiKey, revokeApiKey } from '../app/apiKeys.js';
-import type { Deps } from '../app/context.js';
-import { createGroup } from '../app/groups.js';
-import { createUser, findUserByEmail } from '../app/users.js';
-import { type GroupDoc, groupNameKey } from '../store/index.js';
-import { SeedApi } from './seedApi.js';
-import { demoFile } from './seedFiles.js';
+import type { Connection, EventContext } from '@support-desk/platform';
+import { createApiKey, revokeApiKey } from '../use-cases/api-keys.js';
+import type { Deps } from '../use-cases/deps.js';
+import { createGroup } from '../use-cases/groups.js';
+import { createUser, findUserByEmail } from '../use-cases/users.js';
+import { SeedApi } from './seed-api.js';
+import { demoFile } from './seed-files.js';
 import {
   DEMO_GROUPS,
   DEMO_USERS,
@@ -16,7 +15,7 @@ import {
   planRequest,
   runTag,
   type Step,
-} from './seedPlan.js';
+} from './seed-plan.js';
 import {
   type SeedRequestDoc,
   type SeedRunDoc,
@@ -24,7 +23,7 @@ import {
   seedRunModel,
   type Totals,
   totalsOf,
-} from './seedStore.js';
+} from './seed-store.js';
 
 /**
  * `deskctl seed --demo`: users and groups through identity's own use cases (events with source
@@ -45,6 +44,8 @@ export interface SeedOptions {
   runId: string;
   requests: number;
   url: string;
+  /** Identity's database, where the run's progress markers live. */
+  conn: Connection;
 }
 
 const zeroCreated = () => ({ users: 0, groups: 0, requests: 0, comments: 0, attachments: 0, updates: 0 });
@@ -72,11 +73,11 @@ async function seedIdentity(deps: Deps, ctx: EventContext, runId: string, create
   const groups: SeedResult['groups'] = [];
   for (const g of DEMO_GROUPS) {
     const name = demoGroupName(g.name, runId);
-    let existing = await deps.store.groups.findOne({ nameKey: groupNameKey(name) }).lean<GroupDoc>();
+    let existing = await deps.groups.findLiveByName(name);
     if (!existing) {
       await createGroup(deps, ctx, { name, description: g.description });
       created.groups += 1;
-      existing = await deps.store.groups.findOne({ nameKey: groupNameKey(name) }).lean<GroupDoc>();
+      existing = await deps.groups.findLiveByName(name);
     }
     if (!existing) throw new Error(`group "${name}" vanished while seeding`);
     groupIds.set(g.key, existing._id);
@@ -122,7 +123,7 @@ function resolveRefs(
 
 export async function seedDemo(deps: Deps, ctx: EventContext, opts: SeedOptions): Promise<SeedResult> {
   const started = Date.now();
-  const conn = deps.store.conn;
+  const { conn } = opts;
   const runs = seedRunModel(conn);
   const progressModel = seedRequestModel(conn);
   const { runId } = opts;
@@ -171,11 +172,7 @@ export async function seedDemo(deps: Deps, ctx: EventContext, opts: SeedOptions)
     return revoked;
   };
   // Keys left by an interrupted attempt (killed before it could revoke them) go first.
-  const leftover = previous
-    ? await deps.store.apiKeys
-        .find({ name: keyName(runId), revokedAt: null }, { _id: 1 })
-        .lean<{ _id: string }[]>()
-    : [];
+  const leftover = previous ? await deps.apiKeys.listActiveNamed(keyName(runId)) : [];
   let revokedLeftovers = 0;
   for (const k of leftover) {
     const r = await revokeApiKey(deps, ctx, k._id);

@@ -1,15 +1,11 @@
 import type { GroupRef, UserDetail, UserListItem, UserSnapshot } from '@support-desk/contracts';
-import type { Store, UserDoc } from '../store/index.js';
+import type { UserDoc } from '../store/index.js';
+import type { Deps } from './deps.js';
 
 const iso = (d: Date | null | undefined) => (d ? new Date(d).toISOString() : null);
 
 /** Names of the given live groups, by id (deleted or unknown ids are left out). */
-export async function groupNames(store: Store, ids: Iterable<string>): Promise<Map<string, string>> {
-  const unique = [...new Set(ids)];
-  if (unique.length === 0) return new Map();
-  const groups = await store.groups.find({ _id: { $in: unique }, deletedAt: null }, { name: 1 }).lean();
-  return new Map(groups.map((g) => [g._id, g.name]));
-}
+export const groupNames = (deps: Pick<Deps, 'groups'>, ids: Iterable<string>) => deps.groups.liveNames(ids);
 
 export const groupRefs = (ids: string[], names: Map<string, string>): GroupRef[] =>
   ids.filter((id) => names.has(id)).map((id) => ({ id, name: names.get(id)! }));
@@ -44,10 +40,16 @@ export function toSnapshot(u: UserDoc, names: Map<string, string>): UserSnapshot
 }
 
 /** List items for a page of users, resolving every group name in one query. */
-export async function toListItems(store: Store, users: UserDoc[]): Promise<UserListItem[]> {
+export async function toListItems(deps: Pick<Deps, 'groups'>, users: UserDoc[]): Promise<UserListItem[]> {
   const names = await groupNames(
-    store,
+    deps,
     users.flatMap((u) => u.groups ?? []),
   );
   return users.map((u) => toListItem(u, names));
+}
+
+/** What identity tells other services about one user (RPC `getUser`). */
+export async function userSnapshot(deps: Deps, id: string): Promise<UserSnapshot | null> {
+  const user = await deps.users.findById(id);
+  return user ? toSnapshot(user, await groupNames(deps, user.groups)) : null;
 }

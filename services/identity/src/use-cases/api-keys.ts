@@ -13,12 +13,11 @@ import {
   eventEntry,
   messageEntry,
   notFound,
-  pushOutbox,
   validationError,
 } from '@support-desk/platform';
-import type { ApiKeyDoc, UserDoc } from '../store/index.js';
-import type { Deps } from './context.js';
-import { parseAllowlist } from './ipAllowlist.js';
+import type { ApiKeyDoc, UserBrief } from '../store/index.js';
+import type { Deps } from './deps.js';
+import { parseAllowlist } from './ip-allowlist.js';
 import { randomSecret, safeEqual, sha256 } from './secrets.js';
 import { getSettings } from './settings.js';
 import { findUserByEmail } from './users.js';
@@ -54,7 +53,7 @@ export interface ApiKeyView {
 
 const iso = (d: Date | null | undefined) => (d ? new Date(d).toISOString() : null);
 
-function toView(k: ApiKeyDoc, owner: Pick<UserDoc, '_id' | 'email' | 'name'> | undefined): ApiKeyView {
+function toView(k: ApiKeyDoc, owner: UserBrief | undefined): ApiKeyView {
   return {
     id: k._id,
     name: k.name,
@@ -122,7 +121,7 @@ export async function createApiKey(deps: Deps, ctx: EventContext, input: CreateA
     },
     now,
   );
-  const doc = await deps.store.apiKeys.create({
+  const key: ApiKeyDoc = {
     _id: id,
     ownerId: owner._id,
     name,
@@ -136,58 +135,50 @@ export async function createApiKey(deps: Deps, ctx: EventContext, input: CreateA
     createdBy: ctx.actor.id,
     lastUsedAt: null,
     revokedAt: null,
-    outbox: [eventEntry(deps.names, event)],
-  });
-  deps.kick();
-  return { ...toView(doc.toObject(), owner), key: `sd_${id}_${secret}` };
+  };
+  await deps.apiKeys.insert(key, [eventEntry(deps.names, event)]);
+  return { ...toView(key, owner), key: `sd_${id}_${secret}` };
 }
 
 export async function listApiKeys(deps: Deps, ownerEmail?: string): Promise<ApiKeyView[]> {
-  const filter: Record<string, unknown> = {};
+  let ownerId: string | undefined;
   if (ownerEmail) {
     const owner = await findUserByEmail(deps, ownerEmail);
     if (!owner) throw notFound(`User ${ownerEmail}`);
-    filter.ownerId = owner._id;
+    ownerId = owner._id;
   }
-  const keys = await deps.store.apiKeys
-    .find(filter)
-    .sort({ createdAt: -1 })
-    .limit(10_000)
-    .lean<ApiKeyDoc[]>();
-  const owners = await deps.store.users
-    .find({ _id: { $in: [...new Set(keys.map((k) => k.ownerId))] } }, { email: 1, name: 1 })
-    .lean<UserDoc[]>();
+  const keys = await deps.apiKeys.list(ownerId);
+  const owners = await deps.users.briefs(keys.map((k) => k.ownerId));
   const byId = new Map(owners.map((o) => [o._id, o]));
   return keys.map((k) => toView(k, byId.get(k.ownerId)));
 }
 
 export async function revokeApiKey(deps: Deps, ctx: EventContext, id: string) {
-  const key = await deps.store.apiKeys.findById(id).lean<ApiKeyDoc>();
-  if (!key) throw notFound('API key');
-  if (key.revokedAt) return { id, revokedAt: iso(key.revokedAt)!, alreadyRevoked: true };
-  const now = deps.clock();
-  const event = buildEvent(
-    'system.config_changed',
-    id,
-    ctx,
-    { revokedAt: { from: null, to: now.toISOString() } },
-    now,
-  );
-  const notice: CredentialNotice = {
-    kind: 'api_key_revoked',
-    keyId: id,
-    userId: key.ownerId,
-    at: now.toISOString(),
-  };
-  const res = await deps.store.apiKeys.updateOne(
-    { _id: id, revokedAt: null },
-    {
-      $set: { revokedAt: now },
-      $push: pushOutbox([eventEntry(deps.names, event), messageEntry(deps.names.credentialNotices, notice)]),
-    },
-  );
-  if (res.modifiedCount === 1) deps.kick();
-  return { id, revokedAt: now.toISOString(), alreadyRevoked: res.modifiedCount === 0 };
+  return deps.apiKeys.update(id, (key) => {
+    if (key.revokedAt)
+      return { write: null, result: { id, revokedAt: iso(key.revokedAt)!, alreadyRevoked: true } };
+    const now = deps.clock();
+    const event = buildEvent(
+      'system.config_changed',
+      id,
+      ctx,
+      { revokedAt: { from: null, to: now.toISOString() } },
+      now,
+    );
+    const notice: CredentialNotice = {
+      kind: 'api_key_revoked',
+      keyId: id,
+      userId: key.ownerId,
+      at: now.toISOString(),
+    };
+    return {
+      write: {
+        set: { revokedAt: now },
+        outbox: [eventEntry(deps.names, event), messageEntry(deps.names.credentialNotices, notice)],
+      },
+      result: { id, revokedAt: now.toISOString(), alreadyRevoked: false },
+    };
+  });
 }
 
 const LAST_USED_GRANULARITY_MS = 60_000;
@@ -197,7 +188,7 @@ export async function resolveApiKey(deps: Deps, presented: unknown): Promise<Res
   const match = typeof presented === 'string' ? KEY_FORMAT.exec(presented) : null;
   if (!match) return { valid: false, reason: 'malformed' };
   const [, keyId, secret] = match;
-  const key = await deps.store.apiKeys.findById(keyId).select('+secretHash').lean<ApiKeyDoc>();
+  const key = await deps.apiKeys.findWithSecretHash(keyId);
   // Compare even for unknown ids so timing does not reveal which ids exist.
   const matches = safeEqual(sha256(secret), key?.secretHash ?? sha256(''));
   if (!key || !matches) return { valid: false, reason: 'unknown' };
@@ -205,24 +196,15 @@ export async function resolveApiKey(deps: Deps, presented: unknown): Promise<Res
   const now = deps.clock();
   if (key.expiresAt && new Date(key.expiresAt).getTime() <= now.getTime())
     return { valid: false, reason: 'expired' };
-  const owner = await deps.store.users.findById(key.ownerId).lean<UserDoc>();
+  const owner = await deps.users.findById(key.ownerId);
   if (owner?.status !== 'active') return { valid: false, reason: 'inactive_owner' };
   if (!key.lastUsedAt || now.getTime() - new Date(key.lastUsedAt).getTime() >= LAST_USED_GRANULARITY_MS) {
     // At most one write per key per minute; a lost update is harmless.
-    deps.store.apiKeys
-      .updateOne(
-        {
-          _id: key._id,
-          $or: [
-            { lastUsedAt: null },
-            { lastUsedAt: { $lt: new Date(now.getTime() - LAST_USED_GRANULARITY_MS) } },
-          ],
-        },
-        { $set: { lastUsedAt: now } },
-      )
+    deps.apiKeys
+      .markUsed(key._id, now, LAST_USED_GRANULARITY_MS)
       .catch((err) => deps.logger.warn({ err, keyId: key._id }, 'lastUsedAt update failed'));
   }
-  const [names, settings] = await Promise.all([groupNames(deps.store, owner.groups), getSettings(deps)]);
+  const [names, settings] = await Promise.all([groupNames(deps, owner.groups), getSettings(deps)]);
   return {
     valid: true,
     keyId: key._id,

@@ -1,17 +1,21 @@
 import type { Changes, CredentialNotice } from '@support-desk/contracts';
 import {
-  AppError,
   buildEvent,
   diffChanges,
   type EventContext,
   eventEntry,
   messageEntry,
+  notFound,
   type OutboxEntry,
-  pushOutbox,
 } from '@support-desk/platform';
 import type { UserDoc } from '../store/index.js';
-import type { Deps } from './context.js';
-import { findUser } from './users.js';
+import type { Deps } from './deps.js';
+
+export async function findUser(deps: Deps, id: string): Promise<UserDoc> {
+  const user = await deps.users.findById(id);
+  if (!user) throw notFound('User');
+  return user;
+}
 
 const notice = (kind: CredentialNotice['kind'], userId: string, now: Date): CredentialNotice => ({
   kind,
@@ -57,7 +61,8 @@ export type UserPatch = Partial<Pick<UserDoc, 'name' | 'role' | 'groups' | 'isVi
 
 /**
  * Applies `patch` with optimistic concurrency (the write only lands if the user is unchanged
- * since it was read), so the `changes` in the events are exactly what happened.
+ * since it was read; else it is planned again on the new state), so the `changes` in the events
+ * are exactly what happened.
  */
 export async function applyUserPatch(
   deps: Deps,
@@ -65,8 +70,7 @@ export async function applyUserPatch(
   id: string,
   makePatch: (user: UserDoc) => Promise<UserPatch> | UserPatch,
 ): Promise<{ user: UserDoc; changes: Changes }> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const before = await findUser(deps, id);
+  const { changes, after } = await deps.users.update(id, async (before) => {
     const patch = await makePatch(before);
     const now = deps.clock();
     const set: Record<string, unknown> = { ...patch };
@@ -80,17 +84,12 @@ export async function applyUserPatch(
       },
       ['name', 'role', 'groups', 'isVip', 'status', 'metadata', 'deactivatedAt'],
     );
-    if (Object.keys(changes).length === 0) return { user: before, changes };
-    const entries = userChangeEntries(deps, ctx, id, changes, now);
-    // updateOne, not findOneAndUpdate: FerretDB cannot project findAndModify results.
-    const res = await deps.store.users.updateOne(
-      { _id: id, updatedAt: before.updatedAt },
-      { $set: { ...set, updatedAt: now }, $push: pushOutbox(entries) },
-    );
-    if (res.modifiedCount === 1) {
-      deps.kick();
-      return { user: await findUser(deps, id), changes };
-    }
-  }
-  throw new AppError('CONFLICT', 'The user was modified concurrently; retry');
+    if (Object.keys(changes).length === 0) return { write: null, result: { changes, after: before } };
+    const written = { ...set, updatedAt: now };
+    return {
+      write: { set: written, outbox: userChangeEntries(deps, ctx, id, changes, now) },
+      result: { changes, after: { ...before, ...written } as UserDoc },
+    };
+  });
+  return { user: after, changes };
 }

@@ -1,6 +1,6 @@
 import { conflict, type EventContext } from '@support-desk/platform';
-import { createApiKey } from './apiKeys.js';
-import type { Deps } from './context.js';
+import { createApiKey } from './api-keys.js';
+import type { Deps } from './deps.js';
 import { createUser, findUserByEmail } from './users.js';
 
 /**
@@ -12,7 +12,7 @@ export async function bootstrap(
   ctx: EventContext,
   input: { email: string; name: string; ifNone: boolean },
 ) {
-  const admins = await deps.store.users.countDocuments({ role: 'admin', status: 'active' });
+  const admins = await deps.users.countActiveAdmins();
   if (admins > 0) {
     if (input.ifNone) return { skipped: true as const };
     throw conflict('An active admin already exists; bootstrap only creates the first one');

@@ -1,6 +1,6 @@
-import { buildEvent, type EventContext, eventEntry, pushOutbox } from '@support-desk/platform';
-import type { LoginAttemptDoc, SessionDoc, UserDoc } from '../store/index.js';
-import type { Deps } from './context.js';
+import { buildEvent, type EventContext, eventEntry, type OutboxEntry } from '@support-desk/platform';
+import type { UserDoc } from '../store/index.js';
+import type { Deps } from './deps.js';
 import { randomSecret, sha256, verifyPassword } from './secrets.js';
 import { findUserByEmail } from './users.js';
 
@@ -11,27 +11,21 @@ export type LoginResult =
 const accountKey = (email: string) => `account:${email.trim().toLowerCase()}`;
 const ipKey = (ip: string) => `ip:${ip}`;
 
-async function failures(deps: Deps, key: string, now: Date): Promise<number> {
-  const doc = await deps.store.loginAttempts.findById(key).lean<LoginAttemptDoc>();
-  if (!doc) return 0;
-  const windowMs = deps.config.LOGIN_THROTTLE_WINDOW_SECONDS * 1000;
-  return now.getTime() - new Date(doc.windowStart).getTime() >= windowMs ? 0 : doc.failures;
-}
+const windowStartOf = (deps: Deps, now: Date) =>
+  new Date(now.getTime() - deps.config.LOGIN_THROTTLE_WINDOW_SECONDS * 1000);
 
-/** Fixed-window counter in MongoDB: reset when the window has passed, else increment. */
-async function recordFailure(deps: Deps, key: string, now: Date): Promise<void> {
-  const windowStart = new Date(now.getTime() - deps.config.LOGIN_THROTTLE_WINDOW_SECONDS * 1000);
-  const res = await deps.store.loginAttempts.updateOne(
-    { _id: key, windowStart: { $gt: windowStart } },
-    { $inc: { failures: 1 } },
-  );
-  if (res.matchedCount === 0) {
-    await deps.store.loginAttempts.updateOne(
-      { _id: key },
-      { $set: { failures: 1, windowStart: now } },
-      { upsert: true },
-    );
-  }
+const failures = (deps: Deps, key: string, now: Date) =>
+  deps.loginAttempts.failuresSince(key, windowStartOf(deps, now));
+
+const recordFailure = (deps: Deps, key: string, now: Date) =>
+  deps.loginAttempts.recordFailure(key, now, windowStartOf(deps, now));
+
+/** Records a sign-in or sign-out event on the user (and the sign-in time, if given). */
+async function recordOnUser(deps: Deps, userId: string, entry: OutboxEntry, lastLoginAt?: Date) {
+  await deps.users.update(userId, () => ({
+    write: { set: lastLoginAt ? { lastLoginAt } : {}, outbox: [entry] },
+    result: undefined,
+  }));
 }
 
 export function oauthContext(user: UserDoc, ip: string | null, userAgent: string | null, requestId: string) {
@@ -94,9 +88,9 @@ export async function login(
     return { ok: false, reason: 'inactive', message: 'This account is deactivated and cannot sign in.' };
   }
   // Expired sessions and lapsed counters of everyone are purged by housekeeping.ts.
-  await deps.store.loginAttempts.deleteOne({ _id: accountKey(input.email) });
+  await deps.loginAttempts.clear(accountKey(input.email));
   const token = randomSecret(32);
-  await deps.store.sessions.create({
+  await deps.sessions.insert({
     _id: sha256(token),
     userId: user._id,
     createdAt: now,
@@ -104,20 +98,16 @@ export async function login(
   });
   const ctx = oauthContext(user, input.ip, input.userAgent, input.requestId);
   const event = buildEvent('user.login', user._id, ctx, undefined, now);
-  await deps.store.users.updateOne(
-    { _id: user._id },
-    { $set: { lastLoginAt: now }, $push: pushOutbox([eventEntry(deps.names, event)]) },
-  );
-  deps.kick();
+  await recordOnUser(deps, user._id, eventEntry(deps.names, event), now);
   return { ok: true, user, sessionToken: token };
 }
 
 /** The signed-in, still active user of a session cookie, or null. */
 export async function sessionUser(deps: Deps, token: string | undefined): Promise<UserDoc | null> {
   if (!token || token.length > 100) return null;
-  const session = await deps.store.sessions.findById(sha256(token)).lean<SessionDoc>();
+  const session = await deps.sessions.findById(sha256(token));
   if (!session || new Date(session.expiresAt).getTime() <= deps.clock().getTime()) return null;
-  const user = await deps.store.users.findById(session.userId).lean<UserDoc>();
+  const user = await deps.users.findById(session.userId);
   return user?.status === 'active' ? user : null;
 }
 
@@ -127,11 +117,10 @@ export async function logout(
   meta: { ip: string | null; userAgent: string | null; requestId: string },
 ): Promise<boolean> {
   if (!token || token.length > 100) return false;
-  const session = await deps.store.sessions.findById(sha256(token)).lean<SessionDoc>();
+  const session = await deps.sessions.findById(sha256(token));
   if (!session) return false;
-  const res = await deps.store.sessions.deleteOne({ _id: session._id });
-  if (res.deletedCount === 0) return false;
-  const user = await deps.store.users.findById(session.userId).lean<UserDoc>();
+  if (!(await deps.sessions.remove(session._id))) return false;
+  const user = await deps.users.findById(session.userId);
   if (!user) return true;
   const now = deps.clock();
   const event = buildEvent(
@@ -141,7 +130,6 @@ export async function logout(
     undefined,
     now,
   );
-  await deps.store.users.updateOne({ _id: user._id }, { $push: pushOutbox([eventEntry(deps.names, event)]) });
-  deps.kick();
+  await recordOnUser(deps, user._id, eventEntry(deps.names, event));
   return true;
 }

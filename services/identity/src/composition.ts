@@ -1,0 +1,84 @@
+import type { NatsNames } from '@support-desk/contracts';
+import {
+  type ComposedService,
+  type Connection,
+  createHttpApp,
+  createOutboxRelay,
+  ensureIndexes,
+  type Logger,
+  type NatsConnection,
+  type OutboxRelay,
+  pingMongo,
+  pingNats,
+  registerHealth,
+  requirePrincipal,
+  serveIdentityRpc,
+} from '@support-desk/platform';
+import type { IdentityConfig } from './config.js';
+import { createKeyring, type Keyring } from './oauth/keys.js';
+import { registerRoutes } from './routes/index.js';
+import { createRepositories, outboxModels } from './store/index.js';
+import type { Deps } from './use-cases/deps.js';
+import { createHousekeeping } from './use-cases/housekeeping.js';
+import { identityRpcAnswers } from './use-cases/rpc-answers.js';
+
+export interface IdentityDepsInput {
+  config: IdentityConfig;
+  logger: Logger;
+  conn: Connection;
+  names: NatsNames;
+  /** The clock (tests move it). */
+  clock?: () => Date;
+}
+
+/** The use cases' dependencies over one database connection (the service and deskctl alike). */
+export function identityDeps({ config, logger, conn, names, clock }: IdentityDepsInput): Deps {
+  return { ...createRepositories(conn), config, names, logger, clock: clock ?? (() => new Date()) };
+}
+
+export interface IdentityServiceDeps extends IdentityDepsInput {
+  nc: NatsConnection;
+}
+
+export interface IdentityService extends ComposedService {
+  deps: Deps;
+  keyring: Keyring;
+  relay: OutboxRelay;
+}
+
+/**
+ * The identity service: users, groups, credentials and the OAuth server over its own database;
+ * its background work is the outbox relay, identity's RPC answers and housekeeping.
+ */
+export async function composeService(sd: IdentityServiceDeps): Promise<IdentityService> {
+  const { config, logger, conn, nc, names } = sd;
+  const deps = identityDeps(sd);
+  const keyring = await createKeyring(config, deps.clock);
+  const app = createHttpApp({ logger, trustProxy: config.TRUST_PROXY });
+  const health = registerHealth(app, { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) });
+  requirePrincipal(app, config.INTERNAL_AUTH_SECRET);
+  registerRoutes(app, deps, keyring);
+
+  const relay = createOutboxRelay({ nc, models: outboxModels(conn), logger });
+  const housekeeping = createHousekeeping(deps, { intervalMs: config.IDENTITY_HOUSEKEEPING_INTERVAL_MS });
+  let rpc: { stop(): void } | undefined;
+  return {
+    app,
+    health,
+    deps,
+    keyring,
+    relay,
+    async start() {
+      if (rpc) return;
+      await ensureIndexes(conn);
+      relay.start();
+      rpc = serveIdentityRpc(nc, names, identityRpcAnswers(deps), logger);
+      if (config.IDENTITY_HOUSEKEEPING_INTERVAL_MS > 0) housekeeping.start();
+    },
+    async close() {
+      rpc?.stop();
+      await housekeeping.stop();
+      await relay.stop();
+    },
+  };
+}

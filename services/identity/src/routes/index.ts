@@ -1,0 +1,17 @@
+import type { HttpApp } from '@support-desk/platform';
+import type { Keyring } from '../oauth/keys.js';
+import type { Deps } from '../use-cases/deps.js';
+import { groupRoutes } from './groups.js';
+import { oauthPageRoutes } from './oauth-pages.js';
+import { oauthTokenRoutes } from './oauth-token.js';
+import { userRoutes } from './users.js';
+import { wellKnownRoutes } from './well-known.js';
+
+/** The public /v1 routes (from the contract), the OAuth pages and token endpoint, well-known. */
+export function registerRoutes(app: HttpApp, deps: Deps, keyring: Keyring): void {
+  userRoutes(app, deps);
+  groupRoutes(app, deps);
+  oauthPageRoutes(app, deps);
+  oauthTokenRoutes(app, deps, keyring);
+  wellKnownRoutes(app, deps, keyring);
+}

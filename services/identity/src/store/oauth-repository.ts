@@ -1,0 +1,104 @@
+import {
+  type AggregateDecision,
+  deleteInBatches,
+  type OutboxEntry,
+  updateAggregate,
+} from '@support-desk/platform';
+import type { Connection, FilterQuery } from 'mongoose';
+import {
+  type GrantDoc,
+  grantModel,
+  type LoginAttemptDoc,
+  loginAttemptModel,
+  type SessionDoc,
+  sessionModel,
+} from './oauth.js';
+
+/** How much one housekeeping purge deletes: per round, and rounds per pass. */
+export interface PurgeBounds {
+  batch: number;
+  maxRounds: number;
+}
+
+/**
+ * A grant is spent once nothing issued from it can still be used: its code expired unredeemed, its
+ * refresh-token family expired, or it was revoked — each before `cutoff` (one access-token
+ * lifetime ago, after which no access token carrying its `gid` can still be valid). A grant whose
+ * events still wait for the outbox relay is kept until they are published.
+ */
+export function spentGrants(cutoff: Date): FilterQuery<GrantDoc> {
+  return {
+    'outbox.id': { $exists: false },
+    $or: [
+      { codeUsedAt: null, codeExpiresAt: { $lt: cutoff } },
+      { refreshExpiresAt: { $lt: cutoff } },
+      { revokedAt: { $lt: cutoff } },
+    ],
+  };
+}
+
+/** OAuth grants: the code and the refresh-token family of one authorization. */
+export function createGrantsRepository(conn: Connection) {
+  const model = grantModel(conn);
+  return {
+    async insert(grant: GrantDoc, outbox: OutboxEntry[] = []): Promise<void> {
+      await model.create({ ...grant, outbox });
+    },
+    findById: (id: string) => model.findById(id).lean<GrantDoc>().exec(),
+    update: <R>(
+      id: string,
+      decide: (current: GrantDoc) => AggregateDecision<R> | Promise<AggregateDecision<R>>,
+    ) => updateAggregate<GrantDoc, R>(model, id, decide, { what: 'Grant' }),
+    /** Deletes spent grants (see `spentGrants`); returns how many. */
+    purgeSpent: (cutoff: Date, bounds: PurgeBounds) =>
+      deleteInBatches(model, spentGrants(cutoff), { sort: { _id: 1 }, ...bounds }),
+  };
+}
+
+/** Browser sessions at the authorization server, keyed by the SHA-256 of the cookie value. */
+export function createSessionsRepository(conn: Connection) {
+  const model = sessionModel(conn);
+  return {
+    async insert(session: SessionDoc): Promise<void> {
+      await model.create(session);
+    },
+    findById: (id: string) => model.findById(id).lean<SessionDoc>().exec(),
+    /** True when this call removed it (a second sign-out finds nothing). */
+    async remove(id: string): Promise<boolean> {
+      return (await model.deleteOne({ _id: id })).deletedCount > 0;
+    },
+    purgeExpired: (now: Date, bounds: PurgeBounds) =>
+      deleteInBatches(model, { expiresAt: { $lte: now } }, { sort: { expiresAt: 1 }, ...bounds }),
+  };
+}
+
+/** Failed sign-in counters: fixed windows, one document per key (account or address). */
+export function createLoginAttemptsRepository(conn: Connection) {
+  const model = loginAttemptModel(conn);
+  return {
+    /** Failures counted in the window that started after `windowStart`. */
+    async failuresSince(key: string, windowStart: Date): Promise<number> {
+      const doc = await model.findById(key).lean<LoginAttemptDoc>();
+      return doc && new Date(doc.windowStart).getTime() > windowStart.getTime() ? doc.failures : 0;
+    },
+    /** Counts one failure: in the current window, or as the first of a new one. */
+    async recordFailure(key: string, now: Date, windowStart: Date): Promise<void> {
+      const res = await model.updateOne(
+        { _id: key, windowStart: { $gt: windowStart } },
+        { $inc: { failures: 1 } },
+      );
+      if (res.matchedCount === 0) {
+        await model.updateOne({ _id: key }, { $set: { failures: 1, windowStart: now } }, { upsert: true });
+      }
+    },
+    async clear(key: string): Promise<void> {
+      await model.deleteOne({ _id: key });
+    },
+    purgeLapsed: (windowStart: Date, bounds: PurgeBounds) =>
+      deleteInBatches(model, { windowStart: { $lte: windowStart } }, { sort: { windowStart: 1 }, ...bounds }),
+  };
+}
+
+export type GrantsRepository = ReturnType<typeof createGrantsRepository>;
+export type SessionsRepository = ReturnType<typeof createSessionsRepository>;
+export type LoginAttemptsRepository = ReturnType<typeof createLoginAttemptsRepository>;

@@ -1,0 +1,32 @@
+import type { NatsNames, Principal } from '@support-desk/contracts';
+import { contextFromPrincipal, type EventContext, type Logger } from '@support-desk/platform';
+import type { IdentityConfig } from '../config.js';
+import type { Repositories } from '../store/index.js';
+
+/** What every use case needs: the repositories, and the service's settings, names, log and clock. */
+export interface Deps extends Repositories {
+  config: IdentityConfig;
+  names: NatsNames;
+  logger: Logger;
+  /** Injected so tests can move time (code expiry, throttling windows). */
+  clock: () => Date;
+}
+
+export type { EventContext };
+
+/** Who made a change through the API, and with which kind of credential (`api` or `oauth`). */
+export function eventContext(principal: Principal): EventContext {
+  return contextFromPrincipal(principal, principal.credential?.type === 'oauth' ? 'oauth' : 'api');
+}
+
+/** The actor of deskctl commands run without `--as`: a fixed administrative identity. */
+export const CLI_ACTOR = {
+  id: 'deskctl',
+  name: 'deskctl',
+  email: 'deskctl@support-desk.local',
+  role: 'admin' as const,
+};
+
+export function cliContext(actor = CLI_ACTOR): EventContext {
+  return { actor, source: 'cli', requestId: null, userAgent: 'deskctl', ipAddress: null };
+}
