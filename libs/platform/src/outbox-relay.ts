@@ -29,8 +29,6 @@ export interface OutboxRelayOptions {
 
 export interface OutboxRelay {
   start(): void;
-  /** Wakes the relay right after a write. */
-  kick(): void;
   pause(): void;
   resume(): void;
   stop(): Promise<void>;
@@ -207,7 +205,6 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       poller.unref();
       trigger();
     },
-    kick: () => queueMicrotask(trigger),
     pause() {
       paused = true;
     },

@@ -77,7 +77,6 @@ t.test('events written with the change are published in order, then removed', as
     { _id: id },
     { $set: { title: 't2' }, $push: pushOutbox([eventEntry(names, second), eventEntry(names, third)]) },
   );
-  relay.kick();
 
   const messages = await eventually(
     async () => {
@@ -124,7 +123,6 @@ t.test('writes while NATS is down are published exactly once after it returns', 
   await nats.stop();
   const written = [];
   for (let n = 0; n < 5; n++) written.push(await createThing(Thing, names, n));
-  relay.kick();
   await new Promise((r) => setTimeout(r, 700));
   const pending = await Thing.countDocuments({ 'outbox.id': { $exists: true } });
   t.equal(pending, 5, 'nothing is lost while NATS is down: all still pending');
@@ -210,8 +208,6 @@ t.test('two relays on one collection publish each event once', async (t) => {
   const written = [];
   for (let n = 0; n < 40; n++) {
     written.push(await createThing(Thing, names, n));
-    a.kick();
-    b.kick();
   }
   const messages = await eventually(
     async () => {
@@ -238,7 +234,7 @@ t.test('concurrent writes to one aggregate while the relay cleans up lose nothin
   const Agg = conn.model('Agg', schema);
   await Agg.createIndexes();
   const { nc, names } = await testNats(t);
-  // A long scan interval and no kick(): writes in this process reach the relay by id on their own.
+  // A long scan interval: writes in this process reach the relay by id on their own.
   const relay = createOutboxRelay({ nc, models: [Agg], logger: testLogger(), pollIntervalMs: 600_000 });
   t.teardown(() => relay.stop());
   relay.start();

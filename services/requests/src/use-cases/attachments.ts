@@ -4,6 +4,7 @@ import { newId, type Principal, REQUEST_LIMITS } from '@support-desk/contracts';
 import {
   AppError,
   buildEvent,
+  contextFromPrincipal,
   conflict,
   eventEntry,
   forbidden,
@@ -12,7 +13,7 @@ import {
 } from '@support-desk/platform';
 import { fileTypeFromBuffer } from 'file-type';
 import type { AttachmentRecord, RequestRecord } from '../store/requests.js';
-import { type Deps, eventContext } from './deps.js';
+import { type Deps } from './deps.js';
 import { attachmentUrl, seesInternal } from './queries.js';
 
 /** Bytes file-type needs to recognise every format it knows. */
@@ -114,7 +115,7 @@ export async function storeAttachment(
   }
   try {
     const detected = await fileTypeFromBuffer(sniffer.headBytes());
-    const ctx = eventContext(principal);
+    const ctx = contextFromPrincipal(principal);
     return await deps.requests.update(requestId, (current) => {
       checkUpload(principal, current);
       const now = deps.clock();

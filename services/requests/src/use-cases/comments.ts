@@ -5,9 +5,9 @@ import {
   REQUEST_LIMITS,
   type RequestComment,
 } from '@support-desk/contracts';
-import { buildEvent, conflict, eventEntry, forbidden } from '@support-desk/platform';
+import { buildEvent, conflict, contextFromPrincipal, eventEntry, forbidden } from '@support-desk/platform';
 import type { CommentRecord, RequestRecord } from '../store/requests.js';
-import { type Deps, eventContext } from './deps.js';
+import { type Deps } from './deps.js';
 import { seesInternal } from './queries.js';
 import { computeSla } from './sla.js';
 
@@ -27,7 +27,7 @@ export async function addComment(
   const isInternal = body.isInternal ?? false;
   if (isInternal && !seesInternal(principal))
     throw forbidden('Only agents and admins may add internal notes');
-  const ctx = eventContext(principal);
+  const ctx = contextFromPrincipal(principal);
   return deps.requests.update(requestId, (current) => {
     if (!seesInternal(principal) && principal.userId !== current.requester.id) {
       throw forbidden('Only the requester, agents and admins may comment');

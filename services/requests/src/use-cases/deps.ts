@@ -1,11 +1,5 @@
-import type { NatsNames, Principal } from '@support-desk/contracts';
-import {
-  AppError,
-  contextFromPrincipal,
-  type EventContext,
-  type Logger,
-  validationError,
-} from '@support-desk/platform';
+import type { NatsNames } from '@support-desk/contracts';
+import { AppError, type Logger, validationError } from '@support-desk/platform';
 import type { AttachmentFiles } from '../store/files.js';
 import type { RequestsRepository } from '../store/requests-repository.js';
 import type { SlaAlertsRepository } from '../store/sla-alerts.js';
@@ -24,10 +18,6 @@ export interface Deps {
   logger: Logger;
   publicBaseUrl: string;
   attachmentMaxBytes: number;
-}
-
-export function eventContext(principal: Principal): EventContext {
-  return contextFromPrincipal(principal, principal.credential?.type === 'oauth' ? 'oauth' : 'api');
 }
 
 /**

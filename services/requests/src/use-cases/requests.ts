@@ -8,6 +8,7 @@ import type {
 import { newId } from '@support-desk/contracts';
 import {
   buildEvent,
+  contextFromPrincipal,
   conflict,
   diffChanges,
   type EventContext,
@@ -15,7 +16,7 @@ import {
   validationError,
 } from '@support-desk/platform';
 import type { RequestRecord } from '../store/requests.js';
-import { type Deps, eventContext, requireAssignee, requireGroup, uniqueTags } from './deps.js';
+import { type Deps, requireAssignee, requireGroup, uniqueTags } from './deps.js';
 import { computeSla } from './sla.js';
 import { checkTransition, isStopped } from './workflow.js';
 
@@ -57,7 +58,7 @@ export async function createRequest(deps: Deps, principal: Principal, body: Crea
     updatedAt: now,
     rev: 0,
   };
-  const ctx = eventContext(principal);
+  const ctx = contextFromPrincipal(principal);
   const created: Changes = {
     title: { from: null, to: record.title },
     status: { from: null, to: status },
@@ -186,7 +187,7 @@ export function planUpdate(
 }
 
 export async function updateRequest(deps: Deps, principal: Principal, id: string, body: UpdateRequestBody) {
-  const ctx = eventContext(principal);
+  const ctx = contextFromPrincipal(principal);
   const verified = new Set<string>();
   return deps.requests.update(id, async (current) => {
     // References are checked only when they change (keeping a since-deactivated assignee is fine).
@@ -224,7 +225,7 @@ export async function deleteRequest(deps: Deps, principal: Principal, id: string
     const event = buildEvent(
       'request.deleted',
       id,
-      eventContext(principal),
+      contextFromPrincipal(principal),
       { deletedAt: { from: null, to: now.toISOString() } },
       now,
     );
