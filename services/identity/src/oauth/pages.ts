@@ -1,15 +1,7 @@
-import { SCOPES } from '@support-desk/contracts';
+import { SCOPE_DESCRIPTIONS, SCOPES, type Scope } from '@support-desk/contracts';
 
 const esc = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-
-const SCOPE_TEXT: Record<string, string> = {
-  'requests:read': 'Read support requests',
-  'requests:write': 'Create and update support requests',
-  'users:read': 'Read user data',
-  'users:write': 'Manage users and groups',
-  admin: 'Full administrative access',
-};
 
 function layout(title: string, body: string): string {
   return `<!doctype html>
@@ -58,7 +50,7 @@ export function consentPage(opts: {
   scopes: string[];
 }): string {
   const items = SCOPES.filter((s) => opts.scopes.includes(s))
-    .map((s) => `<li><code>${esc(s)}</code> — ${esc(SCOPE_TEXT[s] ?? s)}</li>`)
+    .map((s) => `<li><code>${esc(s)}</code> — ${esc(SCOPE_DESCRIPTIONS[s as Scope] ?? s)}</li>`)
     .join('');
   return layout(
     'Authorize access',
