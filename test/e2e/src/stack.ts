@@ -1,11 +1,19 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  eventually as eventuallyWithin,
+  freePort,
+  type Teardownable,
+  testEnv,
+  uniqueName,
+} from '@support-desk/platform/testing';
 import { Api, request, type Json } from './http.js';
+
+export { freePort, type Teardownable };
 
 /** The repository root (this file is test/e2e/dist/src/stack.js once compiled). */
 export const ROOT = path.resolve(fileURLToPath(import.meta.url), '../../../../..');
@@ -19,16 +27,10 @@ const STOP_TIMEOUT_MS = 15_000;
 const DESKCTL_TIMEOUT_MS = 60_000;
 
 export const infraEnv = {
-  MONGO_URL: process.env.MONGO_URL ?? 'mongodb://127.0.0.1:27027',
-  NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4223',
-  REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6380',
+  MONGO_URL: testEnv.mongoUrl,
+  NATS_URL: testEnv.natsUrl,
+  REDIS_URL: testEnv.redisUrl,
 };
-
-/** What a tap `t` offers that the harness needs. */
-export interface Teardownable {
-  teardown(fn: () => unknown): void;
-  passing?(): boolean;
-}
 
 export interface StackOptions {
   /** Serve the gateway over TLS with this certificate and key (PEM file paths). */
@@ -67,23 +69,7 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-export function uniqueRun(prefix = 'e2e'): string {
-  return `${prefix}${process.pid.toString(36)}${randomBytes(3).toString('hex')}`.toLowerCase();
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
+export const uniqueRun = (prefix = 'e2e'): string => uniqueName(prefix);
 
 /**
  * "At once" for credential cut-offs (revocation, deactivation, role change): the gateway caches
@@ -94,31 +80,11 @@ export const AT_ONCE_MS = 5000;
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Polls `check` until it returns a truthy value (bounded in time); the last error is reported. */
-export async function eventually<T>(
-  check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
-  { timeoutMs = 15_000, intervalMs = 100, what = 'condition' } = {},
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await check();
-      if (value) return value;
-      last = value;
-    } catch (err) {
-      lastError = err;
-    }
-    await sleep(intervalMs);
-  }
-  throw new Error(
-    `timed out after ${timeoutMs} ms waiting for ${what}` +
-      (lastError
-        ? `: ${lastError instanceof Error ? lastError.message : String(lastError)}`
-        : ` (last: ${String(last)})`),
-  );
-}
+/** The platform's `eventually`, with the stack's more patient defaults (whole processes answer). */
+export const eventually = <T>(
+  check: Parameters<typeof eventuallyWithin<T>>[0],
+  options: Parameters<typeof eventuallyWithin<T>>[1] = {},
+) => eventuallyWithin<T>(check, { timeoutMs: 15_000, intervalMs: 100, ...options });
 
 function tailOf(file: string, lines = 40): string {
   try {

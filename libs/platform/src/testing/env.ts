@@ -18,6 +18,8 @@ import { createPrincipalSigner } from '../principal.js';
 /** What a tap `t` offers that the helpers need (kept structural so this module does not import tap). */
 export interface Teardownable {
   teardown(fn: () => unknown): void;
+  /** Whether the test has passed so far (tap's `t.passing()`), e.g. to keep logs of a failure. */
+  passing?(): boolean;
 }
 
 /** The real servers the infra script started (npm test exports these). */
@@ -99,23 +101,28 @@ export async function asPrincipal(principal: Principal): Promise<Record<string, 
   return { 'x-sd-principal': await signer(principal) };
 }
 
-/** Polls `check` until it returns a truthy value; bounded in time. */
+/** Polls `check` until it returns a truthy value; bounded in time. The last error or value is reported. */
 export async function eventually<T>(
   check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
   { timeoutMs = 10_000, intervalMs = 50, what = 'condition' } = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
+  let last: unknown;
   while (Date.now() < deadline) {
     try {
       const value = await check();
       if (value) return value;
+      last = value;
     } catch (err) {
       lastError = err;
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }
   throw new Error(
-    `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`,
+    `timed out after ${timeoutMs} ms waiting for ${what}` +
+      (lastError
+        ? `: ${lastError instanceof Error ? lastError.message : String(lastError)}`
+        : ` (last: ${String(last)})`),
   );
 }

@@ -4,6 +4,7 @@ import { createServer, Socket } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FERRETDB_ENV, ferretdbArgs, mongodArgs, natsArgs, redisArgs } from '@support-desk/platform/launch';
 import type { Teardownable } from './env.js';
 
 /**
@@ -117,7 +118,7 @@ export async function startPrivateRedis(t: Teardownable): Promise<PrivateServer>
     'redis',
     (p, dir) => ({
       bin: findBinary('redis-server'),
-      args: ['--port', String(p), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'],
+      args: redisArgs({ host: '127.0.0.1', port: p, dir }),
     }),
     port,
   );
@@ -139,21 +140,13 @@ export async function startPrivateMongo(t: Teardownable): Promise<PrivateServer>
       try {
         return {
           bin: findBinary('mongod'),
-          args: ['--port', String(p), '--bind_ip', '127.0.0.1', '--dbpath', dir],
+          args: mongodArgs({ host: '127.0.0.1', port: p, dir }),
         };
       } catch {
         return {
           bin: findBinary('ferretdb', candidates),
-          args: [
-            '--handler=sqlite',
-            `--sqlite-url=file:${dir}/`,
-            `--listen-addr=127.0.0.1:${p}`,
-            `--state-dir=${dir}`,
-            // The default debug listener (127.0.0.1:8088) would collide between private servers.
-            '--debug-addr=-',
-            '--log-level=error',
-          ],
-          env: { FERRETDB_TELEMETRY: 'disable' },
+          args: ferretdbArgs({ host: '127.0.0.1', port: p, dir, logLevel: 'error' }),
+          env: FERRETDB_ENV,
         };
       }
     },

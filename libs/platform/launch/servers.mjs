@@ -1,0 +1,50 @@
+// How Support Desk launches its local servers (Redis, NATS with JetStream, mongod or FerretDB),
+// in one place for `scripts/infra.mjs` (the servers `npm start` and `npm test` use) and for the
+// tests' private servers (`@support-desk/platform/testing`). Plain JavaScript with a declaration
+// file: the infra script runs before anything is compiled.
+
+/** Redis without persistence (a rate-limit and deny-list cache): nothing is written to `dir`. */
+export const redisArgs = ({ host, port, dir }) => [
+  '--port',
+  String(port),
+  '--bind',
+  host,
+  '--dir',
+  dir,
+  '--save',
+  '',
+  '--appendonly',
+  'no',
+  '--daemonize',
+  'no',
+];
+
+/** NATS with JetStream storing under `dir`; monitoring (for readiness) only when a port is given. */
+export const natsArgs = ({ host, port, dir, monitorPort }) => [
+  '-a',
+  host,
+  '-p',
+  String(port),
+  ...(monitorPort ? ['-m', String(monitorPort)] : []),
+  '-js',
+  '-sd',
+  dir,
+];
+
+export const mongodArgs = ({ host, port, dir }) => ['--dbpath', dir, '--port', String(port), '--bind_ip', host];
+
+/**
+ * FerretDB v1 on its SQLite backend under `dir`. The debug listener is off unless a port is given
+ * (its default, 127.0.0.1:8088, would collide between servers).
+ */
+export const ferretdbArgs = ({ host, port, dir, debugPort, logLevel = 'warn' }) => [
+  '--handler=sqlite',
+  `--sqlite-url=file:${dir}/`,
+  `--listen-addr=${host}:${port}`,
+  `--state-dir=${dir}`,
+  debugPort ? `--debug-addr=${host}:${debugPort}` : '--debug-addr=-',
+  `--log-level=${logLevel}`,
+];
+
+/** FerretDB sends usage telemetry unless told not to; this machine has no network for it anyway. */
+export const FERRETDB_ENV = { FERRETDB_TELEMETRY: 'disable' };
