@@ -6,15 +6,14 @@ import { EventPagination, PageQuery } from './pagination.js';
 import type { RouteSchemaMap } from './routes.js';
 import { DateTimeString, StringEnum } from './schema.js';
 
-export const ACTOR_ROLES = ['admin', 'agent', 'viewer', 'system'] as const;
+const ACTOR_ROLES = ['admin', 'agent', 'viewer', 'system'] as const;
 export type ActorRole = (typeof ACTOR_ROLES)[number];
-export const ActorRoleSchema = StringEnum(ACTOR_ROLES);
 
 /** Most events `GET /v1/requests/:id/events` returns (oldest first); documented in services/audit. */
 export const REQUEST_EVENTS_MAX = 1000;
 
 /** The actor as event lists show it: no role (the single read adds it). */
-export const EventActorSummary = Type.Object(
+const EventActorSummary = Type.Object(
   { id: Type.String(), name: Type.String(), email: Type.String() },
   { additionalProperties: false },
 );
@@ -102,8 +101,8 @@ export const EventsQuery = Type.Object(
 );
 export type EventsQuery = Static<typeof EventsQuery>;
 
-export const EventIdParams = Type.Object({ id: IdSchema('event') }, { additionalProperties: false });
-export const RequestIdParams = Type.Object({ id: IdSchema('request') }, { additionalProperties: false });
+const EventIdParams = Type.Object({ id: IdSchema('event') }, { additionalProperties: false });
+const RequestIdParams = Type.Object({ id: IdSchema('request') }, { additionalProperties: false });
 
 const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, ErrorEnvelope]));
 

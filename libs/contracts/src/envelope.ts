@@ -16,11 +16,11 @@ export const ERROR_STATUS = {
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
-export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
+const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
 
-export const ErrorCodeSchema = StringEnum(ERROR_CODES);
+const ErrorCodeSchema = StringEnum(ERROR_CODES);
 
-export const ErrorBody = Type.Object(
+const ErrorBody = Type.Object(
   {
     code: ErrorCodeSchema,
     message: Type.String(),
@@ -40,5 +40,3 @@ export type ErrorEnvelope = Static<typeof ErrorEnvelope>;
 /** `{ success: true, data }` around a payload schema. */
 export const Ok = <T extends TSchema>(data: T) =>
   Type.Object({ success: Type.Literal(true), data }, { additionalProperties: false });
-
-export type OkEnvelope<T> = { success: true; data: T };

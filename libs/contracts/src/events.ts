@@ -2,7 +2,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { idPattern } from './ids.js';
 import { StringEnum } from './schema.js';
 
-export const RESOURCE_TYPES = ['request', 'user', 'system'] as const;
+const RESOURCE_TYPES = ['request', 'user', 'system'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
 export const ResourceTypeSchema = StringEnum(RESOURCE_TYPES);
 
@@ -36,7 +36,7 @@ export function isEventType(value: string): value is EventType {
   return Object.hasOwn(EVENT_CATALOGUE, value);
 }
 
-export const EVENT_SOURCES = ['api', 'oauth', 'cli', 'system'] as const;
+const EVENT_SOURCES = ['api', 'oauth', 'cli', 'system'] as const;
 export type EventSource = (typeof EVENT_SOURCES)[number];
 
 /** Who did it. System actions (SLA monitor) use SYSTEM_ACTOR. */
@@ -58,10 +58,7 @@ export const SYSTEM_ACTOR: Actor = {
   role: 'system',
 };
 
-export const Change = Type.Object(
-  { from: Type.Unknown(), to: Type.Unknown() },
-  { additionalProperties: false },
-);
+const Change = Type.Object({ from: Type.Unknown(), to: Type.Unknown() }, { additionalProperties: false });
 export const Changes = Type.Record(Type.String(), Change);
 export type Changes = Record<string, { from: unknown; to: unknown }>;
 

@@ -7,7 +7,7 @@ import { DateTimeString, StringEnum } from './schema.js';
 import { RoleSchema, ScopeSchema } from './scopes.js';
 
 /** Documented input limits (README of services/identity). */
-export const IDENTITY_LIMITS = {
+const IDENTITY_LIMITS = {
   email: 254,
   name: 200,
   search: 200,
@@ -20,9 +20,8 @@ export const IDENTITY_LIMITS = {
   identityProvider: 64,
 } as const;
 
-export const USER_STATUSES = ['active', 'inactive'] as const;
-export type UserStatus = (typeof USER_STATUSES)[number];
-export const UserStatusSchema = StringEnum(USER_STATUSES);
+const USER_STATUSES = ['active', 'inactive'] as const;
+const UserStatusSchema = StringEnum(USER_STATUSES);
 
 const DateTimeOrNull = Type.Union([DateTimeString(), Type.Null()]);
 
@@ -36,7 +35,7 @@ export type GroupRef = Static<typeof GroupRef>;
 // reads as a path (MongoDB) or is refused outright (FerretDB).
 // (A record's key schema becomes patternProperties, so the pattern carries the length and
 // additionalProperties: false refuses every other key.)
-export const UserMetadata = Type.Record(
+const UserMetadata = Type.Record(
   Type.String({ pattern: `^[A-Za-z0-9_-]{1,${IDENTITY_LIMITS.metadataKey}}$` }),
   Type.String({ maxLength: IDENTITY_LIMITS.metadataValue }),
   { maxProperties: IDENTITY_LIMITS.metadataKeys, additionalProperties: false },
@@ -79,7 +78,7 @@ export const UserDetail = Type.Object(
 );
 export type UserDetail = Static<typeof UserDetail>;
 
-export const UserIdParams = Type.Object({ id: IdSchema('user') }, { additionalProperties: false });
+const UserIdParams = Type.Object({ id: IdSchema('user') }, { additionalProperties: false });
 
 export const UserListQuery = Type.Object(
   {
@@ -95,7 +94,7 @@ export const UserListQuery = Type.Object(
 );
 export type UserListQuery = Static<typeof UserListQuery>;
 
-export const UserList = Type.Object(
+const UserList = Type.Object(
   { users: Type.Array(UserListItem), pagination: Pagination },
   { additionalProperties: false },
 );
@@ -208,8 +207,8 @@ export const GroupDetail = Type.Object(
 );
 export type GroupDetail = Static<typeof GroupDetail>;
 
-export const GroupIdParams = Type.Object({ id: IdSchema('group') }, { additionalProperties: false });
-export const GroupMemberParams = Type.Object(
+const GroupIdParams = Type.Object({ id: IdSchema('group') }, { additionalProperties: false });
+const GroupMemberParams = Type.Object(
   { id: IdSchema('group'), userId: IdSchema('user') },
   { additionalProperties: false },
 );
@@ -229,14 +228,14 @@ export const UpdateGroupBody = Type.Object(
 );
 export type UpdateGroupBody = Static<typeof UpdateGroupBody>;
 
-export const AddMemberBody = Type.Object({ userId: IdSchema('user') }, { additionalProperties: false });
+const AddMemberBody = Type.Object({ userId: IdSchema('user') }, { additionalProperties: false });
 
-export const MembersQuery = Type.Object(
+const MembersQuery = Type.Object(
   { page: Type.Optional(PageQuery.page), limit: Type.Optional(PageQuery.limit) },
   { additionalProperties: false },
 );
 
-export const GroupMembership = Type.Object(
+const GroupMembership = Type.Object(
   {
     id: IdSchema('group'),
     name: Type.String(),

@@ -14,7 +14,7 @@ export const ID_PREFIX = {
   oauthGrant: 'gnt',
 } as const;
 
-export type IdKind = keyof typeof ID_PREFIX;
+type IdKind = keyof typeof ID_PREFIX;
 
 // Crockford base32, lower case: sorts lexicographically in time order.
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';

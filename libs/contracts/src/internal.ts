@@ -9,7 +9,6 @@ export const INTERNAL_HEADERS = [PRINCIPAL_HEADER] as const;
 
 export const PLANS = ['standard', 'professional', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
-export const PlanSchema = StringEnum(PLANS);
 
 /** Requests per minute; enterprise credentials carry their own. */
 export const RateLimits = Type.Object(
@@ -65,12 +64,12 @@ export const GroupSnapshot = Type.Object({
 export type GroupSnapshot = Static<typeof GroupSnapshot>;
 
 /** RPC `rpc.getUser` / `rpc.getGroup`: `{ id }` → `{ found: false }` or `{ found: true, user | group }`. */
-export type GetByIdRequest = { id: string };
-export type GetUserReply = { found: false } | { found: true; user: UserSnapshot };
-export type GetGroupReply = { found: false } | { found: true; group: GroupSnapshot };
+type GetByIdRequest = { id: string };
+type GetUserReply = { found: false } | { found: true; user: UserSnapshot };
+type GetGroupReply = { found: false } | { found: true; group: GroupSnapshot };
 
 /** RPC `rpc.resolveApiKey`: `{ key }` → resolution. The secret never travels back. */
-export type ResolveApiKeyRequest = { key: string };
+type ResolveApiKeyRequest = { key: string };
 export type ResolveApiKeyReply =
   | { valid: false; reason: 'unknown' | 'malformed' | 'revoked' | 'expired' | 'inactive_owner' }
   | {
@@ -92,7 +91,7 @@ export type GetOAuthClientReply =
   | { found: true; client: { clientId: string; name: string; plan: Plan; limits: RateLimits | null } };
 
 /** RPC `rpc.getSettings`: `{}` → the settings other services act on. */
-export type SettingsReply = { globalAllowlist: string[] };
+type SettingsReply = { globalAllowlist: string[] };
 
 /**
  * Every request-reply operation identity serves: the name is its subject's key in

@@ -1,13 +1,13 @@
 import { type Static, Type } from '@sinclair/typebox';
 
-export const DEFAULT_PAGE_LIMIT = 20;
-export const MAX_PAGE_LIMIT = 100;
+const DEFAULT_PAGE_LIMIT = 20;
+const MAX_PAGE_LIMIT = 100;
 /**
  * The highest page number accepted. Numbers such as `1e300` are integers to JSON Schema; without
  * a bound they reached the store as a skip it cannot represent (a 500). 1,000,000 pages of 100
  * is far past any list the API serves.
  */
-export const MAX_PAGE = 1_000_000;
+const MAX_PAGE = 1_000_000;
 
 export const Pagination = Type.Object(
   {
@@ -44,7 +44,7 @@ export const PageQuery = {
   }),
 };
 
-export interface PageWindow {
+interface PageWindow {
   page: number;
   limit: number;
   skip: number;

@@ -7,16 +7,16 @@ import { DateTimeString, StringEnum } from './schema.js';
 
 export const REQUEST_STATUSES = ['open', 'assigned', 'in_progress', 'pending', 'resolved', 'closed'] as const;
 export type RequestStatus = (typeof REQUEST_STATUSES)[number];
-export const RequestStatusSchema = StringEnum(REQUEST_STATUSES);
+const RequestStatusSchema = StringEnum(REQUEST_STATUSES);
 
 export const PRIORITIES = ['critical', 'high', 'medium', 'low'] as const;
 export type Priority = (typeof PRIORITIES)[number];
-export const PrioritySchema = StringEnum(PRIORITIES);
+const PrioritySchema = StringEnum(PRIORITIES);
 
 /** on_track → at_risk (past the warning threshold) → breached; met once the target was honoured. */
-export const SLA_STATUSES = ['on_track', 'at_risk', 'breached', 'met'] as const;
+const SLA_STATUSES = ['on_track', 'at_risk', 'breached', 'met'] as const;
 export type SlaStatus = (typeof SLA_STATUSES)[number];
-export const SlaStatusSchema = StringEnum(SLA_STATUSES);
+const SlaStatusSchema = StringEnum(SLA_STATUSES);
 
 /** Field limits of the requests API (documented in services/requests/README.md). */
 export const REQUEST_LIMITS = {
@@ -44,20 +44,20 @@ const Tags = Type.Array(Type.String({ minLength: 1, maxLength: L.tagMax, pattern
   description: `At most ${L.tagsMax} tags of at most ${L.tagMax} characters; duplicates are dropped.`,
 });
 
-export const RequestUserRef = Type.Object(
+const RequestUserRef = Type.Object(
   { id: Type.String(), email: Type.String(), name: Type.String() },
   { additionalProperties: false },
 );
-export const RequesterDetail = Type.Object(
+const RequesterDetail = Type.Object(
   { id: Type.String(), email: Type.String(), name: Type.String(), isVip: Type.Boolean() },
   { additionalProperties: false },
 );
-export const RequestGroupRef = Type.Object(
+const RequestGroupRef = Type.Object(
   { id: Type.String(), name: Type.String() },
   { additionalProperties: false },
 );
 
-export const RequestSla = Type.Object(
+const RequestSla = Type.Object(
   {
     tier: Type.String({ description: 'The policy row applied, e.g. `standard:high` or `vip:critical`.' }),
     responseTarget: DateTimeString(),
@@ -67,7 +67,7 @@ export const RequestSla = Type.Object(
   },
   { additionalProperties: false },
 );
-export type RequestSla = Static<typeof RequestSla>;
+type RequestSla = Static<typeof RequestSla>;
 
 export const RequestComment = Type.Object(
   {
@@ -134,11 +134,8 @@ export const RequestDetail = Type.Object(
 );
 export type RequestDetail = Static<typeof RequestDetail>;
 
-export const SupportRequestParams = Type.Object({ id: IdSchema('request') }, { additionalProperties: false });
-export const AttachmentIdParams = Type.Object(
-  { id: IdSchema('attachment') },
-  { additionalProperties: false },
-);
+const SupportRequestParams = Type.Object({ id: IdSchema('request') }, { additionalProperties: false });
+const AttachmentIdParams = Type.Object({ id: IdSchema('attachment') }, { additionalProperties: false });
 
 export const ListRequestsQuery = Type.Object(
   {
@@ -212,7 +209,7 @@ export const UploadedAttachment = Type.Object(
   { id: IdSchema('attachment'), filename: Type.String(), size: Type.Integer(), url: Type.String() },
   { additionalProperties: false },
 );
-export const RequestList = Type.Object(
+const RequestList = Type.Object(
   { requests: Type.Array(RequestListItem), pagination: Pagination },
   { additionalProperties: false },
 );

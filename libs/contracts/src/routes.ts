@@ -1,8 +1,8 @@
 import type { Scope } from './scopes.js';
 
-export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 export type OwningService = 'requests' | 'identity' | 'audit';
-export type RateBucket = 'general' | 'events';
+type RateBucket = 'general' | 'events';
 
 export interface PublicRoute {
   method: HttpMethod;

@@ -41,5 +41,3 @@ export function effectiveScopes(credentialScopes: readonly string[], role: Role)
 export function hasScope(scopes: readonly string[], needed: Scope): boolean {
   return scopes.includes('admin') || scopes.includes(needed);
 }
-
-export type ScopeList = Static<typeof ScopeSchema>[];

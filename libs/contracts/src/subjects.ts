@@ -9,7 +9,7 @@ import type { IdentityRpcName } from './internal.js';
  * - Credential notices (gateways drop cached credentials): stream `<NS>_NOTICES`, subject `<ns>.notices.credentials`.
  * - Request-reply: `<ns>.rpc.<service>.<operation>`.
  */
-export const DEFAULT_NATS_NAMESPACE = 'sd';
+const DEFAULT_NATS_NAMESPACE = 'sd';
 
 export function natsNames(namespace = DEFAULT_NATS_NAMESPACE) {
   const ns = namespace;
