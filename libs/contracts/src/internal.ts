@@ -1,5 +1,4 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { StringEnum } from './schema.js';
 import { RoleSchema, ScopeSchema } from './scopes.js';
 
 /** Header that carries the gateway's signed principal assertion to the services. */

@@ -1,4 +1,3 @@
-import type { Static } from '@sinclair/typebox';
 import { StringEnum } from './schema.js';
 
 export const SCOPES = ['requests:read', 'requests:write', 'users:read', 'users:write', 'admin'] as const;
