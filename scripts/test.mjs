@@ -7,7 +7,7 @@
 //   npm test -- --grep=<pattern> --jobs=1 ...  extra options are passed to tap (use the --opt=value form)
 //
 // Test files: <workspace>/test/**/*.test.ts, compiled by `tsc -b` to <workspace>/dist/test/**/*.test.js
-// (libs/*, services/*), plus root end-to-end tests compiled to test/**/dist/**/*.test.js or
+// (libs/*, services/*, tools/*), plus root end-to-end tests compiled to test/**/dist/**/*.test.js or
 // dist/test/**/*.test.js. Tests get MONGO_URL, NATS_URL, REDIS_URL (scripts/infra.mjs) and SD_TEST=1,
 // plus CHROMIUM_PATH when /usr/bin/chromium exists.
 //
@@ -76,7 +76,7 @@ const isTestJs = (p) => /\.test\.(js|mjs|cjs)$/.test(p);
 
 function workspaces() {
   const out = [];
-  for (const group of ['libs', 'services']) {
+  for (const group of ['libs', 'services', 'tools']) {
     const dir = path.join(ROOT, group);
     let names = [];
     try {

@@ -1,4 +1,4 @@
-import type { ResolveApiKeyReply } from '@support-desk/contracts';
+import { newId, type ResolveApiKeyReply } from '@support-desk/contracts';
 import { callRpc } from '@support-desk/platform';
 import { freePort } from '@support-desk/platform/testing';
 import t from 'tap';
@@ -53,7 +53,7 @@ t.test('deskctl and API keys', async (t) => {
       (e) => e.type === 'system.config_changed' && e.resourceId === r.json.keyId,
     );
     t.notOk(
-      JSON.stringify(keyEvent).includes(r.json.key.split('_').at(-1)),
+      JSON.stringify(keyEvent).includes(r.json.key.slice(`sd_${r.json.keyId}_`.length)),
       'the secret never appears in events',
     );
     const again = await run([
@@ -129,6 +129,83 @@ t.test('deskctl and API keys', async (t) => {
     t.match(g.json, { id: /^grp_/, name: 'Billing', memberCount: 0 });
     const gdup = await run(['groups', 'create', '--name', 'billing']);
     t.equal(gdup.code, 1);
+  });
+
+  await t.test('provisioning: --groups, --if-missing (never changes what exists), groups list', async (t) => {
+    const group = await run(['groups', 'create', '--name', 'Provisioned', '--json']);
+    t.equal(group.code, 0, group.stderr);
+    const sameGroup = await run(['groups', 'create', '--name', 'provisioned', '--if-missing', '--json']);
+    t.equal(sameGroup.code, 0, sameGroup.stderr);
+    t.match(sameGroup.json, { id: group.json.id, name: 'Provisioned', existed: true });
+    const duplicate = await run(['groups', 'create', '--name', 'Provisioned', '--json']);
+    t.equal(duplicate.code, 1, 'without --if-missing a taken name is still an error');
+
+    const create = ['users', 'create', '--email', 'prov@example.com', '--name', 'Prov', '--role', 'agent'];
+    const user = await run([...create, '--groups', group.json.id, '--vip', '--json']);
+    t.equal(user.code, 0, user.stderr);
+    t.match(user.json, {
+      email: 'prov@example.com',
+      isVip: true,
+      groups: [{ id: group.json.id, name: 'Provisioned' }],
+    });
+    const created = await h.waitForEvent((e) => e.type === 'user.created' && e.resourceId === user.json.id);
+    t.same(
+      created.changes?.groups,
+      { from: null, to: [group.json.id] },
+      'membership in the one user.created event',
+    );
+    t.equal(created.metadata.source, 'cli');
+
+    const again = await run([
+      'users',
+      'create',
+      '--email',
+      'PROV@example.com',
+      '--name',
+      'Other',
+      '--role',
+      'viewer',
+      '--if-missing',
+      '--json',
+    ]);
+    t.equal(again.code, 0, again.stderr);
+    t.match(
+      again.json,
+      { id: user.json.id, name: 'Prov', role: 'agent', existed: true },
+      'reported as it is',
+    );
+    t.equal((await h.stored.users.findById(user.json.id).lean())?.role, 'agent', 'and not changed');
+    const taken = await run([...create, '--json']);
+    t.equal(taken.code, 1, 'without --if-missing a taken email is still an error');
+    t.match(taken.stderr, /already exists/);
+
+    const user2 = (groups: string) =>
+      run([
+        'users',
+        'create',
+        '--email',
+        'x2@example.com',
+        '--name',
+        'X',
+        '--role',
+        'agent',
+        '--groups',
+        groups,
+        '--json',
+      ]);
+    const malformed = await user2('grp_nope');
+    t.equal(malformed.code, 2, 'a malformed group id is a usage error');
+    t.match(malformed.stderr, /--groups/);
+    const unknown = await user2(newId('group'));
+    t.equal(unknown.code, 1, 'an unknown group is refused');
+    t.match(unknown.stderr, /unknown group/);
+
+    const list = await run(['groups', 'list', '--json']);
+    t.equal(list.code, 0, list.stderr);
+    t.match(
+      list.json.groups.find((g: { id: string }) => g.id === group.json.id),
+      { name: 'Provisioned', memberCount: 1 },
+    );
   });
 
   await t.test('api keys: create, list, resolve, allowlist, enterprise, expiry, revoke', async (t) => {

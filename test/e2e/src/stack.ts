@@ -25,6 +25,7 @@ export type ServiceName = (typeof SERVICES)[number];
 const READY_TIMEOUT_MS = Number(process.env.SD_E2E_READY_TIMEOUT_MS ?? 90_000);
 const STOP_TIMEOUT_MS = 15_000;
 const DESKCTL_TIMEOUT_MS = 60_000;
+const SEED_TIMEOUT_MS = 240_000;
 
 export const infraEnv = {
   MONGO_URL: testEnv.mongoUrl,
@@ -61,6 +62,8 @@ export interface Stack {
   api(token: string | null): Api;
   /** Runs `deskctl <args> --json` against this stack. */
   deskctl(args: string[], options?: { stdin?: string; json?: boolean }): Promise<DeskctlResult>;
+  /** Runs `sd-seed <args> --json` (the demo seeder) against this stack. */
+  seed(args: string[], options?: { json?: boolean }): Promise<DeskctlResult>;
   /** Like `deskctl` but throws (with stderr) unless it exits 0 with JSON on stdout. */
   deskctlJson(args: string[], options?: { stdin?: string }): Promise<Json>;
   logTail(service: ServiceName, lines?: number): string;
@@ -253,7 +256,11 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
   }
 
   const deskctl: Stack['deskctl'] = (args, opts = {}) =>
-    runDeskctl(opts.json === false ? args : [...args, '--json'], { ...process.env, ...cliEnv }, opts.stdin);
+    runCli(DESKCTL, opts.json === false ? args : [...args, '--json'], { ...process.env, ...cliEnv }, opts);
+  // The seeder runs deskctl with its own environment: the stack's, and progress files of its own.
+  const seedEnv = { ...process.env, ...cliEnv, SD_SEED_STATE_DIR: path.join(logDir, 'seed') };
+  const seed: Stack['seed'] = (args, opts = {}) =>
+    runCli(SD_SEED, opts.json === false ? args : [...args, '--json'], seedEnv, { timeoutMs: SEED_TIMEOUT_MS });
 
   return {
     run,
@@ -265,6 +272,7 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
     logDir,
     api: (token) => new Api(origin, token, ca),
     deskctl,
+    seed,
     async deskctlJson(args, opts = {}) {
       const r = await deskctl(args, opts);
       if (r.code !== 0 || r.json === undefined) {
@@ -307,18 +315,25 @@ wait $pid
 `;
 
 export const DESKCTL = path.join(ROOT, 'services/identity/dist/src/cli/deskctl.js');
+export const SD_SEED = path.join(ROOT, 'tools/seed/dist/src/cli.js');
 
-function runDeskctl(args: string[], env: NodeJS.ProcessEnv, stdin?: string): Promise<DeskctlResult> {
-  if (!fs.existsSync(DESKCTL)) {
+/** Runs one of the project's CLIs (deskctl, sd-seed) with the stack's environment, bounded in time. */
+function runCli(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  { stdin, timeoutMs = DESKCTL_TIMEOUT_MS }: { stdin?: string; timeoutMs?: number } = {},
+): Promise<DeskctlResult> {
+  if (!fs.existsSync(script)) {
     return Promise.resolve({
       code: 127,
       stdout: '',
-      stderr: `deskctl is not built (${path.relative(ROOT, DESKCTL)} missing; run npx tsc -b)`,
+      stderr: `${path.basename(script)} is not built (${path.relative(ROOT, script)} missing; run npx tsc -b)`,
       json: undefined,
     });
   }
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [DESKCTL, ...args], {
+    const child = spawn(process.execPath, [script, ...args], {
       cwd: ROOT,
       env,
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -328,9 +343,9 @@ function runDeskctl(args: string[], env: NodeJS.ProcessEnv, stdin?: string): Pro
     child.stdout.on('data', (c) => (stdout += c));
     child.stderr.on('data', (c) => (stderr += c));
     const timer = setTimeout(() => {
-      stderr += `\n(killed after ${DESKCTL_TIMEOUT_MS} ms)`;
+      stderr += `\n(killed after ${timeoutMs} ms)`;
       child.kill('SIGKILL');
-    }, DESKCTL_TIMEOUT_MS);
+    }, timeoutMs);
     child.on('error', (err) => (stderr += String(err)));
     child.on('close', (code) => {
       clearTimeout(timer);

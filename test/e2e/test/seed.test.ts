@@ -1,4 +1,4 @@
-// `deskctl seed --demo`: the demo data set seen through the gateway (users by role, groups,
+// `sd-seed --demo`: the demo data set seen through the gateway (users by role, groups,
 // requests by status and priority, comments, attachments with real magic bytes), its events in
 // audit, idempotency per run id (a second run creates nothing) and a separate set per run id.
 import t from 'tap';
@@ -21,7 +21,7 @@ const admin = stack.api((await createKey(stack, adminEmail, ['admin'])).key);
 const RUN = `${stack.run}-a`.slice(0, 32);
 const RUN2 = `${stack.run}-b`.slice(0, 32);
 
-const seed = (s: Stack, args: string[]) => s.deskctl(['seed', '--demo', '--url', s.origin, ...args]);
+const seed = (s: Stack, args: string[]) => s.seed(['--demo', '--url', s.origin, ...args]);
 
 /** What the documented distribution gives for `n` requests. */
 function expectedCounts(n: number) {
@@ -64,18 +64,11 @@ let first: Json;
 
 t.test('usage errors exit 2 and write nothing', async (t) => {
   for (const args of [[], ['--requests', '0'], ['--run-id', 'Bad_Id'], ['--url', 'ftp://x']]) {
-    const argv = args.length === 0 ? ['seed', '--url', stack.origin] : ['seed', '--demo', ...args];
-    const r = await stack.deskctl(argv);
-    t.equal(r.code, 2, `deskctl ${argv.join(' ')} → exit 2`);
+    const argv = args.length === 0 ? ['--url', stack.origin] : ['--demo', ...args];
+    const r = await stack.seed(argv);
+    t.equal(r.code, 2, `sd-seed ${argv.join(' ')} → exit 2`);
   }
-  const down = await stack.deskctl([
-    'seed',
-    '--demo',
-    '--run-id',
-    'nogateway',
-    '--url',
-    'http://127.0.0.1:9',
-  ]);
+  const down = await stack.seed(['--demo', '--run-id', 'nogateway', '--url', 'http://127.0.0.1:9']);
   t.equal(down.code, 1, 'unreachable gateway → exit 1');
   t.match(down.stderr, /gateway/, 'the message names the gateway');
   t.equal((await usersOfRun('nogateway')).length, 0, 'nothing created when the gateway is unreachable');
@@ -261,9 +254,7 @@ t.test('a second run with the same run id creates nothing', async (t) => {
   t.equal(r.json?.status, 'already_seeded', 'says it was already seeded');
   t.same(r.json?.created, { users: 0, groups: 0, requests: 0, comments: 0, attachments: 0, updates: 0 });
   t.same(r.json?.totals, first.totals, 'reports the existing set');
-  const text = await stack.deskctl(['seed', '--demo', '--url', stack.origin, '--run-id', RUN], {
-    json: false,
-  });
+  const text = await stack.seed(['--demo', '--url', stack.origin, '--run-id', RUN], { json: false });
   t.match(text.stdout, /already seeded/, 'the text output says so');
   t.same(
     {

@@ -1,54 +1,22 @@
-import type { Connection } from '@support-desk/platform';
-import { CreateUserBody, PLANS, type Plan, ROLES, type Role } from '@support-desk/contracts';
+import { CreateUserBody, PLANS, type Plan } from '@support-desk/contracts';
 import { notFound } from '@support-desk/platform';
 import { FormatRegistry } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { createApiKey, listApiKeys, revokeApiKey } from '../use-cases/api-keys.js';
 import { bootstrap } from '../use-cases/bootstrap.js';
 import { CLI_ACTOR, cliContext, type Deps, type EventContext } from '../use-cases/deps.js';
-import { createGroup } from '../use-cases/groups.js';
 import { parseAllowlist } from '../use-cases/ip-allowlist.js';
 import { createOAuthClient } from '../use-cases/oauth-clients.js';
 import { getSettings, setGlobalAllowlist } from '../use-cases/settings.js';
-import { createUser, findUserByEmail, setPassword } from '../use-cases/users.js';
+import { findUserByEmail } from '../use-cases/users.js';
 import { rotateDevSigningKey } from '../oauth/keys.js';
-import { type Options, parse, parseDuration, positiveInt, readStdin, required, UsageError } from './args.js';
-import { seedCommand } from './seed.js';
+import { parse, parseDuration, positiveInt, required, UsageError } from './args.js';
+import { directoryCommands } from './commands-directory.js';
+import { type Command, oneOf } from './command.js';
 
 if (!FormatRegistry.Has('email')) {
   FormatRegistry.Set('email', (v) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v));
 }
-
-export interface CommandResult {
-  /** Machine-readable result (printed with --json). */
-  json: unknown;
-  /** Human-readable lines. */
-  text: string;
-}
-
-/** What a command runs against besides the use cases: the database connection it was given. */
-export interface CommandSession {
-  conn: Connection;
-}
-
-interface Command {
-  usage: string;
-  options: Options;
-  positionals?: number;
-  run(
-    deps: Deps,
-    ctx: EventContext,
-    values: Record<string, unknown>,
-    positionals: string[],
-    session: CommandSession,
-  ): Promise<CommandResult>;
-}
-
-const oneOf = <T extends string>(value: unknown, allowed: readonly T[], name: string): T | undefined => {
-  if (value === undefined) return undefined;
-  if (!allowed.includes(value as T)) throw new UsageError(`--${name} must be one of ${allowed.join(', ')}`);
-  return value as T;
-};
 
 const limitsFrom = (values: Record<string, unknown>) => {
   const general = positiveInt(values['rate-limit'], 'rate-limit');
@@ -65,55 +33,7 @@ const allowlistFrom = (value: string) => {
 };
 
 export const COMMANDS: Record<string, Command> = {
-  'users create': {
-    usage: 'users create --email E --name N --role admin|agent|viewer [--vip] [--password-stdin]',
-    options: {
-      email: { type: 'string' },
-      name: { type: 'string' },
-      role: { type: 'string' },
-      vip: { type: 'boolean' },
-      'password-stdin': { type: 'boolean' },
-    },
-    async run(deps, ctx, v) {
-      const body = {
-        email: required(v, 'email'),
-        name: required(v, 'name'),
-        role: oneOf(required(v, 'role'), ROLES, 'role') as Role,
-        isVip: v.vip === true,
-      };
-      const first = Value.Errors(CreateUserBody, body).First();
-      if (first) throw new UsageError(`--${first.path.replace(/^\//, '')} ${first.message}`);
-      const password = v['password-stdin'] ? await readStdin() : undefined;
-      const user = await createUser(deps, ctx, { ...body, ...(password !== undefined ? { password } : {}) });
-      return { json: user, text: `created user ${user.id} <${user.email}> (${user.role})` };
-    },
-  },
-  'users set-password': {
-    usage: 'users set-password --email E --password-stdin',
-    options: { email: { type: 'string' }, 'password-stdin': { type: 'boolean' } },
-    async run(deps, ctx, v) {
-      const email = required(v, 'email');
-      if (!v['password-stdin']) throw new UsageError('--password-stdin is required');
-      const result = await setPassword(deps, ctx, email, await readStdin());
-      return { json: { ...result, passwordSet: true }, text: `password set for ${result.email}` };
-    },
-  },
-  'groups create': {
-    usage: 'groups create --name N [--description D]',
-    options: { name: { type: 'string' }, description: { type: 'string' } },
-    async run(deps, ctx, v) {
-      const name = required(v, 'name');
-      if (name.length > 100) throw new UsageError('--name must be at most 100 characters');
-      const description = typeof v.description === 'string' ? v.description : undefined;
-      if (description && description.length > 1000)
-        throw new UsageError('--description must be at most 1000 characters');
-      const group = await createGroup(deps, ctx, {
-        name,
-        ...(description !== undefined ? { description } : {}),
-      });
-      return { json: group, text: `created group ${group.id} "${group.name}"` };
-    },
-  },
+  ...directoryCommands,
   'api-keys create': {
     usage:
       'api-keys create --owner EMAIL --name N --scopes a,b [--plan standard|professional|enterprise] [--rate-limit N] [--events-rate-limit N] [--allow-ip CIDR,...] [--expires-in 30d]',
@@ -268,7 +188,6 @@ export const COMMANDS: Record<string, Command> = {
       };
     },
   },
-  seed: seedCommand,
 };
 
 /** The acting identity: `--as EMAIL` (an active admin) or the fixed deskctl actor. */

@@ -90,7 +90,7 @@ async function main(argv: string[]): Promise<number> {
     const relay = nc ? createOutboxRelay({ nc, models: outboxModels(conn), logger }) : null;
     await ensureIndexes(conn);
     const ctx = await actingContext(deps, values.as);
-    const result = await found.command.run(deps, ctx, values, positionals, { conn });
+    const result = await found.command.run(deps, ctx, values, positionals);
     await flushOutbox(relay);
     process.stdout.write(json ? `${JSON.stringify(result.json, null, 2)}\n` : `${result.text}\n`);
     return 0;

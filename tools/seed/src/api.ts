@@ -1,8 +1,7 @@
 /**
- * The seeder's client of the public API (through the gateway): identity never imports the
- * requests service, so requests, comments, attachments and status moves go over HTTP like any
- * client's. Every call has a timeout; only answers that prove nothing was written (429 and 503)
- * are retried, a bounded number of times.
+ * The seeder's client of the public API (through the gateway): requests, comments, attachments
+ * and status moves go over HTTP like any client's. Every call has a timeout; only answers that
+ * prove nothing was written (429 and 503) are retried, a bounded number of times.
  */
 
 export const HTTP_TIMEOUT_MS = 15_000;

@@ -1,5 +1,5 @@
 import { deflateSync } from 'node:zlib';
-import type { AttachmentKind } from './seed-plan.js';
+import type { AttachmentKind } from './plan.js';
 
 /** Small generated attachments of the demo data set, with the right magic bytes for their type. */
 

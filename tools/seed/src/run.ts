@@ -1,11 +1,7 @@
 import type { Role } from '@support-desk/contracts';
-import type { Connection, EventContext } from '@support-desk/platform';
-import { createApiKey, revokeApiKey } from '../use-cases/api-keys.js';
-import type { Deps } from '../use-cases/deps.js';
-import { createGroup } from '../use-cases/groups.js';
-import { createUser, findUserByEmail } from '../use-cases/users.js';
-import { SeedApi } from './seed-api.js';
-import { demoFile } from './seed-files.js';
+import { SeedApi } from './api.js';
+import { deskctl } from './deskctl.js';
+import { demoFile } from './files.js';
 import {
   DEMO_GROUPS,
   DEMO_USERS,
@@ -15,21 +11,15 @@ import {
   planRequest,
   runTag,
   type Step,
-} from './seed-plan.js';
-import {
-  type SeedRequestDoc,
-  type SeedRunDoc,
-  seedRequestModel,
-  seedRunModel,
-  type Totals,
-  totalsOf,
-} from './seed-store.js';
+} from './plan.js';
+import { progressWriter, readProgress, type RunProgress } from './state.js';
+import { type Totals, totalsOf } from './totals.js';
 
 /**
- * `deskctl seed --demo`: users and groups through identity's own use cases (events with source
- * `cli`), then requests, comments, attachments and status moves through the gateway with
- * temporary API keys of seeded users. Idempotent per run id thanks to markers in identity's
- * database (seedStore.ts): a finished run is never repeated, an interrupted one resumes where it
+ * `sd-seed --demo`: users, groups and temporary API keys of seeded users through the operator CLI
+ * deskctl (events with source `cli`), then requests, comments, attachments and status moves
+ * through the gateway with those keys, like any client. Idempotent per run id thanks to its
+ * progress file (state.ts): a finished run is never repeated, an interrupted one resumes where it
  * stopped.
  */
 
@@ -44,8 +34,8 @@ export interface SeedOptions {
   runId: string;
   requests: number;
   url: string;
-  /** Identity's database, where the run's progress markers live. */
-  conn: Connection;
+  /** The run's progress file (see state.ts). */
+  stateFile: string;
 }
 
 const zeroCreated = () => ({ users: 0, groups: 0, requests: 0, comments: 0, attachments: 0, updates: 0 });
@@ -67,42 +57,66 @@ export interface SeedResult {
   finishedAt: string;
 }
 
+interface DeskctlUser {
+  id: string;
+  email: string;
+  name: string;
+  role: Role;
+  isVip: boolean;
+  existed?: boolean;
+}
+
+/**
+ * deskctl runs at a time: each run is a process that mostly waits on the database (connecting,
+ * checking indexes, relaying its events), so a few at once finish the identity part sooner.
+ */
+const DESKCTL_PARALLELISM = 5;
+
+/** `work` for every item, at most `width` at a time, results in item order. */
+async function inBatches<T, R>(items: T[], width: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += width)
+    out.push(...(await Promise.all(items.slice(i, i + width).map(work))));
+  return out;
+}
+
 /** Groups and users of the run: reused when they exist (a resumed run), created otherwise. */
-async function seedIdentity(deps: Deps, ctx: EventContext, runId: string, created: Created) {
+async function seedIdentity(runId: string, created: Created) {
   const groupIds = new Map<GroupKey, string>();
-  const groups: SeedResult['groups'] = [];
-  for (const g of DEMO_GROUPS) {
+  const groups: SeedResult['groups'] = await inBatches(DEMO_GROUPS, DESKCTL_PARALLELISM, async (g) => {
     const name = demoGroupName(g.name, runId);
-    let existing = await deps.groups.findLiveByName(name);
-    if (!existing) {
-      await createGroup(deps, ctx, { name, description: g.description });
-      created.groups += 1;
-      existing = await deps.groups.findLiveByName(name);
-    }
-    if (!existing) throw new Error(`group "${name}" vanished while seeding`);
-    groupIds.set(g.key, existing._id);
-    groups.push({ id: existing._id, name: existing.name });
-  }
+    const group = await deskctl<{ id: string; name: string; existed?: boolean }>([
+      'groups',
+      'create',
+      '--name',
+      name,
+      '--description',
+      g.description,
+      '--if-missing',
+    ]);
+    if (!group.existed) created.groups += 1;
+    groupIds.set(g.key, group.id);
+    return { id: group.id, name: group.name };
+  });
   const userIds = new Map<string, string>();
-  const users: SeedResult['users'] = [];
-  for (const x of DEMO_USERS) {
-    const email = demoEmail(x.handle, runId);
-    let user = await findUserByEmail(deps, email);
-    if (!user) {
-      await createUser(deps, ctx, {
-        email,
-        name: x.name,
-        role: x.role,
-        isVip: x.isVip,
-        groups: x.groups.map((k) => groupIds.get(k) as string),
-      });
-      created.users += 1;
-      user = await findUserByEmail(deps, email);
-    }
-    if (!user) throw new Error(`user ${email} vanished while seeding`);
-    userIds.set(x.handle, user._id);
-    users.push({ id: user._id, email: user.email, name: user.name, role: user.role, isVip: user.isVip });
-  }
+  const users: SeedResult['users'] = await inBatches(DEMO_USERS, DESKCTL_PARALLELISM, async (x) => {
+    const user = await deskctl<DeskctlUser>([
+      'users',
+      'create',
+      '--email',
+      demoEmail(x.handle, runId),
+      '--name',
+      x.name,
+      '--role',
+      x.role,
+      ...(x.isVip ? ['--vip'] : []),
+      ...(x.groups.length > 0 ? ['--groups', x.groups.map((k) => groupIds.get(k)).join(',')] : []),
+      '--if-missing',
+    ]);
+    if (!user.existed) created.users += 1;
+    userIds.set(x.handle, user.id);
+    return { id: user.id, email: user.email, name: user.name, role: user.role, isVip: user.isVip };
+  });
   return { groupIds, userIds, groups, users };
 }
 
@@ -121,13 +135,10 @@ function resolveRefs(
   return out;
 }
 
-export async function seedDemo(deps: Deps, ctx: EventContext, opts: SeedOptions): Promise<SeedResult> {
+export async function seedDemo(opts: SeedOptions): Promise<SeedResult> {
   const started = Date.now();
-  const { conn } = opts;
-  const runs = seedRunModel(conn);
-  const progressModel = seedRequestModel(conn);
   const { runId } = opts;
-  const previous = await runs.findById(runId).lean<SeedRunDoc>();
+  const previous = await readProgress(opts.stateFile);
   if (previous?.status === 'finished' && previous.summary) {
     return {
       ...(previous.summary as unknown as SeedResult),
@@ -142,63 +153,66 @@ export async function seedDemo(deps: Deps, ctx: EventContext, opts: SeedOptions)
   await api.ready();
   // An interrupted run keeps the size it started with, so its plan stays the same.
   const total = previous?.requests ?? opts.requests;
-  if (previous) await runs.updateOne({ _id: runId }, { $inc: { attempts: 1 } });
-  else
-    await runs.updateOne(
-      { _id: runId },
-      {
-        $setOnInsert: {
-          status: 'running',
-          requests: total,
-          startedAt: deps.clock(),
-          attempts: 1,
-          finishedAt: null,
-          summary: null,
-        },
-      },
-      { upsert: true },
-    );
+  const progress: RunProgress = previous
+    ? { ...previous, attempts: previous.attempts + 1 }
+    : {
+        runId,
+        status: 'running',
+        requests: total,
+        attempts: 1,
+        startedAt: new Date().toISOString(),
+        done: {},
+        summary: null,
+      };
+  const save = progressWriter(opts.stateFile);
+  await save(progress);
 
   const created = zeroCreated();
-  const { groupIds, userIds, groups, users } = await seedIdentity(deps, ctx, runId, created);
+  const { groupIds, userIds, groups, users } = await seedIdentity(runId, created);
 
   const keys = new Map<string, { id: string; key: string }>();
-  const revoke = async () => {
-    let revoked = 0;
-    for (const k of keys.values()) {
-      const r = await revokeApiKey(deps, ctx, k.id).catch(() => null);
-      if (r && !r.alreadyRevoked) revoked += 1;
-    }
-    return revoked;
+  const revokeKey = async (id: string) => {
+    const r = await deskctl<{ alreadyRevoked?: boolean }>(['api-keys', 'revoke', id]).catch(() => null);
+    return r !== null && !r.alreadyRevoked;
   };
   // Keys left by an interrupted attempt (killed before it could revoke them) go first.
-  const leftover = previous ? await deps.apiKeys.listActiveNamed(keyName(runId)) : [];
   let revokedLeftovers = 0;
-  for (const k of leftover) {
-    const r = await revokeApiKey(deps, ctx, k._id);
-    if (!r.alreadyRevoked) revokedLeftovers += 1;
+  if (previous) {
+    const listed = await deskctl<{ keys: { id: string; name: string; revokedAt: string | null }[] }>([
+      'api-keys',
+      'list',
+    ]);
+    const left = listed.keys.filter((k) => k.name === keyName(runId) && !k.revokedAt);
+    revokedLeftovers = (await inBatches(left, DESKCTL_PARALLELISM, (k) => revokeKey(k.id))).filter(
+      Boolean,
+    ).length;
   }
   const plans = Array.from({ length: total }, (_, i) => planRequest(runId, i));
   const requestIds: string[] = new Array(total).fill('');
   let revoked = 0;
   try {
-    for (const x of DEMO_USERS.filter((d) => d.acts)) {
-      const key = await createApiKey(deps, ctx, {
-        ownerEmail: demoEmail(x.handle, runId),
-        name: keyName(runId),
-        scopes: x.role === 'admin' ? ['admin'] : ['requests:read', 'requests:write', 'users:read'],
-        plan: 'enterprise',
-        limits: { general: KEY_LIMIT, events: KEY_LIMIT },
-        expiresInSeconds: KEY_LIFETIME_SECONDS,
-      });
+    const actors = DEMO_USERS.filter((d) => d.acts);
+    await inBatches(actors, DESKCTL_PARALLELISM, async (x) => {
+      const key = await deskctl<{ id: string; key: string }>([
+        'api-keys',
+        'create',
+        '--owner',
+        demoEmail(x.handle, runId),
+        '--name',
+        keyName(runId),
+        '--scopes',
+        x.role === 'admin' ? 'admin' : 'requests:read,requests:write,users:read',
+        '--plan',
+        'enterprise',
+        '--rate-limit',
+        String(KEY_LIMIT),
+        '--events-rate-limit',
+        String(KEY_LIMIT),
+        '--expires-in',
+        `${KEY_LIFETIME_SECONDS}s`,
+      ]);
       keys.set(x.handle, { id: key.id, key: key.key });
-    }
-    const ids = plans.map((p) => `${runId}:${p.index}`);
-    const progress = new Map<number, SeedRequestDoc>();
-    for (let i = 0; i < ids.length; i += 500) {
-      const docs = await progressModel.find({ _id: { $in: ids.slice(i, i + 500) } }).lean<SeedRequestDoc[]>();
-      for (const d of docs) progress.set(d.index, d);
-    }
+    });
 
     const runStep = async (requestId: string | null, step: Step, index: number): Promise<string> => {
       const key = keys.get(step.as)?.key;
@@ -236,16 +250,13 @@ export async function seedDemo(deps: Deps, ctx: EventContext, opts: SeedOptions)
     const worker = async () => {
       while (failure === null && next < plans.length) {
         const plan = plans[next++];
-        const done = progress.get(plan.index);
+        const done = progress.done[plan.index];
         let requestId = done?.requestId ?? null;
         for (let s = done?.step ?? 0; s < plan.steps.length && failure === null; s++) {
           requestId = await runStep(requestId, plan.steps[s], plan.index);
           // A crash between a write and this record repeats that one write on resume.
-          await progressModel.updateOne(
-            { _id: `${runId}:${plan.index}` },
-            { $set: { runId, index: plan.index, requestId, step: s + 1 } },
-            { upsert: true },
-          );
+          progress.done[plan.index] = { requestId, step: s + 1 };
+          await save(progress);
         }
         if (requestId) requestIds[plan.index] = requestId;
       }
@@ -264,10 +275,11 @@ export async function seedDemo(deps: Deps, ctx: EventContext, opts: SeedOptions)
       );
     }
   } finally {
-    revoked = await revoke();
+    revoked = (await inBatches([...keys.values()], DESKCTL_PARALLELISM, (k) => revokeKey(k.id))).filter(
+      Boolean,
+    ).length;
   }
 
-  const finishedAt = deps.clock();
   const summary = {
     runId,
     tag: runTag(runId),
@@ -275,9 +287,9 @@ export async function seedDemo(deps: Deps, ctx: EventContext, opts: SeedOptions)
     users,
     groups,
     requestIds,
-    finishedAt: finishedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
   };
-  await runs.updateOne({ _id: runId }, { $set: { status: 'finished', finishedAt, summary } });
+  await save({ ...progress, status: 'finished', summary });
   return {
     ...summary,
     status: previous ? 'resumed' : 'seeded',
