@@ -8,7 +8,7 @@ import { createUser } from '../src/use-cases/users.js';
 import { rotateDevSigningKey } from '../src/oauth/keys.js';
 import { composeService } from '../src/composition.js';
 import { harness } from './helpers.js';
-import { authorizeThroughForms, FormBrowser, hidden } from './oauthFlow.js';
+import { authorizeThroughForms, FormBrowser, hidden } from './oauth-flow.js';
 
 const insecure = { [oauth.allowInsecureRequests]: true };
 
