@@ -86,9 +86,7 @@ export function outboxPlugin(schema: Schema): void {
   schema.pre('save', async function (this: SavedDoc) {
     // Inserts are atomic on both stores; only updates of an existing document need the queue.
     if (this.isNew) return;
-    this.$locals.releaseAggregateLock = await acquireAggregateLock(
-      aggregateKey(this.collection, this._id),
-    );
+    this.$locals.releaseAggregateLock = await acquireAggregateLock(aggregateKey(this.collection, this._id));
   });
   schema.post('save', function (this: SavedDoc) {
     (this.$locals.releaseAggregateLock as (() => void) | undefined)?.();

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import {
   type NatsNames,
   natsNames,
@@ -9,11 +9,10 @@ import {
   type UserSnapshot,
 } from '@support-desk/contracts';
 import type { Connection } from 'mongoose';
-import { DEV_INTERNAL_SECRET } from '../config.js';
 import { createLogger, type Logger } from '../logger.js';
 import { connectMongo } from '../mongo.js';
 import { connectNats, ensureStreams, type NatsConnection } from '../nats.js';
-import { createPrincipalSigner } from '../principal.js';
+import { type BoundCall, createPrincipalSigner } from '../principal.js';
 
 /** What a tap `t` offers that the helpers need (kept structural so this module does not import tap). */
 export interface Teardownable {
@@ -25,8 +24,18 @@ export const testEnv = {
   mongoUrl: process.env.MONGO_URL ?? 'mongodb://127.0.0.1:27027',
   natsUrl: process.env.NATS_URL ?? 'nats://127.0.0.1:4223',
   redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6380',
-  internalSecret: DEV_INTERNAL_SECRET,
+  /** This test process's gateway key pair (PEM): services verify with `verifyKeys`. */
+  principalKeys: testPrincipalKeys(),
 };
+
+/** A fresh Ed25519 key pair, as `PRINCIPAL_SIGNING_KEY` / `PRINCIPAL_VERIFY_KEYS` hold them. */
+export function testPrincipalKeys(): { signingKey: string; verifyKeys: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  return {
+    signingKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    verifyKeys: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+  };
+}
 
 /** A name no other test file uses: databases, NATS namespaces, Redis key prefixes. */
 export function uniqueName(prefix = 't'): string {
@@ -92,11 +101,11 @@ export function testUserSnapshot(role: Role = 'agent', overrides: Partial<UserSn
   };
 }
 
-const signer = createPrincipalSigner(testEnv.internalSecret);
+const signer = createPrincipalSigner(testEnv.principalKeys.signingKey);
 
-/** Headers a service expects from the gateway, for `app.inject`. */
-export async function asPrincipal(principal: Principal): Promise<Record<string, string>> {
-  return { 'x-sd-principal': await signer(principal) };
+/** The header the gateway would send with this very call to `audience`, for `app.inject`. */
+export function asPrincipal(principal: Principal, call: BoundCall): Record<string, string> {
+  return { 'x-sd-principal': signer(principal, call) };
 }
 
 /** Polls `check` until it returns a truthy value; bounded in time. */
