@@ -95,14 +95,29 @@ function privateServer(
   return server;
 }
 
-export async function startPrivateNats(t: Teardownable): Promise<PrivateServer> {
+/** A private nats-server; with `configFile`, that file (e.g. its authorization block) applies too. */
+export async function startPrivateNats(
+  t: Teardownable,
+  { configFile, env }: { configFile?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<PrivateServer> {
   const port = await freePort();
   const s = privateServer(
     t,
     'nats',
     (p, dir) => ({
       bin: findBinary('nats-server'),
-      args: ['-a', '127.0.0.1', '-p', String(p), '-js', '-sd', dir],
+      // Command-line flags override the file's listen address, ports and store directory.
+      args: [
+        ...(configFile ? ['-c', configFile] : []),
+        '-a',
+        '127.0.0.1',
+        '-p',
+        String(p),
+        '-js',
+        '-sd',
+        dir,
+      ],
+      env,
     }),
     port,
   );
