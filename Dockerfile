@@ -39,6 +39,9 @@ COPY --from=manifests /out/ ./
 RUN npm ci --omit=dev --no-audit --no-fund \
  && npm cache clean --force
 COPY --from=build /dist-out/ ./
+# The one directory a service writes to (identity's development signing key file when
+# OAUTH_SIGNING_KEYS is unset), owned by the non-root user the container runs as.
+RUN mkdir -p /app/.data && chown node:node /app/.data
 ARG SERVICE=gateway
 ENV SERVICE=${SERVICE}
 USER node

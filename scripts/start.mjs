@@ -8,8 +8,12 @@
 //
 // Ports (for the readiness check): GATEWAY_PORT 8080, REQUESTS_PORT 8081, IDENTITY_PORT 8082,
 // AUDIT_PORT 8083. Services get MONGO_URL, NATS_URL, REDIS_URL plus the current environment.
+// The gateway's principal key pair comes from PRINCIPAL_SIGNING_KEY / PRINCIPAL_VERIFY_KEYS when
+// both are set; otherwise a pair is made once and kept in .data/principal-keys.json (development
+// only: deployments provide their own, see deploy/README.md).
 
 import { spawn, spawnSync } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -113,6 +117,24 @@ function parseJsonOutput(text) {
     }
   }
   return found;
+}
+
+/** The development principal key pair: from the environment, else made once under .data/. */
+function principalKeys() {
+  if (process.env.PRINCIPAL_SIGNING_KEY && process.env.PRINCIPAL_VERIFY_KEYS) {
+    return { signingKey: process.env.PRINCIPAL_SIGNING_KEY, verifyKeys: process.env.PRINCIPAL_VERIFY_KEYS };
+  }
+  const file = path.join(ROOT, '.data', 'principal-keys.json');
+  if (fs.existsSync(file)) return JSON.parse(fs.readFileSync(file, 'utf8'));
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const keys = {
+    signingKey: privateKey.export({ type: 'pkcs8', format: 'pem' }),
+    verifyKeys: publicKey.export({ type: 'spki', format: 'pem' }),
+  };
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(keys), { mode: 0o600 });
+  say('made a development principal key pair (.data/principal-keys.json)');
+  return keys;
 }
 
 function bootstrapAdmin(env) {
@@ -250,6 +272,7 @@ async function main() {
     process.exit(1);
   }
   const env = { ...process.env, ...urls };
+  const keys = principalKeys();
 
   bootstrapAdmin(env);
 
@@ -275,7 +298,14 @@ async function main() {
   process.on('SIGTERM', () => void shutdown(0));
 
   const labelWidth = Math.max(...services.map((s) => s.name.length)) + 2;
-  for (const svc of services) startService(svc, env, labelWidth);
+  for (const svc of services) {
+    // Only the gateway holds the private key; the services verify with the public one.
+    const own =
+      svc.name === 'gateway'
+        ? { PRINCIPAL_SIGNING_KEY: keys.signingKey }
+        : { PRINCIPAL_VERIFY_KEYS: keys.verifyKeys };
+    startService(svc, { ...env, ...own }, labelWidth);
+  }
 
   const pending = new Set(services.map((s) => s.name));
   const deadline = Date.now() + READY_TIMEOUT_MS;

@@ -31,7 +31,14 @@ export const natsArgs = ({ host, port, dir, monitorPort }) => [
   dir,
 ];
 
-export const mongodArgs = ({ host, port, dir }) => ['--dbpath', dir, '--port', String(port), '--bind_ip', host];
+export const mongodArgs = ({ host, port, dir }) => [
+  '--dbpath',
+  dir,
+  '--port',
+  String(port),
+  '--bind_ip',
+  host,
+];
 
 /**
  * FerretDB v1 on its SQLite backend under `dir`. The debug listener is off unless a port is given

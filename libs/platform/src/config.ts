@@ -8,8 +8,6 @@ export class ConfigError extends Error {
   }
 }
 
-export const DEV_INTERNAL_SECRET = 'dev-only-internal-auth-secret-change-me-now';
-
 /** Variables every service reads. Service schemas spread these and add their own. */
 export const baseConfig = {
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], {
@@ -23,8 +21,16 @@ export const baseConfig = {
   MONGO_URL: Type.String({ pattern: '^mongodb(\\+srv)?://', default: 'mongodb://127.0.0.1:27027' }),
   NATS_URL: Type.String({ pattern: '^(nats|tls)://', default: 'nats://127.0.0.1:4223' }),
   NATS_NAMESPACE: Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$', default: 'sd' }),
-  INTERNAL_AUTH_SECRET: Type.String({ minLength: 32, default: DEV_INTERNAL_SECRET }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
+};
+
+/** What every service behind the gateway adds: the key(s) it verifies principal assertions with. */
+export const principalConfig = {
+  /**
+   * The gateway's principal public key(s), PEM (SPKI, Ed25519; several blocks during a rotation).
+   * No default in any environment: `npm start`, the tests and the deployments each provide one.
+   */
+  PRINCIPAL_VERIFY_KEYS: Type.String({ pattern: '-----BEGIN PUBLIC KEY-----' }),
 };
 
 export const configSchema = <P extends TProperties>(props: P) =>
@@ -63,9 +69,5 @@ export function loadConfig<T extends TObject>(schema: T, env: NodeJS.ProcessEnv 
         : ' (the value is not shown: it may hold a secret)';
     throw new ConfigError(`Invalid configuration: ${name} ${first.message}${shown}`);
   }
-  const config = converted as Static<T> & { NODE_ENV?: string; INTERNAL_AUTH_SECRET?: string };
-  if (config.NODE_ENV === 'production' && config.INTERNAL_AUTH_SECRET === DEV_INTERNAL_SECRET) {
-    throw new ConfigError('Invalid configuration: INTERNAL_AUTH_SECRET must be set in production');
-  }
-  return config;
+  return converted as Static<T>;
 }

@@ -16,11 +16,38 @@ export interface NatsOptions {
   logger?: Logger;
 }
 
-/** Connects and keeps reconnecting forever; status changes are logged. */
+/**
+ * Server and credentials from a NATS URL: `nats://user:password@host:4222` (a user of the
+ * server's authorization block) or `nats://token@host:4222`. The client takes credentials only
+ * as options, never from the URL, so they are split off here (and never logged).
+ */
+export function natsConnectOptions(url: string): {
+  servers: string;
+  user?: string;
+  pass?: string;
+  token?: string;
+} {
+  const parsed = new URL(url);
+  const user = decodeURIComponent(parsed.username);
+  const pass = decodeURIComponent(parsed.password);
+  parsed.username = '';
+  parsed.password = '';
+  const servers = parsed.toString().replace(/\/$/, '');
+  if (user && pass) return { servers, user, pass };
+  if (user) return { servers, token: user };
+  return { servers };
+}
+
+/**
+ * Connects and keeps reconnecting forever; status changes are logged. Replies and JetStream
+ * deliveries come to the inbox prefix `_INBOX_<name>`, which the server's permissions let only
+ * this service read (deploy/nats.conf).
+ */
 export async function connectNats({ url, name, logger }: NatsOptions): Promise<NatsConnection> {
   const nc = await connect({
-    servers: url,
+    ...natsConnectOptions(url),
     name,
+    inboxPrefix: `_INBOX_${name}`,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 1000,
     waitOnFirstConnect: false,

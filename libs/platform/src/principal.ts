@@ -1,52 +1,111 @@
+import { createPrivateKey, createPublicKey, type KeyObject, sign as signBytes } from 'node:crypto';
 import { type Principal, PRINCIPAL_HEADER, type Scope, hasScope } from '@support-desk/contracts';
 import type { FastifyRequest } from 'fastify';
-import { createHmac } from 'node:crypto';
-import { jwtVerify } from 'jose';
+import { type JWTPayload, jwtVerify } from 'jose';
 import { forbidden, unauthorized } from './errors.js';
 import type { HttpApp } from './http.js';
 
 /**
- * The gateway asserts each call's verified principal to the services as a short-lived HS256
- * JWT in one header. Services trust nothing else about the caller.
+ * The gateway asserts each call's verified principal to one service as a short-lived EdDSA JWT
+ * in one header. Only the gateway holds the private key; services hold public keys only, so no
+ * service (and nothing that reaches a service port) can mint a principal. The assertion names
+ * its audience (the one target service) and binds the call (`htm` method, `htu` path and query,
+ * as DPoP does), so it cannot be replayed against another service or another route.
  */
-const ISSUER = 'support-desk-gateway';
-const AUDIENCE = 'support-desk-services';
-const ALG = 'HS256';
+export const PRINCIPAL_ISSUER = 'support-desk-gateway';
+export const PRINCIPAL_ALG = 'EdDSA';
+/** Seconds an assertion lives: one proxied call, plus the clock tolerance below. */
+export const PRINCIPAL_TTL_SECONDS = 10;
+const CLOCK_TOLERANCE_SECONDS = 5;
 
-const keyFrom = (secret: string) => new TextEncoder().encode(secret);
+/** The call an assertion is bound to. */
+export interface BoundCall {
+  /** The service that must accept it (`requests`, `identity`, `audit`, ...). */
+  audience: string;
+  method: string;
+  /** The path and query exactly as the service receives them. */
+  url: string;
+}
+
+const PEM_BLOCK = /-----BEGIN ([A-Z ]+)-----[\s\S]+?-----END \1-----/g;
+
+/** PEM blocks of a configuration value (`\n` may be written as the two characters `\n`). */
+export function pemBlocks(value: string): string[] {
+  return value.replace(/\\n/g, '\n').match(PEM_BLOCK) ?? [];
+}
+
+/** The gateway's Ed25519 private key from PEM (PKCS#8); throws naming what is wrong. */
+export function principalSigningKey(pem: string): KeyObject {
+  const [block] = pemBlocks(pem);
+  if (!block) throw new Error('not a PEM private key');
+  const key = createPrivateKey(block);
+  if (key.asymmetricKeyType !== 'ed25519') throw new Error('not an Ed25519 key');
+  return key;
+}
+
+/** The public key(s) a service accepts: one or more PEM (SPKI) blocks, for key rotation. */
+export function principalVerifyKeys(pem: string): KeyObject[] {
+  const keys = pemBlocks(pem).map((block) => createPublicKey(block));
+  if (keys.length === 0) throw new Error('no PEM public key');
+  if (keys.some((k) => k.asymmetricKeyType !== 'ed25519')) throw new Error('not an Ed25519 key');
+  return keys;
+}
+
+const b64 = (value: string | Buffer) => Buffer.from(value).toString('base64url');
+const HEADER = b64(JSON.stringify({ alg: PRINCIPAL_ALG, typ: 'JWT' }));
 
 /**
- * Signs with node:crypto's HMAC directly (synchronous, ~10x cheaper than WebCrypto through jose):
- * the gateway signs one assertion per proxied call. The token is a standard HS256 JWT, verified
- * with jose below.
+ * Signs `claimsJson` (a JSON object text) as a compact JWS with node:crypto's synchronous
+ * Ed25519 (the gateway signs one assertion per proxied call).
  */
-export function createPrincipalSigner(secret: string, ttlSeconds = 60) {
-  const header = Buffer.from(JSON.stringify({ alg: ALG, typ: 'JWT' })).toString('base64url');
-  return async (principal: Principal): Promise<string> => {
-    const iat = Math.floor(Date.now() / 1000);
-    const claims = { p: principal, iss: ISSUER, aud: AUDIENCE, iat, exp: iat + ttlSeconds };
-    const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
-    return `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`;
+export function signClaims(key: KeyObject, claimsJson: string): string {
+  const input = `${HEADER}.${b64(claimsJson)}`;
+  return `${input}.${signBytes(null, Buffer.from(input), key).toString('base64url')}`;
+}
+
+export function principalClaims(principal: Principal, call: BoundCall, iat = Math.floor(Date.now() / 1000)) {
+  return {
+    p: principal,
+    iss: PRINCIPAL_ISSUER,
+    aud: call.audience,
+    htm: call.method,
+    htu: call.url,
+    iat,
+    exp: iat + PRINCIPAL_TTL_SECONDS,
   };
 }
 
-export function createPrincipalVerifier(secret: string) {
-  const key = keyFrom(secret);
-  return async (token: string): Promise<Principal> => {
-    try {
-      const { payload } = await jwtVerify(token, key, {
-        algorithms: [ALG],
-        issuer: ISSUER,
-        audience: AUDIENCE,
-        clockTolerance: 5,
-        requiredClaims: ['exp', 'iat'],
-      });
-      const p = payload.p as Principal | undefined;
-      if (!p || typeof p.userId !== 'string' || !Array.isArray(p.scopes)) throw new Error('no principal');
-      return p;
-    } catch {
-      throw unauthorized('Missing or invalid credentials');
+/** Signs a principal for one call (tests, tools; the gateway has its own fast path). */
+export function createPrincipalSigner(signingKeyPem: string) {
+  const key = principalSigningKey(signingKeyPem);
+  return (principal: Principal, call: BoundCall): string =>
+    signClaims(key, JSON.stringify(principalClaims(principal, call)));
+}
+
+/** Verifies an assertion for this service and this call; any failure is 401. */
+export function createPrincipalVerifier(verifyKeysPem: string, audience: string) {
+  const keys = principalVerifyKeys(verifyKeysPem);
+  return async (token: string, call: Omit<BoundCall, 'audience'>): Promise<Principal> => {
+    let payload: JWTPayload | undefined;
+    for (const key of keys) {
+      try {
+        ({ payload } = await jwtVerify(token, key, {
+          algorithms: [PRINCIPAL_ALG],
+          issuer: PRINCIPAL_ISSUER,
+          audience,
+          clockTolerance: CLOCK_TOLERANCE_SECONDS,
+          requiredClaims: ['exp', 'iat', 'htm', 'htu'],
+          maxTokenAge: PRINCIPAL_TTL_SECONDS + CLOCK_TOLERANCE_SECONDS,
+        }));
+        break;
+      } catch {
+        // Another configured key may have signed it (rotation); refused below if none did.
+      }
     }
+    if (!payload || payload.htm !== call.method || payload.htu !== call.url) throw unauthorized();
+    const p = payload.p as Principal | undefined;
+    if (!p || typeof p.userId !== 'string' || !Array.isArray(p.scopes)) throw unauthorized();
+    return p;
   };
 }
 
@@ -62,19 +121,27 @@ declare module 'fastify' {
 
 const ALWAYS_PUBLIC = ['/livez', '/readyz'];
 
+export interface PrincipalGuardOptions {
+  /** PEM public key(s) of the gateway's signing key (`PRINCIPAL_VERIFY_KEYS`). */
+  verifyKeys: string;
+  /** This service's name: assertions for any other audience are refused. */
+  audience: string;
+}
+
 /**
- * Every route needs a valid principal assertion except health checks and routes marked
- * `config: { public: true }`. Unknown routes still answer 404 (checked after routing).
+ * Every route needs a valid principal assertion, issued for this service and this very call,
+ * except health checks and routes marked `config: { public: true }`. Unknown routes still answer
+ * 404 (checked after routing).
  */
-export function requirePrincipal(app: HttpApp, secret: string): void {
-  const verify = createPrincipalVerifier(secret);
+export function requirePrincipal(app: HttpApp, { verifyKeys, audience }: PrincipalGuardOptions): void {
+  const verify = createPrincipalVerifier(verifyKeys, audience);
   app.decorateRequest('principal', null as unknown as Principal);
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config?.public || ALWAYS_PUBLIC.includes(request.routeOptions.url ?? '')) return;
     if (!request.routeOptions.url) return; // not-found handler
     const header = request.headers[PRINCIPAL_HEADER];
     if (typeof header !== 'string') throw unauthorized();
-    request.principal = await verify(header);
+    request.principal = await verify(header, { method: request.method, url: request.url });
   });
 }
 

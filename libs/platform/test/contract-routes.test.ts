@@ -1,11 +1,11 @@
-import { newId, requestsRouteSchemas } from '@support-desk/contracts';
+import { newId, type Principal, requestsRouteSchemas } from '@support-desk/contracts';
 import t from 'tap';
 import { contractRoute, createHttpApp, type HttpApp, requirePrincipal } from '../src/index.js';
 import { asPrincipal, testEnv, testLogger, testPrincipal } from '../src/testing/index.js';
 
 async function appWithRoutes(t: { teardown(fn: () => unknown): void }) {
   const app: HttpApp = createHttpApp({ logger: testLogger() });
-  requirePrincipal(app, testEnv.internalSecret);
+  requirePrincipal(app, { verifyKeys: testEnv.principalKeys.verifyKeys, audience: 'requests' });
   const seen: unknown[] = [];
   contractRoute(app, requestsRouteSchemas, 'POST /v1/requests', async (request) => {
     // Typed by the contract: no casts (a wrong field name would not compile).
@@ -30,6 +30,9 @@ async function appWithRoutes(t: { teardown(fn: () => unknown): void }) {
   return { app, seen };
 }
 
+const as = (principal: Principal, method: string, url: string) =>
+  asPrincipal(principal, { audience: 'requests', method, url });
+
 const body = { title: 'Printer on fire', description: 'Smoke', priority: 'high' };
 
 t.test('a contract route answers in the envelope with its documented success status', async (t) => {
@@ -37,7 +40,7 @@ t.test('a contract route answers in the envelope with its documented success sta
   const res = await app.inject({
     method: 'POST',
     url: '/v1/requests',
-    headers: await asPrincipal(testPrincipal('agent')),
+    headers: as(testPrincipal('agent'), 'POST', '/v1/requests'),
     payload: body,
   });
   t.equal(res.statusCode, 201, 'the 201 of the contract, not 200');
@@ -47,21 +50,22 @@ t.test('a contract route answers in the envelope with its documented success sta
 
 t.test('the scope comes from PUBLIC_ROUTES and is checked before validation', async (t) => {
   const { app, seen } = await appWithRoutes(t);
-  const viewer = await asPrincipal(testPrincipal('viewer'));
+  const viewer = as(testPrincipal('viewer'), 'POST', '/v1/requests');
   const invalid = await app.inject({ method: 'POST', url: '/v1/requests', headers: viewer, payload: {} });
   t.equal(invalid.statusCode, 403, 'a caller without requests:write learns nothing from a 400');
   t.match(invalid.json(), { success: false, error: { code: 'FORBIDDEN', message: /requests:write/ } });
 
-  const agent = await asPrincipal(testPrincipal('agent'));
   const id = newId('request');
+  const agent = as(testPrincipal('agent'), 'DELETE', `/v1/requests/${id}`);
   const del = await app.inject({ method: 'DELETE', url: `/v1/requests/${id}`, headers: agent });
   t.equal(del.statusCode, 403, 'DELETE is admin-only in the route table');
-  const admin = await asPrincipal(testPrincipal('admin'));
+  const admin = as(testPrincipal('admin'), 'DELETE', `/v1/requests/${id}`);
   const ok = await app.inject({ method: 'DELETE', url: `/v1/requests/${id}`, headers: admin });
   t.same(ok.json(), { success: true, data: { deleted: true } });
   t.same(seen, [id], 'only the permitted call reached the handler');
 
-  const bad = await app.inject({ method: 'POST', url: '/v1/requests', headers: agent, payload: {} });
+  const poster = as(testPrincipal('agent'), 'POST', '/v1/requests');
+  const bad = await app.inject({ method: 'POST', url: '/v1/requests', headers: poster, payload: {} });
   t.equal(bad.statusCode, 400, 'with the scope, the schema validates');
   t.equal(bad.json().error.code, 'VALIDATION_ERROR');
 });
@@ -72,7 +76,7 @@ t.test('a handler that sends its own answer (a download) is passed through', asy
   const res = await app.inject({
     method: 'GET',
     url: `/v1/attachments/${id}`,
-    headers: await asPrincipal(testPrincipal('viewer')),
+    headers: as(testPrincipal('viewer'), 'GET', `/v1/attachments/${id}`),
   });
   t.equal(res.statusCode, 200);
   t.equal(res.headers['content-type'], 'application/octet-stream');

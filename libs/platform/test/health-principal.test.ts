@@ -1,6 +1,8 @@
 import {
   createPrincipalSigner,
   createPrincipalVerifier,
+  principalClaims,
+  signClaims,
   createHttpApp,
   ok,
   registerHealth,
@@ -16,7 +18,9 @@ import {
   testPrincipal,
   asPrincipal,
   testEnv,
+  testPrincipalKeys,
 } from '../src/testing/index.js';
+import { createPrivateKey } from 'node:crypto';
 import { SignJWT } from 'jose';
 import t from 'tap';
 
@@ -49,43 +53,66 @@ t.test('readyz reports the real dependencies, livez the process', async (t) => {
   t.equal((await app.inject('/readyz')).statusCode, 503, 'draining turns readiness off');
 });
 
-t.test('principal assertion: valid, expired, tampered, wrong secret, missing', async (t) => {
-  const secret = testEnv.internalSecret;
-  const sign = createPrincipalSigner(secret);
-  const verify = createPrincipalVerifier(secret);
-  const principal = testPrincipal('agent');
+t.test(
+  'principal assertion: bound to one service and one call, signed by the gateway key only',
+  async (t) => {
+    const keys = testEnv.principalKeys;
+    const sign = createPrincipalSigner(keys.signingKey);
+    const verify = createPrincipalVerifier(keys.verifyKeys, 'requests');
+    const principal = testPrincipal('agent');
+    const call = { audience: 'requests', method: 'PATCH', url: '/v1/requests/req_1?x=1' };
+    const at = { method: call.method, url: call.url };
 
-  t.same(await verify(await sign(principal)), principal, 'round trip');
+    t.same(await verify(sign(principal, call), at), principal, 'round trip');
 
-  const expired = await new SignJWT({ p: principal })
-    .setProtectedHeader({ alg: 'HS256' })
-    .setIssuer('support-desk-gateway')
-    .setAudience('support-desk-services')
-    .setIssuedAt(Math.floor(Date.now() / 1000) - 120)
-    .setExpirationTime(Math.floor(Date.now() / 1000) - 60)
-    .sign(new TextEncoder().encode(secret));
-  await t.rejects(verify(expired), { code: 'UNAUTHORIZED' }, 'expired');
+    const refused = async (token: string, what: string, where = at) =>
+      t.rejects(verify(token, where), { code: 'UNAUTHORIZED', statusCode: 401 }, what);
+    await refused(sign(principal, { ...call, audience: 'identity' }), 'issued for another service');
+    await refused(sign(principal, call), 'another method', { ...at, method: 'DELETE' });
+    await refused(sign(principal, call), 'another path', { ...at, url: '/v1/events' });
+    await refused(sign(principal, call), 'another query', { ...at, url: '/v1/requests/req_1?x=2' });
+    await refused(
+      createPrincipalSigner(testPrincipalKeys().signingKey)(principal, call),
+      'signed by another key',
+    );
 
-  const token = await sign(principal);
-  const [h, p, s] = token.split('.');
-  const forged = Buffer.from(
-    JSON.stringify({
-      ...JSON.parse(Buffer.from(p, 'base64url').toString()),
-      p: { ...principal, role: 'admin' },
-    }),
-  ).toString('base64url');
-  await t.rejects(verify(`${h}.${forged}.${s}`), { code: 'UNAUTHORIZED' }, 'tampered payload');
+    const ed = createPrivateKey(keys.signingKey);
+    const claims = (iat: number) => principalClaims(principal, call, iat);
+    await refused(signClaims(ed, JSON.stringify(claims(Math.floor(Date.now() / 1000) - 60))), 'expired');
+    const longLived = {
+      ...claims(Math.floor(Date.now() / 1000) - 30),
+      exp: Math.floor(Date.now() / 1000) + 3600,
+    };
+    await refused(
+      signClaims(ed, JSON.stringify(longLived)),
+      'older than an assertion may live, whatever exp says',
+    );
 
-  const otherSigner = createPrincipalSigner('another-secret-that-is-long-enough-000');
-  await t.rejects(verify(await otherSigner(principal)), { code: 'UNAUTHORIZED' }, 'wrong secret');
+    const [h, p, s] = sign(principal, call).split('.');
+    const forged = Buffer.from(
+      JSON.stringify({
+        ...JSON.parse(Buffer.from(p, 'base64url').toString()),
+        p: { ...principal, role: 'admin' },
+      }),
+    ).toString('base64url');
+    await refused(`${h}.${forged}.${s}`, 'tampered payload');
+    await refused(`${Buffer.from('{"alg":"none"}').toString('base64url')}.${p}.`, 'alg none');
+    // The old shared-secret form: anyone holding a secret could sign it. Never accepted now.
+    const hs256 = await new SignJWT(claims(Math.floor(Date.now() / 1000)))
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(new TextEncoder().encode(keys.verifyKeys));
+    await refused(hs256, 'HS256 signed with the public key as a secret (algorithm confusion)');
 
-  const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${p}.`;
-  await t.rejects(verify(none), { code: 'UNAUTHORIZED' }, 'alg none');
-});
+    const next = testPrincipalKeys();
+    const rotating = createPrincipalVerifier(`${keys.verifyKeys}\n${next.verifyKeys}`, 'requests');
+    t.same(await rotating(createPrincipalSigner(next.signingKey)(principal, call), at), principal, 'new key');
+    t.same(await rotating(sign(principal, call), at), principal, 'old key, during a rotation');
+  },
+);
 
 t.test('requirePrincipal guards every route but health and public ones', async (t) => {
   const app = createHttpApp({ logger: testLogger() });
-  requirePrincipal(app, testEnv.internalSecret);
+  requirePrincipal(app, { verifyKeys: testEnv.principalKeys.verifyKeys, audience: 'requests' });
   registerHealth(app, {});
   app.get('/v1/things', async (request) => {
     requireScope(request, 'requests:write');
@@ -102,12 +129,21 @@ t.test('requirePrincipal guards every route but health and public ones', async (
   t.equal(bogus.statusCode, 401);
 
   const agent = testPrincipal('agent');
-  const allowed = await app.inject({ url: '/v1/things', headers: await asPrincipal(agent) });
+  const things = { audience: 'requests', method: 'GET', url: '/v1/things' };
+  const allowed = await app.inject({ url: '/v1/things', headers: asPrincipal(agent, things) });
   t.same(allowed.json(), { success: true, data: { who: agent.userId } });
 
-  const viewer = await app.inject({ url: '/v1/things', headers: await asPrincipal(testPrincipal('viewer')) });
+  const viewer = await app.inject({
+    url: '/v1/things',
+    headers: asPrincipal(testPrincipal('viewer'), things),
+  });
   t.equal(viewer.statusCode, 403);
   t.match(viewer.json().error.message, /requests:write/);
+
+  const elsewhere = asPrincipal(agent, { ...things, audience: 'audit' });
+  t.equal((await app.inject({ url: '/v1/things', headers: elsewhere })).statusCode, 401, 'another audience');
+  const replayed = asPrincipal(agent, { ...things, url: '/v1/other' });
+  t.equal((await app.inject({ url: '/v1/things', headers: replayed })).statusCode, 401, 'another call');
 
   t.equal((await app.inject('/oauth/page')).statusCode, 200, 'public route needs no principal');
   t.equal((await app.inject('/livez')).statusCode, 200, 'health needs no principal');

@@ -15,7 +15,7 @@ import {
   ensureIndexes,
   ensureStreams,
 } from '@support-desk/platform';
-import { uniqueName } from '@support-desk/platform/testing';
+import { testPrincipalKeys, uniqueName } from '@support-desk/platform/testing';
 import { ingestionSettings, loadAuditConfig } from '../src/config.js';
 import { startIngestion } from '../src/events/ingestion.js';
 import { eventModel } from '../src/store/event-model.js';
@@ -23,7 +23,8 @@ import { makeEvent } from '../test/helpers.js';
 
 const N = Number(process.env.BENCH_EVENTS ?? 20_000);
 const PUBLISH_WINDOW = 1000; // outstanding publish acks
-const config = loadAuditConfig();
+// The bench calls no API: any key satisfies the service's configuration.
+const config = loadAuditConfig({ ...process.env, PRINCIPAL_VERIFY_KEYS: testPrincipalKeys().verifyKeys });
 const logger = createLogger({ service: 'audit-bench', level: process.env.LOG_LEVEL ?? 'warn' });
 
 const names = natsNames(uniqueName('bench'));

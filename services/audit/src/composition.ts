@@ -38,7 +38,7 @@ export async function composeService(deps: AuditDeps): Promise<ComposedService> 
   deadLetterStore(conn);
   const app = createHttpApp({ logger });
   const health = registerHealth(app, { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) });
-  requirePrincipal(app, config.INTERNAL_AUTH_SECRET);
+  requirePrincipal(app, { verifyKeys: config.PRINCIPAL_VERIFY_KEYS, audience: 'audit' });
   registerRoutes(app, eventsService(eventQueries(conn)));
 
   let retention: Retention | undefined;

@@ -1,5 +1,13 @@
 import { type DomainEvent, EVENT_TYPES, newId } from '@support-desk/contracts';
-import { asPrincipal, testLogger, testMongo, testNats, testPrincipal } from '@support-desk/platform/testing';
+import {
+  asCaller,
+  signCallsLikeTheGateway,
+  testEnv,
+  testLogger,
+  testMongo,
+  testNats,
+  testPrincipal,
+} from '@support-desk/platform/testing';
 import t from 'tap';
 import { composeService } from '../src/composition.js';
 import { loadAuditConfig } from '../src/config.js';
@@ -14,13 +22,14 @@ t.test('events API', async (t) => {
   const conn = await testMongo(t, 'audit');
   await prepareStore(conn);
   const { nc, names } = await testNats(t);
-  const { app } = await composeService({
-    config: loadAuditConfig({}),
+  const service = await composeService({
+    config: loadAuditConfig({ PRINCIPAL_VERIFY_KEYS: testEnv.principalKeys.verifyKeys }),
     logger: testLogger(),
     conn,
     nc,
     names,
   });
+  const app = signCallsLikeTheGateway(service.app, 'audit');
   t.teardown(() => app.close());
 
   const requestA = newId('request');
@@ -61,9 +70,9 @@ t.test('events API', async (t) => {
   push(makeEvent('request.deleted', { resourceId: requestB, actor: actors.admin, at: at(29) }));
   await eventModel(conn).collection.insertMany(events.map(toStoredEvent) as never[]);
 
-  const admin = await asPrincipal(testPrincipal('admin'));
-  const agent = await asPrincipal(testPrincipal('agent'));
-  const viewer = await asPrincipal(testPrincipal('viewer'));
+  const admin = asCaller(testPrincipal('admin'));
+  const agent = asCaller(testPrincipal('agent'));
+  const viewer = asCaller(testPrincipal('viewer'));
   const get = async (url: string, headers = admin) => {
     const res = await app.inject({ method: 'GET', url, headers });
     return { status: res.statusCode, body: res.json() };
@@ -258,11 +267,11 @@ t.test('events API', async (t) => {
         `${who} reads request events`,
       );
     }
-    const noRead = await asPrincipal(testPrincipal('viewer', { scopes: ['users:read'] }));
+    const noRead = asCaller(testPrincipal('viewer', { scopes: ['users:read'] }));
     const denied = await get(`/v1/requests/${requestA}/events`, noRead);
     t.equal(denied.status, 403, 'requests:read needed');
     t.equal(denied.body.error.code, 'FORBIDDEN');
-    const apiKeyAdmin = await asPrincipal(testPrincipal('admin', { scopes: ['requests:read'] }));
+    const apiKeyAdmin = asCaller(testPrincipal('admin', { scopes: ['requests:read'] }));
     t.equal(
       (await get('/v1/events', apiKeyAdmin)).status,
       403,

@@ -20,6 +20,7 @@ t.test('server: readyz, ingests, graceful shutdown on SIGTERM', async (t) => {
       NATS_URL: testEnv.natsUrl,
       NATS_NAMESPACE: names.namespace,
       LOG_LEVEL: 'silent',
+      PRINCIPAL_VERIFY_KEYS: testEnv.principalKeys.verifyKeys,
     },
   });
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { natsNames, newId, type ResolveApiKeyReply, type UserSnapshot } from '@support-desk/contracts';
 import { connectNats, createPrincipalSigner, ensureStreams, serveRpc } from '@support-desk/platform';
-import { freePort, testEnv, uniqueName } from '@support-desk/platform/testing';
+import { freePort, testEnv, testPrincipalKeys, uniqueName } from '@support-desk/platform/testing';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
@@ -79,8 +79,13 @@ async function measure(
   url: string,
   headers: Record<string, string>,
   procs: Record<string, ChildProcess>,
+  perCall?: () => Record<string, string>,
 ) {
-  await autocannon({ url, headers, connections: CONNECTIONS, duration: 1 }); // warm-up
+  // Headers made for each request when they change per call (a principal assertion).
+  const requests = perCall
+    ? [{ setupRequest: (r: autocannon.Request) => ({ ...r, headers: { ...headers, ...perCall() } }) }]
+    : undefined;
+  await autocannon({ url, headers, connections: CONNECTIONS, duration: 1, requests }); // warm-up
   const before = Object.fromEntries(Object.entries(procs).map(([k, c]) => [k, cpuMs(c.pid)]));
   const redisBefore = await redisCpuMs();
   const self = process.cpuUsage();
@@ -90,6 +95,7 @@ async function measure(
     connections: CONNECTIONS,
     duration: DURATION_S,
     overallRate: RATE,
+    requests,
   });
   const selfUs = process.cpuUsage(self);
   const redisAfter = await redisCpuMs();
@@ -169,7 +175,10 @@ const token = await new SignJWT({ client_id: clientId, scope: 'admin', jti: 'ben
   .sign(privateKey);
 
 const upstreamPort = await freePort();
-const upstream = await child(here('./upstream.js'), [String(upstreamPort)]);
+const keys = testPrincipalKeys();
+const upstream = await child(here('./upstream.js'), [String(upstreamPort)], {
+  PRINCIPAL_VERIFY_KEYS: keys.verifyKeys,
+});
 const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
 
 const gateways: ChildProcess[] = [];
@@ -188,6 +197,7 @@ async function gateway(rateLimit: boolean) {
     OAUTH_ISSUER: issuer,
     RATE_LIMIT_ENABLED: String(rateLimit),
     RATE_LIMIT_PREFIX: `${uniqueName('benchrl')}:`,
+    PRINCIPAL_SIGNING_KEY: keys.signingKey,
   };
   // BENCH_GATEWAY_SERVER: another build's server.js (e.g. a worktree of an older commit) for A/B runs.
   const c = fork(process.env.BENCH_GATEWAY_SERVER ?? here('../src/server.js'), [], {
@@ -205,31 +215,30 @@ async function gateway(rateLimit: boolean) {
 try {
   const { url: withLimits, c: limited } = await gateway(true);
   const { url: withoutLimits, c: unlimited } = await gateway(false);
-  // The direct call carries a principal assertion, as the gateway would send it.
-  const assertion = await createPrincipalSigner(
-    testEnv.internalSecret,
-    3600,
-  )({
+  // The direct call carries a principal assertion, as the gateway would send it: signed for each
+  // call (an assertion is bound to its call and lives seconds), by this process.
+  const sign = createPrincipalSigner(keys.signingKey);
+  const principal = {
     userId: user.id,
     email: user.email,
     name: user.name,
-    role: 'admin',
-    scopes: ['admin'],
-    credential: { type: 'api_key', id: keyId },
+    role: 'admin' as const,
+    scopes: ['admin' as const],
+    credential: { type: 'api_key' as const, id: keyId },
     clientIp: '127.0.0.1',
     userAgent: 'bench',
     requestId: 'bench',
-  });
+  };
+  const assertion = () => sign(principal, { audience: 'requests', method: 'GET', url: '/v1/requests' });
   console.log(
     `autocannon: ${CONNECTIONS} connections, ${DURATION_S} s per run, loopback, GET /v1/requests\n`,
   );
   const direct = await measure(
     'direct to the service',
     `${upstreamUrl}/v1/requests`,
-    {
-      'x-sd-principal': assertion,
-    },
+    {},
     { upstream },
+    () => ({ 'x-sd-principal': assertion() }),
   );
   const key = await measure(
     'gateway, API key, rate limit on',

@@ -3,7 +3,6 @@
  * a list like the requests service does (no database, so the bench measures the gateway).
  */
 import { createHttpApp, createLogger, ok, requirePrincipal } from '@support-desk/platform';
-import { testEnv } from '@support-desk/platform/testing';
 import { pino } from 'pino';
 
 const port = Number(process.argv[2] ?? 0);
@@ -14,7 +13,8 @@ const app = createHttpApp({
     destination: pino.destination('/dev/null'),
   }),
 });
-requirePrincipal(app, testEnv.internalSecret);
+// Verifies the gateway's assertions like the requests service does (keys from the bench).
+requirePrincipal(app, { verifyKeys: process.env.PRINCIPAL_VERIFY_KEYS ?? '', audience: 'requests' });
 const items = Array.from({ length: 5 }, (_, i) => ({
   id: `req_${i}`,
   title: `Request ${i}`,

@@ -144,7 +144,7 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
     upstreams,
     authenticator,
     rateLimiter,
-    signPrincipal: createFastPrincipalSigner(config.INTERNAL_AUTH_SECRET),
+    signPrincipal: createFastPrincipalSigner(config.PRINCIPAL_SIGNING_KEY),
   });
   await registerOAuthProxy(app, { config, identityUrl: config.IDENTITY_URL, rateLimiter });
   registerDocs(app, { serverUrl: config.OAUTH_ISSUER });

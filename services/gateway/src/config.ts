@@ -16,6 +16,11 @@ const Ms = (def: number, minimum = 1) => Type.Integer({ minimum, default: def })
 /** Every variable the gateway reads; documented with its default in the README. */
 export const gatewayConfigSchema = configSchema({
   ...baseConfig,
+  /**
+   * The Ed25519 private key (PEM, PKCS#8) the gateway signs principal assertions with; only the
+   * gateway holds it (the services hold its public key). No default in any environment.
+   */
+  PRINCIPAL_SIGNING_KEY: Type.String({ pattern: '-----BEGIN PRIVATE KEY-----' }),
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   GATEWAY_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6380' }),
@@ -104,8 +109,11 @@ export function gatewayLogger(config: GatewayConfig): Logger {
 }
 
 /** Config for tests and the bench: every default, then the given overrides. */
-export function gatewayConfig(overrides: Partial<GatewayConfig> = {}): GatewayConfig {
-  return { ...loadConfig(gatewayConfigSchema, {}), ...overrides };
+export function gatewayConfig(
+  overrides: Partial<GatewayConfig> & Pick<GatewayConfig, 'PRINCIPAL_SIGNING_KEY'>,
+): GatewayConfig {
+  const key = { PRINCIPAL_SIGNING_KEY: overrides.PRINCIPAL_SIGNING_KEY };
+  return { ...loadConfig(gatewayConfigSchema, key), ...overrides };
 }
 
 export const listFrom = (value: string): string[] =>

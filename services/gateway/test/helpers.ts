@@ -88,7 +88,8 @@ export interface EchoCall {
 
 /** A service stand-in: verifies the principal like a real service and echoes what it received. */
 export async function startUpstream(t: Test, service: string) {
-  const verify = createPrincipalVerifier(testEnv.internalSecret);
+  // The real service's check: only assertions for this service and this very call are accepted.
+  const verify = createPrincipalVerifier(testEnv.principalKeys.verifyKeys, service);
   const calls: EchoCall[] = [];
   const server: Server = createServer((req, res) => {
     let bodyBytes = 0;
@@ -98,7 +99,10 @@ export async function startUpstream(t: Test, service: string) {
     req.on('end', async () => {
       const header = req.headers['x-sd-principal'];
       let principal: unknown = null;
-      if (typeof header === 'string') principal = await verify(header).catch(() => 'invalid');
+      if (typeof header === 'string') {
+        const call = { method: req.method ?? '', url: req.url ?? '' };
+        principal = await verify(header, call).catch(() => 'invalid');
+      }
       const call = {
         service,
         method: req.method ?? '',
@@ -165,6 +169,7 @@ export async function harness(t: Test, overrides: Partial<GatewayConfig> = {}): 
     audit: await startUpstream(t, 'audit'),
   };
   const config = gatewayConfig({
+    PRINCIPAL_SIGNING_KEY: testEnv.principalKeys.signingKey,
     NATS_NAMESPACE: names.namespace,
     REQUESTS_URL: upstreams.requests.url,
     IDENTITY_URL: upstreams.identity.url,

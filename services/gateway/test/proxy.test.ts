@@ -33,7 +33,11 @@ t.test('proxying', async (t) => {
   });
 
   t.test('a spoofed principal header never reaches a service; the gateway signs its own', async (t) => {
-    const forged = await createPrincipalSigner(testEnv.internalSecret)(testPrincipal('admin'));
+    const forged = createPrincipalSigner(testEnv.principalKeys.signingKey)(testPrincipal('admin'), {
+      audience: 'requests',
+      method: 'GET',
+      url: '/v1/requests',
+    });
     const res = await app.inject({
       method: 'GET',
       url: '/v1/requests',
@@ -82,7 +86,11 @@ t.test('proxying', async (t) => {
       url: '/oauth/authorize?client_id=cli_1&response_type=code',
     });
     t.equal((authorize.json().data as EchoCall).url, '/oauth/authorize?client_id=cli_1&response_type=code');
-    const forged = await createPrincipalSigner(testEnv.internalSecret)(testPrincipal('admin'));
+    const forged = createPrincipalSigner(testEnv.principalKeys.signingKey)(testPrincipal('admin'), {
+      audience: 'identity',
+      method: 'POST',
+      url: '/oauth/token',
+    });
     const token = await app.inject({
       method: 'POST',
       url: '/oauth/token',

@@ -14,7 +14,7 @@ import {
   requirePrincipal,
   serveIdentityRpc,
 } from '@support-desk/platform';
-import type { IdentityConfig } from './config.js';
+import type { IdentityConfig, IdentityServiceConfig } from './config.js';
 import { createKeyring, type Keyring } from './oauth/keys.js';
 import { registerRoutes } from './routes/index.js';
 import { createRepositories, outboxModels } from './store/index.js';
@@ -37,6 +37,7 @@ export function identityDeps({ config, logger, conn, names, clock }: IdentityDep
 }
 
 export interface IdentityServiceDeps extends IdentityDepsInput {
+  config: IdentityServiceConfig;
   nc: NatsConnection;
 }
 
@@ -56,7 +57,7 @@ export async function composeService(sd: IdentityServiceDeps): Promise<IdentityS
   const keyring = await createKeyring(config, deps.clock);
   const app = createHttpApp({ logger, trustProxy: config.TRUST_PROXY });
   const health = registerHealth(app, { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) });
-  requirePrincipal(app, config.INTERNAL_AUTH_SECRET);
+  requirePrincipal(app, { verifyKeys: config.PRINCIPAL_VERIFY_KEYS, audience: 'identity' });
   registerRoutes(app, deps, keyring);
 
   const relay = createOutboxRelay({ nc, models: outboxModels(conn), logger });

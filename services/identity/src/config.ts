@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Static, Type } from '@sinclair/typebox';
-import { baseConfig, configSchema, loadConfig } from '@support-desk/platform';
+import { baseConfig, configSchema, loadConfig, principalConfig } from '@support-desk/platform';
 
 /** `<repo>/.data/identity`, from dist/src/config.js. */
 const DEFAULT_DATA_DIR = resolve(fileURLToPath(import.meta.url), '../../../../../.data/identity');
@@ -31,8 +31,21 @@ export const identityConfigSchema = configSchema({
 
 export type IdentityConfig = Static<typeof identityConfigSchema>;
 
+/** What deskctl and the use cases read (deskctl verifies no principal, so it needs no key). */
 export function loadIdentityConfig(env: NodeJS.ProcessEnv = process.env): IdentityConfig {
   return loadConfig(identityConfigSchema, env);
+}
+
+/** The service also verifies the gateway's principal assertions. */
+export const identityServiceConfigSchema = configSchema({
+  ...identityConfigSchema.properties,
+  ...principalConfig,
+});
+
+export type IdentityServiceConfig = Static<typeof identityServiceConfigSchema>;
+
+export function loadIdentityServiceConfig(env: NodeJS.ProcessEnv = process.env): IdentityServiceConfig {
+  return loadConfig(identityServiceConfigSchema, env);
 }
 
 export function listenPort(config: IdentityConfig): number {

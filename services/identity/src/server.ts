@@ -1,9 +1,9 @@
 import { connectService, serve, startService } from '@support-desk/platform';
 import { composeService } from './composition.js';
-import { listenPort, loadIdentityConfig } from './config.js';
+import { listenPort, loadIdentityServiceConfig } from './config.js';
 
 startService('identity', async () => {
-  const config = loadIdentityConfig();
+  const config = loadIdentityServiceConfig();
   const connections = await connectService('identity', config, { dbName: config.MONGO_DB });
   const service = await composeService({ config, ...connections, conn: connections.conn! });
   await serve({

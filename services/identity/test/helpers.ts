@@ -4,7 +4,8 @@ import { jetstream } from '@nats-io/jetstream';
 import type { CredentialNotice, DomainEvent, NatsNames, Principal, Role } from '@support-desk/contracts';
 import type { HttpApp, NatsConnection, OutboxRelay } from '@support-desk/platform';
 import {
-  asPrincipal,
+  asCaller,
+  signCallsLikeTheGateway,
   eventually,
   type Teardownable,
   testLogger,
@@ -19,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Connection } from 'mongoose';
 import { composeService } from '../src/composition.js';
-import { type IdentityConfig, loadIdentityConfig } from '../src/config.js';
+import { type IdentityServiceConfig, loadIdentityServiceConfig } from '../src/config.js';
 import { apiKeyModel, oauthClientModel } from '../src/store/credentials.js';
 import { grantModel, loginAttemptModel, sessionModel } from '../src/store/oauth.js';
 import { userModel } from '../src/store/users.js';
@@ -57,7 +58,7 @@ export interface Harness {
   relay: OutboxRelay;
   names: NatsNames;
   nc: NatsConnection;
-  config: IdentityConfig;
+  config: IdentityServiceConfig;
   events: DomainEvent[];
   notices: CredentialNotice[];
   /** Moves the injected clock forward. */
@@ -72,7 +73,8 @@ export interface Harness {
 export async function harness(t: Teardownable, env: Record<string, string> = {}): Promise<Harness> {
   const conn = await testMongo(t, 'identity');
   const { nc, names } = await testNats(t);
-  const config = loadIdentityConfig({
+  const config = loadIdentityServiceConfig({
+    PRINCIPAL_VERIFY_KEYS: testEnv.principalKeys.verifyKeys,
     LOG_LEVEL: 'silent',
     MONGO_URL: testEnv.mongoUrl,
     NATS_URL: testEnv.natsUrl,
@@ -91,7 +93,8 @@ export async function harness(t: Teardownable, env: Record<string, string> = {})
     clock: () => new Date(Date.now() + offset),
   });
   await service.start();
-  const { app, deps, relay } = service;
+  const { deps, relay } = service;
+  const app = signCallsLikeTheGateway(service.app, 'identity');
   t.teardown(async () => {
     await app.close();
     await service.close();
@@ -119,7 +122,7 @@ export async function harness(t: Teardownable, env: Record<string, string> = {})
     advance: (ms) => {
       offset += ms;
     },
-    headers: (role = 'admin', overrides = {}) => asPrincipal(testPrincipal(role, overrides)),
+    headers: async (role = 'admin', overrides = {}) => asCaller(testPrincipal(role, overrides)),
     waitForEvent: (match, what = 'event') =>
       eventually(() => events.find(match), { timeoutMs: 10_000, what }),
     waitForNotice: (match, what = 'notice') =>

@@ -75,7 +75,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
 
   const app = createHttpApp({ logger });
   const health = registerHealth(app, { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) });
-  requirePrincipal(app, config.INTERNAL_AUTH_SECRET);
+  requirePrincipal(app, { verifyKeys: config.PRINCIPAL_VERIFY_KEYS, audience: 'requests' });
   await registerRoutes(app, deps);
 
   const relay = createOutboxRelay({

@@ -1,9 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import { baseConfig, configSchema, loadConfig } from '@support-desk/platform';
+import { baseConfig, configSchema, loadConfig, principalConfig } from '@support-desk/platform';
 import type { Static } from '@sinclair/typebox';
 
 export const requestsConfigSchema = configSchema({
   ...baseConfig,
+  ...principalConfig,
   /** Takes precedence over PORT so one environment file can configure every service. */
   REQUESTS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
   PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 8081 }),
@@ -26,8 +27,11 @@ export function loadRequestsConfig(env: NodeJS.ProcessEnv = process.env): Reques
 }
 
 /** Defaults for tests and the bench: every variable at its documented default. */
-export function defaultRequestsConfig(overrides: Partial<RequestsConfig> = {}): RequestsConfig {
-  return { ...loadConfig(requestsConfigSchema, {}), ...overrides };
+export function defaultRequestsConfig(
+  overrides: Partial<RequestsConfig> & Pick<RequestsConfig, 'PRINCIPAL_VERIFY_KEYS'>,
+): RequestsConfig {
+  const key = { PRINCIPAL_VERIFY_KEYS: overrides.PRINCIPAL_VERIFY_KEYS };
+  return { ...loadConfig(requestsConfigSchema, key), ...overrides };
 }
 
 export const listenPort = (config: RequestsConfig) => config.REQUESTS_PORT ?? config.PORT;

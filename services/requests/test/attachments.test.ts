@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { asPrincipal } from '@support-desk/platform/testing';
+import { asCaller } from '@support-desk/platform/testing';
 import t from 'tap';
 import { harness, validBody } from './helpers.js';
 
@@ -42,7 +42,7 @@ t.test('attachments: upload, download byte-identical, limits, malformed bodies',
     const res = await h.app.inject({
       method: 'POST',
       url: `/v1/requests/${requestId}/attachments`,
-      headers: { ...(await asPrincipal(principal)), 'content-type': contentType },
+      headers: { ...asCaller(principal), 'content-type': contentType },
       payload: body,
     });
     await h.relay.idle();
@@ -63,7 +63,7 @@ t.test('attachments: upload, download byte-identical, limits, malformed bodies',
   const dl = await h.app.inject({
     method: 'GET',
     url: `/v1/attachments/${up.body.data.id}`,
-    headers: await asPrincipal(viewer.principal),
+    headers: asCaller(viewer.principal),
   });
   t.equal(dl.statusCode, 200);
   t.ok(dl.rawPayload.equals(PDF), 'byte-identical');
@@ -165,7 +165,7 @@ t.test('attachments: upload, download byte-identical, limits, malformed bodies',
   const textDl = await h.app.inject({
     method: 'GET',
     url: `/v1/attachments/${text.body.data.id}`,
-    headers: await asPrincipal(agent.principal),
+    headers: asCaller(agent.principal),
   });
   t.equal(
     textDl.headers['content-type'],

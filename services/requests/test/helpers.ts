@@ -4,9 +4,11 @@ import type { HttpApp, NatsConnection, OutboxRelay } from '@support-desk/platfor
 import {
   asPrincipal,
   IdentityDouble,
+  signCallsLikeTheGateway,
   type Teardownable,
   testLogger,
   testMongo,
+  testEnv,
   testNats,
 } from '@support-desk/platform/testing';
 import type { Connection } from 'mongoose';
@@ -54,7 +56,11 @@ export async function harness(t: Teardownable, overrides: Partial<RequestsConfig
   const { nc, names } = await testNats(t);
   const logger = testLogger('requests');
   const clock = new TestClock();
-  const config = defaultRequestsConfig({ SLA_MONITOR_ENABLED: false, ...overrides });
+  const config = defaultRequestsConfig({
+    SLA_MONITOR_ENABLED: false,
+    PRINCIPAL_VERIFY_KEYS: testEnv.principalKeys.verifyKeys,
+    ...overrides,
+  });
   const identity = new IdentityDouble(nc, names);
   const stopIdentity = identity.serve();
   const service = await composeService({
@@ -67,7 +73,8 @@ export async function harness(t: Teardownable, overrides: Partial<RequestsConfig
     relayPollIntervalMs: 200,
   });
   await service.start();
-  const { app, relay, deps } = service;
+  const { relay, deps } = service;
+  const app = signCallsLikeTheGateway(service.app, 'requests');
   t.teardown(async () => {
     await app.close();
     await service.close();
@@ -89,7 +96,7 @@ export async function harness(t: Teardownable, overrides: Partial<RequestsConfig
       const res = await app.inject({
         method,
         url,
-        headers: await asPrincipal(principal),
+        headers: asPrincipal(principal, { audience: 'requests', method, url }),
         ...(payload !== undefined ? { payload: payload as Record<string, unknown> } : {}),
       });
       // FerretDB v1 (local/test store) does not make single-document updates atomic: the relay's

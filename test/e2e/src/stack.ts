@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +8,7 @@ import {
   freePort,
   type Teardownable,
   testEnv,
+  testPrincipalKeys,
   uniqueName,
 } from '@support-desk/platform/testing';
 import { Api, request, type Json } from './http.js';
@@ -134,7 +134,6 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
     NODE_ENV: 'development',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
-    INTERNAL_AUTH_SECRET: randomBytes(24).toString('hex'),
     NATS_NAMESPACE: run,
     RATE_LIMIT_PREFIX: `${run}:`,
     REDIS_KEY_PREFIX: `${run}:gw:`,
@@ -154,10 +153,15 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
     env.TLS_CERT = options.tls.certFile;
     env.TLS_KEY = options.tls.keyFile;
   }
+  // A key pair of this stack's own: the gateway signs with the private key, the others verify.
+  const keys = testPrincipalKeys();
   const serviceEnv = (s: ServiceName): Record<string, string> => ({
     ...env,
     MONGO_DB: `${run}_${s}`,
     PORT: String(ports[s]),
+    ...(s === 'gateway'
+      ? { PRINCIPAL_SIGNING_KEY: keys.signingKey }
+      : { PRINCIPAL_VERIFY_KEYS: keys.verifyKeys }),
   });
   // deskctl works on identity's database, like the identity service itself.
   const cliEnv = serviceEnv('identity');
@@ -260,7 +264,9 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
   // The seeder runs deskctl with its own environment: the stack's, and progress files of its own.
   const seedEnv = { ...process.env, ...cliEnv, SD_SEED_STATE_DIR: path.join(logDir, 'seed') };
   const seed: Stack['seed'] = (args, opts = {}) =>
-    runCli(SD_SEED, opts.json === false ? args : [...args, '--json'], seedEnv, { timeoutMs: SEED_TIMEOUT_MS });
+    runCli(SD_SEED, opts.json === false ? args : [...args, '--json'], seedEnv, {
+      timeoutMs: SEED_TIMEOUT_MS,
+    });
 
   return {
     run,

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import {
   type NatsNames,
   natsNames,
@@ -9,11 +9,10 @@ import {
   type UserSnapshot,
 } from '@support-desk/contracts';
 import type { Connection } from 'mongoose';
-import { DEV_INTERNAL_SECRET } from '../config.js';
 import { createLogger, type Logger } from '../logger.js';
 import { connectMongo } from '../mongo.js';
 import { connectNats, ensureStreams, type NatsConnection } from '../nats.js';
-import { createPrincipalSigner } from '../principal.js';
+import { type BoundCall, createPrincipalSigner } from '../principal.js';
 
 /** What a tap `t` offers that the helpers need (kept structural so this module does not import tap). */
 export interface Teardownable {
@@ -27,8 +26,18 @@ export const testEnv = {
   mongoUrl: process.env.MONGO_URL ?? 'mongodb://127.0.0.1:27027',
   natsUrl: process.env.NATS_URL ?? 'nats://127.0.0.1:4223',
   redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6380',
-  internalSecret: DEV_INTERNAL_SECRET,
+  /** This test process's gateway key pair (PEM): services verify with `verifyKeys`. */
+  principalKeys: testPrincipalKeys(),
 };
+
+/** A fresh Ed25519 key pair, as `PRINCIPAL_SIGNING_KEY` / `PRINCIPAL_VERIFY_KEYS` hold them. */
+export function testPrincipalKeys(): { signingKey: string; verifyKeys: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  return {
+    signingKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    verifyKeys: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+  };
+}
 
 /** A name no other test file uses: databases, NATS namespaces, Redis key prefixes. */
 export function uniqueName(prefix = 't'): string {
@@ -94,11 +103,11 @@ export function testUserSnapshot(role: Role = 'agent', overrides: Partial<UserSn
   };
 }
 
-const signer = createPrincipalSigner(testEnv.internalSecret);
+const signer = createPrincipalSigner(testEnv.principalKeys.signingKey);
 
-/** Headers a service expects from the gateway, for `app.inject`. */
-export async function asPrincipal(principal: Principal): Promise<Record<string, string>> {
-  return { 'x-sd-principal': await signer(principal) };
+/** The header the gateway would send with this very call to `audience`, for `app.inject`. */
+export function asPrincipal(principal: Principal, call: BoundCall): Record<string, string> {
+  return { 'x-sd-principal': signer(principal, call) };
 }
 
 /** Polls `check` until it returns a truthy value; bounded in time. The last error or value is reported. */
@@ -125,4 +134,49 @@ export async function eventually<T>(
         ? `: ${lastError instanceof Error ? lastError.message : String(lastError)}`
         : ` (last: ${String(last)})`),
   );
+}
+
+/** A header naming the caller of an `inject` (see `signCallsLikeTheGateway`); never sent to a real service. */
+export const TEST_CALLER_HEADER = 'x-test-caller';
+
+/** Headers naming `principal` as the caller; the app's `inject` signs the assertion for each call. */
+export function asCaller(principal: Principal): Record<string, string> {
+  return { [TEST_CALLER_HEADER]: Buffer.from(JSON.stringify(principal)).toString('base64url') };
+}
+
+type Injectable = { inject: (...args: never[]) => unknown };
+
+/**
+ * Makes `app.inject` play the gateway: a call whose headers name a caller (`asCaller`) gets the
+ * principal assertion the gateway would sign for that very call (audience, method, path and
+ * query), so tests can reuse one set of headers for many calls.
+ */
+export function signCallsLikeTheGateway<A extends Injectable>(app: A, audience: string): A {
+  const inject = (app.inject as (opts: unknown) => unknown).bind(app);
+  (app as { inject: unknown }).inject = (opts: unknown) => {
+    if (typeof opts !== 'object' || opts === null) return inject(opts);
+    const o = opts as {
+      method?: string;
+      url?: string;
+      path?: string;
+      query?: Record<string, string>;
+      headers?: Record<string, string>;
+    };
+    const caller = o.headers?.[TEST_CALLER_HEADER];
+    if (!caller) return inject(opts);
+    const { [TEST_CALLER_HEADER]: _named, ...headers } = o.headers ?? {};
+    const { query, path, ...rest } = o;
+    // The query goes into the URL here, so the call signed is exactly the call the app receives.
+    let url = o.url ?? path ?? '/';
+    if (query && Object.keys(query).length > 0) {
+      url += `${url.includes('?') ? '&' : '?'}${new URLSearchParams(query).toString()}`;
+    }
+    // As an HTTP client sends it (a space becomes %20), which is what the app sees as request.url.
+    const sent = new URL(url, 'http://test.invalid');
+    url = `${sent.pathname}${sent.search}`;
+    const principal = JSON.parse(Buffer.from(caller, 'base64url').toString()) as Principal;
+    const call = { audience, method: (o.method ?? 'GET').toUpperCase(), url };
+    return inject({ ...rest, url, headers: { ...headers, ...asPrincipal(principal, call) } });
+  };
+  return app;
 }

@@ -96,14 +96,20 @@ function privateServer(
   return server;
 }
 
-export async function startPrivateNats(t: Teardownable): Promise<PrivateServer> {
+/** A private nats-server; with `configFile`, that file (e.g. its authorization block) applies too. */
+export async function startPrivateNats(
+  t: Teardownable,
+  { configFile, env }: { configFile?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<PrivateServer> {
   const port = await freePort();
   const s = privateServer(
     t,
     'nats',
     (p, dir) => ({
       bin: findBinary('nats-server'),
-      args: ['-a', '127.0.0.1', '-p', String(p), '-js', '-sd', dir],
+      // Command-line flags override the file's listen address, ports and store directory.
+      args: [...(configFile ? ['-c', configFile] : []), ...natsArgs({ host: '127.0.0.1', port: p, dir })],
+      env,
     }),
     port,
   );
@@ -111,14 +117,18 @@ export async function startPrivateNats(t: Teardownable): Promise<PrivateServer> 
   return s;
 }
 
-export async function startPrivateRedis(t: Teardownable): Promise<PrivateServer> {
+/** A private redis-server; `extraArgs` (e.g. `--user` ACL rules) follow the usual settings. */
+export async function startPrivateRedis(
+  t: Teardownable,
+  { extraArgs = [] }: { extraArgs?: string[] } = {},
+): Promise<PrivateServer> {
   const port = await freePort();
   const s = privateServer(
     t,
     'redis',
     (p, dir) => ({
       bin: findBinary('redis-server'),
-      args: redisArgs({ host: '127.0.0.1', port: p, dir }),
+      args: [...redisArgs({ host: '127.0.0.1', port: p, dir }), ...extraArgs],
     }),
     port,
   );

@@ -73,10 +73,14 @@ function guard({ authenticator, rateLimiter, signPrincipal }: ProxyDeps) {
       return sendError(reply, 403, 'FORBIDDEN', `This operation requires the ${route.scope} scope`);
     }
     request.caller = caller;
+    // Bound to the one service and the very call forwarded (reply.from forwards request.url).
     request.principalAssertion = signPrincipal(caller.principal, {
       clientIp: request.ip ?? null,
       userAgent: request.headers['user-agent'] ?? null,
       requestId: request.id,
+      audience: route.service,
+      method: request.method,
+      url: request.url,
     });
   };
 }

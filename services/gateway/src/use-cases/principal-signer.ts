@@ -1,27 +1,37 @@
-import { createHmac } from 'node:crypto';
 import type { Principal } from '@support-desk/contracts';
+import {
+  PRINCIPAL_ISSUER,
+  PRINCIPAL_TTL_SECONDS,
+  principalSigningKey,
+  signClaims,
+} from '@support-desk/platform';
 
 /** What varies per call; everything else in the principal comes from the (cached) caller. */
 export interface CallFields {
   clientIp: string | null;
   userAgent: string | null;
   requestId: string;
+  /** The one service that may accept the assertion. */
+  audience: string;
+  /** The call it is bound to: method, and path with query exactly as forwarded. */
+  method: string;
+  url: string;
 }
 
 /**
- * The same HS256 assertion as `createPrincipalSigner` in the platform (header, claims `p`, `iss`,
- * `aud`, `iat`, `exp`; verified by the services with `createPrincipalVerifier`), built for the
- * gateway's hot path: the JSON of a caller's fixed principal fields is serialised once per caller
- * object (callers are cached with their credential), and only the per-call fields are added.
- * The request id stays inside the signed assertion: services record `principal.requestId` in
- * their events, and the assertion is the only thing they trust about a call.
+ * The same EdDSA assertion as `createPrincipalSigner` in the platform (claims `p`, `iss`, `aud`,
+ * `htm`, `htu`, `iat`, `exp`; verified by the services with `createPrincipalVerifier`), built for
+ * the gateway's hot path: the JSON of a caller's fixed principal fields is serialised once per
+ * caller object (callers are cached with their credential), and only the per-call fields are
+ * added. The request id stays inside the signed assertion: services record `principal.requestId`
+ * in their events, and the assertion is the only thing they trust about a call.
  */
-export function createFastPrincipalSigner(secret: string, ttlSeconds = 60) {
-  const header = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
+export function createFastPrincipalSigner(signingKeyPem: string) {
+  const key = principalSigningKey(signingKeyPem);
   const fixedJson = new WeakMap<object, string>();
-  const tail = `"iss":"support-desk-gateway","aud":"support-desk-services"`;
+  const iss = JSON.stringify(PRINCIPAL_ISSUER);
 
-  return (fixed: Omit<Principal, keyof CallFields>, call: CallFields): string => {
+  return (fixed: Omit<Principal, 'clientIp' | 'userAgent' | 'requestId'>, call: CallFields): string => {
     let json = fixedJson.get(fixed);
     if (json === undefined) {
       // `{...fixed}` keeps only own data fields, as the spread in a plain principal would.
@@ -31,9 +41,10 @@ export function createFastPrincipalSigner(secret: string, ttlSeconds = 60) {
     const iat = Math.floor(Date.now() / 1000);
     const claims =
       `{"p":${json},"clientIp":${JSON.stringify(call.clientIp)},"userAgent":${JSON.stringify(call.userAgent)},` +
-      `"requestId":${JSON.stringify(call.requestId)}},${tail},"iat":${iat},"exp":${iat + ttlSeconds}}`;
-    const input = `${header}.${Buffer.from(claims).toString('base64url')}`;
-    return `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`;
+      `"requestId":${JSON.stringify(call.requestId)}},"iss":${iss},"aud":${JSON.stringify(call.audience)},` +
+      `"htm":${JSON.stringify(call.method)},"htu":${JSON.stringify(call.url)},` +
+      `"iat":${iat},"exp":${iat + PRINCIPAL_TTL_SECONDS}}`;
+    return signClaims(key, claims);
   };
 }
 

@@ -88,7 +88,13 @@ async function main(argv: string[]): Promise<number> {
     const deps = identityDeps({ config, conn, names, logger });
     // Published here when NATS answers; else the running service's relay scan publishes them.
     const relay = nc ? createOutboxRelay({ nc, models: outboxModels(conn), logger }) : null;
-    await ensureIndexes(conn);
+    // Indexes are the service's to create at start; deskctl creates them only on a database the
+    // service has not prepared yet (a first bootstrap), instead of on every run.
+    const prepared = await conn.db
+      ?.collection('users')
+      .indexExists('emailKey_1')
+      .catch(() => false);
+    if (!prepared) await ensureIndexes(conn);
     const ctx = await actingContext(deps, values.as);
     const result = await found.command.run(deps, ctx, values, positionals);
     await flushOutbox(relay);

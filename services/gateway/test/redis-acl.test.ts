@@ -1,0 +1,86 @@
+import { readFileSync } from 'node:fs';
+import { Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { startPrivateRedis, testLogger, uniqueName } from '@support-desk/platform/testing';
+import t from 'tap';
+import { parse } from 'yaml';
+import { createDenyList } from '../src/store/deny-list.js';
+import { bearer, harness, testRedis } from './helpers.js';
+
+const COMPOSE = fileURLToPath(new URL('../../../../docker-compose.yml', import.meta.url));
+const PASSWORD = 'acl-test-password';
+
+/** The shipped Redis command's arguments (after `redis-server`), with a test password. */
+function shippedRedisArgs(): string[] {
+  const command = parse(readFileSync(COMPOSE, 'utf8')).services.redis.command as string[];
+  return command.slice(1).map((arg) => (arg.startsWith('>${') ? `>${PASSWORD}` : arg));
+}
+
+t.test(
+  'the shipped Redis ACL: the gateway works as its user, and that user can do nothing else',
+  async (t) => {
+    const redis = await startPrivateRedis(t, { extraArgs: shippedRedisArgs() });
+    const asGateway = `redis://gateway:${PASSWORD}@127.0.0.1:${redis.port}`;
+    // The prefixes keep the defaults' shape (sd:rl:, sd:gw:), which the ACL's key patterns name.
+    const h = await harness(t, {
+      RATE_LIMIT_PREFIX: `sd:rl:${uniqueName()}:`,
+      REDIS_KEY_PREFIX: `sd:gw:${uniqueName()}:`,
+    });
+    const gateway = await h.gateway({}, asGateway);
+    const admin = h.identity.addUser('admin');
+    const { raw } = h.identity.addKey(admin, { plan: 'enterprise', limits: { general: 2, events: 2 } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      statuses.push(
+        (await gateway.app.inject({ method: 'GET', url: '/v1/requests', headers: bearer(raw) })).statusCode,
+      );
+    }
+    t.same(statuses, [200, 200, 429], 'rate limiting runs through the gateway user');
+    t.equal(gateway.rateLimiterStats?.failOpen, 0, 'no call was let through for want of Redis');
+
+    const client = testRedis(t, asGateway);
+    await client.connect();
+    const denyList = createDenyList({
+      redis: client,
+      prefix: h.config.REDIS_KEY_PREFIX,
+      ttlSeconds: 60,
+      cacheTtlMs: 0,
+      logger: testLogger(),
+    });
+    await denyList.deny('usr_x', new Date().toISOString());
+    await denyList.denyGrant('gnt_x', new Date().toISOString());
+    const fresh = createDenyList({
+      redis: client,
+      prefix: h.config.REDIS_KEY_PREFIX,
+      ttlSeconds: 60,
+      cacheTtlMs: 0,
+      logger: testLogger(),
+    });
+    t.equal(await fresh.isDenied('usr_x'), 'user', 'the deny list writes and reads as the gateway user');
+    t.equal(await fresh.isDenied('usr_y', 'gnt_x'), 'grant');
+
+    await t.rejects(client.set('other:key', '1'), /NOPERM/, 'no key outside its prefixes');
+    await t.rejects(client.flushall(), /NOPERM/, 'no dangerous command');
+    await t.rejects(client.call('CONFIG', 'GET', '*'), /NOPERM/, 'no configuration');
+    t.match(await rawCommand(redis.port, 'GET sd:gw:anything'), /^-NOAUTH/, 'the default user is off');
+  },
+);
+
+/** One inline command on a fresh connection, without authenticating: the first reply line. */
+function rawCommand(port: number, command: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = new Socket();
+    const timer = setTimeout(() => socket.destroy(new Error('no answer')), 5000);
+    let data = '';
+    socket.on('data', (chunk) => {
+      data += chunk.toString();
+      if (data.includes('\r\n')) {
+        clearTimeout(timer);
+        socket.destroy();
+        resolve(data.split('\r\n')[0]);
+      }
+    });
+    socket.on('error', reject);
+    socket.connect(port, '127.0.0.1', () => socket.write(`${command}\r\n`));
+  });
+}
