@@ -227,6 +227,24 @@ t.test('events API', async (t) => {
     t.equal((await get('/v1/requests/usr_x/events')).status, 400, 'malformed request id');
   });
 
+  t.test("a deleted request's history: 404 like the request, except to an admin", async (t) => {
+    for (const [who, headers] of [
+      ['agent', agent],
+      ['viewer', viewer],
+    ] as const) {
+      const res = await get(`/v1/requests/${requestB}/events`, headers);
+      t.equal(res.status, 404, who);
+      t.same(res.body.error, { code: 'NOT_FOUND', message: 'Request not found' });
+    }
+    const kept = await get(`/v1/requests/${requestB}/events`, admin);
+    t.equal(kept.status, 200, 'admin: kept for audit');
+    t.same(
+      kept.body.data.events.map((e: { type: string }) => e.type),
+      ['request.created', 'request.updated', 'request.deleted'],
+    );
+    t.equal((await get(`/v1/requests/${requestA}/events`, agent)).status, 200, 'a live request as before');
+  });
+
   t.test('bad query values are 400 naming the field', async (t) => {
     const cases: [string, RegExp][] = [
       ['type=request.exploded', /query\.type/],

@@ -183,6 +183,18 @@ t.test('rate limits', async (t) => {
       payload: 'email=a@example.com&password=x',
     });
     t.equal(login.statusCode, 429, 'login form posts share the per-IP limit');
+
+    const malformed = await limited.app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      remoteAddress: '192.0.2.99',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from('%zz:secret').toString('base64')}`,
+      },
+      payload: 'grant_type=client_credentials',
+    });
+    t.equal(malformed.statusCode, 200, 'a malformed Basic name is no 500: identity gets to refuse it');
   });
 });
 

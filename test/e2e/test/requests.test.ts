@@ -487,6 +487,13 @@ t.test('DELETE /v1/requests/:id: admin only, then 404', async (t) => {
     ['request.created', 'request.attachment_added', 'request.deleted'],
     'its history is kept: created, attachment_added, deleted',
   );
+  expectError(
+    t,
+    await agent.api.get(`/v1/requests/${req.id}/events`),
+    404,
+    'NOT_FOUND',
+    "a deleted request's history is for admins only",
+  );
   expectError(t, await admin.api.delete(`/v1/requests/${req.id}`), 404, 'NOT_FOUND', 'second delete');
   const list = expectOk(t, await admin.api.get('/v1/requests?limit=100'), 200, 'list');
   t.notOk(

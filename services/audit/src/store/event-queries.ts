@@ -51,6 +51,11 @@ export function eventQueries(conn: Connection) {
       return model.findById(id).lean<StoredEvent>();
     },
 
+    /** Whether an event of this type was recorded for the resource (e.g. its deletion). */
+    async hasEvent(resourceType: ResourceType, resourceId: string, type: EventType): Promise<boolean> {
+      return (await model.exists({ resourceType, resourceId, type })) !== null;
+    },
+
     /** Events of one resource, oldest first, at most `max`. */
     async ofResource(resourceType: ResourceType, resourceId: string, max: number) {
       return model.find({ resourceType, resourceId }).sort(OLDEST_FIRST).limit(max).lean<StoredEvent[]>();

@@ -107,7 +107,17 @@ export function eventsService(store: EventQueries) {
     },
 
     /** Oldest first, at most REQUEST_EVENTS_MAX (the oldest); an unknown request has none. */
-    async ofRequest(requestId: string): Promise<RequestEventList & { truncated: boolean }> {
+    /**
+     * The history of one request. A deleted request answers 404 like the request itself, except to
+     * an admin: its history stays readable for audit.
+     */
+    async ofRequest(
+      requestId: string,
+      reader: { admin: boolean },
+    ): Promise<RequestEventList & { truncated: boolean }> {
+      if (!reader.admin && (await store.hasEvent('request', requestId, 'request.deleted'))) {
+        throw notFound('Request');
+      }
       const items = await store.ofResource('request', requestId, REQUEST_EVENTS_MAX + 1);
       const truncated = items.length > REQUEST_EVENTS_MAX;
       return { events: items.slice(0, REQUEST_EVENTS_MAX).map(toRequestItem), truncated };

@@ -24,7 +24,12 @@ export function oauthClientId(request: FastifyRequest, rawBody?: string): string
   const auth = request.headers.authorization;
   if (auth?.toLowerCase().startsWith('basic ')) {
     const decoded = Buffer.from(auth.slice(6).trim(), 'base64').toString('utf8');
-    const id = decodeURIComponent(decoded.split(':')[0] ?? '');
+    let id = '';
+    try {
+      id = decodeURIComponent(decoded.split(':')[0] ?? '');
+    } catch {
+      // Malformed percent-encoding: no client is named (identity answers invalid_client).
+    }
     if (id) return id;
   }
   const query = request.query as Record<string, unknown> | undefined;
