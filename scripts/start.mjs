@@ -8,6 +8,10 @@
 //
 // Ports (for the readiness check): GATEWAY_PORT 8080, REQUESTS_PORT 8081, IDENTITY_PORT 8082,
 // AUDIT_PORT 8083. Services get MONGO_URL, NATS_URL, REDIS_URL plus the current environment.
+//
+// `npm start -- --replicas N` (or SD_REPLICAS=N) runs N processes of every service, replica k on
+// the base port + 10·(k-1) (gateways 8080, 8090, …); every gateway balances over every replica of
+// each service (REQUESTS_URL etc. list them all).
 // The gateway's principal key pair comes from PRINCIPAL_SIGNING_KEY / PRINCIPAL_VERIFY_KEYS when
 // both are set; otherwise a pair is made once and kept in .data/principal-keys.json (development
 // only: deployments provide their own, see deploy/README.md).
@@ -19,9 +23,12 @@ import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
 import readline from 'node:readline';
+import { parseArgs } from 'node:util';
 import { buildTypeScript, ensureNodeModules, InfraError, ROOT, up } from './infra.mjs';
 
 const STOP_TIMEOUT_MS = 15_000;
+const REPLICA_PORT_STEP = 10;
+const MAX_REPLICAS = 5;
 const READY_TIMEOUT_MS = 60_000;
 
 const SERVICES = [
@@ -199,7 +206,7 @@ let shuttingDown = false;
 
 function startService(svc, env, labelWidth) {
   const entry = path.join(ROOT, 'services', svc.name, 'dist', 'src', 'server.js');
-  const label = paint(String(svc.color), `[${svc.name}]`.padEnd(labelWidth));
+  const label = paint(String(svc.color), `[${svc.label}]`.padEnd(labelWidth));
   const child = spawn(process.execPath, [entry], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise((resolve) => {
     child.on('exit', (code, signal) => resolve({ code, signal }));
@@ -220,12 +227,12 @@ function startService(svc, env, labelWidth) {
     say(
       paint(
         '31',
-        `${svc.name} exited unexpectedly (${signal ? `signal ${signal}` : `exit code ${code}`}); stopping everything`,
+        `${svc.label} exited unexpectedly (${signal ? `signal ${signal}` : `exit code ${code}`}); stopping everything`,
       ),
     );
     void shutdown(1);
   });
-  children.set(svc.name, { child, exited });
+  children.set(svc.label, { child, exited });
   return child;
 }
 
@@ -252,7 +259,22 @@ async function shutdown(code) {
   process.exit(code);
 }
 
+/** `--replicas N` or SD_REPLICAS (default 1). */
+function replicaCount() {
+  const { values } = parseArgs({ options: { replicas: { type: 'string' } }, strict: true });
+  const raw = values.replicas ?? process.env.SD_REPLICAS ?? '1';
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_REPLICAS) {
+    console.error(
+      `ERROR: --replicas (or SD_REPLICAS) must be an integer from 1 to ${MAX_REPLICAS}, not ${raw}`,
+    );
+    process.exit(2);
+  }
+  return n;
+}
+
 async function main() {
+  const replicas = replicaCount();
   try {
     ensureNodeModules();
   } catch (err) {
@@ -271,18 +293,31 @@ async function main() {
     console.error(`ERROR: ${err instanceof InfraError ? err.message : err.stack || err}`);
     process.exit(1);
   }
-  const env = { ...process.env, ...urls };
+  // Several writers of one aggregate on the local store need its cross-process lock (MongoDB not).
+  const env = { ...process.env, ...urls, ...(replicas > 1 ? { STORE_WRITE_LOCKS: 'true' } : {}) };
   const keys = principalKeys();
 
   bootstrapAdmin(env);
 
   const services = [];
   for (const svc of SERVICES) {
-    const port = Number(process.env[svc.portVar] || svc.port);
+    const base = Number(process.env[svc.portVar] || svc.port);
     const entry = path.join(ROOT, 'services', svc.name, 'dist', 'src', 'server.js');
-    if (fs.existsSync(entry)) services.push({ ...svc, port });
-    else say(`${svc.name}: not built (no services/${svc.name}/dist/src/server.js); skipping`);
+    if (!fs.existsSync(entry)) {
+      say(`${svc.name}: not built (no services/${svc.name}/dist/src/server.js); skipping`);
+      continue;
+    }
+    for (let k = 0; k < replicas; k++) {
+      const label = replicas > 1 ? `${svc.name}#${k + 1}` : svc.name;
+      services.push({ ...svc, label, port: base + k * REPLICA_PORT_STEP });
+    }
   }
+  // Every gateway reaches every replica of each service.
+  const upstreamUrls = (name) =>
+    services
+      .filter((s) => s.name === name)
+      .map((s) => `http://127.0.0.1:${s.port}`)
+      .join(',');
   if (services.length === 0) {
     say('no service is built yet; nothing to start.');
     process.exit(1);
@@ -297,24 +332,29 @@ async function main() {
   });
   process.on('SIGTERM', () => void shutdown(0));
 
-  const labelWidth = Math.max(...services.map((s) => s.name.length)) + 2;
+  const labelWidth = Math.max(...services.map((s) => s.label.length)) + 2;
   for (const svc of services) {
     // Only the gateway holds the private key; the services verify with the public one.
     const own =
       svc.name === 'gateway'
-        ? { PRINCIPAL_SIGNING_KEY: keys.signingKey }
+        ? {
+            PRINCIPAL_SIGNING_KEY: keys.signingKey,
+            REQUESTS_URL: process.env.REQUESTS_URL ?? upstreamUrls('requests'),
+            IDENTITY_URL: process.env.IDENTITY_URL ?? upstreamUrls('identity'),
+            AUDIT_URL: process.env.AUDIT_URL ?? upstreamUrls('audit'),
+          }
         : { PRINCIPAL_VERIFY_KEYS: keys.verifyKeys };
-    startService(svc, { ...env, ...own }, labelWidth);
+    startService(svc, { ...env, ...own, [svc.portVar]: String(svc.port) }, labelWidth);
   }
 
-  const pending = new Set(services.map((s) => s.name));
+  const pending = new Set(services.map((s) => s.label));
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (pending.size && !shuttingDown && Date.now() < deadline) {
     await Promise.all(
       services
-        .filter((s) => pending.has(s.name))
+        .filter((s) => pending.has(s.label))
         .map(async (s) => {
-          if (await isReady(s)) pending.delete(s.name);
+          if (await isReady(s)) pending.delete(s.label);
         }),
     );
     if (pending.size) await sleep(500);
@@ -331,14 +371,21 @@ async function main() {
     return;
   }
   const scheme = process.env.TLS_CERT ? 'https' : 'http';
-  const gateway = services.find((s) => s.name === 'gateway');
+  const gateways = services.filter((s) => s.name === 'gateway');
   console.log('');
-  if (gateway) say(paint('1;32', `Support Desk is up: ${scheme}://127.0.0.1:${gateway.port}`));
+  if (gateways.length)
+    say(
+      paint(
+        '1;32',
+        `Support Desk is up: ${gateways.map((g) => `${scheme}://127.0.0.1:${g.port}`).join(', ')}` +
+          (replicas > 1 ? ` (${replicas} replicas of every service)` : ''),
+      ),
+    );
   else
     say(
       paint(
         '1;32',
-        `services up (no gateway built): ${services.map((s) => `${s.name}:${s.port}`).join(', ')}`,
+        `services up (no gateway built): ${services.map((s) => `${s.label}:${s.port}`).join(', ')}`,
       ),
     );
   say('Ctrl-C stops the services; `npm run infra down` stops Redis/NATS/Mongo.');

@@ -72,9 +72,17 @@ export const EventMetadata = Type.Object(
 );
 export type EventMetadata = Static<typeof EventMetadata>;
 
-/** The domain event as published on JetStream and stored by audit. */
+/**
+ * The version of the domain event this release publishes, in every event's `v`. Within a version
+ * producers only add optional fields (see libs/contracts/README.md); events published before
+ * versions existed have no `v` and are version 1.
+ */
+export const EVENT_VERSION = 1;
+
+/** The domain event as this release publishes it (producers are checked against it). */
 export const DomainEvent = Type.Object(
   {
+    v: Type.Integer({ minimum: 1 }),
     id: Type.String({ pattern: idPattern('event') }),
     type: EventTypeSchema,
     resourceType: ResourceTypeSchema,
@@ -88,3 +96,45 @@ export const DomainEvent = Type.Object(
   { additionalProperties: false },
 );
 export type DomainEvent = Static<typeof DomainEvent>;
+
+/**
+ * What every reader of the events stream needs, and all it checks: the envelope, which no version
+ * changes. Unknown fields, unknown event types and higher versions are not errors: a reader takes
+ * what it knows and ignores the rest (a tolerant reader), so an older consumer keeps working while
+ * a newer producer is rolled out.
+ */
+export const EventEnvelope = Type.Object({
+  v: Type.Optional(Type.Integer({ minimum: 1 })),
+  id: Type.String({ pattern: idPattern('event') }),
+  type: Type.String({ minLength: 3, maxLength: 100, pattern: '^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$' }),
+  resourceType: Type.String({ minLength: 1, maxLength: 50 }),
+  resourceId: Type.String({ minLength: 1, maxLength: 200 }),
+  actor: Type.Object({ id: Type.String(), name: Type.String(), email: Type.String(), role: Type.String() }),
+  changes: Type.Optional(
+    Type.Record(Type.String(), Type.Object({ from: Type.Unknown(), to: Type.Unknown() })),
+  ),
+  metadata: Type.Object({
+    userAgent: Type.Union([Type.String(), Type.Null()]),
+    source: Type.String(),
+    requestId: Type.Union([Type.String(), Type.Null()]),
+  }),
+  timestamp: Type.String({ format: 'date-time' }),
+  ipAddress: Type.Optional(Type.String()),
+});
+
+/**
+ * An event as a reader received it: the envelope's known fields only (unknown ones dropped), its
+ * version (1 when absent), and a type and resource type this release may not know.
+ */
+export interface ReceivedEvent {
+  v: number;
+  id: string;
+  type: string;
+  resourceType: string;
+  resourceId: string;
+  actor: { id: string; name: string; email: string; role: string };
+  changes?: Changes;
+  metadata: { userAgent: string | null; source: string; requestId: string | null };
+  timestamp: string;
+  ipAddress?: string;
+}

@@ -1,10 +1,29 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { RoleSchema, ScopeSchema } from './scopes.js';
+import { StringEnum } from './schema.js';
 
 /** Header that carries the gateway's signed principal assertion to the services. */
 export const PRINCIPAL_HEADER = 'x-sd-principal';
+/**
+ * Header that carries the gateway's signed forwarding assertion on calls without a principal
+ * (the OAuth pages and token endpoint): the client's address as the gateway saw it, bound to
+ * the service and the call like the principal. A service trusts no `X-Forwarded-For`.
+ */
+export const FORWARDED_HEADER = 'x-sd-forwarded';
+/**
+ * Response header by which identity tells the gateway that a token-endpoint call was made by
+ * an authenticated confidential client (its id): only then does the call count against that
+ * client's budget. The gateway removes it before the response leaves.
+ */
+export const AUTHENTICATED_CLIENT_HEADER = 'x-sd-authenticated-client';
 /** Headers that only the gateway may set; stripped from every client call. */
-export const INTERNAL_HEADERS = [PRINCIPAL_HEADER] as const;
+export const INTERNAL_HEADERS = [PRINCIPAL_HEADER, FORWARDED_HEADER] as const;
+
+/** What the gateway asserts about an anonymous call it forwards. */
+export interface ForwardedCall {
+  clientIp: string | null;
+  userAgent: string | null;
+}
 
 export const PLANS = ['standard', 'professional', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -112,17 +131,75 @@ export type IdentityRpcName = keyof IdentityRpc;
  * `oauth_grant_revoked` (access tokens carry it in their `gid` claim, so a gateway can refuse
  * the unexpired access tokens of a revoked grant). `userId` names the affected user.
  */
+export const NOTICE_VERSION = 1;
+
+const NOTICE_KINDS = [
+  'api_key_revoked',
+  'user_deactivated',
+  'user_role_changed',
+  'user_reactivated',
+  'oauth_grant_revoked',
+  'settings_changed',
+] as const;
+
 export const CredentialNotice = Type.Object({
-  kind: Type.Union([
-    Type.Literal('api_key_revoked'),
-    Type.Literal('user_deactivated'),
-    Type.Literal('user_role_changed'),
-    Type.Literal('user_reactivated'),
-    Type.Literal('oauth_grant_revoked'),
-    Type.Literal('settings_changed'),
-  ]),
+  /** The notice contract's version (1 when absent: notices from before versions existed). */
+  v: Type.Optional(Type.Integer({ minimum: 1 })),
+  kind: StringEnum(NOTICE_KINDS),
   keyId: Type.Optional(Type.String()),
   userId: Type.Optional(Type.String()),
   at: Type.String({ format: 'date-time' }),
+  /**
+   * When every access token identity has issued so far (for this grant or user) has expired:
+   * `at` plus identity's access-token lifetime. A gateway keeps its deny entry at least that
+   * long, so a longer token lifetime can never outlive a revocation.
+   */
+  tokensExpireBy: Type.Optional(Type.String({ format: 'date-time' })),
 });
 export type CredentialNotice = Static<typeof CredentialNotice>;
+
+/**
+ * What a notice reader checks (a tolerant reader): a kind and a time, and the ids when present.
+ * Unknown fields are ignored; a kind this release does not know is not an error (it has nothing
+ * to drop for it), so a newer identity can add kinds without breaking older gateways.
+ */
+export const NoticeEnvelope = Type.Object({
+  v: Type.Optional(Type.Integer({ minimum: 1 })),
+  kind: Type.String({ minLength: 1, maxLength: 100 }),
+  keyId: Type.Optional(Type.String()),
+  userId: Type.Optional(Type.String()),
+  at: Type.String({ format: 'date-time' }),
+  tokensExpireBy: Type.Optional(Type.String({ format: 'date-time' })),
+});
+
+export const isNoticeKind = (kind: string): kind is CredentialNotice['kind'] =>
+  (NOTICE_KINDS as readonly string[]).includes(kind);
+
+/** A dead letter as an operator sees it (`deskctl dead-letters`). */
+export interface DeadLetterSummary {
+  id: string;
+  consumer: string;
+  subject: string;
+  streamSequence: number;
+  deliveryCount: number;
+  reason: string;
+  failedAt: string;
+}
+
+/**
+ * Operator requests to a service about its dead letters (`<ns>.admin.deadletters.<service>`),
+ * answered in the RPC envelope: `list` (newest first) → `{total, deadLetters}`; `show` →
+ * `{found, deadLetter: summary + data}`; `replay` (ids, or all) → `{replayed, failed}`. A replay
+ * hands the message to the service's own handler again; what it stores is keyed as on first
+ * delivery, so a replayed message lands once.
+ */
+export type DeadLetterRequest =
+  | { op: 'list'; limit?: number }
+  | { op: 'show'; id: string }
+  | { op: 'replay'; ids?: string[]; all?: boolean };
+
+export interface DeadLetterReplies {
+  list: { total: number; deadLetters: DeadLetterSummary[] };
+  show: { found: false } | { found: true; deadLetter: DeadLetterSummary & { data: string } };
+  replay: { replayed: string[]; failed: { id: string; reason: string }[] };
+}

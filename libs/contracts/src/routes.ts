@@ -56,6 +56,36 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   r('GET', '/v1/events/:id', 'admin', 'audit', 'Read one audit event', 'events'),
 ];
 
+/** One route of the authorization server, forwarded by the gateway to identity without a credential. */
+export interface OAuthRoute {
+  method: 'GET' | 'POST';
+  /** Served by identity at exactly this path; the gateway forwards no other. */
+  path: string;
+  /**
+   * Client-authenticated (token, revocation): each call identity reports as made by an
+   * authenticated confidential client counts against that client's budget.
+   */
+  clientAuthenticated: boolean;
+}
+
+const o = (method: OAuthRoute['method'], path: string, clientAuthenticated = false): OAuthRoute => ({
+  method,
+  path,
+  clientAuthenticated,
+});
+
+/** The authorization server's public surface: pages, token endpoints and metadata. */
+export const OAUTH_ROUTES: readonly OAuthRoute[] = [
+  o('GET', '/oauth/authorize'),
+  o('POST', '/oauth/authorize'),
+  o('POST', '/oauth/login'),
+  o('POST', '/oauth/logout'),
+  o('POST', '/oauth/token', true),
+  o('POST', '/oauth/revoke', true),
+  o('GET', '/.well-known/oauth-authorization-server'),
+  o('GET', '/.well-known/jwks.json'),
+];
+
 /** Schemas of one public route, keyed `"<METHOD> <path>"` in a RouteSchemaMap. */
 export interface RouteSchemas {
   description?: string;

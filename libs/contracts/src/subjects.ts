@@ -8,6 +8,7 @@ import type { IdentityRpcName } from './internal.js';
  * - Domain events: stream `<NS>_EVENTS`, subjects `<ns>.events.<type>` (e.g. `sd.events.request.created`).
  * - Credential notices (gateways drop cached credentials): stream `<NS>_NOTICES`, subject `<ns>.notices.credentials`.
  * - Request-reply: `<ns>.rpc.<service>.<operation>`.
+ * - Operator requests to a service (dead letters): `<ns>.admin.<topic>.<service>`.
  */
 const DEFAULT_NATS_NAMESPACE = 'sd';
 
@@ -29,6 +30,8 @@ export function natsNames(namespace = DEFAULT_NATS_NAMESPACE) {
       getOAuthClient: `${ns}.rpc.identity.oauth-client.get`,
       getSettings: `${ns}.rpc.identity.settings.get`,
     } satisfies Record<IdentityRpcName, string>,
+    /** Where a service answers `deskctl dead-letters` about its own dead letters. */
+    deadLetters: (service: string) => `${ns}.admin.deadletters.${service}`,
   };
 }
 

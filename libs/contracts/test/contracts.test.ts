@@ -1,7 +1,12 @@
 import { Value } from '@sinclair/typebox/value';
 import t from 'tap';
+import { fixtures } from '../src/fixtures.js';
 import {
+  CredentialNotice,
   DomainEvent,
+  EventEnvelope,
+  isNoticeKind,
+  NoticeEnvelope,
   EVENT_CATALOGUE,
   EVENT_TYPES,
   effectiveScopes,
@@ -52,6 +57,7 @@ t.test('event catalogue has the 18 spec types with their resource types', async 
   t.equal(EVENT_CATALOGUE['request.assigned'], 'request');
   const event = {
     id: newId('event'),
+    v: 1,
     type: 'request.assigned',
     resourceType: 'request',
     resourceId: newId('request'),
@@ -111,4 +117,33 @@ t.test('a page number the store cannot skip to is refused by the schema', async 
   t.notOk(Value.Check(PageQuery.page, 1e300), '1e300 is an integer to JSON Schema, but not a page');
   t.notOk(Value.Check(PageQuery.page, 1_000_001));
   t.notOk(Value.Check(PageQuery.page, 0));
+});
+
+t.test('frozen fixtures: what this release writes, and what it must go on reading', async (t) => {
+  const events = fixtures.events();
+  for (const e of events.v1) {
+    t.ok(Value.Check(DomainEvent, e), `v1 ${String(e.type)} is what producers write`);
+    t.ok(Value.Check(EventEnvelope, e), `v1 ${String(e.type)} has the envelope`);
+  }
+  t.same(
+    events.v1.map((e) => e.type),
+    EVENT_TYPES,
+    'one v1 example of every event type',
+  );
+  for (const e of [...events.unversioned, ...events.future]) {
+    t.ok(
+      Value.Check(EventEnvelope, e),
+      `${String(e.type)} v${String(e.v ?? 'none')}: readers accept the envelope`,
+    );
+  }
+  t.notOk(
+    events.future.every((e) => Value.Check(DomainEvent, e)),
+    'the future examples go beyond what this release writes (so they test tolerance)',
+  );
+  const notices = fixtures.notices();
+  for (const n of notices.v1) t.ok(Value.Check(CredentialNotice, n), `v1 notice ${String(n.kind)}`);
+  for (const n of [...notices.v1, ...notices.unversioned, ...notices.future]) {
+    t.ok(Value.Check(NoticeEnvelope, n), `notice ${String(n.kind)} v${String(n.v ?? 'none')}: the envelope`);
+  }
+  t.notOk(isNoticeKind('session_revoked'), 'a kind from the future is recognisably unknown');
 });

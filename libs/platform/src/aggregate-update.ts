@@ -1,4 +1,4 @@
-import type { Model } from 'mongoose';
+import { type Model, mongo } from 'mongoose';
 import { conflict, notFound } from './errors.js';
 import { type OutboxEntry, pushOutbox } from './outbox.js';
 
@@ -7,6 +7,36 @@ export const REVISION_FIELD = 'rev';
 
 /** Optimistic writes retry this many times on a concurrent change before answering 409. */
 export const AGGREGATE_WRITE_ATTEMPTS = 5;
+
+/**
+ * MongoDB refuses a document over 16 MiB, and then every write to it fails, a delete included.
+ * An aggregate therefore stops growing at a budget well below that: a write that appends is
+ * refused (409) once the document would pass `maxBytes`; any other write (a status change, a
+ * soft delete, with its event) still lands up to the hard cap, which leaves room for the
+ * largest such write plus the events waiting in the outbox.
+ */
+export const AGGREGATE_MAX_BYTES = 12 * 1024 * 1024;
+export const AGGREGATE_HARD_CAP_BYTES = 15 * 1024 * 1024;
+
+const bsonSize = (value: object) => mongo.BSON.calculateObjectSize(value);
+
+/** Refuses a write that would take the document past its budget (see AGGREGATE_MAX_BYTES). */
+function checkSize(current: object, write: AggregateWrite, what: string, maxBytes: number) {
+  // What the write adds, counted in full (a replaced field's old value is not subtracted: an
+  // over-estimate, on the safe side).
+  const added = bsonSize({ set: write.set ?? {}, append: write.append ?? {}, outbox: write.outbox ?? [] });
+  const projected = bsonSize(current) + added;
+  const appends = Object.values(write.append ?? {}).some((items) => items.length > 0);
+  const limit = appends ? maxBytes : Math.max(maxBytes, AGGREGATE_HARD_CAP_BYTES);
+  if (projected > limit) {
+    const mib = (limit / 1024 / 1024).toFixed(0);
+    throw conflict(
+      appends
+        ? `The ${what.toLowerCase()} has reached its size limit (${mib} MiB) and takes no more additions`
+        : `The ${what.toLowerCase()} is too large to change now (${mib} MiB with its unpublished events); retry later`,
+    );
+  }
+}
 
 /** One change to an aggregate, in domain terms (no database operators). */
 export interface AggregateWrite {
@@ -33,6 +63,8 @@ export interface UpdateAggregateOptions {
   /** Conditions the document must also meet (e.g. not soft-deleted); else it is not found. */
   filter?: Record<string, unknown>;
   attempts?: number;
+  /** The document's size budget for appending writes (default AGGREGATE_MAX_BYTES). */
+  maxBytes?: number;
 }
 
 type Stored = { _id: unknown; [REVISION_FIELD]?: number };
@@ -49,14 +81,25 @@ export async function updateAggregate<T extends Stored, R>(
   model: Model<any>,
   id: T['_id'],
   decide: (current: T) => Promise<AggregateDecision<R>> | AggregateDecision<R>,
-  { what, filter = {}, attempts = AGGREGATE_WRITE_ATTEMPTS }: UpdateAggregateOptions,
+  {
+    what,
+    filter = {},
+    attempts = AGGREGATE_WRITE_ATTEMPTS,
+    maxBytes = AGGREGATE_MAX_BYTES,
+  }: UpdateAggregateOptions,
 ): Promise<R> {
   for (let attempt = 0; attempt < attempts; attempt++) {
-    const current = await model.findOne({ ...filter, _id: id }).lean<T>();
-    if (!current) throw notFound(what);
-    const { write, result } = await decide(current);
+    // With its outbox (pending events count against the document's size), hidden from decide.
+    const stored = await model
+      .findOne({ ...filter, _id: id })
+      .select('+outbox')
+      .lean<T & { outbox?: unknown }>();
+    if (!stored) throw notFound(what);
+    const { outbox: _pending, ...current } = stored;
+    const { write, result } = await decide(current as T);
     if (!write) return result;
-    const revision = current[REVISION_FIELD];
+    checkSize(stored, write, what, maxBytes);
+    const revision = stored[REVISION_FIELD];
     // Documents written before the revision existed have none; their first update starts it.
     const unchanged = revision === undefined ? { $exists: false } : revision;
     const landed = await model.updateOne(

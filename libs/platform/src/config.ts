@@ -22,6 +22,18 @@ export const baseConfig = {
   NATS_URL: Type.String({ pattern: '^(nats|tls)://', default: 'nats://127.0.0.1:4223' }),
   NATS_NAMESPACE: Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$', default: 'sd' }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
+  /**
+   * On SIGTERM, how long a service goes on serving after /readyz turns 503 (every answer then
+   * says `Connection: close`), so load balancers and gateways move their traffic elsewhere before
+   * the listener closes. Kubernetes: about the endpoint propagation time (5000).
+   */
+  SHUTDOWN_DRAIN_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
+  /**
+   * Serialise writes to one aggregate across processes with a lock document (see
+   * aggregate-lock.ts). Only the local store needs it, and only with several replicas: MongoDB
+   * applies each document write atomically.
+   */
+  STORE_WRITE_LOCKS: Type.Boolean({ default: false }),
 };
 
 /** What every service behind the gateway adds: the key(s) it verifies principal assertions with. */

@@ -1,5 +1,14 @@
+import type {
+  DeadLetterReplies,
+  DeadLetterRequest,
+  DeadLetterSummary,
+  NatsNames,
+} from '@support-desk/contracts';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { type Connection, Schema } from 'mongoose';
 import type { DeadLetter } from './consumer.js';
+import type { Logger } from './logger.js';
+import { serveRpc } from './rpc.js';
 
 const DeadLetterSchema = new Schema<DeadLetter>(
   {
@@ -24,4 +33,99 @@ export function deadLetterStore(conn: Connection) {
       await model.create(record);
     },
   };
+}
+
+type StoredDeadLetter = DeadLetter & { _id: unknown };
+
+const summary = (d: StoredDeadLetter): DeadLetterSummary => ({
+  id: String(d._id),
+  consumer: d.consumer,
+  subject: d.subject,
+  streamSequence: d.streamSequence,
+  deliveryCount: d.deliveryCount,
+  reason: d.reason,
+  failedAt: new Date(d.failedAt).toISOString(),
+});
+
+const LIST_MAX = 1000;
+const REPLAY_MAX = 1000;
+
+export interface DeadLetterServiceOptions {
+  nc: NatsConnection;
+  names: NatsNames;
+  /** The service whose dead letters these are (its name in the subject). */
+  service: string;
+  conn: Connection;
+  /** Hands one dead letter's message to the service's handler again; throws if it still fails. */
+  replay: (data: Uint8Array, subject: string) => Promise<void>;
+  logger: Logger;
+}
+
+/**
+ * Answers operators (`deskctl dead-letters list|show|replay`) about this service's dead letters,
+ * over NATS (`names.deadLetters(service)`, one replica answers each request). A replayed message
+ * that its handler now takes is removed from the dead letters; one that fails again stays, with
+ * the new reason. Replays run one at a time, at most 1000 per request.
+ */
+export function serveDeadLetters(o: DeadLetterServiceOptions): { stop(): void } {
+  const { model } = deadLetterStore(o.conn);
+  const log = o.logger.child({ component: 'dead-letters' });
+  const handlers = {
+    async list(limit = 100): Promise<DeadLetterReplies['list']> {
+      const docs = await model
+        .find()
+        .sort({ failedAt: -1, _id: -1 })
+        .limit(Math.max(1, Math.min(limit, LIST_MAX)))
+        .lean<StoredDeadLetter[]>();
+      return { total: await model.countDocuments(), deadLetters: docs.map(summary) };
+    },
+    async show(id: string): Promise<DeadLetterReplies['show']> {
+      const doc = /^[0-9a-f]{24}$/.test(id) ? await model.findById(id).lean<StoredDeadLetter>() : null;
+      return doc ? { found: true, deadLetter: { ...summary(doc), data: doc.data } } : { found: false };
+    },
+    async replay(ids: string[] | undefined, all: boolean): Promise<DeadLetterReplies['replay']> {
+      const filter = all ? {} : { _id: { $in: (ids ?? []).filter((id) => /^[0-9a-f]{24}$/.test(id)) } };
+      const docs = await model
+        .find(filter)
+        .sort({ failedAt: 1 })
+        .limit(REPLAY_MAX)
+        .lean<StoredDeadLetter[]>();
+      const out: DeadLetterReplies['replay'] = { replayed: [], failed: [] };
+      for (const doc of docs) {
+        const id = String(doc._id);
+        try {
+          await o.replay(new TextEncoder().encode(doc.data), doc.subject);
+          await model.deleteOne({ _id: doc._id });
+          out.replayed.push(id);
+        } catch (err) {
+          const reason = `replay failed: ${(err as Error).message}`.slice(0, 1000);
+          await model.updateOne({ _id: doc._id }, { $set: { reason, failedAt: new Date() } });
+          out.failed.push({ id, reason });
+        }
+      }
+      log.info({ replayed: out.replayed.length, failed: out.failed.length }, 'dead letters replayed');
+      return out;
+    },
+  };
+  const sub = serveRpc<Partial<DeadLetterRequest> & Record<string, unknown>, unknown>(
+    o.nc,
+    o.names.deadLetters(o.service),
+    async (request) => {
+      switch (request.op) {
+        case 'list':
+          return handlers.list(typeof request.limit === 'number' ? request.limit : undefined);
+        case 'show':
+          return handlers.show(typeof request.id === 'string' ? request.id : '');
+        case 'replay':
+          return handlers.replay(
+            Array.isArray(request.ids) ? request.ids.filter((i): i is string => typeof i === 'string') : [],
+            request.all === true,
+          );
+        default:
+          throw new Error(`unknown dead-letter operation ${String(request.op)}`);
+      }
+    },
+    o.logger,
+  );
+  return { stop: () => sub.unsubscribe() };
 }

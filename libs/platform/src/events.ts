@@ -3,6 +3,7 @@ import {
   type Changes,
   type DomainEvent,
   EVENT_CATALOGUE,
+  EVENT_VERSION,
   type EventSource,
   type EventType,
   newId,
@@ -52,6 +53,7 @@ export function buildEvent(
   now: Date = new Date(),
 ): DomainEvent {
   const event: DomainEvent = {
+    v: EVENT_VERSION,
     id: newId('event', now.getTime()),
     type,
     resourceType: EVENT_CATALOGUE[type],

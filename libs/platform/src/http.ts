@@ -5,6 +5,7 @@ import Fastify, {
   LogController,
   type FastifyBaseLogger,
   type FastifyError,
+  type FastifyReply,
   type FastifyInstance,
   type FastifyServerOptions,
   type RawReplyDefaultExpression,
@@ -89,10 +90,24 @@ export function describeValidation(errors: AjvError[], context = 'body'): string
   return `${field} ${message}`;
 }
 
+/** What the router refused, without echoing the input. */
+function frameworkMessage(error: { code?: string; message: string }): string {
+  if (error.code === 'FST_ERR_BAD_URL') return 'The path has malformed percent-encoding';
+  if (error.code === 'FST_ERR_ASYNC_CONSTRAINT') return 'The request could not be routed';
+  return 'The request is malformed';
+}
+
 /**
  * The fastify instance every service (and the gateway) is built on: request ids, one log
  * line per request, JSON-only bodies, and every failure rendered as the error envelope.
  */
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every answer from now on says `Connection: close` (the start of a graceful shutdown). */
+    startDraining(): void;
+  }
+}
+
 export function createHttpApp({
   logger,
   bodyLimit = 1024 * 1024,
@@ -113,15 +128,26 @@ export function createHttpApp({
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
     },
     return503OnClosing: true,
+    // The router's own refusals (a path with malformed percent-encoding, a header too large)
+    // in the envelope like every other answer.
+    frameworkErrors: (error, _request, reply: FastifyReply) => {
+      const status = error.statusCode ?? 400;
+      reply
+        .code(status)
+        .send(errorBody(status >= 500 ? 'SERVER_ERROR' : 'VALIDATION_ERROR', frameworkMessage(error)));
+    },
     ...(https ? { https } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as HttpApp;
 
   // JSON only: text/plain and friends get 415 rather than a string body.
   app.removeContentTypeParser('text/plain');
 
-  // During shutdown, ask keep-alive clients to go away so the listener can close once the
-  // in-flight requests are answered.
+  // From the start of a drain (see `serve`) and during shutdown, ask keep-alive clients to go
+  // away, so no request can arrive on a connection the closing listener is about to drop.
   let closing = false;
+  app.decorate('startDraining', () => {
+    closing = true;
+  });
   app.addHook('preClose', async () => {
     closing = true;
   });

@@ -1,3 +1,4 @@
+export * from './address.js';
 export * from './aggregate-lock.js';
 export * from './config.js';
 export * from './consumer.js';

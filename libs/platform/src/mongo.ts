@@ -66,11 +66,23 @@ const UNREACHABLE_ERRORS = new Set([
  * was asked): the driver's connection errors, and mongoose giving up on a command it buffered
  * while disconnected. The HTTP layer answers these 503 SERVICE_UNAVAILABLE, which clients retry.
  */
+/**
+ * Server errors that say the server is going away, not that the query is wrong: a query that
+ * reached a server in the middle of its shutdown (ShutdownInProgress, InterruptedAtShutdown,
+ * InterruptedDueToReplStateChange).
+ */
+const SHUTTING_DOWN_CODES = new Set([91, 11600, 11602]);
+const SOCKET_CODES = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT']);
+
 export function isDatabaseUnreachable(err: unknown): boolean {
-  const e = err as { name?: string; message?: string } | null;
+  const e = err as { name?: string; message?: string; code?: unknown } | null;
   if (!e?.name) return false;
   return (
     UNREACHABLE_ERRORS.has(e.name) ||
+    (e.name === 'MongoServerError' && SHUTTING_DOWN_CODES.has(Number(e.code))) ||
+    // The driver passes some socket failures through as they are (a write after the server
+    // closed the connection: "This socket has been ended by the other party").
+    (typeof e.code === 'string' && SOCKET_CODES.has(e.code)) ||
     (e.name === 'MongooseError' && /buffering timed out/.test(e.message ?? ''))
   );
 }

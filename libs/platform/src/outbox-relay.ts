@@ -1,7 +1,7 @@
 import { type JetStreamClient, jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Model } from 'mongoose';
-import { aggregateKey, collectionKey, withAggregateLock } from './aggregate-lock.js';
+import { aggregateKey, collectionKey, lockStoreOf, withAggregateLock } from './aggregate-lock.js';
 import type { Logger } from './logger.js';
 import type { OutboxEntry } from './outbox.js';
 import { notePendingQuietly, pendingListeners, takePending } from './outbox-pending.js';
@@ -84,8 +84,10 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     if (sent.length > 0) {
       // Exact-entry $pullAll removes only what was published, never entries appended meanwhile;
       // the aggregate lock keeps FerretDB from losing a concurrent write (see aggregate-lock.ts).
-      await withAggregateLock(aggregateKey(model.collection, doc._id), () =>
-        model.collection.updateOne({ _id: doc._id } as never, { $pullAll: { outbox: sent } } as never),
+      await withAggregateLock(
+        aggregateKey(model.collection, doc._id),
+        () => model.collection.updateOne({ _id: doc._id } as never, { $pullAll: { outbox: sent } } as never),
+        lockStoreOf(model.collection),
       );
       stats.published += sent.length;
     }

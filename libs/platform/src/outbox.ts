@@ -1,6 +1,12 @@
 import { type DomainEvent, type NatsNames, newId } from '@support-desk/contracts';
 import { Schema } from 'mongoose';
-import { acquireAggregateLock, aggregateKey, collectionKey, type NamedCollection } from './aggregate-lock.js';
+import {
+  acquireAggregateLock,
+  aggregateKey,
+  collectionKey,
+  lockStoreOf,
+  type NamedCollection,
+} from './aggregate-lock.js';
 import { notePending } from './outbox-pending.js';
 
 /**
@@ -60,7 +66,10 @@ export function outboxPlugin(schema: Schema): void {
   schema.pre(LOCKED_QUERIES, { document: false, query: true }, async function (this: LockedQuery) {
     const id = targetId(this.getFilter());
     if (id === undefined) return;
-    this[RELEASE] = await acquireAggregateLock(aggregateKey(this.model.collection, id));
+    this[RELEASE] = await acquireAggregateLock(
+      aggregateKey(this.model.collection, id),
+      lockStoreOf(this.model.collection),
+    );
   });
   const afterQuery = function (this: LockedQuery) {
     this[RELEASE]?.();
@@ -86,7 +95,10 @@ export function outboxPlugin(schema: Schema): void {
   schema.pre('save', async function (this: SavedDoc) {
     // Inserts are atomic on both stores; only updates of an existing document need the queue.
     if (this.isNew) return;
-    this.$locals.releaseAggregateLock = await acquireAggregateLock(aggregateKey(this.collection, this._id));
+    this.$locals.releaseAggregateLock = await acquireAggregateLock(
+      aggregateKey(this.collection, this._id),
+      lockStoreOf(this.collection),
+    );
   });
   schema.post('save', function (this: SavedDoc) {
     (this.$locals.releaseAggregateLock as (() => void) | undefined)?.();

@@ -1,5 +1,12 @@
 import { createPrivateKey, createPublicKey, type KeyObject, sign as signBytes } from 'node:crypto';
-import { type Principal, PRINCIPAL_HEADER, type Scope, hasScope } from '@support-desk/contracts';
+import {
+  FORWARDED_HEADER,
+  type ForwardedCall,
+  type Principal,
+  PRINCIPAL_HEADER,
+  type Scope,
+  hasScope,
+} from '@support-desk/contracts';
 import type { FastifyRequest } from 'fastify';
 import { type JWTPayload, jwtVerify } from 'jose';
 import { forbidden, unauthorized } from './errors.js';
@@ -14,6 +21,11 @@ import type { HttpApp } from './http.js';
  */
 export const PRINCIPAL_ISSUER = 'support-desk-gateway';
 export const PRINCIPAL_ALG = 'EdDSA';
+/**
+ * The assertion's contract version (claim `v`). Services read the claims they need (`p`'s user
+ * id and scopes, the binding) and ignore others, so the gateway may add claims within a version.
+ */
+export const PRINCIPAL_VERSION = 1;
 /** Seconds an assertion lives: one proxied call, plus the clock tolerance below. */
 export const PRINCIPAL_TTL_SECONDS = 10;
 const CLOCK_TOLERANCE_SECONDS = 5;
@@ -63,9 +75,10 @@ export function signClaims(key: KeyObject, claimsJson: string): string {
   return `${input}.${signBytes(null, Buffer.from(input), key).toString('base64url')}`;
 }
 
-export function principalClaims(principal: Principal, call: BoundCall, iat = Math.floor(Date.now() / 1000)) {
+/** The registered claims that bind an assertion to one service and one call. */
+function boundClaims(call: BoundCall, iat: number) {
   return {
-    p: principal,
+    v: PRINCIPAL_VERSION,
     iss: PRINCIPAL_ISSUER,
     aud: call.audience,
     htm: call.method,
@@ -75,6 +88,19 @@ export function principalClaims(principal: Principal, call: BoundCall, iat = Mat
   };
 }
 
+export function principalClaims(principal: Principal, call: BoundCall, iat = Math.floor(Date.now() / 1000)) {
+  return { p: principal, ...boundClaims(call, iat) };
+}
+
+/** Claims of a forwarding assertion: what the gateway saw of an anonymous call (`fwd`). */
+export function forwardedClaims(
+  forwarded: ForwardedCall,
+  call: BoundCall,
+  iat = Math.floor(Date.now() / 1000),
+) {
+  return { fwd: forwarded, ...boundClaims(call, iat) };
+}
+
 /** Signs a principal for one call (tests, tools; the gateway has its own fast path). */
 export function createPrincipalSigner(signingKeyPem: string) {
   const key = principalSigningKey(signingKeyPem);
@@ -82,10 +108,20 @@ export function createPrincipalSigner(signingKeyPem: string) {
     signClaims(key, JSON.stringify(principalClaims(principal, call)));
 }
 
-/** Verifies an assertion for this service and this call; any failure is 401. */
-export function createPrincipalVerifier(verifyKeysPem: string, audience: string) {
+/** Signs a forwarding assertion for one anonymous call (the gateway's OAuth proxy, tests). */
+export function createForwardedSigner(signingKeyPem: string) {
+  const key = principalSigningKey(signingKeyPem);
+  return (forwarded: ForwardedCall, call: BoundCall): string =>
+    signClaims(key, JSON.stringify(forwardedClaims(forwarded, call)));
+}
+
+/**
+ * Verifies that the gateway signed `token` for this service and this very call, and returns
+ * its claims; any failure is 401.
+ */
+function createAssertionVerifier(verifyKeysPem: string, audience: string) {
   const keys = principalVerifyKeys(verifyKeysPem);
-  return async (token: string, call: Omit<BoundCall, 'audience'>): Promise<Principal> => {
+  return async (token: string, call: Omit<BoundCall, 'audience'>): Promise<JWTPayload> => {
     let payload: JWTPayload | undefined;
     for (const key of keys) {
       try {
@@ -103,15 +139,39 @@ export function createPrincipalVerifier(verifyKeysPem: string, audience: string)
       }
     }
     if (!payload || payload.htm !== call.method || payload.htu !== call.url) throw unauthorized();
-    const p = payload.p as Principal | undefined;
+    return payload;
+  };
+}
+
+/** Verifies a principal assertion for this service and this call; any failure is 401. */
+export function createPrincipalVerifier(verifyKeysPem: string, audience: string) {
+  const verify = createAssertionVerifier(verifyKeysPem, audience);
+  return async (token: string, call: Omit<BoundCall, 'audience'>): Promise<Principal> => {
+    const p = (await verify(token, call)).p as Principal | undefined;
     if (!p || typeof p.userId !== 'string' || !Array.isArray(p.scopes)) throw unauthorized();
     return p;
+  };
+}
+
+/** Verifies a forwarding assertion for this service and this call; any failure is 401. */
+export function createForwardedVerifier(verifyKeysPem: string, audience: string) {
+  const verify = createAssertionVerifier(verifyKeysPem, audience);
+  return async (token: string, call: Omit<BoundCall, 'audience'>): Promise<ForwardedCall> => {
+    const fwd = (await verify(token, call)).fwd as Partial<ForwardedCall> | undefined;
+    const text = (v: unknown) => (typeof v === 'string' ? v : null);
+    if (!fwd || typeof fwd !== 'object') throw unauthorized();
+    return { clientIp: text(fwd.clientIp), userAgent: text(fwd.userAgent) };
   };
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal;
+    /**
+     * The client's address: from the principal, or on a public route from the gateway's
+     * forwarding assertion; on a call that did not come through the gateway, the socket's peer.
+     */
+    clientAddress: string | null;
   }
   interface FastifyContextConfig {
     /** Route served without a principal (health, OAuth pages). */
@@ -131,17 +191,30 @@ export interface PrincipalGuardOptions {
 /**
  * Every route needs a valid principal assertion, issued for this service and this very call,
  * except health checks and routes marked `config: { public: true }`. Unknown routes still answer
- * 404 (checked after routing).
+ * 404 (checked after routing). A public route learns the client's address from the gateway's
+ * forwarding assertion (a forged or stale one is 401), never from `X-Forwarded-For`: the only
+ * hop trusted is the one holding the gateway's key, wherever it runs.
  */
 export function requirePrincipal(app: HttpApp, { verifyKeys, audience }: PrincipalGuardOptions): void {
   const verify = createPrincipalVerifier(verifyKeys, audience);
+  const verifyForwarded = createForwardedVerifier(verifyKeys, audience);
   app.decorateRequest('principal', null as unknown as Principal);
+  app.decorateRequest('clientAddress', null);
   app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.config?.public || ALWAYS_PUBLIC.includes(request.routeOptions.url ?? '')) return;
     if (!request.routeOptions.url) return; // not-found handler
+    const call = { method: request.method, url: request.url };
+    if (request.routeOptions.config?.public || ALWAYS_PUBLIC.includes(request.routeOptions.url)) {
+      const forwarded = request.headers[FORWARDED_HEADER];
+      request.clientAddress =
+        typeof forwarded === 'string'
+          ? (await verifyForwarded(forwarded, call)).clientIp
+          : (request.socket.remoteAddress ?? null);
+      return;
+    }
     const header = request.headers[PRINCIPAL_HEADER];
     if (typeof header !== 'string') throw unauthorized();
-    request.principal = await verify(header, { method: request.method, url: request.url });
+    request.principal = await verify(header, call);
+    request.clientAddress = request.principal.clientIp;
   });
 }
 

@@ -3,6 +3,14 @@ import type { Logger } from './logger.js';
 import { decodeJson, encodeJson } from './nats.js';
 
 /**
+ * The version of the RPC envelope (`{v, ok, reply | error}`), and of each request, which carries
+ * it as `v` next to its fields. Readers on both sides are tolerant: they read the fields they
+ * need and ignore the rest, so either side can be upgraded first (rules in
+ * libs/contracts/README.md).
+ */
+export const RPC_VERSION = 1;
+
+/**
  * Request-reply over core NATS with JSON bodies. Replicas of the serving side share a queue
  * group so each request is answered once.
  */
@@ -22,10 +30,10 @@ export function serveRpc<Req, Res>(
       (async () => {
         try {
           const reply = await handler(decodeJson<Req>(msg.data));
-          msg.respond(encodeJson({ ok: true, reply }));
+          msg.respond(encodeJson({ v: RPC_VERSION, ok: true, reply }));
         } catch (e) {
           logger?.error({ err: e, subject }, 'rpc handler failed');
-          msg.respond(encodeJson({ ok: false, error: 'internal error' }));
+          msg.respond(encodeJson({ v: RPC_VERSION, ok: false, error: 'internal error' }));
         }
       })();
     },
@@ -40,8 +48,10 @@ export async function callRpc<Req, Res>(
   request: Req,
   timeoutMs = 2000,
 ): Promise<Res> {
-  const msg = await nc.request(subject, encodeJson(request), { timeout: timeoutMs });
-  const body = decodeJson<{ ok: boolean; reply?: Res; error?: string }>(msg.data);
-  if (!body.ok) throw new RpcError(`${subject}: ${body.error ?? 'failed'}`);
-  return body.reply as Res;
+  const msg = await nc.request(subject, encodeJson({ v: RPC_VERSION, ...request }), { timeout: timeoutMs });
+  const body = decodeJson<{ ok?: unknown; reply?: Res; error?: unknown } | null>(msg.data);
+  if (body?.ok !== true || typeof body.reply !== 'object' || body.reply === null) {
+    throw new RpcError(`${subject}: ${typeof body?.error === 'string' ? body.error : 'no valid reply'}`);
+  }
+  return body.reply;
 }

@@ -1,4 +1,5 @@
 import { type NatsNames, natsNames } from '@support-desk/contracts';
+import { useStoreLocks } from './aggregate-lock.js';
 import { ConfigError } from './config.js';
 import type { HealthState } from './health.js';
 import type { HttpApp } from './http.js';
@@ -9,6 +10,8 @@ import { installGracefulShutdown, type ShutdownStep } from './shutdown.js';
 
 interface ServiceConfig {
   LOG_LEVEL: string;
+  STORE_WRITE_LOCKS?: boolean;
+  SHUTDOWN_DRAIN_MS?: number;
   MONGO_URL: string;
   NATS_URL: string;
   NATS_NAMESPACE: string;
@@ -38,6 +41,7 @@ export async function connectService(
   config: ServiceConfig,
   { dbName, logger = createLogger({ service, level: config.LOG_LEVEL }) }: ConnectOptions = {},
 ): Promise<ServiceConnections> {
+  useStoreLocks(config.STORE_WRITE_LOCKS === true);
   const conn = dbName ? await connectMongo({ url: config.MONGO_URL, dbName, logger }) : null;
   const nc = await connectNats({ url: config.NATS_URL, name: service, logger });
   const names = natsNames(config.NATS_NAMESPACE);
@@ -64,6 +68,8 @@ export interface ServeOptions {
   host: string;
   port: number;
   timeoutMs: number;
+  /** How long to go on serving after readiness turns 503 (`SHUTDOWN_DRAIN_MS`). */
+  drainMs?: number;
   connections: ServiceConnections;
   /** Anything else to close after MongoDB (e.g. Redis). */
   finally?: ShutdownStep[];
@@ -71,8 +77,9 @@ export interface ServeOptions {
 
 /**
  * Starts the background work and listens, then on SIGTERM/SIGINT shuts down in the one order every
- * service uses: readiness off, HTTP closed after in-flight requests finish, the background work,
- * NATS drained, MongoDB closed.
+ * service uses: readiness off and keep-alive connections asked to close, `drainMs` more of normal
+ * service (traffic moves to other replicas), HTTP closed after in-flight requests finish, the
+ * background work, NATS drained, MongoDB closed.
  */
 export async function serve(opts: ServeOptions): Promise<void> {
   const { service, connections } = opts;
@@ -87,8 +94,10 @@ export async function serve(opts: ServeOptions): Promise<void> {
         name: 'readiness',
         close: async () => {
           service.health.draining = true;
+          service.app.startDraining();
         },
       },
+      { name: 'drain', close: () => new Promise<void>((r) => setTimeout(r, opts.drainMs ?? 0)) },
       { name: 'http', close: () => service.app.close() },
       { name: 'background work', close: () => service.close() },
       { name: 'nats', close: () => nc.drain() },

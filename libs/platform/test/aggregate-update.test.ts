@@ -1,8 +1,10 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { newId } from '@support-desk/contracts';
-import { Schema } from 'mongoose';
+import { mongo, Schema } from 'mongoose';
 import t from 'tap';
 import {
+  AGGREGATE_HARD_CAP_BYTES,
+  AGGREGATE_MAX_BYTES,
   AGGREGATE_WRITE_ATTEMPTS,
   buildEvent,
   createOutboxRelay,
@@ -175,4 +177,49 @@ t.test('two relays in one process over two databases each publish their own writ
     { timeoutMs: 20_000, what: 'every write published' },
   );
   t.equal((await jsm.streams.info(names.eventsStream)).state.messages, written.length);
+});
+
+t.test('an aggregate stops growing at its size budget; other writes still land', async (t) => {
+  const Tickets = await ticketModel(t, 'aggsize');
+  const { names } = await testNats(t);
+  const id = newId('request');
+  await Tickets.create({ _id: id, title: 'a', tags: [], rev: 0 });
+  const tag = 'x'.repeat(1000);
+  const maxBytes = 16 * 1024;
+  const addTag = () =>
+    updateAggregate<Ticket, null>(Tickets, id, () => ({ write: { append: { tags: [tag] } }, result: null }), {
+      what: 'Ticket',
+      maxBytes,
+    });
+  let added = 0;
+  let refusal: unknown = null;
+  for (let i = 0; i < 40 && !refusal; i++) {
+    try {
+      await addTag();
+      added++;
+    } catch (err) {
+      refusal = err;
+    }
+  }
+  t.ok(added > 10, `${added} appends of 1 kB landed`);
+  t.match(refusal, { statusCode: 409, message: /ticket has reached its size limit/ });
+  const stored = await Tickets.findById(id).select('+outbox').lean<Ticket>();
+  const size = mongo.BSON.calculateObjectSize(stored!);
+  t.ok(
+    size <= maxBytes && size + tag.length > maxBytes,
+    `stopped within one append of the budget (${size} B)`,
+  );
+
+  const event = buildEvent('request.deleted', id, systemContext(), undefined);
+  await updateAggregate<Ticket, null>(
+    Tickets,
+    id,
+    () => ({ write: { set: { deletedAt: new Date() }, outbox: [eventEntry(names, event)] }, result: null }),
+    { what: 'Ticket', maxBytes },
+  );
+  t.ok((await Tickets.findById(id).lean<Ticket>())?.deletedAt, 'a delete past the budget still lands');
+  // The largest non-appending write (a 20,000-character description, from and to in its event)
+  // is under 256 KiB: past the hard cap there is still room for it under BSON's 16 MiB.
+  t.ok(AGGREGATE_HARD_CAP_BYTES + 512 * 1024 < 16 * 1024 * 1024, 'the hard cap leaves room under 16 MiB');
+  t.ok(AGGREGATE_MAX_BYTES < AGGREGATE_HARD_CAP_BYTES);
 });

@@ -48,6 +48,10 @@ t.test('isDatabaseUnreachable tells connection failures from query failures', as
   );
   t.notOk(isDatabaseUnreachable(named('MongooseError', 'Cast to ObjectId failed')));
   t.notOk(isDatabaseUnreachable(named('MongoServerError', 'E11000 duplicate key error')));
+  const shuttingDown = Object.assign(named('MongoServerError', 'interrupted at shutdown'), { code: 11600 });
+  t.ok(isDatabaseUnreachable(shuttingDown), 'a server in the middle of its shutdown');
+  const ended = Object.assign(new Error('This socket has been ended by the other party'), { code: 'EPIPE' });
+  t.ok(isDatabaseUnreachable(ended), 'a socket failure the driver passes through');
   t.notOk(isDatabaseUnreachable(new Error('boom')));
   t.notOk(isDatabaseUnreachable(null));
 });

@@ -113,6 +113,19 @@ t.test('the shipped NATS permissions: each service does its part and nothing mor
   t.teardown(() => consumer.stop());
   await eventually(() => seen.length > 0, { timeoutMs: 10_000, what: 'audit to receive the event' });
   t.same(seen, [names.eventSubject('request.created')], 'audit reads the events stream');
+
+  // Operators (deskctl, as identity) ask audit about its dead letters; nobody else may ask.
+  serveRpc(audit, names.deadLetters('audit'), async () => ({ total: 0, deadLetters: [] }));
+  await audit.flush();
+  t.same(
+    await callRpc(identity, names.deadLetters('audit'), { op: 'list' }),
+    { total: 0, deadLetters: [] },
+    'deskctl asks audit about its dead letters',
+  );
+  t.ok(
+    await rejected(callRpc(gateway, names.deadLetters('audit'), { op: 'replay', all: true }, 500)),
+    'the gateway cannot',
+  );
 });
 
 t.test('no other service can answer identity lookups or read another service’s inbox', async (t) => {

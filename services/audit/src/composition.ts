@@ -11,9 +11,10 @@ import {
   pingNats,
   registerHealth,
   requirePrincipal,
+  serveDeadLetters,
 } from '@support-desk/platform';
 import { type AuditConfig, ingestionSettings } from './config.js';
-import { type Ingestion, startIngestion } from './events/ingestion.js';
+import { type Ingestion, replayDeadLetter, startIngestion } from './events/ingestion.js';
 import { registerRoutes } from './routes/index.js';
 import { eventModel } from './store/event-model.js';
 import { eventQueries } from './store/event-queries.js';
@@ -43,6 +44,7 @@ export async function composeService(deps: AuditDeps): Promise<ComposedService> 
 
   let retention: Retention | undefined;
   let ingestion: Ingestion | undefined;
+  let deadLetters: { stop(): void } | undefined;
   return {
     app,
     health,
@@ -57,8 +59,17 @@ export async function composeService(deps: AuditDeps): Promise<ComposedService> 
         sweepBatch: config.AUDIT_RETENTION_SWEEP_BATCH,
       });
       ingestion = await startIngestion({ nc, conn, names, logger, ...ingestionSettings(config) });
+      deadLetters = serveDeadLetters({
+        nc,
+        names,
+        service: 'audit',
+        conn,
+        replay: replayDeadLetter(conn),
+        logger,
+      });
     },
     async close() {
+      deadLetters?.stop();
       // Stops pulling, writes the batch in hand and acks it; the rest is redelivered on restart.
       await ingestion?.stop();
       await retention?.stop();

@@ -11,6 +11,7 @@ startService('audit', async () => {
     host: config.HOST,
     port: listenPort(config),
     timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    drainMs: config.SHUTDOWN_DRAIN_MS,
     connections,
   });
 });

@@ -1,5 +1,7 @@
+import { jetstream } from '@nats-io/jetstream';
 import { EVENT_CATALOGUE, EVENT_TYPES } from '@support-desk/contracts';
-import { deadLetterStore } from '@support-desk/platform';
+import { fixtures } from '@support-desk/contracts/fixtures';
+import { deadLetterStore, encodeJson } from '@support-desk/platform';
 import { eventually, testMongo, testNats } from '@support-desk/platform/testing';
 import t from 'tap';
 import { eventModel, fromStoredChanges, type StoredEvent } from '../src/store/event-model.js';
@@ -66,7 +68,7 @@ t.test('poison messages go to dead letters without blocking later events', async
   const ingestion = await ingest(t, { nc, conn, names });
   await publishRaw(nc, names, '{not json');
   await publishRaw(nc, names, new Uint8Array([0xff, 0xfe, 0x00]));
-  const invalid = { ...makeEvent('request.created'), type: 'request.exploded' };
+  const invalid = { ...makeEvent('request.created'), type: 'Request Exploded!' };
   await publishRaw(nc, names, JSON.stringify(invalid));
   const mismatched = { ...makeEvent('user.created'), resourceType: 'request' };
   await publishRaw(nc, names, JSON.stringify(mismatched));
@@ -84,7 +86,7 @@ t.test('poison messages go to dead letters without blocking later events', async
   t.equal(reasons.filter((r) => /not JSON/.test(r)).length, 2, 'invalid JSON and invalid UTF-8');
   t.ok(
     reasons.some((r) => /\/type/.test(r)),
-    'unknown type names the field',
+    'a type that cannot be one names the field',
   );
   t.ok(
     reasons.some((r) => /resourceType/.test(r)),
@@ -96,4 +98,27 @@ t.test('poison messages go to dead letters without blocking later events', async
   );
   t.equal(ingestion.stats().deadLettered, 5, 'counted');
   t.equal(await countEvents(conn, { _id: good.id }), 1, 'the later good event is stored');
+});
+
+t.test('mixed versions: every event of every frozen fixture is stored, none dead-lettered', async (t) => {
+  const conn = await testMongo(t, 'audit');
+  const { nc, names } = await testNats(t);
+  await prepareStore(conn);
+  const ingestion = await ingest(t, { nc, conn, names });
+  const { v1, unversioned, future } = fixtures.events();
+  const all = [...v1, ...unversioned, ...future];
+  const js = jetstream(nc);
+  for (const e of all) {
+    await js.publish(`${names.namespace}.events.${String(e.type)}`, encodeJson(e), { msgID: String(e.id) });
+  }
+  await eventually(async () => (await countEvents(conn)) === all.length, { what: 'every event stored' });
+  t.equal(await deadLetterStore(conn).model.countDocuments(), 0, 'nothing dead-lettered');
+  t.equal(ingestion.stats().deadLettered, 0);
+  const merged = future.find((e) => e.type === 'request.merged')!;
+  const stored = await eventModel(conn).findById(merged.id).lean<Record<string, unknown>>();
+  t.equal(stored?.type, 'request.merged', 'an event type this release does not know is still an event');
+  t.notOk('links' in (stored ?? {}), 'fields this release does not know are not kept');
+  const extended = await eventModel(conn).findById(future[0].id).lean<Record<string, unknown>>();
+  t.match(extended, { type: future[0].type, actor: { id: (future[0].actor as { id: string }).id } });
+  t.notOk('tenantId' in (extended ?? {}));
 });

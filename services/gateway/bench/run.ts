@@ -151,6 +151,7 @@ serveRpc<{ key: string }, ResolveApiKeyReply>(nc, names.rpc.resolveApiKey, async
     : { valid: false, reason: 'unknown' },
 );
 serveRpc(nc, names.rpc.getUser, async () => ({ found: true, user }));
+serveRpc(nc, names.rpc.getSettings, async () => ({ globalAllowlist: [] }));
 const clientId = newId('oauthClient');
 serveRpc(nc, names.rpc.getOAuthClient, async () => ({
   found: true,

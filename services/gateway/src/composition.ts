@@ -1,6 +1,7 @@
 import type { NatsNames } from '@support-desk/contracts';
 import {
   type ComposedService,
+  createForwardedSigner,
   createHttpApp,
   type Logger,
   type NatsConnection,
@@ -14,10 +15,12 @@ import { subscribeCredentialNotices } from './events/credential-notices.js';
 import { createIdentityClient } from './events/identity-client.js';
 import { registerDocs } from './routes/docs.js';
 import { registerOAuthProxy } from './routes/oauth.js';
-import { registerPublicRoutes } from './routes/proxy.js';
+import { createUpstreamHealth } from './routes/upstream-health.js';
+import { refuseAmbiguousPaths, registerPublicRoutes } from './routes/proxy.js';
 import './routes/request-context.js';
 import { createDenyList } from './store/deny-list.js';
 import { createRateLimiter } from './store/rate-limiter.js';
+import { createAuthFailureThrottle } from './use-cases/auth-failure-throttle.js';
 import { createAuthenticator } from './use-cases/authenticator.js';
 import { createIpAllowlist } from './use-cases/ip-allowlist.js';
 import { createNoticeHandler } from './use-cases/notices.js';
@@ -85,6 +88,11 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
     });
   }
 
+  const upstreams = {
+    requests: listFrom(config.REQUESTS_URL),
+    identity: listFrom(config.IDENTITY_URL),
+    audit: listFrom(config.AUDIT_URL),
+  };
   const identity = createIdentityClient({
     nc,
     names,
@@ -94,7 +102,7 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
     clientTtlMs: config.CLIENT_CACHE_TTL_MS,
   });
   const tokens = createTokenVerifier({
-    jwksUrl: config.JWKS_URL ?? new URL('/.well-known/jwks.json', config.IDENTITY_URL).toString(),
+    jwksUrl: config.JWKS_URL ?? new URL('/.well-known/jwks.json', upstreams.identity[0]).toString(),
     issuer: config.OAUTH_ISSUER,
     audience: config.OAUTH_AUDIENCE,
     algorithms: listFrom(config.OAUTH_ALGORITHMS),
@@ -108,8 +116,8 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
   const denyList = createDenyList({
     redis,
     prefix: config.REDIS_KEY_PREFIX,
-    // Plus the exp leeway: a token is still accepted that long after its exp.
-    ttlSeconds: config.DENY_LIST_TTL_SECONDS + config.OAUTH_CLOCK_TOLERANCE_SECONDS,
+    ttlSeconds: config.DENY_LIST_TTL_SECONDS,
+    leewaySeconds: config.OAUTH_CLOCK_TOLERANCE_SECONDS,
     cacheTtlMs: config.DENY_CACHE_TTL_MS,
     logger,
   });
@@ -138,15 +146,24 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
   const handleNotice = createNoticeHandler(identity, tokens, denyList);
   let notices: Awaited<ReturnType<typeof subscribeCredentialNotices>> | undefined;
 
-  const upstreams = { requests: config.REQUESTS_URL, identity: config.IDENTITY_URL, audit: config.AUDIT_URL };
+  refuseAmbiguousPaths(app);
+  const upstreamHealth = createUpstreamHealth({ intervalMs: config.UPSTREAM_HEALTH_INTERVAL_MS, logger });
   await registerPublicRoutes(app, {
     config,
+    upstreamHealth,
     upstreams,
     authenticator,
+    authFailures: createAuthFailureThrottle({ limiter: rateLimiter, limit: config.AUTH_FAILURES_PER_IP }),
     rateLimiter,
     signPrincipal: createFastPrincipalSigner(config.PRINCIPAL_SIGNING_KEY),
   });
-  await registerOAuthProxy(app, { config, identityUrl: config.IDENTITY_URL, rateLimiter });
+  await registerOAuthProxy(app, {
+    config,
+    identityUrls: upstreams.identity,
+    upstreamHealth,
+    rateLimiter,
+    signForwarded: createForwardedSigner(config.PRINCIPAL_SIGNING_KEY),
+  });
   registerDocs(app, { serverUrl: config.OAUTH_ISSUER });
 
   return {
@@ -155,6 +172,7 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
     rateLimiterStats: rateLimiter?.stats ?? null,
     async start() {
       if (notices) return;
+      upstreamHealth.start();
       if (ownRedis) {
         await redis.connect().catch((err) => logger.warn({ err: err.message }, 'redis not reachable yet'));
       }
@@ -162,6 +180,7 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
       notices = await subscribeCredentialNotices({ nc, names, logger, handle: handleNotice });
     },
     async close() {
+      upstreamHealth.stop();
       await notices?.stop();
       if (ownRedis) await redis.quit().catch(() => redis.disconnect());
     },

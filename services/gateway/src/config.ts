@@ -10,7 +10,9 @@ import {
 import { pino } from 'pino';
 import { type Static, Type } from '@sinclair/typebox';
 
-const Url = (def: string) => Type.String({ pattern: '^https?://', default: def });
+/** One service's replicas: comma-separated base URLs, balanced by undici's BalancedPool. */
+const Urls = (def: string) =>
+  Type.String({ pattern: '^https?://[^,\\s]+(,\\s*https?://[^,\\s]+)*$', default: def });
 const Ms = (def: number, minimum = 1) => Type.Integer({ minimum, default: def });
 
 /** Every variable the gateway reads; documented with its default in the README. */
@@ -26,12 +28,14 @@ export const gatewayConfigSchema = configSchema({
   REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6380' }),
   REDIS_COMMAND_TIMEOUT_MS: Ms(250),
   LOG_BUFFER_BYTES: Type.Integer({ minimum: 0, default: 4096 }),
-  REQUESTS_URL: Url('http://127.0.0.1:8081'),
-  IDENTITY_URL: Url('http://127.0.0.1:8082'),
-  AUDIT_URL: Url('http://127.0.0.1:8083'),
+  REQUESTS_URL: Urls('http://127.0.0.1:8081'),
+  IDENTITY_URL: Urls('http://127.0.0.1:8082'),
+  AUDIT_URL: Urls('http://127.0.0.1:8083'),
   UPSTREAM_TIMEOUT_MS: Ms(30_000),
   UPSTREAM_CONNECT_TIMEOUT_MS: Ms(2_000),
   UPSTREAM_CONNECTIONS: Type.Integer({ minimum: 1, default: 128 }),
+  /** How often each replica of a service given as a list is asked /readyz (0 = never). */
+  UPSTREAM_HEALTH_INTERVAL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 250 }),
   JSON_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1024 * 1024 }),
   ATTACHMENT_MAX_BYTES: Type.Integer({ minimum: 1024, default: 25 * 1024 * 1024 }),
   RPC_TIMEOUT_MS: Ms(2_000),
@@ -61,6 +65,8 @@ export const gatewayConfigSchema = configSchema({
   }),
   OAUTH_TOKEN_LIMIT_PER_CLIENT: Type.Integer({ minimum: 1, default: 60 }),
   OAUTH_LIMIT_PER_IP: Type.Integer({ minimum: 1, default: 30 }),
+  /** Failed /v1 authentications per client address (IPv6: per /64) per rate-limit window. */
+  AUTH_FAILURES_PER_IP: Type.Integer({ minimum: 1, default: 30 }),
   TRUSTED_PROXIES: Type.String({ default: '' }),
   TLS_CERT: Type.Optional(Type.String({ minLength: 1 })),
   TLS_KEY: Type.Optional(Type.String({ minLength: 1 })),

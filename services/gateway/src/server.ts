@@ -15,6 +15,13 @@ startService('gateway', async () => {
     https,
   });
   const port = listenPort(config);
-  await serve({ service, host: config.HOST, port, timeoutMs: config.SHUTDOWN_TIMEOUT_MS, connections });
+  await serve({
+    service,
+    host: config.HOST,
+    port,
+    timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    drainMs: config.SHUTDOWN_DRAIN_MS,
+    connections,
+  });
   logger.info({ url: `${https ? 'https' : 'http'}://${config.HOST}:${port}` }, 'gateway listening');
 });

@@ -116,6 +116,17 @@ t.test('authentication matrix', async (t) => {
     // Global allowlist arrives with the resolution; settings_changed drops cached resolutions.
     const open = h.identity.addKey(owner);
     t.equal((await get(bearer(open.raw), { remoteAddress: '198.51.100.1' })).statusCode, 200);
+    const tokenUser = h.identity.addUser('agent');
+    const token = await h.jwks.sign({
+      sub: tokenUser.id,
+      client_id: h.identity.addClient(),
+      scope: 'requests:read',
+    });
+    t.equal(
+      (await get(bearer(token), { remoteAddress: '198.51.100.1' })).statusCode,
+      200,
+      'no list: tokens pass',
+    );
     h.identity.globalAllowlist = ['192.0.2.0/24'];
     await notice({ kind: 'settings_changed' });
     await eventually(
@@ -126,6 +137,14 @@ t.test('authentication matrix', async (t) => {
       (await get(bearer(open.raw), { remoteAddress: '192.0.2.1' })).statusCode,
       200,
       'in the global list',
+    );
+    const refusedToken = await get(bearer(token), { remoteAddress: '198.51.100.1' });
+    t.equal(refusedToken.statusCode, 403, 'the global list applies to OAuth access tokens too');
+    t.match(refusedToken.json().error.message, /not allowed from this address/);
+    t.equal(
+      (await get(bearer(token), { remoteAddress: '192.0.2.1' })).statusCode,
+      200,
+      'a token from a listed address',
     );
     h.identity.globalAllowlist = [];
     await notice({ kind: 'settings_changed' });
@@ -254,11 +273,31 @@ t.test('authentication matrix', async (t) => {
     t.equal((await get(bearer(kept))).statusCode, 200, 'another grant of the same user still works');
     t.equal((await get(bearer(noGid))).statusCode, 200, 'a token without gid still works');
 
-    // The deny-list entry outlives every access token (DENY_LIST_TTL_SECONDS).
+    // Identity's tokens live 2 h here, twice the gateway's DENY_LIST_TTL_SECONDS: the entry
+    // must outlive the last of them, whatever the gateway's own setting.
+    const longLived = newId('oauthGrant');
+    const tokensExpireBy = new Date(Date.now() + 7200_000).toISOString();
+    await notice({ kind: 'oauth_grant_revoked', keyId: longLived, userId: user.id, tokensExpireBy });
     const redis = testRedis(t);
     await redis.connect();
-    const ttl = await redis.ttl(`${h.config.REDIS_KEY_PREFIX}deny:grant:${revokedGrant}`);
-    t.ok(ttl > h.config.DENY_LIST_TTL_SECONDS - 60, `Redis entry lives ~DENY_LIST_TTL_SECONDS (${ttl} s)`);
+    const ttl = await eventually(
+      async () => {
+        const seconds = await redis.ttl(`${h.config.REDIS_KEY_PREFIX}deny:grant:${longLived}`);
+        return seconds > 0 ? seconds : null;
+      },
+      { timeoutMs: 2000, what: 'the deny entry' },
+    );
+    t.ok(
+      ttl > 7190 && ttl <= 7200 + h.config.OAUTH_CLOCK_TOLERANCE_SECONDS,
+      `derived from the token lifetime: ${ttl} s`,
+    );
+
+    // A notice without tokensExpireBy (an older identity): at least DENY_LIST_TTL_SECONDS.
+    const floor = await redis.ttl(`${h.config.REDIS_KEY_PREFIX}deny:grant:${revokedGrant}`);
+    t.ok(
+      floor > h.config.DENY_LIST_TTL_SECONDS - 60,
+      `Redis entry lives ~DENY_LIST_TTL_SECONDS (${floor} s)`,
+    );
 
     // A replica started after the notice (it never saw it) refuses through Redis.
     const other = await h.gateway();

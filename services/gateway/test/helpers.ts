@@ -1,7 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { NatsNames } from '@support-desk/contracts';
-import { createPrincipalVerifier, type NatsConnection } from '@support-desk/platform';
+import { AUTHENTICATED_CLIENT_HEADER, FORWARDED_HEADER, type NatsNames } from '@support-desk/contracts';
+import {
+  createForwardedVerifier,
+  createPrincipalVerifier,
+  type NatsConnection,
+} from '@support-desk/platform';
 import { IdentityDouble, testEnv, testLogger, testNats, uniqueName } from '@support-desk/platform/testing';
 import { Redis } from 'ioredis';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
@@ -84,12 +88,18 @@ export interface EchoCall {
   headers: Record<string, string | string[] | undefined>;
   bodyBytes: number;
   principal: unknown;
+  /** The verified forwarding assertion of an anonymous (OAuth) call, 'invalid', or null. */
+  forwarded: unknown;
 }
+
+/** The client secret the stand-in identity accepts: it then names the client as identity does. */
+export const GOOD_CLIENT_SECRET = 'good-secret';
 
 /** A service stand-in: verifies the principal like a real service and echoes what it received. */
 export async function startUpstream(t: Test, service: string) {
   // The real service's check: only assertions for this service and this very call are accepted.
   const verify = createPrincipalVerifier(testEnv.principalKeys.verifyKeys, service);
+  const verifyForwarded = createForwardedVerifier(testEnv.principalKeys.verifyKeys, service);
   const calls: EchoCall[] = [];
   const server: Server = createServer((req, res) => {
     let bodyBytes = 0;
@@ -103,6 +113,13 @@ export async function startUpstream(t: Test, service: string) {
         const call = { method: req.method ?? '', url: req.url ?? '' };
         principal = await verify(header, call).catch(() => 'invalid');
       }
+      const fwd = req.headers[FORWARDED_HEADER];
+      let forwarded: unknown = null;
+      if (typeof fwd === 'string') {
+        forwarded = await verifyForwarded(fwd, { method: req.method ?? '', url: req.url ?? '' }).catch(
+          () => 'invalid',
+        );
+      }
       const call = {
         service,
         method: req.method ?? '',
@@ -110,10 +127,19 @@ export async function startUpstream(t: Test, service: string) {
         headers: req.headers,
         bodyBytes,
         principal,
+        forwarded,
       };
-      calls.push(call);
+      // The gateway's health probes of a replica list are not calls a client made.
+      if (call.url !== '/readyz') calls.push(call);
+      const [clientId, secret] = Buffer.from(
+        (req.headers.authorization ?? '').replace(/^Basic /i, ''),
+        'base64',
+      )
+        .toString()
+        .split(':');
+      const authenticated = secret === GOOD_CLIENT_SECRET ? { [AUTHENTICATED_CLIENT_HEADER]: clientId } : {};
       res
-        .writeHead(200, { 'content-type': 'application/json' })
+        .writeHead(200, { 'content-type': 'application/json', ...authenticated })
         .end(JSON.stringify({ success: true, data: call }));
     });
   });
@@ -181,6 +207,9 @@ export async function harness(t: Test, overrides: Partial<GatewayConfig> = {}): 
     RATE_LIMIT_PREFIX: `${uniqueName('rl')}:`,
     REDIS_KEY_PREFIX: `${uniqueName('gw')}:`,
     UPSTREAM_TIMEOUT_MS: 2000,
+    // The files make dozens of deliberate 401s from 127.0.0.1; the per-address limit on failed
+    // authentications has its own test, with its own low limit.
+    AUTH_FAILURES_PER_IP: 100_000,
     ...overrides,
   });
   return {

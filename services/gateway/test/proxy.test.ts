@@ -5,7 +5,7 @@ import { PRINCIPAL_HEADER, PUBLIC_ROUTES } from '@support-desk/contracts';
 import { createPrincipalSigner } from '@support-desk/platform';
 import { freePort, testEnv, testPrincipal } from '@support-desk/platform/testing';
 import t from 'tap';
-import { bearer, type EchoCall, harness } from './helpers.js';
+import { bearer, type EchoCall, harness, startUpstream } from './helpers.js';
 
 const concrete = (path: string) => path.replace(/:([A-Za-z]+)/g, (_m, name) => `${name}_1`);
 
@@ -102,6 +102,20 @@ t.test('proxying', async (t) => {
     t.equal(echo.url, '/oauth/token');
     t.equal(echo.bodyBytes, 'grant_type=authorization_code&code=abc&client_id=cli_1'.length);
     t.notOk(echo.headers[PRINCIPAL_HEADER], 'internal headers are stripped on OAuth paths too');
+    t.match(
+      echo.forwarded,
+      { clientIp: '127.0.0.1' },
+      "the client's address, in an assertion identity verifies",
+    );
+    t.equal(
+      (authorize.json().data as EchoCall).forwarded && typeof (authorize.json().data as EchoCall).forwarded,
+      'object',
+      'bound to the very call, query included',
+    );
+    for (const url of ['/oauth/admin', '/oauth/tokens', '/.well-known/other']) {
+      const res = await app.inject({ method: 'POST', url, payload: '' });
+      t.equal(res.statusCode, 404, `${url}: only the authorization server's own routes reach identity`);
+    }
     t.ok(token.headers['x-ratelimit-limit'], 'the token endpoint has its own limit');
   });
 
@@ -224,3 +238,75 @@ function streamChunked(port: number, path: string, headers: Record<string, strin
     })();
   });
 }
+
+t.test('several replicas of a service: calls are spread over them (undici BalancedPool)', async (t) => {
+  const h = await harness(t);
+  const [a, b] = [await startUpstream(t, 'requests'), await startUpstream(t, 'requests')];
+  const [i1, i2] = [await startUpstream(t, 'identity'), await startUpstream(t, 'identity')];
+  const { app } = await h.gateway({
+    REQUESTS_URL: `${a.url},${b.url}`,
+    IDENTITY_URL: `${i1.url}, ${i2.url}`,
+  });
+  const admin = h.identity.addUser('admin');
+  const { raw } = h.identity.addKey(admin, { scopes: ['admin'] });
+  for (let i = 0; i < 40; i++) {
+    const res = await app.inject({ method: 'GET', url: '/v1/requests', headers: bearer(raw) });
+    t.equal(res.statusCode, 200);
+    const metadata = await app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' });
+    t.equal(metadata.statusCode, 200);
+  }
+  t.ok(
+    a.calls.length > 0 && b.calls.length > 0,
+    `both requests replicas served (${a.calls.length} / ${b.calls.length})`,
+  );
+  t.equal(a.calls.length + b.calls.length, 40, 'each call once');
+  t.ok(
+    i1.calls.length > 0 && i2.calls.length > 0,
+    `both identity replicas served OAuth (${i1.calls.length} / ${i2.calls.length})`,
+  );
+  t.ok(
+    [...a.calls, ...b.calls].every((c) => typeof c.principal === 'object'),
+    'the principal is bound to the call whichever replica serves it',
+  );
+});
+
+t.test(
+  'a replica that refuses connections: calls go to another, POSTs included; nothing doubles',
+  async (t) => {
+    const h = await harness(t);
+    const live = await startUpstream(t, 'requests');
+    const gone = `http://127.0.0.1:${await freePort()}`;
+    const { app } = await h.gateway({ REQUESTS_URL: `${gone},${live.url}` });
+    const admin = h.identity.addUser('admin');
+    const { raw } = h.identity.addKey(admin, { scopes: ['admin'] });
+    for (let i = 0; i < 10; i++) {
+      const get = await app.inject({ method: 'GET', url: '/v1/requests', headers: bearer(raw) });
+      t.equal(get.statusCode, 200, `GET ${i + 1}`);
+      const post = await app.inject({
+        method: 'POST',
+        url: '/v1/requests',
+        headers: { ...bearer(raw), 'content-type': 'application/json' },
+        payload: { title: `t${i}` },
+      });
+      t.equal(post.statusCode, 200, `POST ${i + 1}: refused by one replica, served by the other`);
+      t.equal(
+        (post.json().data as EchoCall).bodyBytes,
+        JSON.stringify({ title: `t${i}` }).length,
+        'whole body',
+      );
+    }
+    t.equal(live.calls.length, 20, 'each call reached a service once');
+    // An upload streams, read only once a connection is made: refused, it goes whole to the other.
+    for (let i = 0; i < 6; i++) {
+      const upload = await app.inject({
+        method: 'POST',
+        url: '/v1/requests/req_1/attachments',
+        headers: { ...bearer(raw), 'content-type': 'multipart/form-data; boundary=x' },
+        payload: Buffer.alloc(100_000 + i, 1),
+      });
+      t.equal(upload.statusCode, 200, `upload ${i + 1}`);
+      t.equal((upload.json().data as EchoCall).bodyBytes, 100_000 + i, 'the whole upload, once');
+    }
+    t.equal(live.calls.length, 26);
+  },
+);

@@ -1,6 +1,7 @@
-import { startPrivateRedis } from '@support-desk/platform/testing';
+import { AUTHENTICATED_CLIENT_HEADER } from '@support-desk/contracts';
+import { eventually, startPrivateRedis } from '@support-desk/platform/testing';
 import t from 'tap';
-import { bearer, harness } from './helpers.js';
+import { bearer, GOOD_CLIENT_SECRET, harness } from './helpers.js';
 
 t.test('rate limits', async (t) => {
   const h = await harness(t);
@@ -157,45 +158,83 @@ t.test('rate limits', async (t) => {
     }
   });
 
-  t.test('the token endpoint and login form have their own limit per client and per IP', async (t) => {
-    const limited = await h.gateway({ OAUTH_LIMIT_PER_IP: 3, OAUTH_TOKEN_LIMIT_PER_CLIENT: 2 });
-    const token = (clientId: string, ip: string) =>
-      limited.app.inject({
+  t.test(
+    'the token endpoint counts a client only once identity authenticated it; every post per address',
+    async (t) => {
+      const limited = await h.gateway({ OAUTH_LIMIT_PER_IP: 3, OAUTH_TOKEN_LIMIT_PER_CLIENT: 2 });
+      const token = (clientId: string, ip: string, secret = 'wrong') =>
+        limited.app.inject({
+          method: 'POST',
+          url: '/oauth/token',
+          remoteAddress: ip,
+          headers: {
+            'content-type': 'application/x-www-form-urlencoded',
+            authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
+          },
+          payload: 'grant_type=refresh_token&refresh_token=r',
+        });
+      // The login form posted from one address (identity's answer does not matter, the limit does).
+      const loginFrom = (remoteAddress: string) =>
+        limited.app.inject({
+          method: 'POST',
+          url: '/oauth/login',
+          remoteAddress,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: 'email=a@example.com&password=x',
+        });
+      for (let i = 0; i < 3; i++) {
+        const anonymous = await token('cli_a', `192.0.2.${20 + i}`);
+        t.equal(anonymous.statusCode, 200, 'unauthenticated posts naming the client reach identity');
+        t.notOk(anonymous.headers[AUTHENTICATED_CLIENT_HEADER]);
+      }
+      t.equal(
+        (await token('cli_a', '192.0.2.30', GOOD_CLIENT_SECRET)).statusCode,
+        200,
+        'the app still exchanges',
+      );
+      const second = await token('cli_a', '192.0.2.31', GOOD_CLIENT_SECRET);
+      t.equal(second.statusCode, 200);
+      t.notOk(second.headers[AUTHENTICATED_CLIENT_HEADER], "identity's note never leaves the gateway");
+      // The gateway counts the call when identity's answer arrives: wait for that write.
+      let n = 40;
+      const refused = await eventually(
+        async () => {
+          const res = await token('cli_a', `192.0.2.${n++}`, GOOD_CLIENT_SECRET);
+          return res.statusCode === 429 ? res : null;
+        },
+        { timeoutMs: 5000, intervalMs: 100, what: 'the client budget spent' },
+      );
+      t.ok(
+        n <= 42,
+        'refused at the third authenticated call (or the one after, if the count was still in flight)',
+      );
+      t.ok(refused.headers['retry-after'], 'per client, with Retry-After');
+
+      t.equal((await token('cli_b', '192.0.2.10')).statusCode, 200);
+      t.equal((await token('cli_c', '192.0.2.10')).statusCode, 200);
+      t.equal((await token('cli_d', '192.0.2.10')).statusCode, 200, 'third call from .10');
+      t.equal((await token('cli_e', '192.0.2.10')).statusCode, 429, 'per address: a fourth call from .10');
+      const sameSubnet = await loginFrom('2001:db8:5:6::1');
+      t.equal(sameSubnet.statusCode, 200);
+      for (const ip of ['2001:db8:5:6::2', '2001:db8:5:6:aaaa::3']) {
+        await loginFrom(ip);
+      }
+      const fourth = await loginFrom('2001:db8:5:6:ffff::4');
+      t.equal(fourth.statusCode, 429, 'an IPv6 /64 is one address');
+
+      const malformed = await limited.app.inject({
         method: 'POST',
         url: '/oauth/token',
-        remoteAddress: ip,
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        payload: `grant_type=refresh_token&refresh_token=r&client_id=${clientId}`,
+        remoteAddress: '192.0.2.99',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from('%zz:secret').toString('base64')}`,
+        },
+        payload: 'grant_type=client_credentials',
       });
-    t.equal((await token('cli_a', '192.0.2.10')).statusCode, 200);
-    t.equal((await token('cli_a', '192.0.2.11')).statusCode, 200);
-    const perClient = await token('cli_a', '192.0.2.12');
-    t.equal(perClient.statusCode, 429, 'per client');
-    t.ok(perClient.headers['retry-after']);
-    t.equal((await token('cli_b', '192.0.2.10')).statusCode, 200);
-    t.equal((await token('cli_c', '192.0.2.10')).statusCode, 200, 'third call from .10');
-    t.equal((await token('cli_d', '192.0.2.10')).statusCode, 429, 'per IP: a fourth call from .10');
-    const login = await limited.app.inject({
-      method: 'POST',
-      url: '/oauth/login?client_id=cli_z',
-      remoteAddress: '192.0.2.10',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      payload: 'email=a@example.com&password=x',
-    });
-    t.equal(login.statusCode, 429, 'login form posts share the per-IP limit');
-
-    const malformed = await limited.app.inject({
-      method: 'POST',
-      url: '/oauth/token',
-      remoteAddress: '192.0.2.99',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        authorization: `Basic ${Buffer.from('%zz:secret').toString('base64')}`,
-      },
-      payload: 'grant_type=client_credentials',
-    });
-    t.equal(malformed.statusCode, 200, 'a malformed Basic name is no 500: identity gets to refuse it');
-  });
+      t.equal(malformed.statusCode, 200, 'a malformed Basic name is no 500: identity gets to refuse it');
+    },
+  );
 });
 
 t.test('Redis stopped', async (t) => {

@@ -44,6 +44,7 @@ t.test(
       redis: client,
       prefix: h.config.REDIS_KEY_PREFIX,
       ttlSeconds: 60,
+      leewaySeconds: 0,
       cacheTtlMs: 0,
       logger: testLogger(),
     });
@@ -53,6 +54,7 @@ t.test(
       redis: client,
       prefix: h.config.REDIS_KEY_PREFIX,
       ttlSeconds: 60,
+      leewaySeconds: 0,
       cacheTtlMs: 0,
       logger: testLogger(),
     });

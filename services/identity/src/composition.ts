@@ -55,7 +55,7 @@ export async function composeService(sd: IdentityServiceDeps): Promise<IdentityS
   const { config, logger, conn, nc, names } = sd;
   const deps = identityDeps(sd);
   const keyring = await createKeyring(config, deps.clock);
-  const app = createHttpApp({ logger, trustProxy: config.TRUST_PROXY });
+  const app = createHttpApp({ logger });
   const health = registerHealth(app, { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) });
   requirePrincipal(app, { verifyKeys: config.PRINCIPAL_VERIFY_KEYS, audience: 'identity' });
   registerRoutes(app, deps, keyring);

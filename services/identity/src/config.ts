@@ -12,8 +12,6 @@ export const identityConfigSchema = configSchema({
   IDENTITY_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   MONGO_DB: Type.String({ pattern: '^[A-Za-z0-9_-]{1,63}$', default: 'identity' }),
   IDENTITY_DATA_DIR: Type.String({ default: DEFAULT_DATA_DIR }),
-  /** Which proxies may set X-Forwarded-For (client IP for login throttling and events). */
-  TRUST_PROXY: Type.String({ default: 'loopback' }),
   OAUTH_ISSUER: Type.String({ pattern: '^https?://[^/]+$', default: 'http://127.0.0.1:8080' }),
   OAUTH_AUDIENCE: Type.String({ minLength: 1, default: 'support-desk-api' }),
   /** JSON array of private JWKs (EC P-256 or Ed25519) with `kid`; the first signs, the rest only verify. */
@@ -22,7 +20,11 @@ export const identityConfigSchema = configSchema({
   OAUTH_ACCESS_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 86_400, default: 3600 }),
   OAUTH_REFRESH_TTL_SECONDS: Type.Integer({ minimum: 300, maximum: 31_536_000, default: 2_592_000 }),
   OAUTH_SESSION_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 2_592_000, default: 43_200 }),
-  LOGIN_MAX_FAILURES_PER_ACCOUNT: Type.Integer({ minimum: 1, default: 5 }),
+  /** Failed sign-ins per account from one address (IPv6: one /64) before backoff starts. */
+  LOGIN_FAILURES_BEFORE_BACKOFF: Type.Integer({ minimum: 1, default: 5 }),
+  /** The first backoff; it doubles with each further failure, up to the throttle window. */
+  LOGIN_BACKOFF_SECONDS: Type.Integer({ minimum: 1, default: 30 }),
+  /** Failed sign-ins from one address across all accounts before that address must wait the window out. */
   LOGIN_MAX_FAILURES_PER_IP: Type.Integer({ minimum: 1, default: 20 }),
   LOGIN_THROTTLE_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 900 }),
   /** How often expired sessions, lapsed login counters and spent OAuth grants are purged; 0 = never. */

@@ -1,6 +1,6 @@
 import { newId, type ResolveApiKeyReply } from '@support-desk/contracts';
 import { callRpc } from '@support-desk/platform';
-import { freePort } from '@support-desk/platform/testing';
+import { eventually, freePort } from '@support-desk/platform/testing';
 import t from 'tap';
 import { body, deskctl, harness } from './helpers.js';
 
@@ -118,7 +118,7 @@ t.test('deskctl and API keys', async (t) => {
     t.equal(pw.code, 0, pw.stderr);
     t.match(pw.json, { id: agentId, passwordSet: true });
     const stored = await h.stored.users.findById(agentId).select('+passwordHash').lean();
-    t.match(stored?.passwordHash, /^scrypt\$/);
+    t.match(stored?.passwordHash, /^\$argon2id\$/);
     const nobody = await run(
       ['users', 'set-password', '--email', 'nobody@example.com', '--password-stdin'],
       'correct horse battery staple',
@@ -280,7 +280,12 @@ t.test('deskctl and API keys', async (t) => {
     // The secret is what follows `sd_<key id>_` (it may itself contain `_`).
     const secret = r.json.key.slice(`sd_${r.json.id}_`.length);
     t.notOk(JSON.stringify(stored).includes(secret), 'only the hash is stored');
-    t.ok(stored?.lastUsedAt, 'lastUsedAt recorded');
+    // lastUsedAt is written after the reply, off the resolve path: wait for it, bounded.
+    const used = await eventually(
+      async () => (await h.stored.apiKeys.findById(r.json.id).lean())?.lastUsedAt,
+      { what: 'lastUsedAt' },
+    );
+    t.ok(used, 'lastUsedAt recorded');
 
     const tampered = `${r.json.key.slice(0, -1)}${r.json.key.endsWith('A') ? 'B' : 'A'}`;
     t.same(await resolve(tampered), { valid: false, reason: 'unknown' });
@@ -329,7 +334,7 @@ t.test('deskctl and API keys', async (t) => {
     t.equal(noId.code, 2);
   });
 
-  await t.test('deactivating the owner cuts off the key at once', async (t) => {
+  await t.test('deactivating the owner revokes the key at once, for good', async (t) => {
     const r = await run([
       'api-keys',
       'create',
@@ -345,7 +350,7 @@ t.test('deskctl and API keys', async (t) => {
     const admin = await h.headers('admin');
     const res = await h.app.inject({ method: 'DELETE', url: `/v1/users/${agentId}`, headers: admin });
     t.equal(res.statusCode, 200);
-    t.same(await resolve(r.json.key), { valid: false, reason: 'inactive_owner' });
+    t.same(await resolve(r.json.key), { valid: false, reason: 'revoked' });
     await h.waitForNotice((n) => n.kind === 'user_deactivated' && n.userId === agentId);
     const inactiveOwner = await run([
       'api-keys',
@@ -365,7 +370,7 @@ t.test('deskctl and API keys', async (t) => {
       headers: admin,
       payload: { status: 'active' },
     });
-    t.equal((await resolve(r.json.key)).valid, true, 'reactivation restores the key');
+    t.same(await resolve(r.json.key), { valid: false, reason: 'revoked' }, 'reactivation revives no key');
     t.ok(body(await h.app.inject({ method: 'GET', url: `/v1/users/${agentId}`, headers: admin })).data);
   });
 

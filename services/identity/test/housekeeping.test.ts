@@ -44,7 +44,7 @@ t.test(
     const userDoc = (await store.users.findById(user.id).lean())!;
     const meta = { userAgent: 'tap', requestId: 'req-hk' };
 
-    // Three sessions; three failure counters (an unknown account, and the two IPs it was tried from).
+    // Three sessions; four failure counters (an unknown account from two addresses, and the two addresses).
     const sessions: string[] = [];
     for (let i = 0; i < 3; i++) {
       const res = await login(deps, { email: 'hk@example.com', password, ip: '10.0.0.9', ...meta });
@@ -85,7 +85,7 @@ t.test(
     });
     t.same(await remaining(), {
       sessions: 3,
-      loginAttempts: 3,
+      loginAttempts: 4,
       grants: [unredeemed, live, untouched, revoked],
     });
 
@@ -99,7 +99,7 @@ t.test(
     h.advance(900 * S + 1);
     t.same(
       await housekeeping.runNow(),
-      { sessions: 0, loginAttempts: 3, grants: 2 },
+      { sessions: 0, loginAttempts: 4, grants: 2 },
       'after the throttling window: the counters; after code expiry or revocation + one access-token lifetime: those grants',
     );
     t.same((await remaining()).grants, [live, untouched], 'the redeemed, unrevoked grants stay');

@@ -1,8 +1,28 @@
-/** A minimal cookie-keeping browser for driving the login and consent forms without Chromium. */
+import { FORWARDED_HEADER } from '@support-desk/contracts';
+import { createForwardedSigner } from '@support-desk/platform';
+import { testEnv } from '@support-desk/platform/testing';
+
+const signForwarded = createForwardedSigner(testEnv.principalKeys.signingKey);
+
+/**
+ * A minimal cookie-keeping browser for driving the login and consent forms without Chromium.
+ * Given a client address, each call carries the forwarding assertion the gateway would sign for
+ * a client at that address.
+ */
 export class FormBrowser {
   readonly cookies = new Map<string, string>();
 
-  constructor(readonly base: string) {}
+  constructor(
+    readonly base: string,
+    readonly clientIp?: string,
+  ) {}
+
+  private forwarded(target: URL, method: string): Record<string, string> {
+    if (!this.clientIp) return {};
+    const url = target.pathname + target.search;
+    const call = { audience: 'identity', method, url };
+    return { [FORWARDED_HEADER]: signForwarded({ clientIp: this.clientIp, userAgent: null }, call) };
+  }
 
   private remember(res: Response) {
     for (const c of res.headers.getSetCookie()) {
@@ -23,10 +43,10 @@ export class FormBrowser {
     return this.send(url, {});
   }
 
-  post(url: string, form: Record<string, string>) {
+  post(url: string, form: Record<string, string>, headers: Record<string, string> = {}) {
     return this.send(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
       body: new URLSearchParams(form).toString(),
     });
   }
@@ -35,10 +55,15 @@ export class FormBrowser {
     url: string,
     init: { method?: string; headers?: Record<string, string>; body?: string },
   ) {
-    const res = await fetch(new URL(url, this.base), {
+    const target = new URL(url, this.base);
+    const res = await fetch(target, {
       ...init,
       redirect: 'manual',
-      headers: { cookie: this.cookieHeader(), ...init.headers },
+      headers: {
+        cookie: this.cookieHeader(),
+        ...this.forwarded(target, init.method ?? 'GET'),
+        ...init.headers,
+      },
     });
     this.remember(res);
     return {
@@ -49,6 +74,12 @@ export class FormBrowser {
     };
   }
 }
+
+/** The hidden fields a sign-in or consent form posts back: its CSRF token and the request. */
+export const formOf = (html: string) => ({
+  csrf_token: hidden(html, 'csrf_token'),
+  request: hidden(html, 'request'),
+});
 
 export function hidden(html: string, name: string): string {
   const m = new RegExp(`name="${name}" value="([^"]*)"`).exec(html);
@@ -91,6 +122,7 @@ export async function authorizeThroughForms(
     request: hidden(page.html, 'request'),
     decision,
   });
-  if (res.status !== 303 && res.status !== 302) throw new Error(`decision answered ${res.status}`);
+  // 303: the browser must not repost the form to the client, whichever the decision.
+  if (res.status !== 303) throw new Error(`decision answered ${res.status}`);
   return new URL(res.location!);
 }

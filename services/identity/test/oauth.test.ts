@@ -1,21 +1,26 @@
-import { freePort } from '@support-desk/platform/testing';
+import { scryptSync } from 'node:crypto';
+import { FORWARDED_HEADER } from '@support-desk/contracts';
+import { createForwardedSigner } from '@support-desk/platform';
+import { freePort, testPrincipalKeys } from '@support-desk/platform/testing';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import t from 'tap';
 import { cliContext } from '../src/use-cases/deps.js';
 import { createOAuthClient } from '../src/use-cases/oauth-clients.js';
-import { createUser } from '../src/use-cases/users.js';
+import { createApiKey, resolveApiKey } from '../src/use-cases/api-keys.js';
+import { USED_REFRESH_KEPT } from '../src/use-cases/token-grants.js';
+import { createUser, setPassword } from '../src/use-cases/users.js';
 import { rotateDevSigningKey } from '../src/oauth/keys.js';
 import { composeService } from '../src/composition.js';
 import { harness } from './helpers.js';
-import { authorizeThroughForms, FormBrowser, hidden } from './oauth-flow.js';
+import { authorizeThroughForms, FormBrowser, formOf, hidden } from './oauth-flow.js';
 
 const insecure = { [oauth.allowInsecureRequests]: true };
 
 t.test('OAuth 2.0 authorization server', async (t) => {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
-  const h = await harness(t, { OAUTH_ISSUER: issuer, LOGIN_MAX_FAILURES_PER_ACCOUNT: '3' });
+  const h = await harness(t, { OAUTH_ISSUER: issuer, LOGIN_FAILURES_BEFORE_BACKOFF: '3' });
   await h.app.listen({ port, host: '127.0.0.1' });
   const ctx = cliContext();
   const password = 'correct horse battery staple';
@@ -292,26 +297,25 @@ t.test('OAuth 2.0 authorization server', async (t) => {
     await expectRedirect({ scope: 'users:write' }, 'invalid_scope'); // an agent cannot grant users:write
   });
 
-  await t.test('confidential clients may skip PKCE; a public client with PKCE needs no secret', async (t) => {
-    const { url, state } = await authorizeUrl({ code_challenge: null, code_challenge_method: null });
-    const callback = await authorizeThroughForms(first.browser, url, {
-      email: 'alice@example.com',
-      password,
-    });
-    const params = oauth.validateAuthResponse(as, webClient, callback, state);
-    const tokens = await oauth
-      .authorizationCodeGrantRequest(as, webClient, webAuth, params, redirectUri, oauth.nopkce, insecure)
-      .then((r) => oauth.processAuthorizationCodeResponse(as, webClient, r));
-    t.ok(tokens.access_token);
-    const spaClient: oauth.Client = { client_id: spa.client_id };
-    const p = await authorizeUrl({}, spa.client_id);
-    const cb = await authorizeThroughForms(first.browser, p.url, { email: 'alice@example.com', password });
-    const sp = oauth.validateAuthResponse(as, spaClient, cb, p.state);
-    const pub = await oauth
-      .authorizationCodeGrantRequest(as, spaClient, oauth.None(), sp, redirectUri, p.verifier, insecure)
-      .then((r) => oauth.processAuthorizationCodeResponse(as, spaClient, r));
-    t.ok(pub.access_token);
-  });
+  await t.test(
+    'PKCE is required of confidential clients too; a public client with PKCE needs no secret',
+    async (t) => {
+      const { url } = await authorizeUrl({ code_challenge: null, code_challenge_method: null });
+      const refused = await first.browser.get(url);
+      t.equal(refused.status, 302, 'an authorization request without a code_challenge is refused');
+      const back = new URL(refused.location!);
+      t.equal(back.searchParams.get('error'), 'invalid_request');
+      t.match(back.searchParams.get('error_description'), /PKCE/);
+      const spaClient: oauth.Client = { client_id: spa.client_id };
+      const p = await authorizeUrl({}, spa.client_id);
+      const cb = await authorizeThroughForms(first.browser, p.url, { email: 'alice@example.com', password });
+      const sp = oauth.validateAuthResponse(as, spaClient, cb, p.state);
+      const pub = await oauth
+        .authorizationCodeGrantRequest(as, spaClient, oauth.None(), sp, redirectUri, p.verifier, insecure)
+        .then((r) => oauth.processAuthorizationCodeResponse(as, spaClient, r));
+      t.ok(pub.access_token);
+    },
+  );
 
   await t.test('token endpoint: unsupported grants and malformed requests', async (t) => {
     const post = async (body: string, contentType = 'application/x-www-form-urlencoded') => {
@@ -389,70 +393,276 @@ t.test('OAuth 2.0 authorization server', async (t) => {
     t.match(again.html, /action="\/oauth\/login"/, 'signed out: the login form is shown again');
   });
 
-  await t.test('login: CSRF, throttling, inactive and external users', async (t) => {
-    const browser = new FormBrowser(issuer);
-    const page = await browser.get((await authorizeUrl()).url);
-    const form = { csrf_token: hidden(page.html, 'csrf_token'), request: hidden(page.html, 'request') };
-    const noCsrf = await browser.post('/oauth/login', {
-      ...form,
-      csrf_token: 'x',
-      email: 'alice@example.com',
-      password,
-    });
-    t.equal(noCsrf.status, 403);
-    await createUser(h.deps, ctx, {
-      email: 'ext@example.com',
-      name: 'Ext',
-      role: 'agent',
-      identityProvider: 'okta',
-    });
-    const ext = await browser.post('/oauth/login', { ...form, email: 'ext@example.com', password });
-    t.equal(ext.status, 403);
-    t.match(ext.html, /signs in through okta/);
-    const bob = await createUser(h.deps, ctx, {
-      email: 'bob@example.com',
-      name: 'Bob',
-      role: 'viewer',
-      password,
-    });
-    await h.app.inject({ method: 'DELETE', url: `/v1/users/${bob.id}`, headers: await h.headers('admin') });
-    const inactive = await browser.post('/oauth/login', { ...form, email: 'bob@example.com', password });
-    t.equal(inactive.status, 403);
-    t.match(inactive.html, /deactivated/);
-    for (let i = 0; i < 3; i++) {
-      const wrong = await browser.post('/oauth/login', {
+  await t.test(
+    'login: CSRF, and no answer tells an unknown, SSO or password-less account apart',
+    async (t) => {
+      const browser = new FormBrowser(issuer, '198.51.100.1');
+      const page = await browser.get((await authorizeUrl()).url);
+      const form = formOf(page.html);
+      const noCsrf = await browser.post('/oauth/login', {
+        ...form,
+        csrf_token: 'x',
+        email: 'alice@example.com',
+        password,
+      });
+      t.equal(noCsrf.status, 403);
+      await createUser(h.deps, ctx, {
+        email: 'ext@example.com',
+        name: 'Ext',
+        role: 'agent',
+        identityProvider: 'okta',
+      });
+      await createUser(h.deps, ctx, { email: 'nopass@example.com', name: 'No Pass', role: 'agent' });
+      const answers = [];
+      for (const email of [
+        'nobody@example.com',
+        'ext@example.com',
+        'nopass@example.com',
+        'alice@example.com',
+      ]) {
+        const res = await browser.post('/oauth/login', {
+          ...form,
+          email,
+          password: 'wrong password!!',
+        });
+        answers.push({
+          status: res.status,
+          error: /<p class="error"[^>]*>([^<]*)</.exec(res.html)?.[1] ?? res.html,
+        });
+      }
+      t.equal(
+        new Set(answers.map((a) => JSON.stringify(a))).size,
+        1,
+        'one status and one message for all four',
+      );
+      t.equal(answers[0].status, 401);
+      t.notMatch(JSON.stringify(answers), /okta|administrator|deactivated/);
+      const bob = await createUser(h.deps, ctx, {
+        email: 'bob@example.com',
+        name: 'Bob',
+        role: 'viewer',
+        password,
+      });
+      await h.app.inject({ method: 'DELETE', url: `/v1/users/${bob.id}`, headers: await h.headers('admin') });
+      const inactive = await browser.post('/oauth/login', { ...form, email: 'bob@example.com', password });
+      t.equal(inactive.status, 403, 'only the right password learns that an account is deactivated');
+      t.match(inactive.html, /deactivated/);
+    },
+  );
+
+  await t.test(
+    'login throttling slows one account from one address, never locks the owner out',
+    async (t) => {
+      const attacker = new FormBrowser(issuer, '203.0.113.66');
+      const page = await attacker.get((await authorizeUrl()).url);
+      const form = formOf(page.html);
+      for (let i = 0; i < 3; i++) {
+        const wrong = await attacker.post('/oauth/login', {
+          ...form,
+          email: 'alice@example.com',
+          password: 'wrong password!!',
+        });
+        t.equal(wrong.status, 401, `failure ${i + 1} is answered, not throttled`);
+      }
+      const throttled = await attacker.post('/oauth/login', {
         ...form,
         email: 'alice@example.com',
-        password: 'wrong password!!',
+        password,
       });
-      t.equal(wrong.status, 401);
-      t.match(wrong.html, /Invalid email or password/);
+      t.equal(throttled.status, 429, 'from that address even the right password waits out the backoff');
+      t.match(throttled.html, /Too many failed sign-in attempts/);
+      t.equal(throttled.headers.get('retry-after'), '30', 'the first backoff');
+
+      const owner = new FormBrowser(issuer, '192.0.2.7');
+      const ownerPage = await owner.get((await authorizeUrl()).url);
+      const ownerForm = {
+        ...formOf(ownerPage.html),
+      };
+      const signedIn = await owner.post('/oauth/login', {
+        ...ownerForm,
+        email: 'alice@example.com',
+        password,
+      });
+      t.equal(signedIn.status, 303, 'the owner, from another address, signs in');
+      const login = await h.waitForEvent((e) => e.type === 'user.login' && e.ipAddress === '192.0.2.7');
+      t.equal(login.resourceId, alice.id, 'the login event records the address the gateway asserted');
+
+      h.advance(31_000);
+      t.equal(
+        (
+          await attacker.post('/oauth/login', {
+            ...form,
+            email: 'alice@example.com',
+            password: 'wrong password!!',
+          })
+        ).status,
+        401,
+        'after the backoff, one more try',
+      );
+      const doubled = await attacker.post('/oauth/login', { ...form, email: 'alice@example.com', password });
+      t.equal(doubled.headers.get('retry-after'), '60', 'each further failure doubles the backoff');
+      h.advance(61_000);
+      t.equal(
+        (await attacker.post('/oauth/login', { ...form, email: 'alice@example.com', password })).status,
+        303,
+      );
+      h.advance(-92_000);
+    },
+  );
+
+  await t.test(
+    'one address failing across accounts waits out the window; an IPv6 /64 is one address',
+    async (t) => {
+      const [a, b] = [
+        new FormBrowser(issuer, '2001:db8:1:2::a'),
+        new FormBrowser(issuer, '2001:db8:1:2:ffff::b'),
+      ];
+      const page = await a.get((await authorizeUrl()).url);
+      const form = formOf(page.html);
+      b.cookies.set('sd_csrf', a.cookies.get('sd_csrf')!);
+      for (let i = 0; i < 20; i++) {
+        const res = await (i % 2 ? b : a).post('/oauth/login', {
+          ...form,
+          email: `u${i}@example.com`,
+          password: 'wrong password!!',
+        });
+        t.equal(res.status, 401);
+      }
+      const stuffed = await b.post('/oauth/login', { ...form, email: 'alice@example.com', password });
+      t.equal(stuffed.status, 429, 'the 21st try from the /64, whichever address in it');
+      const other = new FormBrowser(issuer, '2001:db8:1:3::a');
+      const otherPage = await other.get((await authorizeUrl()).url);
+      const ok = await other.post('/oauth/login', {
+        ...formOf(otherPage.html),
+        email: 'alice@example.com',
+        password,
+      });
+      t.equal(ok.status, 303, 'the next /64 is another address');
+    },
+  );
+
+  await t.test('the client address comes only from an assertion the gateway signed', async (t) => {
+    const forged = createForwardedSigner(testPrincipalKeys().signingKey)(
+      { clientIp: '192.0.2.99', userAgent: null },
+      { audience: 'identity', method: 'GET', url: '/.well-known/jwks.json' },
+    );
+    const res = await fetch(`${issuer}/.well-known/jwks.json`, { headers: { [FORWARDED_HEADER]: forged } });
+    t.equal(res.status, 401, 'signed with another key: refused');
+    // A direct caller naming a new address in X-Forwarded-For on every try is still one address
+    // (its socket's): after the free failures it is throttled all the same.
+    const direct = new FormBrowser(issuer);
+    const form = formOf((await direct.get((await authorizeUrl()).url)).html);
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await direct.post(
+        '/oauth/login',
+        { ...form, email: 'xff@example.com', password: 'wrong password!!' },
+        { 'x-forwarded-for': `192.0.2.${100 + i}` },
+      );
+      statuses.push(res.status);
     }
-    const throttled = await browser.post('/oauth/login', { ...form, email: 'alice@example.com', password });
-    t.equal(throttled.status, 429, 'even the right password is refused while throttled');
-    t.match(throttled.html, /Too many failed sign-in attempts/);
-    h.advance(16 * 60_000);
-    const okAgain = await browser.post('/oauth/login', { ...form, email: 'alice@example.com', password });
-    t.equal(okAgain.status, 303, 'the window passes');
-    h.advance(-16 * 60_000);
+    t.same(statuses, [401, 401, 401, 429], 'X-Forwarded-For is ignored: the socket address is throttled');
   });
 
-  await t.test('deactivating the user stops refresh', async (t) => {
-    const { tokens } = await codeFlow(first.browser);
-    await h.app.inject({ method: 'DELETE', url: `/v1/users/${alice.id}`, headers: await h.headers('admin') });
-    const refresh = await tokenError(
+  const refreshError = (refreshToken: string) =>
+    tokenError(
       oauth
-        .refreshTokenGrantRequest(as, webClient, webAuth, tokens.refresh_token!, insecure)
+        .refreshTokenGrantRequest(as, webClient, webAuth, refreshToken, insecure)
         .then((r) => oauth.processRefreshTokenResponse(as, webClient, r)),
     );
-    t.equal(refresh.error, 'invalid_grant');
+
+  await t.test('deactivation ends every credential, and reactivation revives none', async (t) => {
+    const { tokens, browser } = await codeFlow(new FormBrowser(issuer));
+    const key = await createApiKey(h.deps, ctx, {
+      name: 'alice-ci',
+      ownerEmail: 'alice@example.com',
+      scopes: ['requests:read'],
+    });
+    const admin = await h.headers('admin');
+    await h.app.inject({ method: 'DELETE', url: `/v1/users/${alice.id}`, headers: admin });
+    t.equal((await refreshError(tokens.refresh_token!)).error, 'invalid_grant');
     await h.app.inject({
       method: 'PATCH',
       url: `/v1/users/${alice.id}`,
-      headers: await h.headers('admin'),
+      headers: admin,
       payload: { status: 'active' },
     });
+    t.equal((await refreshError(tokens.refresh_token!)).error, 'invalid_grant', 'the grant stays revoked');
+    t.same(
+      await resolveApiKey(h.deps, key.key),
+      { valid: false, reason: 'revoked' },
+      'the key stays revoked',
+    );
+    const again = await browser.get((await authorizeUrl()).url);
+    t.match(again.html, /action="\/oauth\/login"/, 'the old session is gone: sign in again');
+    const revokedKey = await h.waitForEvent(
+      (e) => e.resourceId === key.id && e.type === 'system.config_changed' && !!e.changes?.revokedAt,
+    );
+    t.ok(revokedKey.changes?.revokedAt, 'the key revocation is in the audit trail');
   });
+
+  await t.test('a password change signs the user out everywhere, keeps API keys', async (t) => {
+    const { tokens, browser } = await codeFlow(new FormBrowser(issuer));
+    const key = await createApiKey(h.deps, ctx, {
+      name: 'alice-ci-2',
+      ownerEmail: 'alice@example.com',
+      scopes: ['requests:read'],
+    });
+    await setPassword(h.deps, ctx, 'alice@example.com', password);
+    t.equal((await refreshError(tokens.refresh_token!)).error, 'invalid_grant', 'grants made before it end');
+    const again = await browser.get((await authorizeUrl()).url);
+    t.match(again.html, /action="\/oauth\/login"/, 'sessions made before it end');
+    t.equal((await resolveApiKey(h.deps, key.key)).valid, true, 'an administrator issued the key: it stays');
+    t.ok((await codeFlow(new FormBrowser(issuer))).tokens.access_token, 'the new password signs in');
+  });
+
+  await t.test('a refresh family remembers its latest rotated tokens only', async (t) => {
+    const { tokens } = await codeFlow(new FormBrowser(issuer));
+    let refresh = tokens.refresh_token!;
+    const first = refresh;
+    for (let i = 0; i < USED_REFRESH_KEPT + 2; i++) {
+      const next = await oauth
+        .refreshTokenGrantRequest(as, webClient, webAuth, refresh, insecure)
+        .then((r) => oauth.processRefreshTokenResponse(as, webClient, r));
+      refresh = next.refresh_token!;
+    }
+    const gid = refresh.split('.')[0];
+    t.equal((await h.deps.grants.findById(gid))!.usedRefreshHashes.length, USED_REFRESH_KEPT, 'bounded');
+    t.equal((await refreshError(first)).error, 'invalid_grant', 'a forgotten old token is still refused');
+    const still = await oauth
+      .refreshTokenGrantRequest(as, webClient, webAuth, refresh, insecure)
+      .then((r) => oauth.processRefreshTokenResponse(as, webClient, r));
+    t.ok(still.access_token, 'and did not revoke the family');
+  });
+
+  await t.test(
+    'a password hashed by an earlier release signs in, and is rehashed with argon2id',
+    async (t) => {
+      const legacy = await createUser(h.deps, ctx, {
+        email: 'legacy@example.com',
+        name: 'Legacy',
+        role: 'agent',
+      });
+      const salt = Buffer.alloc(16, 7);
+      const key = scryptSync(password.normalize('NFKC'), salt, 32, { N: 16_384, r: 8, p: 1 });
+      const scryptHash = ['scrypt', 16_384, 8, 1, salt.toString('base64url'), key.toString('base64url')].join(
+        '$',
+      );
+      // FerretDB rewrites whole documents: let the relay finish with the user first.
+      await h.waitForEvent((e) => e.type === 'user.created' && e.resourceId === legacy.id);
+      await h.conn
+        .collection('users')
+        .updateOne({ _id: legacy.id as never }, { $set: { passwordHash: scryptHash } });
+      const browser = new FormBrowser(issuer);
+      const page = await browser.get((await authorizeUrl()).url);
+      const form = formOf(page.html);
+      const res = await browser.post('/oauth/login', { ...form, email: 'legacy@example.com', password });
+      t.equal(res.status, 303);
+      const stored = (await h.deps.users.findByEmail('legacy@example.com', { withPassword: true }))!
+        .passwordHash!;
+      t.match(stored, /^\$argon2id\$v=19\$m=19456,p=1,t=2\$/, 'rehashed at the sign-in');
+    },
+  );
 
   await t.test('key rotation keeps the old kid verifiable', async (t) => {
     const before = (await (await fetch(`${issuer}/.well-known/jwks.json`)).json()) as {
@@ -483,12 +693,12 @@ t.test('OAuth 2.0 authorization server', async (t) => {
     const page = await app.inject({ method: 'GET', url: url.slice(issuer.length) });
     t.equal(page.statusCode, 200);
     const csrfCookie = String(page.headers['set-cookie']);
-    t.match(csrfCookie, /sd_csrf=.*; Path=\/oauth; HttpOnly; SameSite=Lax; Secure/);
-    const csrf = /sd_csrf=([^;]+)/.exec(csrfCookie)![1];
+    t.match(csrfCookie, /^__Host-sd_csrf=.*; Path=\/; HttpOnly; SameSite=Lax; Secure/, '__Host- prefixed');
+    const csrf = /__Host-sd_csrf=([^;]+)/.exec(csrfCookie)![1];
     const login = await app.inject({
       method: 'POST',
       url: '/oauth/login',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `sd_csrf=${csrf}` },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `__Host-sd_csrf=${csrf}` },
       payload: new URLSearchParams({
         csrf_token: decodeURIComponent(csrf),
         request: hidden(page.body, 'request'),
@@ -499,7 +709,7 @@ t.test('OAuth 2.0 authorization server', async (t) => {
     t.equal(login.statusCode, 303);
     t.match(
       String(login.headers['set-cookie']),
-      /sd_session=[^;]+; Path=\/oauth; HttpOnly; SameSite=Lax; Secure; Max-Age=43200/,
+      /__Host-sd_session=[^;]+; Path=\/; HttpOnly; SameSite=Lax; Secure; Max-Age=43200/,
     );
     const meta = await app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' });
     t.equal(meta.json().issuer, httpsIssuer);

@@ -16,9 +16,10 @@ import {
   registerHealth,
   requirePrincipal,
   type RunningConsumer,
+  serveDeadLetters,
 } from '@support-desk/platform';
 import type { RequestsConfig } from './config.js';
-import { startReadModelConsumer } from './events/read-model-consumer.js';
+import { replayReadModelEvent, startReadModelConsumer } from './events/read-model-consumer.js';
 import { registerRoutes } from './routes/index.js';
 import { createDirectoryRepository } from './store/directory.js';
 import { attachmentFiles } from './store/files.js';
@@ -56,7 +57,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
   const clock = sd.clock ?? (() => new Date());
   const identity = sd.identity ?? identityRpcClient(nc, names, config.IDENTITY_RPC_TIMEOUT_MS);
   const deps: Deps = {
-    requests: createRequestsRepository(conn),
+    requests: createRequestsRepository(conn, { maxBytes: config.REQUEST_DOCUMENT_MAX_BYTES }),
     slaAlerts: createSlaAlertsRepository(conn),
     directory: new Directory(
       createDirectoryRepository(conn),
@@ -86,6 +87,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
   });
   const monitor = createSlaMonitor(deps, { intervalMs: config.SLA_MONITOR_INTERVAL_MS });
   let consumer: RunningConsumer | undefined;
+  let deadLetters: { stop(): void } | undefined;
   let started = false;
   return {
     app,
@@ -98,18 +100,30 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
       await ensureIndexes(conn);
       await deps.files.ensureIndexes();
       relay.start();
+      const refreshers = {
+        refreshUser: (id: string) => deps.directory.refreshUser(id),
+        refreshGroup: (id: string) => deps.directory.refreshGroup(id),
+      };
       consumer = await startReadModelConsumer({
         nc,
         names,
         logger,
         durable: config.READ_MODEL_DURABLE,
-        refreshUser: (id) => deps.directory.refreshUser(id),
-        refreshGroup: (id) => deps.directory.refreshGroup(id),
+        ...refreshers,
         deadLetter: deadLetterStore(conn).write,
+      });
+      deadLetters = serveDeadLetters({
+        nc,
+        names,
+        service: 'requests',
+        conn,
+        replay: replayReadModelEvent(refreshers),
+        logger,
       });
       if (config.SLA_MONITOR_ENABLED) monitor.start();
     },
     async close() {
+      deadLetters?.stop();
       await monitor.stop();
       await consumer?.stop();
       await relay.stop();

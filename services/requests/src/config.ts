@@ -11,6 +11,15 @@ export const requestsConfigSchema = configSchema({
   MONGO_DB: Type.String({ minLength: 1, default: 'requests' }),
   PUBLIC_BASE_URL: Type.String({ pattern: '^https?://', default: 'http://127.0.0.1:8080/v1' }),
   ATTACHMENT_MAX_BYTES: Type.Integer({ minimum: 1, maximum: 1024 * 1024 * 1024, default: 25 * 1024 * 1024 }),
+  /**
+   * The size at which a request takes no more comments or attachments (bytes; at most 12 MiB,
+   * below MongoDB's 16 MiB document limit with room for status changes and a delete).
+   */
+  REQUEST_DOCUMENT_MAX_BYTES: Type.Integer({
+    minimum: 64 * 1024,
+    maximum: 12 * 1024 * 1024,
+    default: 12 * 1024 * 1024,
+  }),
   /** JSON object overriding rows of the SLA policy table (see README). */
   SLA_POLICY: Type.Optional(Type.String({ minLength: 2 })),
   SLA_WARNING_RATIO: Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1, default: 0.8 }),

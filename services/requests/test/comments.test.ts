@@ -1,3 +1,6 @@
+import { jetstream } from '@nats-io/jetstream';
+import { fixtures } from '@support-desk/contracts/fixtures';
+import { deadLetterStore, encodeJson } from '@support-desk/platform';
 import { eventually } from '@support-desk/platform/testing';
 import t from 'tap';
 import { harness, validBody } from './helpers.js';
@@ -152,3 +155,76 @@ t.test('read model follows identity events; unknown ids asked once over RPC', as
   t.equal(res.status, 400);
   t.match(res.body.error.message, /body\.assignedTo.*not active/);
 });
+
+t.test(
+  'a request stops taking comments at its size budget, and can still be changed and deleted',
+  async (t) => {
+    const h = await harness(t, { REQUEST_DOCUMENT_MAX_BYTES: 128 * 1024 });
+    const agent = h.identity.person('agent');
+    const admin = h.identity.person('admin');
+    const id = (await h.call(agent.principal, 'POST', '/v1/requests', validBody())).body.data.id;
+    // 20,000 characters of a 4-byte character: the largest comment, 40 kB of UTF-8.
+    const content = '😀'.repeat(10_000);
+    const statuses: number[] = [];
+    let refusal: { error: { code: string; message: string } } | undefined;
+    for (let i = 0; i < 10 && !refusal; i++) {
+      const res = await h.call(agent.principal, 'POST', `/v1/requests/${id}/comments`, { content });
+      statuses.push(res.status);
+      if (res.status !== 201) refusal = res.body;
+    }
+    t.same(
+      statuses.slice(0, -1),
+      statuses.slice(0, -1).map(() => 201),
+      `${statuses.length - 1} comments landed`,
+    );
+    t.equal(statuses.at(-1), 409, 'then a clear refusal');
+    t.match(refusal, { error: { code: 'CONFLICT', message: /request has reached its size limit/ } });
+    const read = await h.call(agent.principal, 'GET', `/v1/requests/${id}`);
+    t.equal(read.status, 200, 'the request is still readable');
+    t.equal(read.body.data.comments.length, statuses.length - 1);
+    const patched = await h.call(agent.principal, 'PATCH', `/v1/requests/${id}`, { status: 'in_progress' });
+    t.equal(patched.status, 200, 'and can still change status');
+    t.equal((await h.call(admin.principal, 'DELETE', `/v1/requests/${id}`)).status, 200, 'and be deleted');
+  },
+);
+
+t.test(
+  'the read model reads user events of every version (frozen fixtures), dead-letters none',
+  async (t) => {
+    const h = await harness(t);
+    const agent = h.identity.person('agent');
+    const id = (await h.call(agent.principal, 'POST', '/v1/requests', validBody())).body.data.id;
+    const { v1, unversioned, future } = fixtures.events();
+    const userEvents = [...v1, ...unversioned, ...future].filter((e) => String(e.type).startsWith('user.'));
+    t.ok(userEvents.length >= 6, `${userEvents.length} user events`);
+    const js = jetstream(h.nc);
+    for (const e of future.filter((f) => !String(f.type).startsWith('user.'))) {
+      await js.publish(`${h.names.namespace}.events.${String(e.type)}`, encodeJson(e));
+    }
+    // Sign-in and sign-out change nothing here: the name to expect is the one set before the
+    // last event that makes the read model ask identity again.
+    const refreshing = ['user.created', 'user.updated', 'user.role_changed', 'user.deactivated'];
+    let n = 0;
+    let last = 0;
+    for (const e of userEvents) {
+      n++;
+      if (refreshing.includes(String(e.type))) {
+        last = n;
+        h.identity.users.set(agent.user.id, { ...agent.user, name: `Renamed ${n}` });
+      }
+      // The fixture as published, about this test's user (its id is the only thing adapted).
+      await js.publish(
+        `${h.names.namespace}.events.${String(e.type)}`,
+        encodeJson({ ...e, resourceId: agent.user.id }),
+      );
+    }
+    const renamed = `Renamed ${last}`;
+    await eventually(
+      async () =>
+        (await h.call(agent.principal, 'GET', `/v1/requests/${id}`)).body.data.requester.name === renamed,
+      { what: 'the last event applied' },
+    );
+    t.pass('every event was read in turn');
+    t.equal(await deadLetterStore(h.conn).model.countDocuments(), 0, 'nothing dead-lettered');
+  },
+);

@@ -38,6 +38,8 @@ export interface StackOptions {
   tls?: { certFile: string; keyFile: string; ca: Buffer };
   /** Extra environment for every service (and deskctl). */
   env?: Record<string, string>;
+  /** Processes of every service (default 1); every gateway balances over every replica. */
+  replicas?: number;
 }
 
 export interface DeskctlResult {
@@ -52,6 +54,8 @@ export interface Stack {
   run: string;
   /** Gateway origin, e.g. `http://127.0.0.1:41234` (the OAuth endpoints live here). */
   origin: string;
+  /** Every gateway replica's origin (the first is `origin`). */
+  origins: string[];
   /** `{base_url}` of the spec: origin + `/v1`. */
   base: string;
   ports: Record<ServiceName, number>;
@@ -60,6 +64,8 @@ export interface Stack {
   ca?: Buffer;
   logDir: string;
   api(token: string | null): Api;
+  /** A client of one gateway replica (0-based). */
+  apiVia(gateway: number, token: string | null): Api;
   /** Runs `deskctl <args> --json` against this stack. */
   deskctl(args: string[], options?: { stdin?: string; json?: boolean }): Promise<DeskctlResult>;
   /** Runs `sd-seed <args> --json` (the demo seeder) against this stack. */
@@ -67,6 +73,10 @@ export interface Stack {
   /** Like `deskctl` but throws (with stderr) unless it exits 0 with JSON on stdout. */
   deskctlJson(args: string[], options?: { stdin?: string }): Promise<Json>;
   logTail(service: ServiceName, lines?: number): string;
+  /** Every process, `requests`, `requests#2`, ... (service order: identity, requests, audit, gateway). */
+  instances: string[];
+  /** Stops one instance (SIGTERM gracefully, SIGKILL as a crash), starts it again, waits until ready. */
+  restart(instance: string, signal: 'SIGTERM' | 'SIGKILL'): Promise<void>;
   /** Stops one service (SIGTERM, bounded), e.g. to see the gateway answer for an unreachable upstream. */
   stopService(service: ServiceName): Promise<void>;
   stop(): Promise<void>;
@@ -125,10 +135,23 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), `sd-${run}-`));
   const dataDir = path.join(logDir, 'identity-data');
   fs.mkdirSync(dataDir);
-  const ports = {} as Record<ServiceName, number>;
-  for (const s of SERVICES) ports[s] = await freePort();
+  // One instance per service and replica: `requests`, `requests#2`, ...
+  const replicas = options.replicas ?? 1;
+  const instances: { name: string; service: ServiceName; port: number }[] = [];
+  for (const service of SERVICES) {
+    for (let k = 1; k <= replicas; k++) {
+      instances.push({ name: k === 1 ? service : `${service}#${k}`, service, port: await freePort() });
+    }
+  }
+  const portsOf = (s: ServiceName) => instances.filter((i) => i.service === s).map((i) => i.port);
+  const ports = Object.fromEntries(SERVICES.map((s) => [s, portsOf(s)[0]])) as Record<ServiceName, number>;
+  const urlsOf = (s: ServiceName) =>
+    portsOf(s)
+      .map((p) => `http://127.0.0.1:${p}`)
+      .join(',');
   const scheme = options.tls ? 'https' : 'http';
-  const origin = `${scheme}://127.0.0.1:${ports.gateway}`;
+  const origins = portsOf('gateway').map((p) => `${scheme}://127.0.0.1:${p}`);
+  const origin = origins[0];
   const env: Record<string, string> = {
     ...infraEnv,
     NODE_ENV: 'development',
@@ -137,16 +160,21 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
     NATS_NAMESPACE: run,
     RATE_LIMIT_PREFIX: `${run}:`,
     REDIS_KEY_PREFIX: `${run}:gw:`,
+    // Every suite call comes from 127.0.0.1, and the suites make hundreds of deliberate 401s:
+    // the per-address limit on failed authentications is proven by the gateway's own tests.
+    AUTH_FAILURES_PER_IP: '100000',
     GATEWAY_PORT: String(ports.gateway),
     REQUESTS_PORT: String(ports.requests),
     IDENTITY_PORT: String(ports.identity),
     AUDIT_PORT: String(ports.audit),
-    REQUESTS_URL: `http://127.0.0.1:${ports.requests}`,
-    IDENTITY_URL: `http://127.0.0.1:${ports.identity}`,
-    AUDIT_URL: `http://127.0.0.1:${ports.audit}`,
+    REQUESTS_URL: urlsOf('requests'),
+    IDENTITY_URL: urlsOf('identity'),
+    AUDIT_URL: urlsOf('audit'),
     OAUTH_ISSUER: origin,
     PUBLIC_BASE_URL: `${origin}/v1`,
     IDENTITY_DATA_DIR: dataDir,
+    // Several writers of one aggregate on the local store (see aggregate-lock.ts).
+    ...(replicas > 1 ? { STORE_WRITE_LOCKS: 'true' } : {}),
     ...options.env,
   };
   if (options.tls) {
@@ -155,10 +183,11 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
   }
   // A key pair of this stack's own: the gateway signs with the private key, the others verify.
   const keys = testPrincipalKeys();
-  const serviceEnv = (s: ServiceName): Record<string, string> => ({
+  const serviceEnv = (s: ServiceName, port = ports[s]): Record<string, string> => ({
     ...env,
     MONGO_DB: `${run}_${s}`,
-    PORT: String(ports[s]),
+    PORT: String(port),
+    [`${s.toUpperCase()}_PORT`]: String(port),
     ...(s === 'gateway'
       ? { PRINCIPAL_SIGNING_KEY: keys.signingKey }
       : { PRINCIPAL_VERIFY_KEYS: keys.verifyKeys }),
@@ -166,15 +195,19 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
   // deskctl works on identity's database, like the identity service itself.
   const cliEnv = serviceEnv('identity');
   delete cliEnv.PORT;
+  delete cliEnv.IDENTITY_PORT;
 
-  const children = new Map<ServiceName, ChildProcess>();
-  const exits = new Map<ServiceName, string>();
-  const logFile = (s: ServiceName) => path.join(logDir, `${s}.log`);
+  const children = new Map<string, ChildProcess>();
+  const exits = new Map<string, string>();
+  const logFile = (name: string) => path.join(logDir, `${name.replace('#', '-')}.log`);
 
   const tails = () =>
-    SERVICES.map(
-      (s) => `--- ${s} (${logFile(s)})${exits.has(s) ? ` [${exits.get(s)}]` : ''}\n${tailOf(logFile(s))}`,
-    ).join('\n');
+    instances
+      .map(
+        ({ name }) =>
+          `--- ${name} (${logFile(name)})${exits.has(name) ? ` [${exits.get(name)}]` : ''}\n${tailOf(logFile(name))}`,
+      )
+      .join('\n');
 
   const stopChild = async (child: ChildProcess) => {
     if (child.exitCode !== null || child.signalCode !== null) return;
@@ -210,8 +243,9 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
     );
   }
 
-  for (const s of SERVICES) {
-    const out = fs.openSync(logFile(s), 'a');
+  type Instance = (typeof instances)[number];
+  const spawnInstance = ({ name, service: s, port }: Instance) => {
+    const out = fs.openSync(logFile(name), 'a');
     const child = spawn(
       'bash',
       [
@@ -224,40 +258,66 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
       ],
       {
         cwd: ROOT,
-        env: { ...process.env, ...serviceEnv(s) },
+        env: { ...process.env, ...serviceEnv(s, port) },
         stdio: ['ignore', out, out],
         detached: true, // own process group: the SIGKILL fallback reaches the service, not only its watchdog
       },
     );
     fs.closeSync(out);
     live.add(child);
-    children.set(s, child);
+    children.set(name, child);
+    exits.delete(name);
     child.once('exit', (code, signal) => {
-      exits.set(s, `exited ${signal ?? code}`);
+      exits.set(name, `exited ${signal ?? code}`);
       live.delete(child);
     });
-  }
+  };
+  for (const instance of instances) spawnInstance(instance);
 
   const ca = options.tls?.ca;
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  const notReady = new Set<ServiceName>(SERVICES);
-  while (notReady.size > 0) {
-    for (const s of [...notReady]) {
-      if (exits.has(s)) {
-        await stop();
-        throw new Error(`${s} ${exits.get(s)} before it was ready\n${tails()}`);
+  const waitReady = async (waiting: Instance[]) => {
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    const notReady = new Set(waiting);
+    while (notReady.size > 0) {
+      for (const instance of [...notReady]) {
+        const s = instance.name;
+        if (exits.has(s)) {
+          await stop();
+          throw new Error(`${s} ${exits.get(s)} before it was ready\n${tails()}`);
+        }
+        const url =
+          instance.service === 'gateway'
+            ? `${scheme}://127.0.0.1:${instance.port}/readyz`
+            : `http://127.0.0.1:${instance.port}/readyz`;
+        const res = await request(url, { ca, timeoutMs: 2000 }).catch(() => null);
+        if (res?.status === 200) notReady.delete(instance);
       }
-      const url = s === 'gateway' ? `${origin}/readyz` : `http://127.0.0.1:${ports[s]}/readyz`;
-      const res = await request(url, { ca, timeoutMs: 2000 }).catch(() => null);
-      if (res?.status === 200) notReady.delete(s);
+      if (notReady.size === 0) break;
+      if (Date.now() > deadline) {
+        await stop();
+        const names = [...notReady].map((i) => i.name).join(', ');
+        throw new Error(`not ready after ${READY_TIMEOUT_MS} ms: ${names}\n${tails()}`);
+      }
+      await sleep(150);
     }
-    if (notReady.size === 0) break;
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`not ready after ${READY_TIMEOUT_MS} ms: ${[...notReady].join(', ')}\n${tails()}`);
+  };
+  await waitReady(instances);
+
+  /** Stops one instance (SIGTERM: gracefully; SIGKILL: a crash), starts it again, waits until ready. */
+  const restart = async (name: string, signal: 'SIGTERM' | 'SIGKILL') => {
+    const instance = instances.find((i) => i.name === name);
+    const child = children.get(name);
+    if (!instance || !child) throw new Error(`no instance ${name}`);
+    if (signal === 'SIGTERM') await stopChild(child);
+    else {
+      const gone = new Promise<void>((r) => child.once('exit', () => r()));
+      killGroup(child, 'SIGKILL');
+      await gone;
+      live.delete(child);
     }
-    await sleep(150);
-  }
+    spawnInstance(instance);
+    await waitReady([instance]);
+  };
 
   const deskctl: Stack['deskctl'] = (args, opts = {}) =>
     runCli(DESKCTL, opts.json === false ? args : [...args, '--json'], { ...process.env, ...cliEnv }, opts);
@@ -271,12 +331,14 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
   return {
     run,
     origin,
+    origins,
     base: `${origin}/v1`,
     ports,
     env: cliEnv,
     ca,
     logDir,
     api: (token) => new Api(origin, token, ca),
+    apiVia: (gateway, token) => new Api(origins[gateway], token, ca),
     deskctl,
     seed,
     async deskctlJson(args, opts = {}) {
@@ -289,9 +351,14 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
       return r.json;
     },
     logTail: (s, lines) => tailOf(logFile(s), lines),
+    instances: instances.map((i) => i.name),
+    restart,
     stopService: async (s) => {
-      const child = children.get(s);
-      if (child) await stopChild(child);
+      await Promise.all(
+        instances
+          .filter((i) => i.service === s)
+          .map((i) => children.get(i.name) && stopChild(children.get(i.name)!)),
+      );
     },
     stop,
   };

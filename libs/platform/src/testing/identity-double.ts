@@ -3,6 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import {
   type DomainEvent,
   EVENT_CATALOGUE,
+  EVENT_VERSION,
   type GroupSnapshot,
   type NatsNames,
   newId,
@@ -134,6 +135,7 @@ export class IdentityDouble {
   /** Publishes an identity-shaped domain event (what changed, not a snapshot). */
   async publish(type: DomainEvent['type'], resourceId: string, changes?: DomainEvent['changes']) {
     const event: DomainEvent = {
+      v: EVENT_VERSION,
       id: newId('event'),
       type,
       resourceType: EVENT_CATALOGUE[type],

@@ -16,6 +16,10 @@ export interface PrivateServer {
   port: number;
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** Kills the process with SIGKILL (a crash) and waits until it is gone. */
+  crash(): Promise<void>;
+  /** Pauses the process (SIGSTOP: it holds its connections and answers nothing) or resumes it. */
+  pause(paused: boolean): void;
 }
 
 const REPO_ROOT = resolve(fileURLToPath(import.meta.url), '../../../../../..');
@@ -74,6 +78,17 @@ function privateServer(
       const { bin, args, env } = command(port, dir);
       child = spawn(bin, args, { stdio: 'ignore', env: { ...process.env, ...env } });
       await waitForPort(port);
+    },
+    async crash() {
+      const c = child;
+      child = undefined;
+      if (!c || c.exitCode !== null) return;
+      const gone = new Promise<void>((res) => c.once('exit', () => res()));
+      c.kill('SIGKILL');
+      await gone;
+    },
+    pause(paused) {
+      child?.kill(paused ? 'SIGSTOP' : 'SIGCONT');
     },
     async stop() {
       const c = child;

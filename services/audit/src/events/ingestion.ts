@@ -1,4 +1,4 @@
-import type { DomainEvent, NatsNames } from '@support-desk/contracts';
+import type { NatsNames, ReceivedEvent } from '@support-desk/contracts';
 import {
   type ConsumerStats,
   deadLetterStore,
@@ -45,7 +45,7 @@ export interface Ingestion {
 }
 
 /** The audit copy of an event: the envelope as published, `_id` = event id, timestamp as a Date. */
-export function toStoredEvent(e: DomainEvent): StoredEvent {
+export function toStoredEvent(e: ReceivedEvent): StoredEvent {
   const doc: StoredEvent = {
     _id: e.id,
     type: e.type,
@@ -88,7 +88,7 @@ export async function startIngestion(opts: IngestionOptions): Promise<Ingestion>
     },
   });
   const deadLetters = deadLetterStore(opts.conn);
-  const consumer = await runConsumer<DomainEvent>({
+  const consumer = await runConsumer<ReceivedEvent>({
     nc: opts.nc,
     logger: log,
     stream: opts.names.eventsStream,
@@ -128,5 +128,17 @@ export async function startIngestion(opts: IngestionOptions): Promise<Ingestion>
       await batcher.close();
       log.info({ stats: stats() }, 'ingestion stopped');
     },
+  };
+}
+
+/**
+ * Replays one dead letter into the store: decoded by the same tolerant reader (a message this
+ * release still cannot read throws, and stays a dead letter), inserted keyed by event id, so an
+ * event that did land meanwhile is not stored twice.
+ */
+export function replayDeadLetter(conn: Connection) {
+  const insert = eventWriter(conn);
+  return async (data: Uint8Array): Promise<void> => {
+    await insert([toStoredEvent(decodeDomainEvent(data))]);
   };
 }

@@ -1,4 +1,4 @@
-import type { ActorRole, Changes, EventMetadata, EventType, ResourceType } from '@support-desk/contracts';
+import type { Changes } from '@support-desk/contracts';
 import { type Connection, Schema } from 'mongoose';
 
 /**
@@ -24,15 +24,18 @@ export function fromStoredChanges(stored: StoredChange[] | Changes | undefined):
   return Object.keys(changes).length > 0 ? changes : undefined;
 }
 
-/** An event as stored: the published envelope, `_id` = event id, `timestamp` as a BSON Date. */
+/**
+ * An event as stored: the published envelope, `_id` = event id, `timestamp` as a BSON Date. Its
+ * type (and resource type, actor role, source) may be one a newer producer introduced.
+ */
 export interface StoredEvent {
   _id: string;
-  type: EventType;
-  resourceType: ResourceType;
+  type: string;
+  resourceType: string;
   resourceId: string;
-  actor: { id: string; name: string; email: string; role: ActorRole };
+  actor: { id: string; name: string; email: string; role: string };
   changes?: StoredChange[];
-  metadata: EventMetadata;
+  metadata: { userAgent: string | null; source: string; requestId: string | null };
   timestamp: Date;
   ipAddress?: string;
   /** When the batch holding it was written (ingestion lag = storedAt - timestamp). */

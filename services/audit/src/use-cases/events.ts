@@ -49,13 +49,17 @@ export function toFilter(q: EventsQuery): EventFilter {
   return filter;
 }
 
+// The API documents the types, resource types, roles and sources this release knows; an event a
+// newer producer filed under a new one is still served, as stored (audit keeps every event).
+const known = <T extends string>(value: string) => value as T;
+
 const summaryActor = (e: StoredEvent) => ({ id: e.actor.id, name: e.actor.name, email: e.actor.email });
 
 export function toListItem(e: StoredEvent): EventListItem {
   const item: EventListItem = {
     id: e._id,
-    type: e.type,
-    resourceType: e.resourceType,
+    type: known<EventListItem['type']>(e.type),
+    resourceType: known<EventListItem['resourceType']>(e.resourceType),
     resourceId: e.resourceId,
     actor: summaryActor(e),
     timestamp: e.timestamp.toISOString(),
@@ -69,10 +73,10 @@ export function toListItem(e: StoredEvent): EventListItem {
 export function toDetail(e: StoredEvent): EventDetail {
   return {
     ...toListItem(e),
-    actor: { ...summaryActor(e), role: e.actor.role },
+    actor: { ...summaryActor(e), role: known<EventDetail['actor']['role']>(e.actor.role) },
     metadata: {
       userAgent: e.metadata?.userAgent ?? null,
-      source: e.metadata?.source ?? 'system',
+      source: known<EventDetail['metadata']['source']>(e.metadata?.source ?? 'system'),
       requestId: e.metadata?.requestId ?? null,
     },
   };
@@ -81,7 +85,7 @@ export function toDetail(e: StoredEvent): EventDetail {
 export function toRequestItem(e: StoredEvent): RequestEventItem {
   const item: RequestEventItem = {
     id: e._id,
-    type: e.type,
+    type: known<RequestEventItem['type']>(e.type),
     timestamp: e.timestamp.toISOString(),
     actor: summaryActor(e),
   };

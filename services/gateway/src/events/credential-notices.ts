@@ -1,5 +1,5 @@
 import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
-import { CredentialNotice, type NatsNames } from '@support-desk/contracts';
+import { type CredentialNotice, isNoticeKind, type NatsNames, NoticeEnvelope } from '@support-desk/contracts';
 import { decodeJson, type Logger, type NatsConnection } from '@support-desk/platform';
 import { Value } from '@sinclair/typebox/value';
 
@@ -34,12 +34,21 @@ export async function subscribeCredentialNotices({ nc, names, logger, handle }: 
         logger.warn({ seq: msg.seq }, 'credential notice is not JSON; ignored');
         continue;
       }
-      if (!Value.Check(CredentialNotice, notice)) {
-        logger.warn({ seq: msg.seq }, 'credential notice has an unknown shape; ignored');
+      // A tolerant reader: the envelope is checked, unknown fields are ignored, and a kind this
+      // release does not know has nothing here to drop.
+      if (!Value.Check(NoticeEnvelope, notice)) {
+        logger.warn({ seq: msg.seq }, 'credential notice has no valid envelope; ignored');
+        continue;
+      }
+      if (!isNoticeKind(notice.kind)) {
+        logger.info(
+          { seq: msg.seq, kind: notice.kind },
+          'credential notice of a kind this release does not know; ignored',
+        );
         continue;
       }
       try {
-        await handle(notice);
+        await handle(notice as CredentialNotice);
         logger.info(
           { kind: notice.kind, keyId: notice.keyId, userId: notice.userId },
           'credential notice applied',

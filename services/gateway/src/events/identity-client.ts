@@ -38,6 +38,8 @@ export function createIdentityClient(o: IdentityClientOptions) {
   const keyFlight = singleFlight<string, ResolveApiKeyReply>();
   const userFlight = singleFlight<string, UserSnapshot | null>();
   const clientFlight = singleFlight<string, OAuthClientInfo | null>();
+  const settings = new TtlCache<'global', string[]>(1);
+  const settingsFlight = singleFlight<'global', string[]>();
   // Bumped by every notice: a look-up that started before a notice must not repopulate the cache.
   let generation = 0;
 
@@ -92,6 +94,18 @@ export function createIdentityClient(o: IdentityClientOptions) {
       });
     },
 
+    /** The global IP allowlist (settings), cached like a client; dropped by `settings_changed`. */
+    async globalAllowlist(): Promise<string[]> {
+      const cached = settings.get('global');
+      if (cached) return cached;
+      return settingsFlight('global', async () => {
+        const started = generation;
+        const { globalAllowlist } = await rpc('getSettings', {});
+        if (started === generation) settings.set('global', globalAllowlist, o.clientTtlMs);
+        return globalAllowlist;
+      });
+    },
+
     dropKey(keyId: string) {
       generation++;
       keys.deleteWhere((r) => r.valid && r.keyId === keyId);
@@ -109,6 +123,10 @@ export function createIdentityClient(o: IdentityClientOptions) {
     dropClients() {
       generation++;
       clients.clear();
+    },
+    dropSettings() {
+      generation++;
+      settings.clear();
     },
   };
 }

@@ -1,6 +1,12 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import httpProxy from '@fastify/http-proxy';
-import replyFrom from '@fastify/reply-from';
-import { errorBody, type HttpApp } from '@support-desk/platform';
+import {
+  AUTHENTICATED_CLIENT_HEADER,
+  type ForwardedCall,
+  OAUTH_ROUTES,
+  type OAuthRoute,
+} from '@support-desk/contracts';
+import { addressKey, type BoundCall, errorBody, type HttpApp } from '@support-desk/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   type RateDecision,
@@ -9,15 +15,17 @@ import {
   rateLimitHeaders,
 } from '../store/rate-limiter.js';
 import type { GatewayConfig } from '../config.js';
-import { fromOptions, poolOptions } from './upstream.js';
+import { fromOptions, isUnsafe, upstreamPool } from './upstream.js';
+import type { UpstreamHealth } from './upstream-health.js';
 
 export interface OAuthProxyDeps {
   config: GatewayConfig;
-  identityUrl: string;
+  /** Identity's replicas. */
+  identityUrls: string[];
+  upstreamHealth: UpstreamHealth;
   rateLimiter: RateLimiter | null;
+  signForwarded: (forwarded: ForwardedCall, call: BoundCall) => string;
 }
-
-const TOKEN_BODY_LIMIT = 64 * 1024;
 
 /** client_id from HTTP Basic client authentication, the query, or a form/JSON body. */
 export function oauthClientId(request: FastifyRequest, rawBody?: string): string | null {
@@ -52,8 +60,13 @@ export function oauthClientId(request: FastifyRequest, rawBody?: string): string
 }
 
 /**
- * The token endpoint and the login/consent form POSTs are unauthenticated, so they get their own
- * limits (credential stuffing, code guessing): per client IP and per OAuth client.
+ * The authorization server's calls carry no API credential, so they get their own limits
+ * (credential stuffing, code guessing). Every POST counts per client address (an IPv6 /64)
+ * before anything else. The token and revocation endpoints also have a budget per OAuth
+ * client, but a call counts against it only once identity has authenticated the client
+ * (`countAuthenticatedClient`): anyone can name a client, so counting named clients would let
+ * anonymous posts block an app's code exchange and refresh. Here the named client's budget is
+ * only checked, so a client that spent it is refused before identity is asked.
  */
 async function limitAuthCall(
   deps: OAuthProxyDeps,
@@ -63,13 +76,15 @@ async function limitAuthCall(
 ): Promise<boolean> {
   const limiter = deps.rateLimiter;
   if (!limiter) return true;
-  const checks: [string, number][] = [[`auth:ip:${request.ip}`, deps.config.OAUTH_LIMIT_PER_IP]];
-  if (clientId) checks.push([`auth:client:${clientId}`, deps.config.OAUTH_TOKEN_LIMIT_PER_CLIENT]);
   const decisions: RateDecision[] = [];
   try {
-    for (const [key, limit] of checks) {
-      const d = await limiter.take(key, limit);
-      if (d) decisions.push(d);
+    const byAddress = await limiter.take(`auth:ip:${addressKey(request.ip)}`, deps.config.OAUTH_LIMIT_PER_IP);
+    if (byAddress) decisions.push(byAddress);
+    if (clientId && byAddress?.allowed !== false) {
+      const byClient = await limiter.take(clientKey(clientId), deps.config.OAUTH_TOKEN_LIMIT_PER_CLIENT, {
+        record: false,
+      });
+      if (byClient) decisions.push(byClient);
     }
   } catch (err) {
     if (!(err instanceof RateLimitUnavailableError)) throw err;
@@ -94,52 +109,76 @@ async function limitAuthCall(
   return false;
 }
 
+const clientKey = (clientId: string) => `auth:client:${clientId}`;
+
+/** Counts the call against the client identity authenticated, and keeps identity's note inside. */
+function countAuthenticatedClient(deps: OAuthProxyDeps) {
+  return (headers: IncomingHttpHeaders): IncomingHttpHeaders => {
+    const { [AUTHENTICATED_CLIENT_HEADER]: clientId, ...rest } = headers;
+    if (typeof clientId === 'string' && clientId && deps.rateLimiter) {
+      // Unavailable Redis was already handled by the check before the call.
+      deps.rateLimiter
+        .take(clientKey(clientId), deps.config.OAUTH_TOKEN_LIMIT_PER_CLIENT)
+        .catch(() => undefined);
+    }
+    return rest;
+  };
+}
+
 // OAuth calls keep their Authorization header (client authentication for the token endpoint).
 const replyOptions = fromOptions(true);
+const OAUTH_BODY_LIMIT = 64 * 1024;
 
-/** `/oauth/*` and `/.well-known/*` → identity, without API authentication, paths unchanged. */
+/** The route's own path with the query as sent: what identity receives and the assertion binds. */
+const forwardedUrl = (route: OAuthRoute, url: string) => {
+  const queryAt = url.indexOf('?');
+  return queryAt < 0 ? route.path : route.path + url.slice(queryAt);
+};
+
+/**
+ * The routes of `OAUTH_ROUTES` → identity, without API authentication. Each is proxied to its
+ * own path (plus the query as sent), whatever spelling of it the router matched: no other path
+ * reaches identity through here. Bodies are small forms, buffered (so the token endpoint's
+ * client can be named before the call). Each call carries the gateway's signed forwarding
+ * assertion: identity takes the client's address from it, never from a header a client sets.
+ */
 export async function registerOAuthProxy(app: HttpApp, deps: OAuthProxyDeps): Promise<void> {
-  const { config, identityUrl } = deps;
-
-  // The token endpoint's body is small: buffered so the client id can be counted, then forwarded.
+  const { config, identityUrls, signForwarded } = deps;
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: TOKEN_BODY_LIMIT }, (_req, body, done) =>
+    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: OAUTH_BODY_LIMIT }, (_req, body, done) =>
       done(null, body),
     );
-    await scope.register(replyFrom, {
-      base: identityUrl,
-      undici: poolOptions(config),
-      disableRequestLogging: true,
-    });
-    scope.post('/oauth/token', async (request, reply) => {
-      const raw = typeof request.body === 'string' ? request.body : '';
-      if (!(await limitAuthCall(deps, request, reply, oauthClientId(request, raw)))) return reply;
-      return reply.from('/oauth/token', {
-        ...replyOptions,
-        body: raw,
-        contentType: String(request.headers['content-type'] ?? 'application/x-www-form-urlencoded'),
+    for (const route of OAUTH_ROUTES) {
+      const rewriteHeaders = route.clientAuthenticated ? countAuthenticatedClient(deps) : undefined;
+      const { base, undici } = upstreamPool(config, identityUrls, {
+        keepAlive: !isUnsafe(route.method),
+        health: deps.upstreamHealth,
+        service: 'identity',
       });
-    });
+      await scope.register(httpProxy, {
+        upstream: base,
+        undici,
+        prefix: '/',
+        routes: [route.path],
+        httpMethods: route.method === 'GET' ? ['GET', 'HEAD'] : [route.method],
+        preRewrite: (url: string) => forwardedUrl(route, url),
+        // Keeps the string parser above (http-proxy would stream bodies instead).
+        preValidation: async () => undefined,
+        disableRequestLogging: true,
+        preHandler: async (request: FastifyRequest, reply: FastifyReply) => {
+          if (route.method === 'POST') {
+            const raw = typeof request.body === 'string' ? request.body : undefined;
+            const clientId = route.clientAuthenticated ? oauthClientId(request, raw) : null;
+            if (!(await limitAuthCall(deps, request, reply, clientId))) return reply;
+          }
+          request.forwardedAssertion = signForwarded(
+            { clientIp: request.ip ?? null, userAgent: request.headers['user-agent'] ?? null },
+            { audience: 'identity', method: request.method, url: forwardedUrl(route, request.url) },
+          );
+        },
+        replyOptions: { ...replyOptions, ...(rewriteHeaders && { rewriteHeaders }) } as never,
+      });
+    }
   });
-
-  for (const prefix of ['/oauth', '/.well-known']) {
-    await app.register(httpProxy, {
-      upstream: identityUrl,
-      prefix,
-      rewritePrefix: prefix,
-      undici: poolOptions(config),
-      disableRequestLogging: true,
-      preHandler: async (request: FastifyRequest, reply: FastifyReply) => {
-        // Login and consent form posts: counted per IP and per client (client_id in the query).
-        if (
-          request.method === 'POST' &&
-          !(await limitAuthCall(deps, request, reply, oauthClientId(request)))
-        ) {
-          return reply;
-        }
-      },
-      replyOptions: replyOptions as never,
-    });
-  }
 }

@@ -4,18 +4,39 @@ import { errorBody, type HttpApp, isAppError } from '@support-desk/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../use-cases/authenticator.js';
 import type { FastPrincipalSigner } from '../use-cases/principal-signer.js';
-import { type RateLimiter, RateLimitUnavailableError, rateLimitHeaders } from '../store/rate-limiter.js';
 import {
+  type RateDecision,
+  type RateLimiter,
+  RateLimitUnavailableError,
+  rateLimitHeaders,
+} from '../store/rate-limiter.js';
+import type { AuthFailureThrottle } from '../use-cases/auth-failure-throttle.js';
+import type { UpstreamHealth } from './upstream-health.js';
+import {
+  ambiguousPath,
+  forwardedPath,
+  malformedQuery,
   isUpload,
   MULTIPART_OVERHEAD_BYTES,
   routesByService,
   type Upstreams,
 } from '../use-cases/route-table.js';
 import type { GatewayConfig } from '../config.js';
-import { fromOptions, limitStream, payloadTooLarge, poolOptions } from './upstream.js';
+import {
+  bufferBody,
+  DeferredBody,
+  fromOptions,
+  isUnsafe,
+  limitStream,
+  payloadTooLarge,
+  upstreamPool,
+} from './upstream.js';
 
 export interface ProxyDeps {
   config: GatewayConfig;
+  /** Keeps replicas that are not ready out of the pools. */
+  upstreamHealth: UpstreamHealth;
+  authFailures: AuthFailureThrottle;
   upstreams: Upstreams;
   authenticator: Authenticator;
   rateLimiter: RateLimiter | null;
@@ -36,14 +57,38 @@ function sendError(
  * authentication and refused addresses consume no quota; a scope refusal does (it is a call the
  * credential made) and carries the rate-limit headers like every other answer to a credential.
  */
-function guard({ authenticator, rateLimiter, signPrincipal }: ProxyDeps) {
+function guard({ authenticator, authFailures, rateLimiter, signPrincipal }: ProxyDeps) {
+  const tooManyFailures = (reply: FastifyReply, decision: RateDecision) => {
+    reply.header('retry-after', String(decision.retryAfter));
+    return sendError(
+      reply,
+      429,
+      'RATE_LIMITED',
+      `Too many failed authentications from this address; retry after ${decision.retryAfter} s`,
+    );
+  };
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const route = request.routeOptions.config.publicRoute as PublicRoute;
+    // `/v1/requests/` matches `/v1/requests/:id` with an empty id: no such resource.
+    if (Object.values(request.params as Record<string, string>).some((v) => v === '')) {
+      return sendError(
+        reply,
+        404,
+        'NOT_FOUND',
+        `Route ${request.method} ${request.url.split('?')[0]} not found`,
+      );
+    }
+    const blocked = authFailures.blockedFor(request.ip);
+    if (blocked) return tooManyFailures(reply, blocked);
     let caller: Awaited<ReturnType<Authenticator['authenticate']>>;
     try {
       caller = await authenticator.authenticate(request.headers.authorization, request.ip);
     } catch (err) {
       if (!isAppError(err)) throw err;
+      if (err.statusCode === 401) {
+        const refusal = await authFailures.recordFailure(request.ip);
+        if (refusal) return tooManyFailures(reply, refusal);
+      }
       return reply.headers(err.headers).code(err.statusCode).send(errorBody(err.code, err.message));
     }
     if (rateLimiter) {
@@ -73,16 +118,37 @@ function guard({ authenticator, rateLimiter, signPrincipal }: ProxyDeps) {
       return sendError(reply, 403, 'FORBIDDEN', `This operation requires the ${route.scope} scope`);
     }
     request.caller = caller;
-    // Bound to the one service and the very call forwarded (reply.from forwards request.url).
+    // The path rebuilt from the route, with the query as sent: what is forwarded and bound.
+    const queryAt = request.url.indexOf('?');
+    request.forwardUrl =
+      forwardedPath(route, request.params as Record<string, string>) +
+      (queryAt < 0 ? '' : request.url.slice(queryAt));
+    // Bound to the one service and the very call forwarded.
     request.principalAssertion = signPrincipal(caller.principal, {
       clientIp: request.ip ?? null,
       userAgent: request.headers['user-agent'] ?? null,
       requestId: request.id,
       audience: route.service,
       method: request.method,
-      url: request.url,
+      url: request.forwardUrl,
     });
   };
+}
+
+/**
+ * Paths that parsers read differently are refused before anything else (authentication
+ * included), on every route and on none: a 400 in the envelope.
+ */
+export function refuseAmbiguousPaths(app: HttpApp): void {
+  app.addHook('onRequest', async (request, reply) => {
+    const queryAt = request.url.indexOf('?');
+    const why = ambiguousPath(queryAt < 0 ? request.url : request.url.slice(0, queryAt));
+    if (why)
+      return sendError(reply, 400, 'VALIDATION_ERROR', `The path contains ${why}; send it in canonical form`);
+    if (queryAt >= 0 && malformedQuery(request.url.slice(queryAt + 1))) {
+      return sendError(reply, 400, 'VALIDATION_ERROR', 'The query string has malformed percent-encoding');
+    }
+  });
 }
 
 /** Registers every PUBLIC_ROUTES entry, per owning service, as an authenticated proxy route. */
@@ -90,38 +156,61 @@ export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promi
   const onRequest = guard(deps);
   const hooks = fromOptions(false);
   const { config } = deps;
-  for (const [service, routes] of routesByService()) {
-    await app.register(async (scope) => {
-      // Bodies are not parsed here: they stream to the service, counted against their limit.
-      scope.removeAllContentTypeParsers();
-      scope.addContentTypeParser('*', (request, payload, done) => {
-        const route = request.routeOptions.config.publicRoute;
-        const limit =
-          route && isUpload(route)
+  for (const [service, allRoutes] of routesByService()) {
+    // Calls that change something go on a connection of their own (see `upstreamPool`); reads
+    // reuse kept-alive ones. Two scopes, each with its pool.
+    for (const unsafe of [false, true]) {
+      const routes = allRoutes.filter((r) => isUnsafe(r.method) === unsafe);
+      if (routes.length === 0) continue;
+      await app.register(async (scope) => {
+        scope.removeAllContentTypeParsers();
+        scope.addContentTypeParser('*', (request, payload, done) => {
+          const route = request.routeOptions.config.publicRoute;
+          const upload = route !== undefined && isUpload(route);
+          const limit = upload
             ? config.ATTACHMENT_MAX_BYTES + MULTIPART_OVERHEAD_BYTES
             : config.JSON_BODY_LIMIT_BYTES;
-        const declared = Number(request.headers['content-length'] ?? 0);
-        if (declared > limit) {
-          done(payloadTooLarge(limit), undefined);
-          return;
-        }
-        done(null, limitStream(request, payload, limit));
-      });
-      await scope.register(replyFrom, {
-        base: deps.upstreams[service as OwningService],
-        undici: poolOptions(config),
-        disableRequestLogging: true,
-      });
-      for (const route of routes) {
-        scope.route({
-          method: route.method,
-          url: route.path,
-          exposeHeadRoute: false,
-          config: { publicRoute: route },
-          onRequest,
-          handler: (request, reply) => reply.from(request.url, hooks),
+          const declared = Number(request.headers['content-length'] ?? 0);
+          if (declared > limit) {
+            done(payloadTooLarge(limit), undefined);
+            return;
+          }
+          // Uploads stream to the service, counted on the way (read only once a connection is
+          // made, so a refused one can go to another replica); JSON bodies (small) are read
+          // first, so they can be sent whole again.
+          if (upload) done(null, new DeferredBody(limitStream(request, payload, limit)));
+          else bufferBody(payload, limit, done);
         });
-      }
-    });
+        await scope.register(replyFrom, {
+          ...upstreamPool(config, deps.upstreams[service as OwningService], {
+            keepAlive: !unsafe,
+            health: deps.upstreamHealth,
+            service,
+          }),
+          disableRequestLogging: true,
+        });
+        for (const route of routes) {
+          scope.route({
+            method: route.method,
+            url: route.path,
+            exposeHeadRoute: false,
+            config: { publicRoute: route },
+            onRequest,
+            handler: (request, reply) =>
+              reply.from(
+                request.forwardUrl,
+                // A buffered body is sent as it came (never re-encoded), on every attempt.
+                Buffer.isBuffer(request.body)
+                  ? {
+                      ...hooks,
+                      body: request.body,
+                      contentType: String(request.headers['content-type'] ?? 'application/octet-stream'),
+                    }
+                  : hooks,
+              ),
+          });
+        }
+      });
+    }
   }
 }

@@ -5,8 +5,12 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the authentication hook on proxied /v1 routes. */
     caller?: Caller;
+    /** The path (rebuilt from the matched route) and query forwarded to the service. */
+    forwardUrl: string;
     /** Signed principal assertion sent upstream. */
     principalAssertion?: string;
+    /** Signed forwarding assertion sent upstream on OAuth calls (the client's address). */
+    forwardedAssertion?: string;
     /** Set when a streamed body went over its limit (renders 413 instead of 502). */
     bodyTooLarge?: boolean;
   }

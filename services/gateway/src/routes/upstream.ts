@@ -1,11 +1,17 @@
-import { Transform } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
+import { BalancedPool, Pool } from 'undici';
+import type { UpstreamHealth } from './upstream-health.js';
 import type { FastifyReplyFromHooks } from '@fastify/reply-from';
-import { INTERNAL_HEADERS, PRINCIPAL_HEADER } from '@support-desk/contracts';
+import { FORWARDED_HEADER, INTERNAL_HEADERS, PRINCIPAL_HEADER } from '@support-desk/contracts';
 import { AppError, errorBody } from '@support-desk/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayConfig } from '../config.js';
 
-/** undici pool options shared by every upstream: keep-alive, bounded connect and response waits. */
+/**
+ * undici pool options shared by every upstream: keep-alive, bounded connect and response waits.
+ * (With several replicas of a service, @fastify/reply-from spreads calls over them with undici's
+ * BalancedPool, built from the same options.)
+ */
 export function poolOptions(config: GatewayConfig) {
   return {
     connections: config.UPSTREAM_CONNECTIONS,
@@ -41,6 +47,32 @@ export function limitStream(request: FastifyRequest, payload: NodeJS.ReadableStr
   return payload.pipe(counter);
 }
 
+/** Reads a small body whole (over `limit` bytes: 413), so it can be sent again on a retry. */
+export function bufferBody(
+  payload: NodeJS.ReadableStream,
+  limit: number,
+  done: (err: Error | null, body?: Buffer) => void,
+) {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let finished = false;
+  const finish = (err: Error | null, body?: Buffer) => {
+    if (finished) return;
+    finished = true;
+    done(err, body);
+  };
+  payload.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > limit) {
+      finish(payloadTooLarge(limit));
+      return;
+    }
+    if (!finished) chunks.push(chunk);
+  });
+  payload.on('end', () => finish(null, Buffer.concat(chunks)));
+  payload.on('error', (err: Error) => finish(err));
+}
+
 /** Internal headers never come from a client; the credential stays at the gateway. */
 export function upstreamHeaders(
   request: FastifyRequest,
@@ -54,6 +86,7 @@ export function upstreamHeaders(
   out['x-forwarded-for'] = request.ip;
   out['x-forwarded-proto'] = request.protocol;
   if (request.principalAssertion) out[PRINCIPAL_HEADER] = request.principalAssertion;
+  if (request.forwardedAssertion) out[FORWARDED_HEADER] = request.forwardedAssertion;
   return out;
 }
 
@@ -75,15 +108,120 @@ export function upstreamError(reply: FastifyReply, { error }: { error: Error & {
   }
 }
 
-/** reply-from retries GETs answered 503 unless told otherwise; a gateway must not multiply load. */
-export const noRetry = () => null;
+/**
+ * Errors after which nothing can have reached the service: the connection was never made, or
+ * the call went to the pool of a replica just taken out of rotation (undici closes that pool
+ * gracefully: what it had already sent completes, a call given to it after is refused unsent).
+ */
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_CLOSED']);
+/** Errors of a connection that broke: the service may have acted on the call. */
+const CONNECTION_BROKE = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+const IDEMPOTENT = new Set(['GET', 'HEAD']);
+const RETRIES = 4;
 
-/** reply-from hooks for one kind of route: header rewrite, envelope errors, no retries. */
+/**
+ * reply-from's retry decision (a delay in ms, or null). A call is tried again — on another
+ * replica, which the BalancedPool picks after an error — only when that cannot do a thing twice:
+ * when the connection was refused (a replica shutting down or gone; nothing reached it, any
+ * method), or when a connection broke under a GET or HEAD. Never for a streamed upload (its body
+ * cannot be read twice), and never on an answer: a 503 or 504 from a service goes back to the
+ * client, and a gateway must not multiply load. At most four times, 1–31 ms apart.
+ */
+export const retryOnAnotherReplica = ({
+  err,
+  req,
+  attempt,
+}: {
+  err?: Error & { code?: string };
+  req: { method?: string; body?: unknown };
+  attempt: number;
+}): number | null => {
+  if (!err || attempt >= RETRIES) return null;
+  const code = err.code ?? (err.cause as { code?: string } | undefined)?.code ?? '';
+  if (req.body instanceof DeferredBody) {
+    // An upload goes again only if none of it was read: reply-from sends `req.body` again.
+    const fresh = NOT_CONNECTED.has(code) ? req.body.again() : null;
+    if (!fresh) return null;
+    req.body = fresh;
+    return 1 + attempt * 10;
+  }
+  if (req.body !== undefined && typeof (req.body as { pipe?: unknown }).pipe === 'function') return null;
+  if (NOT_CONNECTED.has(code)) return 1 + attempt * 10;
+  if (CONNECTION_BROKE.has(code) && IDEMPOTENT.has(req.method ?? '')) return 1 + attempt * 10;
+  return null;
+};
+
+/** reply-from hooks for one kind of route: header rewrite, envelope errors, safe retries only. */
 export function fromOptions(keepAuth: boolean): FastifyReplyFromHooks {
   return {
     rewriteRequestHeaders: (req, headers) =>
       upstreamHeaders(req as FastifyRequest, headers, keepAuth) as typeof headers,
     onError: (reply, e) => upstreamError(reply as unknown as FastifyReply, e),
-    retryDelay: noRetry,
+    retryDelay: retryOnAnotherReplica as FastifyReplyFromHooks['retryDelay'],
   };
+}
+
+/** Methods that change something: not safe to send twice once a service may have seen them. */
+export const isUnsafe = (method: string) => method !== 'GET' && method !== 'HEAD';
+
+/**
+ * What reply-from needs to reach one service: its base URL(s), and the pool. Several replicas
+ * are balanced by undici's BalancedPool (handed to reply-from and @fastify/http-proxy as the
+ * dispatcher). Without `keepAlive` every call opens a connection of its own (undici
+ * `pipelining: 0`): used for calls that change something, so a replica closing an idle kept-alive
+ * connection can never drop a write in flight — such a call either is refused before anything is
+ * sent (and goes to another replica) or is answered.
+ */
+export function upstreamPool(
+  config: GatewayConfig,
+  urls: string[],
+  {
+    keepAlive = true,
+    health,
+    service = '',
+  }: { keepAlive?: boolean; health?: UpstreamHealth; service?: string } = {},
+) {
+  const options = { ...poolOptions(config), ...(keepAlive ? {} : { pipelining: 0 }) };
+  const origins = urls.map((u) => new URL(u).origin);
+  if (origins.length === 1) return { base: urls[0], undici: new Pool(origins[0], options) };
+  const pool = new BalancedPool(origins, options);
+  health?.watch(service, origins, pool);
+  return { base: urls[0], undici: pool };
+}
+
+/**
+ * An upload's body, read from the client only once undici starts sending it on a connection. A
+ * call refused before that (the replica was gone) leaves the client's stream untouched, and
+ * `again()` hands a fresh wrapper of it to the next attempt.
+ */
+export class DeferredBody extends Readable {
+  started = false;
+
+  constructor(private readonly source: Readable) {
+    super();
+  }
+
+  override _read(): void {
+    if (this.started) {
+      this.source.resume();
+      return;
+    }
+    this.started = true;
+    this.source.on('data', (chunk: Buffer) => {
+      if (!this.push(chunk)) this.source.pause();
+    });
+    this.source.once('end', () => this.push(null));
+    this.source.once('error', (err) => this.destroy(err));
+  }
+
+  override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
+    // Unread, the client's stream stays whole for another attempt; read, it is spent with this one.
+    if (this.started) this.source.destroy(err ?? undefined);
+    callback(err);
+  }
+
+  /** A new wrapper of the same, still unread stream (null once any of it was read). */
+  again(): DeferredBody | null {
+    return this.started ? null : new DeferredBody(this.source);
+  }
 }

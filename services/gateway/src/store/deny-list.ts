@@ -23,7 +23,10 @@ return 1
 export interface DenyListOptions {
   redis: Redis;
   prefix: string;
+  /** The least an entry lives; longer when a notice says its tokens expire later. */
   ttlSeconds: number;
+  /** Added to every entry's life: a token is still accepted that long after its `exp`. */
+  leewaySeconds: number;
   cacheTtlMs: number;
   logger: Logger;
 }
@@ -33,7 +36,23 @@ const isDeny = (value: string | null | undefined) => value?.startsWith('deny:') 
 /** Why a token is refused: its user is deactivated, or its grant was revoked. */
 export type Denial = 'user' | 'grant' | null;
 
-export function createDenyList({ redis, prefix, ttlSeconds, cacheTtlMs, logger }: DenyListOptions) {
+export function createDenyList({
+  redis,
+  prefix,
+  ttlSeconds,
+  leewaySeconds,
+  cacheTtlMs,
+  logger,
+}: DenyListOptions) {
+  /**
+   * Seconds an entry must live: until the last token it refuses has expired (the notice's
+   * `tokensExpireBy`, derived from identity's access-token lifetime), plus the exp leeway; never
+   * less than `ttlSeconds` (notices from releases that do not say).
+   */
+  const ttlFor = (tokensExpireBy: string | undefined) => {
+    const untilExpiry = tokensExpireBy ? Math.ceil((Date.parse(tokensExpireBy) - Date.now()) / 1000) : 0;
+    return Math.max(ttlSeconds, Number.isFinite(untilExpiry) ? untilExpiry : 0) + leewaySeconds;
+  };
   // One cache for both kinds: `u:<userId>` / `g:<grantId>` → denied?
   const cache = new TtlCache<string, boolean>(100_000);
   const flight = singleFlight<string, Denial>();
@@ -42,9 +61,9 @@ export function createDenyList({ redis, prefix, ttlSeconds, cacheTtlMs, logger }
   const userKey = (userId: string) => `${prefix}deny:user:${userId}`;
   const grantKey = (grantId: string) => `${prefix}deny:grant:${grantId}`;
 
-  async function write(userId: string, state: 'deny' | 'allow', at: string) {
+  async function write(userId: string, state: 'deny' | 'allow', at: string, ttl: number) {
     const atMs = Date.parse(at) || Date.now();
-    await redis.eval(WRITE_IF_NEWER, 1, userKey(userId), state, String(atMs), String(ttlSeconds));
+    await redis.eval(WRITE_IF_NEWER, 1, userKey(userId), state, String(atMs), String(ttl));
   }
 
   /** One MGET for whatever is not cached; Redis down → not denied (see `isDenied`). */
@@ -65,7 +84,8 @@ export function createDenyList({ redis, prefix, ttlSeconds, cacheTtlMs, logger }
     if (started === generation) {
       cache.set(`u:${userId}`, userDenied, cacheTtlMs);
       // A revoked grant stays revoked: keep that answer as long as the Redis entry lives.
-      if (grantId) cache.set(`g:${grantId}`, grantDenied, grantDenied ? ttlSeconds * 1000 : cacheTtlMs);
+      if (grantId)
+        cache.set(`g:${grantId}`, grantDenied, grantDenied ? ttlFor(undefined) * 1000 : cacheTtlMs);
     }
     return userDenied ? 'user' : grantDenied ? 'grant' : null;
   }
@@ -84,21 +104,23 @@ export function createDenyList({ redis, prefix, ttlSeconds, cacheTtlMs, logger }
       if (user === false && grant === false) return null;
       return flight(grantId ? `${userId} ${grantId}` : userId, () => lookUp(userId, grantId));
     },
-    async deny(userId: string, at: string) {
+    async deny(userId: string, at: string, tokensExpireBy?: string) {
       generation++;
-      cache.set(`u:${userId}`, true, ttlSeconds * 1000);
-      await write(userId, 'deny', at);
+      const ttl = ttlFor(tokensExpireBy);
+      cache.set(`u:${userId}`, true, ttl * 1000);
+      await write(userId, 'deny', at, ttl);
     },
-    async allow(userId: string, at: string) {
+    async allow(userId: string, at: string, tokensExpireBy?: string) {
       generation++;
       cache.delete(`u:${userId}`);
-      await write(userId, 'allow', at);
+      await write(userId, 'allow', at, ttlFor(tokensExpireBy));
     },
     /** A revoked grant: refused here at once, and in Redis for every other replica. */
-    async denyGrant(grantId: string, at: string) {
+    async denyGrant(grantId: string, at: string, tokensExpireBy?: string) {
       generation++;
-      cache.set(`g:${grantId}`, true, ttlSeconds * 1000);
-      await redis.set(grantKey(grantId), `deny:${Date.parse(at) || Date.now()}`, 'EX', ttlSeconds);
+      const ttl = ttlFor(tokensExpireBy);
+      cache.set(`g:${grantId}`, true, ttl * 1000);
+      await redis.set(grantKey(grantId), `deny:${Date.parse(at) || Date.now()}`, 'EX', ttl);
     },
   };
 }

@@ -8,6 +8,10 @@ import type { Redis } from 'ioredis';
  * admitted calls are logged (a client hammering while limited does not extend its own
  * penalty). The key always gets a TTL of one window.
  *
+ * With ARGV[4] = '0' the call is only checked, not logged: a budget that counts a call only once
+ * its outcome is known (an authenticated client, a failed authentication) is checked before
+ * and logged after.
+ *
  * Returns {allowed, remaining, resetAtMs, nowMs}: resetAtMs is when the oldest logged call
  * leaves the window, i.e. when at least one more call will be admitted.
  */
@@ -21,9 +25,11 @@ redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
 local count = redis.call('ZCARD', key)
 local allowed = 0
 if count < limit then
-  redis.call('ZADD', key, now, now .. ':' .. ARGV[3])
-  count = count + 1
   allowed = 1
+  if ARGV[4] ~= '0' then
+    redis.call('ZADD', key, now, now .. ':' .. ARGV[3])
+    count = count + 1
+  end
 end
 local reset = now + window
 local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
@@ -66,10 +72,11 @@ export function createRateLimiter({ redis, prefix, windowSeconds, failureMode, l
     stats,
     windowSeconds,
     /**
-     * Counts one call against `key`. Returns null when Redis is unavailable and the mode is
-     * fail-open (logged and counted); throws RateLimitUnavailableError when fail-closed.
+     * Counts one call against `key` (or, with `record: false`, only says whether one more would
+     * be admitted). Returns null when Redis is unavailable and the mode is fail-open (logged and
+     * counted); throws RateLimitUnavailableError when fail-closed.
      */
-    async take(key: string, limit: number): Promise<RateDecision | null> {
+    async take(key: string, limit: number, { record = true } = {}): Promise<RateDecision | null> {
       seq = (seq + 1) % 1_000_000_000;
       let result: number[];
       try {
@@ -78,6 +85,7 @@ export function createRateLimiter({ redis, prefix, windowSeconds, failureMode, l
           String(limit),
           String(windowSeconds * 1000),
           `${instance}:${seq}`,
+          record ? '1' : '0',
         );
       } catch (err) {
         if (failureMode === 'fail-closed') {

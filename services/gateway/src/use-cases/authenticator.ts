@@ -98,7 +98,7 @@ export function createAuthenticator({
     };
   }
 
-  async function accessToken(token: string): Promise<Caller> {
+  async function accessToken(token: string, clientIp: string | undefined): Promise<Caller> {
     let claims: AccessTokenClaims;
     try {
       claims = await tokens.verify(token);
@@ -106,14 +106,19 @@ export function createAuthenticator({
       if (err instanceof InvalidTokenError) throw unauthorized('Invalid or expired access token');
       throw err;
     }
-    const [denied, user, client] = await Promise.all([
+    const [denied, user, client, globalAllowlist] = await Promise.all([
       denyList.isDenied(claims.userId, claims.grantId),
       identity.getUser(claims.userId),
       identity.getOAuthClient(claims.clientId),
+      identity.globalAllowlist(),
     ]);
     if (denied === 'grant') throw unauthorized('The access token has been revoked');
     if (denied || !user || user.status !== 'active') throw unauthorized('The user is not active');
     if (!client) throw unauthorized('Unknown OAuth client');
+    // The spec: when addresses are listed, only they may call the API, whatever the credential.
+    if (!allowlist.allows(clientIp, globalAllowlist)) {
+      throw forbidden('Calls are not allowed from this address');
+    }
     const known = tokenCallers.get(claims);
     if (known && known.user === user && known.client === client) return known.caller;
     const caller = tokenCaller(claims, user, client);
@@ -146,7 +151,7 @@ export function createAuthenticator({
       if (!match) throw unauthorized('Authorization must use the Bearer scheme', false);
       const credential = match[1];
       if (credential.startsWith('sd_')) return apiKey(credential, clientIp);
-      if (credential.split('.').length === 3) return accessToken(credential);
+      if (credential.split('.').length === 3) return accessToken(credential, clientIp);
       throw unauthorized('Invalid credentials');
     },
   };

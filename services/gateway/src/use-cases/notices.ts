@@ -15,9 +15,10 @@ export function createNoticeHandler(identity: IdentityClient, tokens: TokenVerif
         if (notice.userId) identity.dropUser(notice.userId);
         return;
       case 'settings_changed':
-        // The global allowlist travels inside key resolutions.
+        // The global allowlist travels inside key resolutions, and is cached for tokens.
         identity.dropAllKeys();
         identity.dropClients();
+        identity.dropSettings();
         return;
       case 'oauth_grant_revoked':
         if (notice.userId) {
@@ -26,7 +27,7 @@ export function createNoticeHandler(identity: IdentityClient, tokens: TokenVerif
         }
         // The grant's unexpired access tokens carry its id in `gid`: refuse them from now on
         // (locally at once, even if the Redis write then fails).
-        if (notice.keyId) await denyList.denyGrant(notice.keyId, notice.at);
+        if (notice.keyId) await denyList.denyGrant(notice.keyId, notice.at, notice.tokensExpireBy);
         return;
       case 'user_deactivated':
       case 'user_reactivated':
@@ -34,8 +35,10 @@ export function createNoticeHandler(identity: IdentityClient, tokens: TokenVerif
         if (!notice.userId) return;
         identity.dropUser(notice.userId);
         tokens.dropUser(notice.userId);
-        if (notice.kind === 'user_deactivated') await denyList.deny(notice.userId, notice.at);
-        if (notice.kind === 'user_reactivated') await denyList.allow(notice.userId, notice.at);
+        if (notice.kind === 'user_deactivated')
+          await denyList.deny(notice.userId, notice.at, notice.tokensExpireBy);
+        if (notice.kind === 'user_reactivated')
+          await denyList.allow(notice.userId, notice.at, notice.tokensExpireBy);
         return;
     }
   };

@@ -1,6 +1,7 @@
 import type { Principal } from '@support-desk/contracts';
 import {
   PRINCIPAL_ISSUER,
+  PRINCIPAL_VERSION,
   PRINCIPAL_TTL_SECONDS,
   principalSigningKey,
   signClaims,
@@ -41,7 +42,7 @@ export function createFastPrincipalSigner(signingKeyPem: string) {
     const iat = Math.floor(Date.now() / 1000);
     const claims =
       `{"p":${json},"clientIp":${JSON.stringify(call.clientIp)},"userAgent":${JSON.stringify(call.userAgent)},` +
-      `"requestId":${JSON.stringify(call.requestId)}},"iss":${iss},"aud":${JSON.stringify(call.audience)},` +
+      `"requestId":${JSON.stringify(call.requestId)}},"v":${PRINCIPAL_VERSION},"iss":${iss},"aud":${JSON.stringify(call.audience)},` +
       `"htm":${JSON.stringify(call.method)},"htu":${JSON.stringify(call.url)},` +
       `"iat":${iat},"exp":${iat + PRINCIPAL_TTL_SECONDS}}`;
     return signClaims(key, claims);

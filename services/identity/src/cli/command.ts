@@ -1,3 +1,4 @@
+import type { NatsConnection } from '@support-desk/platform';
 import type { Deps, EventContext } from '../use-cases/deps.js';
 import { type Options, UsageError } from './args.js';
 
@@ -18,6 +19,8 @@ export interface Command {
     ctx: EventContext,
     values: Record<string, unknown>,
     positionals: string[],
+    /** The NATS connection, null when NATS did not answer (commands that need it say so). */
+    nc: NatsConnection | null,
   ): Promise<CommandResult>;
 }
 

@@ -11,6 +11,7 @@ import { getSettings, setGlobalAllowlist } from '../use-cases/settings.js';
 import { findUserByEmail } from '../use-cases/users.js';
 import { rotateDevSigningKey } from '../oauth/keys.js';
 import { parse, parseDuration, positiveInt, required, UsageError } from './args.js';
+import { deadLetterCommands } from './commands-dead-letters.js';
 import { directoryCommands } from './commands-directory.js';
 import { type Command, oneOf } from './command.js';
 
@@ -34,6 +35,7 @@ const allowlistFrom = (value: string) => {
 
 export const COMMANDS: Record<string, Command> = {
   ...directoryCommands,
+  ...deadLetterCommands,
   'api-keys create': {
     usage:
       'api-keys create --owner EMAIL --name N --scopes a,b [--plan standard|professional|enterprise] [--rate-limit N] [--events-rate-limit N] [--allow-ip CIDR,...] [--expires-in 30d]',

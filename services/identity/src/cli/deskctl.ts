@@ -10,6 +10,7 @@ import {
   isAppError,
   type NatsConnection,
   type OutboxRelay,
+  useStoreLocks,
 } from '@support-desk/platform';
 import { connect } from '@nats-io/transport-node';
 import { identityDeps } from '../composition.js';
@@ -66,6 +67,8 @@ async function main(argv: string[]): Promise<number> {
   }
   const json = values.json === true;
   const config = loadIdentityConfig();
+  // deskctl writes the same aggregates as the identity replicas do.
+  useStoreLocks(config.STORE_WRITE_LOCKS);
   const logger = createLogger({ service: 'deskctl', level: 'silent' });
   let conn: Connection | undefined;
   let nc: NatsConnection | null = null;
@@ -96,7 +99,7 @@ async function main(argv: string[]): Promise<number> {
       .catch(() => false);
     if (!prepared) await ensureIndexes(conn);
     const ctx = await actingContext(deps, values.as);
-    const result = await found.command.run(deps, ctx, values, positionals);
+    const result = await found.command.run(deps, ctx, values, positionals, nc);
     await flushOutbox(relay);
     process.stdout.write(json ? `${JSON.stringify(result.json, null, 2)}\n` : `${result.text}\n`);
     return 0;

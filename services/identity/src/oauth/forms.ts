@@ -40,9 +40,24 @@ export interface CookieOptions {
   maxAgeSeconds?: number;
 }
 
-/** HttpOnly, SameSite=Lax, scoped to /oauth; Secure when the issuer is https. */
+/**
+ * A cookie's name: under https the `__Host-` prefix, which browsers accept only from a secure
+ * origin, with `Secure`, `Path=/` and no `Domain` (so no sibling subdomain can set or shadow it).
+ */
+export const cookieName = (base: string, secure: boolean) => (secure ? `__Host-${base}` : base);
+
+/**
+ * HttpOnly, SameSite=Lax; under https `__Host-` prefixed, Secure and Path=/ (the prefix demands
+ * it), over plain http (development) scoped to /oauth.
+ */
 export function setCookie(reply: FastifyReply, name: string, value: string, opts: CookieOptions): void {
-  const parts = [`${name}=${encodeURIComponent(value)}`, 'Path=/oauth', 'HttpOnly', 'SameSite=Lax'];
+  const path = opts.secure ? '/' : '/oauth';
+  const parts = [
+    `${cookieName(name, opts.secure)}=${encodeURIComponent(value)}`,
+    `Path=${path}`,
+    'HttpOnly',
+    'SameSite=Lax',
+  ];
   if (opts.secure) parts.push('Secure');
   if (opts.maxAgeSeconds !== undefined) parts.push(`Max-Age=${opts.maxAgeSeconds}`);
   const existing = reply.getHeader('set-cookie');

@@ -13,7 +13,7 @@ import type { Deps } from '../use-cases/deps.js';
 import { login, logout, sessionUser } from '../use-cases/login.js';
 import { randomSecret, safeEqual } from '../use-cases/secrets.js';
 import type { UserDoc } from '../store/index.js';
-import { cookie, type FormBody, param, parseForm, setCookie } from '../oauth/forms.js';
+import { cookie, cookieName, type FormBody, param, parseForm, setCookie } from '../oauth/forms.js';
 import { consentPage, errorPage, loginPage, messagePage, PAGE_HEADERS } from '../oauth/pages.js';
 
 const SESSION_COOKIE = 'sd_session';
@@ -31,7 +31,7 @@ export function oauthPageRoutes(app: HttpApp, deps: Deps): void {
     reply.code(status).headers(PAGE_HEADERS).send(page);
 
   const csrfToken = (request: FastifyRequest, reply: FastifyReply) => {
-    const existing = cookie(request, CSRF_COOKIE);
+    const existing = cookie(request, cookieName(CSRF_COOKIE, secure));
     if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
     const token = randomSecret(32);
     setCookie(reply, CSRF_COOKIE, token, { secure });
@@ -39,28 +39,26 @@ export function oauthPageRoutes(app: HttpApp, deps: Deps): void {
   };
   const csrfValid = (request: FastifyRequest, body: FormBody) => {
     const sent = param(body, 'csrf_token');
-    const expected = cookie(request, CSRF_COOKIE);
+    const expected = cookie(request, cookieName(CSRF_COOKIE, secure));
     return typeof sent === 'string' && !!expected && safeEqual(sent, expected);
   };
   const meta = (request: FastifyRequest) => ({
-    ip: request.ip,
+    ip: request.clientAddress ?? 'unknown',
     userAgent: typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null,
     requestId: request.id,
   });
 
+  /** 302 answering a GET; 303 answering a POST, so the browser does not repost the form there. */
   const redirectError = (reply: FastifyReply, err: AuthorizeRedirectError) =>
-    reply
-      .code(302)
-      .header('cache-control', 'no-store')
-      .redirect(
-        redirectWith(err.redirectUri, {
-          error: err.error,
-          error_description: err.description,
-          state: err.state,
-          iss: deps.config.OAUTH_ISSUER,
-        }),
-        302,
-      );
+    reply.header('cache-control', 'no-store').redirect(
+      redirectWith(err.redirectUri, {
+        error: err.error,
+        error_description: err.description,
+        state: err.state,
+        iss: deps.config.OAUTH_ISSUER,
+      }),
+      reply.request.method === 'POST' ? 303 : 302,
+    );
 
   /** Validates the request; on a page error renders it, on a redirect error redirects. */
   const validated = async (reply: FastifyReply, query: string): Promise<AuthorizeRequest | null> => {
@@ -122,7 +120,7 @@ export function oauthPageRoutes(app: HttpApp, deps: Deps): void {
       const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
       const req = await validated(reply, query);
       if (!req) return reply;
-      const user = await sessionUser(deps, cookie(request, SESSION_COOKIE));
+      const user = await sessionUser(deps, cookie(request, cookieName(SESSION_COOKIE, secure)));
       if (!user) return html(reply, 200, loginPage({ csrf: csrfToken(request, reply), request: query }));
       return showConsent(request, reply, req, user, query);
     });
@@ -145,12 +143,8 @@ export function oauthPageRoutes(app: HttpApp, deps: Deps): void {
       }
       const result = await login(deps, { email, password, ...meta(request) });
       if (!result.ok) {
-        const status =
-          result.reason === 'throttled'
-            ? 429
-            : result.reason === 'invalid' || result.reason === 'no_password'
-              ? 401
-              : 403;
+        if (result.reason === 'throttled') reply.header('retry-after', String(result.retryAfterSeconds));
+        const status = { throttled: 429, invalid: 401, inactive: 403 }[result.reason];
         return html(reply, status, loginPage({ csrf, request: query, email, error: result.message }));
       }
       setCookie(reply, SESSION_COOKIE, result.sessionToken, {
@@ -171,7 +165,7 @@ export function oauthPageRoutes(app: HttpApp, deps: Deps): void {
       if (!req) return reply;
       if (!csrfValid(request, body))
         return html(reply, 403, errorPage('The form expired or was not sent by this site. Start again.'));
-      const user = await sessionUser(deps, cookie(request, SESSION_COOKIE));
+      const user = await sessionUser(deps, cookie(request, cookieName(SESSION_COOKIE, secure)));
       if (!user) return html(reply, 200, loginPage({ csrf: csrfToken(request, reply), request: query }));
       const decision = param(body, 'decision');
       if (decision !== 'approve') {
@@ -200,7 +194,7 @@ export function oauthPageRoutes(app: HttpApp, deps: Deps): void {
       const body = (request.body ?? {}) as FormBody;
       if (!csrfValid(request, body))
         return html(reply, 403, errorPage('The sign-out form expired; nothing was changed.'));
-      await logout(deps, cookie(request, SESSION_COOKIE), meta(request));
+      await logout(deps, cookie(request, cookieName(SESSION_COOKIE, secure)), meta(request));
       setCookie(reply, SESSION_COOKIE, '', { secure, maxAgeSeconds: 0 });
       return html(reply, 200, messagePage('Signed out', 'You are signed out.'));
     });

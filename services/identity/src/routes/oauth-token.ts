@@ -1,3 +1,4 @@
+import { AUTHENTICATED_CLIENT_HEADER } from '@support-desk/contracts';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpApp } from '@support-desk/platform';
 import type { Deps } from '../use-cases/deps.js';
@@ -29,10 +30,13 @@ function field(body: FormBody, name: string): string | undefined {
 /**
  * Client authentication: HTTP Basic (client_secret_basic) or client_id + client_secret in the
  * body (client_secret_post); public clients send only client_id. Using both methods is refused.
+ * A confidential client that authenticated is named to the gateway, which counts the call
+ * against that client's budget (and only then: anyone can name a client).
  */
 async function authenticateClient(
   deps: Deps,
   request: FastifyRequest,
+  reply: FastifyReply,
   body: FormBody,
 ): Promise<OAuthClientDoc> {
   const header = request.headers.authorization;
@@ -63,6 +67,7 @@ async function authenticateClient(
   }
   if (!clientSecretMatches(client, secret))
     throw new OAuthError('invalid_client', 'client authentication failed', 401);
+  reply.header(AUTHENTICATED_CLIENT_HEADER, client._id);
   return client;
 }
 
@@ -110,7 +115,7 @@ export function oauthTokenRoutes(app: HttpApp, deps: Deps, keyring: Keyring): vo
       if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
         throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported`);
       }
-      const client = await authenticateClient(deps, request, body);
+      const client = await authenticateClient(deps, request, reply, body);
       const tokens =
         grantType === 'authorization_code'
           ? await redeemCode(deps, keyring, client, {
@@ -127,7 +132,7 @@ export function oauthTokenRoutes(app: HttpApp, deps: Deps, keyring: Keyring): vo
 
     api.post('/oauth/revoke', { config: { public: true } }, async (request, reply) => {
       const body = formBody(request);
-      const client = await authenticateClient(deps, request, body);
+      const client = await authenticateClient(deps, request, reply, body);
       await revokeToken(deps, keyring, client, field(body, 'token'));
       return reply.code(200).headers(NO_STORE).send({});
     });

@@ -35,6 +35,13 @@ export function createApiKeysRepository(conn: Connection) {
         .limit(10_000)
         .lean<ApiKeyDoc[]>()
         .exec(),
+    /** The owner's unrevoked keys (created before `before`, when given). */
+    listLiveOf: (ownerId: string, before: Date | null) =>
+      model
+        .find({ ownerId, revokedAt: null, ...(before && { createdAt: { $lt: before } }) }, { _id: 1 })
+        .limit(10_000)
+        .lean<Pick<ApiKeyDoc, '_id'>[]>()
+        .exec(),
     /** Unrevoked keys of that name (the demo seeder's per-run keys). */
     listActiveNamed: (name: string) =>
       model.find({ name, revokedAt: null }, { _id: 1 }).lean<Pick<ApiKeyDoc, '_id'>[]>().exec(),

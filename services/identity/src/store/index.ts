@@ -20,7 +20,7 @@ export type { ApiKeyDoc, OAuthClientDoc, SettingsDoc } from './credentials.js';
 export type { GroupDoc } from './groups.js';
 export { groupNameKey } from './groups.js';
 export type { GrantDoc, LoginAttemptDoc, SessionDoc } from './oauth.js';
-export type { PurgeBounds } from './oauth-repository.js';
+export type { FailureCount, PurgeBounds } from './oauth-repository.js';
 export type { UserDoc } from './users.js';
 export { emailKey, type UserBrief, type UserListFilter } from './users-repository.js';
 

@@ -49,6 +49,13 @@ export function createGrantsRepository(conn: Connection) {
       id: string,
       decide: (current: GrantDoc) => AggregateDecision<R> | Promise<AggregateDecision<R>>,
     ) => updateAggregate<GrantDoc, R>(model, id, decide, { what: 'Grant' }),
+    /** The user's unrevoked grants (created before `before`, when given). */
+    listLiveOf: (userId: string, before: Date | null) =>
+      model
+        .find({ userId, revokedAt: null, ...(before && { createdAt: { $lt: before } }) })
+        .limit(10_000)
+        .lean<GrantDoc[]>()
+        .exec(),
     /** Deletes spent grants (see `spentGrants`); returns how many. */
     purgeSpent: (cutoff: Date, bounds: PurgeBounds) =>
       deleteInBatches(model, spentGrants(cutoff), { sort: { _id: 1 }, ...bounds }),
@@ -67,28 +74,49 @@ export function createSessionsRepository(conn: Connection) {
     async remove(id: string): Promise<boolean> {
       return (await model.deleteOne({ _id: id })).deletedCount > 0;
     },
+    /** Signs the user out everywhere (sessions created before `before`, when given). */
+    async removeAllOf(userId: string, before: Date | null): Promise<number> {
+      const filter = { userId, ...(before && { createdAt: { $lt: before } }) };
+      return (await model.deleteMany(filter)).deletedCount;
+    },
     purgeExpired: (now: Date, bounds: PurgeBounds) =>
       deleteInBatches(model, { expiresAt: { $lte: now } }, { sort: { expiresAt: 1 }, ...bounds }),
   };
 }
 
-/** Failed sign-in counters: fixed windows, one document per key (account or address). */
+export interface FailureCount {
+  failures: number;
+  windowStart: Date | null;
+  lastFailureAt: Date | null;
+}
+const NO_FAILURES: FailureCount = { failures: 0, windowStart: null, lastFailureAt: null };
+
+/** Failed sign-in counters: fixed windows, one document per key (account and address, or address). */
 export function createLoginAttemptsRepository(conn: Connection) {
   const model = loginAttemptModel(conn);
   return {
-    /** Failures counted in the window that started after `windowStart`. */
-    async failuresSince(key: string, windowStart: Date): Promise<number> {
+    /** Failures (and the latest one's time) in the window that started after `windowStart`. */
+    async failuresSince(key: string, windowStart: Date): Promise<FailureCount> {
       const doc = await model.findById(key).lean<LoginAttemptDoc>();
-      return doc && new Date(doc.windowStart).getTime() > windowStart.getTime() ? doc.failures : 0;
+      if (!doc || new Date(doc.windowStart).getTime() <= windowStart.getTime()) return NO_FAILURES;
+      return {
+        failures: doc.failures,
+        windowStart: doc.windowStart,
+        lastFailureAt: doc.lastFailureAt ?? doc.windowStart,
+      };
     },
     /** Counts one failure: in the current window, or as the first of a new one. */
     async recordFailure(key: string, now: Date, windowStart: Date): Promise<void> {
       const res = await model.updateOne(
         { _id: key, windowStart: { $gt: windowStart } },
-        { $inc: { failures: 1 } },
+        { $inc: { failures: 1 }, $set: { lastFailureAt: now } },
       );
       if (res.matchedCount === 0) {
-        await model.updateOne({ _id: key }, { $set: { failures: 1, windowStart: now } }, { upsert: true });
+        await model.updateOne(
+          { _id: key },
+          { $set: { failures: 1, windowStart: now, lastFailureAt: now } },
+          { upsert: true },
+        );
       }
     },
     async clear(key: string): Promise<void> {

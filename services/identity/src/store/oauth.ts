@@ -53,6 +53,7 @@ outboxPlugin(GrantSchema);
 GrantSchema.index({ codeExpiresAt: 1 });
 GrantSchema.index({ refreshExpiresAt: 1 });
 GrantSchema.index({ revokedAt: 1 });
+GrantSchema.index({ userId: 1, revokedAt: 1 });
 
 /** A browser login session at the authorization server; `_id` is the SHA-256 of the cookie value. */
 export interface SessionDoc {
@@ -73,11 +74,12 @@ export const SessionSchema = new Schema<SessionDoc>(
 );
 SessionSchema.index({ expiresAt: 1 });
 
-/** Failed-login counters, keyed `account:<email>` or `ip:<address>`, in fixed windows. */
+/** Failed-login counters, keyed `pair:<address>|<email>` or `ip:<address>`, in fixed windows. */
 export interface LoginAttemptDoc {
   _id: string;
   failures: number;
   windowStart: Date;
+  lastFailureAt?: Date;
 }
 
 export const LoginAttemptSchema = new Schema<LoginAttemptDoc>(
@@ -85,6 +87,7 @@ export const LoginAttemptSchema = new Schema<LoginAttemptDoc>(
     _id: { type: String, required: true },
     failures: { type: Number, required: true },
     windowStart: { type: Date, required: true },
+    lastFailureAt: { type: Date },
   },
   { collection: 'login_attempts', versionKey: false },
 );

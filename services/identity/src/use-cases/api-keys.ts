@@ -1,6 +1,7 @@
 import {
   type CredentialNotice,
   newId,
+  NOTICE_VERSION,
   type Plan,
   type RateLimits,
   type ResolveApiKeyReply,
@@ -166,6 +167,7 @@ export async function revokeApiKey(deps: Deps, ctx: EventContext, id: string) {
       now,
     );
     const notice: CredentialNotice = {
+      v: NOTICE_VERSION,
       kind: 'api_key_revoked',
       keyId: id,
       userId: key.ownerId,

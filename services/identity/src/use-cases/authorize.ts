@@ -90,8 +90,9 @@ export async function validateAuthorize(deps: Deps, query: string): Promise<Auth
   }
   if (challenge !== undefined && !PKCE_VALUE.test(challenge))
     fail('invalid_request', 'malformed code_challenge');
-  if (client.isPublic && challenge === undefined) {
-    fail('invalid_request', 'PKCE (code_challenge with S256) is required for public clients');
+  // OAuth 2.1 and RFC 9700 §2.1.1: every client, confidential ones too (code injection).
+  if (challenge === undefined) {
+    fail('invalid_request', 'PKCE (code_challenge with code_challenge_method=S256) is required');
   }
   return {
     client,

@@ -1,15 +1,24 @@
-import { buildEvent, type EventContext, eventEntry, type OutboxEntry } from '@support-desk/platform';
-import type { UserDoc } from '../store/index.js';
+import {
+  addressKey,
+  buildEvent,
+  type EventContext,
+  eventEntry,
+  type OutboxEntry,
+} from '@support-desk/platform';
+import type { FailureCount, UserDoc } from '../store/index.js';
 import type { Deps } from './deps.js';
-import { randomSecret, sha256, verifyPassword } from './secrets.js';
+import { hashPassword, randomSecret, sha256, verifyPassword } from './secrets.js';
 import { findUserByEmail } from './users.js';
 
 export type LoginResult =
   | { ok: true; user: UserDoc; sessionToken: string }
-  | { ok: false; reason: 'throttled' | 'invalid' | 'inactive' | 'external' | 'no_password'; message: string };
+  | { ok: false; reason: 'throttled'; message: string; retryAfterSeconds: number }
+  | { ok: false; reason: 'invalid' | 'inactive'; message: string };
 
-const accountKey = (email: string) => `account:${email.trim().toLowerCase()}`;
-const ipKey = (ip: string) => `ip:${ip}`;
+/** One account tried from one address (an IPv6 /64): the unit a wrong password slows down. */
+const pairKey = (email: string, address: string) => `pair:${address}|${email.trim().toLowerCase()}`;
+/** One address across every account: credential stuffing. */
+const addressOnlyKey = (address: string) => `ip:${address}`;
 
 const windowStartOf = (deps: Deps, now: Date) =>
   new Date(now.getTime() - deps.config.LOGIN_THROTTLE_WINDOW_SECONDS * 1000);
@@ -20,10 +29,29 @@ const failures = (deps: Deps, key: string, now: Date) =>
 const recordFailure = (deps: Deps, key: string, now: Date) =>
   deps.loginAttempts.recordFailure(key, now, windowStartOf(deps, now));
 
-/** Records a sign-in or sign-out event on the user (and the sign-in time, if given). */
-async function recordOnUser(deps: Deps, userId: string, entry: OutboxEntry, lastLoginAt?: Date) {
+/**
+ * Seconds this account must still wait from this address: none for the first
+ * LOGIN_FAILURES_BEFORE_BACKOFF failures, then LOGIN_BACKOFF_SECONDS after the latest failure,
+ * doubling with each further one, never more than the window.
+ */
+function pairWait(deps: Deps, count: FailureCount, now: Date): number {
+  const { LOGIN_FAILURES_BEFORE_BACKOFF: free, LOGIN_BACKOFF_SECONDS: base } = deps.config;
+  if (count.failures < free || !count.lastFailureAt) return 0;
+  const backoff = Math.min(base * 2 ** (count.failures - free), deps.config.LOGIN_THROTTLE_WINDOW_SECONDS);
+  return backoff - (now.getTime() - new Date(count.lastFailureAt).getTime()) / 1000;
+}
+
+/** Seconds this address must still wait: to the end of its window once it spent its failures. */
+function addressWait(deps: Deps, count: FailureCount, now: Date): number {
+  if (count.failures < deps.config.LOGIN_MAX_FAILURES_PER_IP || !count.windowStart) return 0;
+  const end = new Date(count.windowStart).getTime() + deps.config.LOGIN_THROTTLE_WINDOW_SECONDS * 1000;
+  return (end - now.getTime()) / 1000;
+}
+
+/** Records a sign-in or sign-out event on the user (and whatever else changes with it). */
+async function recordOnUser(deps: Deps, userId: string, entry: OutboxEntry, set: Partial<UserDoc> = {}) {
   await deps.users.update(userId, () => ({
-    write: { set: lastLoginAt ? { lastLoginAt } : {}, outbox: [entry] },
+    write: { set, outbox: [entry] },
     result: undefined,
   }));
 }
@@ -39,56 +67,49 @@ export function oauthContext(user: UserDoc, ip: string | null, userAgent: string
   return ctx;
 }
 
+const INVALID = 'Invalid email or password.';
+
 /**
- * Password sign-in at the authorization server. Failed attempts are throttled per account and
- * per client IP (counters in MongoDB); the wrong-password answer never says whether the account
- * exists, and costs the same scrypt time either way.
+ * Password sign-in at the authorization server.
+ *
+ * Throttling never locks the owner out: failures slow down one account from one address (with
+ * backoff), so the right password from another address still signs in, and one address that
+ * fails across many accounts waits out the window. The address is the client's as the gateway
+ * signed it (an IPv6 /64 counts as one).
+ *
+ * No enumeration: an unknown email, an account that signs in through an identity provider, one
+ * with no password and a wrong password all answer the same, after the same password check (a
+ * dummy hash stands in). Only the right password learns that an account is deactivated.
  */
 export async function login(
   deps: Deps,
   input: { email: string; password: string; ip: string; userAgent: string | null; requestId: string },
 ): Promise<LoginResult> {
   const now = deps.clock();
-  const [acct, byIp] = await Promise.all([
-    failures(deps, accountKey(input.email), now),
-    failures(deps, ipKey(input.ip), now),
-  ]);
-  if (acct >= deps.config.LOGIN_MAX_FAILURES_PER_ACCOUNT || byIp >= deps.config.LOGIN_MAX_FAILURES_PER_IP) {
-    const minutes = Math.ceil(deps.config.LOGIN_THROTTLE_WINDOW_SECONDS / 60);
+  const address = addressKey(input.ip);
+  const keys = [pairKey(input.email, address), addressOnlyKey(address)];
+  const [pair, byAddress] = await Promise.all(keys.map((key) => failures(deps, key, now)));
+  const wait = Math.ceil(Math.max(pairWait(deps, pair, now), addressWait(deps, byAddress, now)));
+  if (wait > 0) {
     return {
       ok: false,
       reason: 'throttled',
-      message: `Too many failed sign-in attempts. Try again in up to ${minutes} minute(s).`,
+      retryAfterSeconds: wait,
+      message: `Too many failed sign-in attempts. Try again in ${wait} second(s).`,
     };
   }
-  const user = input.email.length <= 254 ? await findUserByEmail(deps, input.email, true) : null;
-  if (user && user.identityProvider !== 'local') {
-    return {
-      ok: false,
-      reason: 'external',
-      message: `This account signs in through ${user.identityProvider}; password sign-in is not available for it.`,
-    };
-  }
-  const valid = await verifyPassword(input.password.slice(0, 1024), user?.passwordHash);
-  if (!user || !valid) {
-    await Promise.all([
-      recordFailure(deps, accountKey(input.email), now),
-      recordFailure(deps, ipKey(input.ip), now),
-    ]);
-    if (user && !user.passwordHash) {
-      return {
-        ok: false,
-        reason: 'no_password',
-        message: 'Invalid email or password. (If no password was ever set, ask an administrator.)',
-      };
-    }
-    return { ok: false, reason: 'invalid', message: 'Invalid email or password.' };
+  const found = input.email.length <= 254 ? await findUserByEmail(deps, input.email, true) : null;
+  const user = found?.identityProvider === 'local' ? found : null;
+  const check = await verifyPassword(input.password.slice(0, 1024), user?.passwordHash ?? null);
+  if (!user || !check.valid) {
+    await Promise.all(keys.map((key) => recordFailure(deps, key, now)));
+    return { ok: false, reason: 'invalid', message: INVALID };
   }
   if (user.status !== 'active') {
     return { ok: false, reason: 'inactive', message: 'This account is deactivated and cannot sign in.' };
   }
   // Expired sessions and lapsed counters of everyone are purged by housekeeping.ts.
-  await deps.loginAttempts.clear(accountKey(input.email));
+  await deps.loginAttempts.clear(keys[0]);
   const token = randomSecret(32);
   await deps.sessions.insert({
     _id: sha256(token),
@@ -98,7 +119,9 @@ export async function login(
   });
   const ctx = oauthContext(user, input.ip, input.userAgent, input.requestId);
   const event = buildEvent('user.login', user._id, ctx, undefined, now);
-  await recordOnUser(deps, user._id, eventEntry(deps.names, event), now);
+  // A hash made with older parameters is replaced now, while the password is at hand.
+  const rehashed = check.needsRehash ? { passwordHash: await hashPassword(input.password) } : {};
+  await recordOnUser(deps, user._id, eventEntry(deps.names, event), { lastLoginAt: now, ...rehashed });
   return { ok: true, user, sessionToken: token };
 }
 

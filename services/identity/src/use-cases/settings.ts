@@ -1,3 +1,4 @@
+import { NOTICE_VERSION } from '@support-desk/contracts';
 import { buildEvent, type EventContext, eventEntry, messageEntry } from '@support-desk/platform';
 import type { Deps } from './deps.js';
 
@@ -24,7 +25,7 @@ export async function setGlobalAllowlist(deps: Deps, ctx: EventContext, allowlis
       { ipAllowlist: { from: previous, to: allowlist } },
       now,
     );
-    const notice = { kind: 'settings_changed', at: now.toISOString() };
+    const notice = { v: NOTICE_VERSION, kind: 'settings_changed', at: now.toISOString() };
     return {
       write: {
         set: { globalAllowlist: allowlist, updatedAt: now },

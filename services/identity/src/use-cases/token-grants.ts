@@ -1,3 +1,4 @@
+import { NOTICE_VERSION } from '@support-desk/contracts';
 import { buildEvent, eventEntry, messageEntry, systemContext } from '@support-desk/platform';
 import { verifyOwnAccessToken, signAccessToken } from '../oauth/tokens.js';
 import type { Keyring } from '../oauth/keys.js';
@@ -22,7 +23,18 @@ function splitToken(value: string | undefined): { grantId: string; hash: string 
   return m ? { grantId: m[1], hash: sha256(m[2]) } : null;
 }
 
+/**
+ * Rotated refresh tokens remembered per grant, for reuse detection: the latest ones only, so a
+ * long-lived grant's document stays small. An older one presented again is still refused (it
+ * is not the current token), it just no longer revokes the family.
+ */
+export const USED_REFRESH_KEPT = 100;
+
 const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
+
+/** By when every access token issued until `now` has expired. */
+export const tokensExpireBy = (deps: Deps, now: Date) =>
+  new Date(now.getTime() + deps.config.OAUTH_ACCESS_TTL_SECONDS * 1000).toISOString();
 
 /**
  * Revokes a whole grant (code, refresh-token family, and through the notice the access tokens
@@ -34,10 +46,12 @@ export async function revokeGrant(deps: Deps, grant: GrantDoc, reason: string): 
     if (current.revokedAt) return { write: null, result: false };
     const now = deps.clock();
     const notice = {
+      v: NOTICE_VERSION,
       kind: 'oauth_grant_revoked',
       keyId: current._id,
       userId: current.userId,
       at: now.toISOString(),
+      tokensExpireBy: tokensExpireBy(deps, now),
     };
     const event = buildEvent(
       'system.config_changed',
@@ -183,8 +197,8 @@ export async function refresh(
         set: {
           refreshHash: sha256(secret),
           refreshExpiresAt: new Date(now.getTime() + deps.config.OAUTH_REFRESH_TTL_SECONDS * 1000),
+          usedRefreshHashes: [...(current.usedRefreshHashes ?? []), parts.hash].slice(-USED_REFRESH_KEPT),
         },
-        append: { usedRefreshHashes: [parts.hash] },
       },
       result: true,
     };

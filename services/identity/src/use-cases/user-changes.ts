@@ -1,4 +1,4 @@
-import type { Changes, CredentialNotice } from '@support-desk/contracts';
+import { type Changes, type CredentialNotice, NOTICE_VERSION } from '@support-desk/contracts';
 import {
   buildEvent,
   diffChanges,
@@ -9,6 +9,8 @@ import {
   type OutboxEntry,
 } from '@support-desk/platform';
 import type { UserDoc } from '../store/index.js';
+import { revokeUserCredentials } from './credential-sweep.js';
+import { tokensExpireBy } from './token-grants.js';
 import type { Deps } from './deps.js';
 
 export async function findUser(deps: Deps, id: string): Promise<UserDoc> {
@@ -17,10 +19,12 @@ export async function findUser(deps: Deps, id: string): Promise<UserDoc> {
   return user;
 }
 
-const notice = (kind: CredentialNotice['kind'], userId: string, now: Date): CredentialNotice => ({
+const notice = (deps: Deps, kind: CredentialNotice['kind'], userId: string, now: Date): CredentialNotice => ({
+  v: NOTICE_VERSION,
   kind,
   userId,
   at: now.toISOString(),
+  tokensExpireBy: tokensExpireBy(deps, now),
 });
 
 /**
@@ -44,15 +48,15 @@ export function userChangeEntries(
   }
   if (role) {
     entries.push(eventEntry(deps.names, buildEvent('user.role_changed', userId, ctx, { role }, now)));
-    entries.push(messageEntry(deps.names.credentialNotices, notice('user_role_changed', userId, now)));
+    entries.push(messageEntry(deps.names.credentialNotices, notice(deps, 'user_role_changed', userId, now)));
   }
   if (deactivated) {
     const c: Changes = { status };
     if (deactivatedAt) c.deactivatedAt = deactivatedAt;
     entries.push(eventEntry(deps.names, buildEvent('user.deactivated', userId, ctx, c, now)));
-    entries.push(messageEntry(deps.names.credentialNotices, notice('user_deactivated', userId, now)));
+    entries.push(messageEntry(deps.names.credentialNotices, notice(deps, 'user_deactivated', userId, now)));
   } else if (status?.to === 'active') {
-    entries.push(messageEntry(deps.names.credentialNotices, notice('user_reactivated', userId, now)));
+    entries.push(messageEntry(deps.names.credentialNotices, notice(deps, 'user_reactivated', userId, now)));
   }
   return entries;
 }
@@ -63,6 +67,11 @@ export type UserPatch = Partial<Pick<UserDoc, 'name' | 'role' | 'groups' | 'isVi
  * Applies `patch` with optimistic concurrency (the write only lands if the user is unchanged
  * since it was read; else it is planned again on the new state), so the `changes` in the events
  * are exactly what happened.
+ *
+ * Deactivation ends every credential of the user (sessions, OAuth grants, API keys), so a later
+ * reactivation revives none of them: the user signs in again and an administrator issues new
+ * keys. Reactivation sweeps again whatever predates the deactivation, in case a crash came
+ * between the user's write and the sweep.
  */
 export async function applyUserPatch(
   deps: Deps,
@@ -91,5 +100,16 @@ export async function applyUserPatch(
       result: { changes, after: { ...before, ...written } as UserDoc },
     };
   });
+  const status = changes.status?.to;
+  if (status === 'inactive') {
+    await revokeUserCredentials(deps, ctx, id, {
+      reason: 'user_deactivated',
+      apiKeys: true,
+      createdBefore: null,
+    });
+  } else if (status === 'active' && typeof changes.deactivatedAt?.from === 'string') {
+    const createdBefore = new Date(changes.deactivatedAt.from);
+    await revokeUserCredentials(deps, ctx, id, { reason: 'user_deactivated', apiKeys: true, createdBefore });
+  }
   return { user: after, changes };
 }

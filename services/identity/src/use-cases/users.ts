@@ -22,6 +22,7 @@ import {
 import { emailKey, type UserDoc } from '../store/index.js';
 import type { Deps } from './deps.js';
 import { checkPasswordPolicy, hashPassword } from './secrets.js';
+import { revokeUserCredentials } from './credential-sweep.js';
 import { applyUserPatch, findUser, type UserPatch } from './user-changes.js';
 import { groupNames, groupRefs, toDetail, toListItem, toListItems } from './views.js';
 
@@ -178,7 +179,11 @@ export async function getMe(deps: Deps, principal: Principal) {
 export const findUserByEmail = (deps: Deps, email: string, withPassword = false) =>
   deps.users.findByEmail(email, { withPassword });
 
-/** Sets a local password (deskctl). Emits `user.updated` with `changes.password` redacted. */
+/**
+ * Sets a local password (deskctl). Emits `user.updated` with `changes.password` redacted, and
+ * signs the user out everywhere: sessions and OAuth grants made with the old password end (API
+ * keys stay: an administrator issued them, the password did not).
+ */
 export async function setPassword(deps: Deps, ctx: EventContext, email: string, password: string) {
   const problem = checkPasswordPolicy(password);
   if (problem) throw validationError('password', problem);
@@ -201,6 +206,11 @@ export async function setPassword(deps: Deps, ctx: EventContext, email: string, 
       write: { set: { passwordHash: hash, updatedAt: now }, outbox: [eventEntry(deps.names, event)] },
       result: undefined,
     };
+  });
+  await revokeUserCredentials(deps, ctx, user._id, {
+    reason: 'password_changed',
+    apiKeys: false,
+    createdBefore: null,
   });
   return { id: user._id, email: user.email };
 }

@@ -1,4 +1,4 @@
-import type { DomainEvent, NatsNames } from '@support-desk/contracts';
+import type { NatsNames, ReceivedEvent } from '@support-desk/contracts';
 import {
   type DeadLetter,
   decodeDomainEvent,
@@ -28,6 +28,23 @@ export interface ReadModelConsumerOptions {
   deadLetter: (record: DeadLetter) => Promise<void>;
 }
 
+type Refreshers = Pick<ReadModelConsumerOptions, 'refreshUser' | 'refreshGroup'>;
+
+/** What one event changes in the read model (the same for a delivery and a replay). */
+function applyEvent(opts: Refreshers, event: ReceivedEvent): Promise<unknown> | undefined {
+  if (USER_EVENTS.has(event.type)) return opts.refreshUser(event.resourceId);
+  // Other settings concern other services.
+  if (event.type === 'system.config_changed' && event.resourceId.startsWith('grp_')) {
+    return opts.refreshGroup(event.resourceId);
+  }
+  return undefined;
+}
+
+/** Replays one of the read model's dead letters (`deskctl dead-letters replay --service requests`). */
+export const replayReadModelEvent = (opts: Refreshers) => async (data: Uint8Array) => {
+  await applyEvent(opts, decodeDomainEvent(data));
+};
+
 /**
  * Keeps the users/groups read model current. Identity's events carry what changed, not the
  * whole record, so each one triggers a refresh of that user or group from identity (RPC):
@@ -46,21 +63,20 @@ export async function startReadModelConsumer(opts: ReadModelConsumerOptions): Pr
     deadLetter: opts.deadLetter,
     concurrency: 8,
   };
-  const users = await runConsumer<DomainEvent>({
+  const users = await runConsumer<ReceivedEvent>({
     ...common,
     durable: `${opts.durable}-users`,
     filterSubjects: [`${opts.names.namespace}.events.user.>`],
     handle: async (event) => {
-      if (USER_EVENTS.has(event.type)) await opts.refreshUser(event.resourceId);
+      await applyEvent(opts, event);
     },
   });
-  const groups = await runConsumer<DomainEvent>({
+  const groups = await runConsumer<ReceivedEvent>({
     ...common,
     durable: `${opts.durable}-groups`,
     filterSubjects: [opts.names.eventSubject('system.config_changed')],
     handle: async (event) => {
-      // Other settings concern other services.
-      if (event.resourceId.startsWith('grp_')) await opts.refreshGroup(event.resourceId);
+      await applyEvent(opts, event);
     },
   });
   const stats = users.stats;

@@ -56,7 +56,7 @@ function dueFilter(check: SlaDueCheck, now: Date): FilterQuery<RequestRecord> {
 }
 
 /** Support requests: every query of the aggregate, its indexes and the soft-delete rule. */
-export function createRequestsRepository(conn: Connection) {
+export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBytes?: number } = {}) {
   const model = requestModel(conn);
   return {
     /** A new request with the events that announce it, in one insert. */
@@ -109,7 +109,11 @@ export function createRequestsRepository(conn: Connection) {
       id: string,
       decide: (current: RequestRecord) => AggregateDecision<R> | Promise<AggregateDecision<R>>,
     ) {
-      return updateAggregate<RequestRecord, R>(model, id, decide, { what: 'Request', filter: VISIBLE });
+      return updateAggregate<RequestRecord, R>(model, id, decide, {
+        what: 'Request',
+        filter: VISIBLE,
+        maxBytes,
+      });
     },
 
     /** Requests for which an SLA check is due, at most `limit`. */

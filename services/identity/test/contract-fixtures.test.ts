@@ -1,0 +1,23 @@
+// Identity as the RPC server of other releases' clients (libs/contracts/test/fixtures): requests
+// of every version are answered, in the versioned envelope.
+import { fixtures } from '@support-desk/contracts/fixtures';
+import { decodeJson, encodeJson } from '@support-desk/platform';
+import t from 'tap';
+import { harness } from './helpers.js';
+
+t.test('RPC requests of every version are answered in the versioned envelope', async (t) => {
+  const h = await harness(t);
+  const rpc = fixtures.rpc();
+  const all = [
+    ...Object.entries(rpc.v1.requests),
+    ...Object.entries(rpc.unversioned.requests),
+    ...Object.entries(rpc.future.requests),
+  ];
+  for (const [name, request] of all) {
+    const subject = h.names.rpc[name as keyof typeof h.names.rpc];
+    const msg = await h.nc.request(subject, encodeJson(request), { timeout: 2000 });
+    const body = decodeJson<{ v: number; ok: boolean; reply: Record<string, unknown> }>(msg.data);
+    t.match(body, { v: 1, ok: true }, `${name} v${String(request.v ?? 'none')}`);
+    t.type(body.reply, 'object');
+  }
+});

@@ -1,0 +1,237 @@
+// Rolling restarts and crashes lose nothing. Two replicas of every service; a steady mix of
+// creates, updates, comments and uploads goes through the gateways (the driver, like a load
+// balancer in front of them, tries the other gateway when one refuses the connection) while:
+//   1. every process is restarted one at a time with SIGTERM (a rolling deploy): no client call
+//      may fail;
+//   2. one replica of each service is killed with SIGKILL and started again: calls may fail while
+//      it is gone (502/503 in the envelope, never a hang), but every write the client saw succeed
+//      is readable afterwards and has exactly one audit record, and nothing is dead-lettered;
+//   3. the NATS server is killed with SIGKILL and started again, and the store is paused with
+//      SIGSTOP for a few seconds: the same holds.
+// The stack runs on a private NATS server and store (this file kills them), Redis is shared.
+// Bounded: each phase runs only as long as its faults, the driver has 4 workers, loopback only.
+import { startPrivateMongo, startPrivateNats } from '@support-desk/platform/testing';
+import t, { type Test } from 'tap';
+import { cast } from '../src/actors.js';
+import type { Api, HttpResponse } from '../src/http.js';
+import { eventually, sleep, startStack } from '../src/stack.js';
+
+const nats = await startPrivateNats(t);
+const store = await startPrivateMongo(t);
+const stack = await startStack(t, {
+  replicas: 2,
+  env: { NATS_URL: nats.url, MONGO_URL: store.url, SHUTDOWN_DRAIN_MS: '1000', SLA_MONITOR_ENABLED: 'false' },
+});
+const { admin, agent } = await cast(stack);
+const gateways = [0, 1].map((g) => stack.apiVia(g, agent.key));
+
+/** What the driver saw succeed, to check afterwards. */
+interface Acked {
+  requests: Map<
+    string,
+    {
+      comments: Set<string>;
+      attachments: Set<string>;
+      priorityChanges: number;
+      attempts: Record<string, number>;
+    }
+  >;
+}
+
+interface PhaseFigures {
+  attempted: number;
+  acknowledged: number;
+  failed: number;
+  failures: string[];
+}
+
+// Only a connection that was never made is safe to send elsewhere (refused, or reset while
+// connecting); one reset later may have reached a service.
+const CONNECTION_REFUSED = /ECONNREFUSED|connect ECONNRESET/;
+
+/** One call through a gateway, on to the other when the first refuses the connection. */
+async function viaAnyGateway(n: number, send: (api: Api) => Promise<HttpResponse>): Promise<HttpResponse> {
+  let last: unknown;
+  for (const g of [n % 2, (n + 1) % 2]) {
+    try {
+      return await send(gateways[g]);
+    } catch (err) {
+      last = err;
+      if (!CONNECTION_REFUSED.test(String((err as Error).message ?? err))) throw err;
+    }
+  }
+  throw last;
+}
+
+/** Four workers, each looping create → update → comment → upload until told to stop. */
+function drive(acked: Acked) {
+  const figures: PhaseFigures = { attempted: 0, acknowledged: 0, failed: 0, failures: [] };
+  let running = true;
+  let n = 0;
+  const step = async (what: string, send: (api: Api) => Promise<HttpResponse>, ok: number) => {
+    figures.attempted++;
+    const i = n++;
+    try {
+      const res = await viaAnyGateway(i, send);
+      if (res.status === ok) {
+        figures.acknowledged++;
+        return res;
+      }
+      figures.failed++;
+      figures.failures.push(`${what}: ${res.status} ${res.text.slice(0, 120)}`);
+    } catch (err) {
+      figures.failed++;
+      figures.failures.push(`${what}: ${(err as Error).message}`);
+    }
+    return null;
+  };
+  const worker = async (w: number) => {
+    while (running) {
+      const created = await step(
+        'create',
+        (api) =>
+          api.post('/v1/requests', { title: `fault ${w}`, description: 'steady mix', priority: 'low' }),
+        201,
+      );
+      if (!created) continue;
+      const id = created.json.data.id as string;
+      // What was tried, acknowledged or not: a call the client saw fail may still have landed.
+      const attempts = {
+        'request.priority_changed': 2,
+        'request.comment_added': 1,
+        'request.attachment_added': 1,
+      };
+      const record = {
+        comments: new Set<string>(),
+        attachments: new Set<string>(),
+        priorityChanges: 0,
+        attempts,
+      };
+      acked.requests.set(id, record);
+      for (const priority of ['high', 'medium']) {
+        if (await step('update', (api) => api.patch(`/v1/requests/${id}`, { priority }), 200))
+          record.priorityChanges++;
+      }
+      const comment = await step(
+        'comment',
+        (api) => api.post(`/v1/requests/${id}/comments`, { content: 'noted' }),
+        201,
+      );
+      if (comment) record.comments.add(comment.json.data.id);
+      const upload = await step(
+        'upload',
+        (api) => api.upload(`/v1/requests/${id}/attachments`, 'log.txt', Buffer.from(`log of ${id}`)),
+        201,
+      );
+      if (upload) record.attachments.add(upload.json.data.id);
+    }
+  };
+  const workers = [0, 1, 2, 3].map(worker);
+  return {
+    figures,
+    async stop() {
+      running = false;
+      await Promise.all(workers);
+      return figures;
+    },
+  };
+}
+
+/** Every acknowledged write is readable, with exactly one audit record; no dead letters. */
+async function verify(t: Test, acked: Acked) {
+  let lost = 0;
+  let duplicated = 0;
+  let missingEvents = 0;
+  for (const [id, record] of acked.requests) {
+    const read = await admin.api.get(`/v1/requests/${id}`);
+    if (read.status !== 200) {
+      lost++;
+      continue;
+    }
+    const comments = new Set((read.json.data.comments as { id: string }[]).map((c) => c.id));
+    const attachments = new Set((read.json.data.attachments as { id: string }[]).map((a) => a.id));
+    for (const c of record.comments) if (!comments.has(c)) lost++;
+    for (const a of record.attachments) if (!attachments.has(a)) lost++;
+    const expected: Record<string, number> = {
+      'request.created': 1,
+      'request.comment_added': record.comments.size,
+      'request.attachment_added': record.attachments.size,
+      'request.priority_changed': record.priorityChanges,
+    };
+    const counts = await eventually(
+      async () => {
+        const res = await admin.api.get(`/v1/requests/${id}/events?limit=100`);
+        if (res.status !== 200) return null;
+        const c: Record<string, number> = {};
+        for (const e of res.json.data.events as { type: string }[]) c[e.type] = (c[e.type] ?? 0) + 1;
+        return Object.entries(expected).every(([type, n]) => (c[type] ?? 0) >= n) ? c : null;
+      },
+      { timeoutMs: 30_000, what: `the audit records of ${id}` },
+    ).catch(() => null);
+    if (!counts) {
+      missingEvents++;
+      continue;
+    }
+    // More records than calls made would be a duplicate (an unacknowledged call may have landed).
+    const most: Record<string, number> = { 'request.created': 1, ...record.attempts };
+    for (const [type, n] of Object.entries(most)) if ((counts[type] ?? 0) > n) duplicated++;
+  }
+  const deadLetters = await stack.deskctlJson(['dead-letters', 'list', '--service', 'audit']);
+  t.equal(lost, 0, 'no acknowledged write lost');
+  t.equal(missingEvents, 0, 'no event lost');
+  t.equal(duplicated, 0, 'no event duplicated');
+  t.equal(deadLetters.total, 0, 'nothing dead-lettered');
+  return { lost, missingEvents, duplicated, deadLettered: deadLetters.total };
+}
+
+t.test('a rolling restart of every process fails no client call', async (t) => {
+  const acked: Acked = { requests: new Map() };
+  const driver = drive(acked);
+  await sleep(1000);
+  for (const instance of stack.instances) await stack.restart(instance, 'SIGTERM');
+  await sleep(1000);
+  const figures = await driver.stop();
+  t.ok(figures.acknowledged > 50, `${figures.acknowledged} writes acknowledged of ${figures.attempted}`);
+  t.same(figures.failures, [], 'no client call failed');
+  const outcome = await verify(t, acked);
+  console.log(
+    `# rolling restart: ${JSON.stringify({ ...figures, failures: figures.failures.length, ...outcome })}`,
+  );
+});
+
+t.test('a replica of each service killed: acknowledged writes survive, once each', async (t) => {
+  const acked: Acked = { requests: new Map() };
+  const driver = drive(acked);
+  await sleep(1000);
+  for (const service of ['identity', 'requests', 'audit', 'gateway'])
+    await stack.restart(`${service}#2`, 'SIGKILL');
+  await sleep(1000);
+  const figures = await driver.stop();
+  t.ok(figures.acknowledged > 50, `${figures.acknowledged} writes acknowledged of ${figures.attempted}`);
+  // A failure is an answer in the envelope, or the connection to the gateway that was killed.
+  for (const f of figures.failures)
+    t.match(f, /: (50[234] |socket hang up|(read |connect )?ECONNRESET)/, `a failure: ${f}`);
+  const outcome = await verify(t, acked);
+  console.log(`# crashes: ${JSON.stringify({ ...figures, failures: figures.failures.length, ...outcome })}`);
+});
+
+t.test('NATS killed and the store paused: acknowledged writes survive, once each', async (t) => {
+  const acked: Acked = { requests: new Map() };
+  const driver = drive(acked);
+  await sleep(1000);
+  await nats.crash();
+  await sleep(2000);
+  await nats.start();
+  await sleep(2000);
+  store.pause(true);
+  await sleep(3000);
+  store.pause(false);
+  await sleep(2000);
+  const figures = await driver.stop();
+  t.ok(figures.acknowledged > 20, `${figures.acknowledged} writes acknowledged of ${figures.attempted}`);
+  for (const f of figures.failures) t.match(f, /: 50[234] /, `a failure is an answer in the envelope: ${f}`);
+  const outcome = await verify(t, acked);
+  console.log(
+    `# NATS and store: ${JSON.stringify({ ...figures, failures: figures.failures.length, ...outcome })}`,
+  );
+});
