@@ -39,12 +39,16 @@ COPY --from=manifests /out/ ./
 RUN npm ci --omit=dev --no-audit --no-fund \
  && npm cache clean --force
 COPY --from=build /dist-out/ ./
-# The one directory a service writes to (identity's development signing key file when
-# OAUTH_SIGNING_KEYS is unset), owned by the non-root user the container runs as.
-RUN mkdir -p /app/.data && chown node:node /app/.data
+# A numeric non-root user above 10000 (never a host user's id), the one the Kubernetes chart
+# runs as (deploy/helm/support-desk-service/values.yaml: securityContext). The one directory a
+# service writes to (identity's development signing key file when OAUTH_SIGNING_KEYS is unset)
+# is owned by it; under Kubernetes the root filesystem is read-only and /tmp is an emptyDir.
+RUN groupadd --gid 10001 app \
+ && useradd --uid 10001 --gid 10001 --no-create-home --shell /usr/sbin/nologin app \
+ && mkdir -p /app/.data && chown 10001:10001 /app/.data
 ARG SERVICE=gateway
 ENV SERVICE=${SERVICE}
-USER node
+USER 10001:10001
 EXPOSE 8080 8081 8082 8083
 ENTRYPOINT ["/usr/bin/tini", "--"]
 # Shell form through sh -c so ${SERVICE} is expanded at run time; exec keeps node as tini's child.

@@ -1,0 +1,128 @@
+{{/* The resource name: the release name, so `helm install identity …` makes Service `identity`. */}}
+{{- define "sd.fullname" -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* app.kubernetes.io/name: the service, within the Support Desk platform. */}}
+{{- define "sd.name" -}}
+{{- printf "support-desk-%s" .Values.service -}}
+{{- end -}}
+
+{{- define "sd.version" -}}
+{{- default .Chart.AppVersion .Values.image.tag | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Selector labels: name and instance only, so they never change across upgrades. */}}
+{{- define "sd.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "sd.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "sd.labels" -}}
+{{ include "sd.selectorLabels" . }}
+app.kubernetes.io/component: {{ .Values.service }}
+{{ include "sd.commonLabels" . }}
+{{- end -}}
+
+{{/* The bootstrap Job's labels: its own name, so no Deployment selector (PDB, policy) matches it. */}}
+{{- define "sd.bootstrapLabels" -}}
+app.kubernetes.io/name: support-desk-bootstrap
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: bootstrap
+{{ include "sd.commonLabels" . }}
+{{- end -}}
+
+{{- define "sd.commonLabels" -}}
+app.kubernetes.io/part-of: support-desk
+app.kubernetes.io/version: {{ include "sd.version" . | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{- define "sd.image" -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}
+{{ .Values.image.repository }}:{{ default .Chart.AppVersion .Values.image.tag }}
+{{- end -}}
+{{- end -}}
+
+{{/* Whether an autoscaler (HPA or KEDA) owns the replica count. */}}
+{{- define "sd.autoscaled" -}}
+{{- if or .Values.autoscaling.enabled .Values.keda.enabled -}}true{{- end -}}
+{{- end -}}
+
+{{/* Environment from existing Secrets: one secretKeyRef per entry of secretEnv. */}}
+{{- define "sd.secretEnv" -}}
+{{- range .Values.secretEnv }}
+- name: {{ .env }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ default $.Values.secretName .secret | required (printf "secretEnv %s: set secretName or secret" .env) }}
+      key: {{ default .env .key }}
+{{- end }}
+{{- end -}}
+
+{{/* Restricted Pod Security Standard: the pod and container security contexts. */}}
+{{- define "sd.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: {{ .Values.securityContext.runAsUser }}
+runAsGroup: {{ .Values.securityContext.runAsGroup }}
+fsGroup: {{ .Values.securityContext.fsGroup }}
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{- define "sd.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+runAsUser: {{ .Values.securityContext.runAsUser }}
+runAsGroup: {{ .Values.securityContext.runAsGroup }}
+capabilities:
+  drop: [ALL]
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{/* Checksums that roll the pods when their settings change. */}}
+{{- define "sd.checksums" -}}
+checksum/config: {{ include (print $.Template.BasePath "/configmap.yaml") . | sha256sum }}
+{{- $secrets := dict -}}
+{{- range .Values.secretEnv -}}
+{{- $name := default $.Values.secretName .secret -}}
+{{- $found := lookup "v1" "Secret" $.Release.Namespace $name -}}
+{{- if $found }}{{ $_ := set $secrets $name (get $found.metadata "resourceVersion" | default "") }}{{ end -}}
+{{- end }}
+checksum/secrets: {{ toJson $secrets | sha256sum }}
+{{- end -}}
+
+{{/* Egress: DNS, the dependencies by port, and the Support Desk services this one calls. */}}
+{{- define "sd.egressRules" -}}
+{{- $np := .Values.networkPolicy -}}
+- to:
+    {{- toYaml $np.dns.to | nindent 4 }}
+  ports:
+    - port: 53
+      protocol: UDP
+    - port: 53
+      protocol: TCP
+{{- range $np.egress }}
+- ports:
+    - port: {{ .port }}
+      protocol: TCP
+  {{- with .to }}
+  to:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end }}
+{{- range $np.upstreams }}
+- to:
+    - podSelector:
+        matchLabels:
+          app.kubernetes.io/name: support-desk-{{ .service }}
+  ports:
+    - port: {{ .port }}
+      protocol: TCP
+{{- end }}
+{{- end -}}

@@ -1,0 +1,155 @@
+// The checkers, each a function from files to {ok, output}, so the same call validates the real
+// manifests and proves, on the broken fixtures, that it can fail.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { DEPLOY, helm, helmEnv, NAMESPACE } from './render.mjs';
+import { bin, schemasDir } from './tools.mjs';
+
+export const POLICY_DIR = path.join(DEPLOY, 'check', 'policy');
+export const CRD_DIR = path.join(DEPLOY, 'check', 'crds');
+
+function result(r) {
+  return { ok: r.status === 0, output: `${r.stdout ?? ''}${r.stderr ?? ''}`.trim() };
+}
+
+function exec(name, args, options = {}) {
+  return result(spawnSync(bin(name), args, { encoding: 'utf8', maxBuffer: 64 << 20, ...options }));
+}
+
+export function helmLint(chart, kubeVersion, valueArgs) {
+  return result(helm(['lint', '--strict', '--kube-version', kubeVersion, chart, ...valueArgs]));
+}
+
+export function helmTemplate(chart, kubeVersion, valueArgs) {
+  return result(helm(['template', 'check', chart, '--kube-version', kubeVersion, ...valueArgs]));
+}
+
+/**
+ * kubeconform's schema for each CRD the chart renders, derived from the CRD file the dry run
+ * installs: strict (no field the CRD does not declare), like the Kubernetes schemas.
+ */
+export function writeCrdSchemas(outDir) {
+  fs.mkdirSync(outDir, { recursive: true });
+  const strict = (schema) => {
+    if (schema && typeof schema === 'object') {
+      if (schema.type === 'object' && schema.properties && !schema['x-kubernetes-preserve-unknown-fields'])
+        schema.additionalProperties ??= false;
+      for (const v of Object.values(schema)) strict(v);
+    }
+    return schema;
+  };
+  for (const file of fs.readdirSync(CRD_DIR).filter((f) => f.endsWith('.yaml'))) {
+    const crd = YAML.parse(fs.readFileSync(path.join(CRD_DIR, file), 'utf8'));
+    const group = crd.spec.group.split('.')[0];
+    for (const version of crd.spec.versions) {
+      const schema = strict(structuredClone(version.schema.openAPIV3Schema));
+      const name = `${crd.spec.names.kind.toLowerCase()}-${group}-${version.name}.json`;
+      fs.writeFileSync(path.join(outDir, name), JSON.stringify(schema));
+    }
+  }
+}
+
+export function kubeconform(files, kubeVersion, crdSchemaDir) {
+  return exec('kubeconform', [
+    '-strict',
+    '-summary',
+    '-kubernetes-version',
+    kubeVersion,
+    '-schema-location',
+    `${schemasDir()}/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json`,
+    '-schema-location',
+    `${crdSchemaDir}/{{ .ResourceKind }}{{ .KindSuffix }}.json`,
+    ...files,
+  ]);
+}
+
+/**
+ * kube-score, failing on warnings too. One test is off, for a reason: it asks for a host
+ * podAntiAffinity, and the chart spreads replicas over nodes and zones with
+ * topologySpreadConstraints instead (the newer mechanism, which also covers zones).
+ */
+export function kubeScore(files) {
+  return exec('kube-score', [
+    'score',
+    '--output-format',
+    'ci',
+    '--exit-one-on-warning',
+    '--ignore-test',
+    'deployment-has-host-podantiaffinity',
+    ...files,
+  ]);
+}
+
+/** Our rules, over all documents of one release at once (cross-object rules need them all). */
+export function conftest(file) {
+  return exec('conftest', ['test', '--combine', '--no-color', '--policy', POLICY_DIR, file]);
+}
+
+export function kubectl(kubeconfig, args) {
+  return exec('kubectl', ['--kubeconfig', kubeconfig, ...args]);
+}
+
+/** Every object through admission (Pod Security "restricted" included), warnings as errors. */
+export function serverDryRun(kubeconfig, file) {
+  return kubectl(kubeconfig, [
+    '--namespace',
+    NAMESPACE,
+    '--warnings-as-errors',
+    'apply',
+    '--dry-run=server',
+    '--validate=strict',
+    '-f',
+    file,
+  ]);
+}
+
+export function helmServerDryRun(kubeconfig, installArgs) {
+  return result(
+    spawnSync(bin('helm'), ['install', ...installArgs, '--kubeconfig', kubeconfig, '--dry-run=server'], {
+      encoding: 'utf8',
+      env: helmEnv(),
+      maxBuffer: 64 << 20,
+    }),
+  );
+}
+
+/** A namespace that enforces the restricted Pod Security Standard, and the CRDs the chart uses. */
+export function prepareCluster(kubeconfig) {
+  const steps = [
+    kubectl(kubeconfig, ['create', 'namespace', NAMESPACE]),
+    kubectl(kubeconfig, [
+      'label',
+      'namespace',
+      NAMESPACE,
+      'pod-security.kubernetes.io/enforce=restricted',
+      'pod-security.kubernetes.io/warn=restricted',
+      'pod-security.kubernetes.io/audit=restricted',
+    ]),
+    kubectl(kubeconfig, ['apply', '-f', CRD_DIR]),
+    kubectl(kubeconfig, [
+      'wait',
+      '--for=condition=Established',
+      '--timeout=30s',
+      ...fs
+        .readdirSync(CRD_DIR)
+        .filter((f) => f.endsWith('.yaml'))
+        .map((f) => `crd/${f.replace(/\.yaml$/, '')}`),
+    ]),
+  ];
+  const failed = steps.find((s) => !s.ok);
+  if (failed) throw new Error(`preparing the API server failed: ${failed.output}`);
+}
+
+/** The Dockerfile and the chart agree on the user and on tini as PID 1. */
+export function dockerfileAgrees(values) {
+  const dockerfile = fs.readFileSync(path.join(DEPLOY, '..', 'Dockerfile'), 'utf8');
+  const problems = [];
+  const user = dockerfile.match(/^USER\s+(\S+)\s*$/m)?.[1];
+  const want = `${values.securityContext.runAsUser}:${values.securityContext.runAsGroup}`;
+  if (user !== want) problems.push(`Dockerfile USER is ${user}, the chart runs as ${want}`);
+  if (!/^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m.test(dockerfile))
+    problems.push('the Dockerfile ENTRYPOINT is not ["/usr/bin/tini", "--"]');
+  return { ok: problems.length === 0, output: problems.join('\n') };
+}

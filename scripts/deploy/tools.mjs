@@ -1,0 +1,139 @@
+// The deployment checkers, built from the Go module proxy and PyPI (this machine has no other
+// source for them) into the git-ignored data directory, so only a fresh machine pays the build.
+// A stamp per tool records what was built; changing a pin below rebuilds that tool alone.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { config, ROOT } from '../infra/common.mjs';
+
+export const KUBE_VERSION = '1.37.2';
+/** The Kubernetes versions the manifests are validated against: the oldest supported, the newest. */
+export const SCHEMA_VERSIONS = ['1.25.0', '1.37.0'];
+const KUBERNETES_VALIDATE = 'kubernetes-validate==1.37.0';
+
+/** `go install` pins. kustomize is not among them: kubectl embeds it (`kubectl kustomize`). */
+const GO_TOOLS = {
+  helm: 'helm.sh/helm/v3/cmd/helm@v3.22.0',
+  kubeconform: 'github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0',
+  'kube-score': 'github.com/zegl/kube-score/cmd/kube-score@v1.20.0',
+  conftest: 'github.com/open-policy-agent/conftest@v0.71.1',
+};
+
+/** Built from deploy/check/kube (a wrapper module; see its go.mod) at KUBE_VERSION. */
+const KUBE_TOOLS = {
+  'kube-apiserver': 'k8s.io/kubernetes/cmd/kube-apiserver',
+  kubectl: 'k8s.io/kubernetes/cmd/kubectl',
+  etcd: './etcd',
+};
+
+export const toolsDir = () => path.join(config().dataDir, 'deploy-tools');
+export const binDir = () => path.join(toolsDir(), 'bin');
+export const bin = (name) => path.join(binDir(), name);
+export const schemasDir = () => path.join(toolsDir(), 'schemas');
+
+const log = (...args) => console.log('[deploy]', ...args);
+
+function stampOk(name, want) {
+  const stamp = path.join(binDir(), `.${name}.stamp`);
+  return fs.existsSync(bin(name)) && fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8') === want;
+}
+
+function writeStamp(name, want) {
+  fs.writeFileSync(path.join(binDir(), `.${name}.stamp`), want);
+}
+
+function run(cmd, args, options = {}) {
+  const started = Date.now();
+  const r = spawnSync(cmd, args, { stdio: 'inherit', ...options });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.status ?? r.signal})`);
+  return Date.now() - started;
+}
+
+const goEnv = () => ({ ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-buildvcs=false', CGO_ENABLED: '0' });
+
+function buildGoTools() {
+  for (const [name, pkg] of Object.entries(GO_TOOLS)) {
+    if (stampOk(name, pkg)) continue;
+    log(`go install ${pkg}`);
+    const ms = run('go', ['install', '-trimpath', '-ldflags=-s -w', pkg], {
+      env: { ...goEnv(), GOBIN: binDir() },
+      cwd: binDir(),
+    });
+    writeStamp(name, pkg);
+    log(`  ${name} built in ${(ms / 1000).toFixed(0)} s`);
+  }
+}
+
+function buildKubeTools() {
+  const want = `k8s.io/kubernetes@v${KUBE_VERSION}`;
+  if (Object.keys(KUBE_TOOLS).every((name) => stampOk(name, want))) return;
+  const [major, minor] = KUBE_VERSION.split('.');
+  const v = 'k8s.io/component-base/version';
+  const ldflags = [
+    '-s -w',
+    `-X ${v}.gitVersion=v${KUBE_VERSION}`,
+    `-X ${v}.gitMajor=${major}`,
+    `-X ${v}.gitMinor=${minor}`,
+    `-X ${v}.gitTreeState=clean`,
+  ].join(' ');
+  log(`building kube-apiserver, kubectl and etcd (${want}); a fresh machine takes about 7 minutes`);
+  const ms = run(
+    'go',
+    ['build', '-trimpath', `-ldflags=${ldflags}`, '-o', `${binDir()}/`, ...Object.values(KUBE_TOOLS)],
+    {
+      env: goEnv(),
+      cwd: path.join(ROOT, 'deploy', 'check', 'kube'),
+    },
+  );
+  for (const name of Object.keys(KUBE_TOOLS)) writeStamp(name, want);
+  log(`  built in ${(ms / 1000).toFixed(0)} s`);
+}
+
+/**
+ * The Kubernetes JSON schemas kubeconform validates against, from the kubernetes-validate wheel.
+ * The wheel's schemas refer to `/api/_definitions.json` under a `https://kubernetes.io` $id, which
+ * kubeconform would fetch over the network; the conversion points every reference and $id at the
+ * local files instead.
+ */
+function extractSchemas() {
+  const want = `${KUBERNETES_VALIDATE} ${SCHEMA_VERSIONS.join(' ')}`;
+  const stamp = path.join(schemasDir(), '.stamp');
+  if (fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8') === want) return;
+  fs.rmSync(schemasDir(), { recursive: true, force: true });
+  fs.mkdirSync(schemasDir(), { recursive: true });
+  const wheels = path.join(toolsDir(), 'wheels');
+  log(`pip download ${KUBERNETES_VALIDATE}`);
+  run('python3', ['-m', 'pip', 'download', '--quiet', '--no-deps', '--dest', wheels, KUBERNETES_VALIDATE]);
+  const wheel = fs
+    .readdirSync(wheels)
+    .find((f) => f.startsWith('kubernetes_validate-') && f.endsWith('.whl'));
+  if (!wheel) throw new Error(`no kubernetes_validate wheel in ${wheels}`);
+  const script = `
+import json, os, sys, zipfile
+wheel, out, versions = sys.argv[1], sys.argv[2], sys.argv[3:]
+z = zipfile.ZipFile(wheel)
+for v in versions:
+    prefix = f"kubernetes_validate/kubernetes-json-schema/v{v}-local-strict/"
+    target = os.path.join(out, f"v{v}-standalone-strict")
+    os.makedirs(target)
+    for name in z.namelist():
+        if not name.startswith(prefix) or not name.endswith(".json"):
+            continue
+        base = name[len(prefix):]
+        text = z.read(name).decode().replace('"/api/_definitions.json#', f'"file://{target}/_definitions.json#')
+        doc = json.loads(text)
+        doc["$id"] = f"file://{target}/{base}"
+        with open(os.path.join(target, base), "w") as f:
+            json.dump(doc, f)
+`;
+  run('python3', ['-c', script, path.join(wheels, wheel), schemasDir(), ...SCHEMA_VERSIONS]);
+  fs.writeFileSync(stamp, want);
+}
+
+/** Builds whatever is missing or out of date; returns at once when everything is cached. */
+export function ensureTools() {
+  fs.mkdirSync(binDir(), { recursive: true });
+  buildGoTools();
+  buildKubeTools();
+  extractSchemas();
+}
