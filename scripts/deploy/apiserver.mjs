@@ -57,6 +57,11 @@ async function httpOk(url, headers = {}) {
   });
 }
 
+/** `{ 'data-dir': d, flag: true }` → `['--data-dir=d', '--flag']`. */
+function flags(options) {
+  return Object.entries(options).map(([k, v]) => (v === true ? `--${k}` : `--${k}=${v}`));
+}
+
 function startProcess(name, args, dir) {
   const logFile = path.join(dir, `${name}.log`);
   const out = fs.openSync(logFile, 'w');
@@ -86,21 +91,15 @@ export async function startControlPlane() {
     const etcdPeer = `http://${HOST}:${peerPort}`;
     const etcd = startProcess(
       'etcd',
-      [
-        '--data-dir',
-        path.join(dir, 'etcd'),
-        '--listen-client-urls',
-        etcdClient,
-        '--advertise-client-urls',
-        etcdClient,
-        '--listen-peer-urls',
-        etcdPeer,
-        '--initial-advertise-peer-urls',
-        etcdPeer,
-        '--initial-cluster',
-        `default=${etcdPeer}`,
-        '--unsafe-no-fsync',
-      ],
+      flags({
+        'data-dir': path.join(dir, 'etcd'),
+        'listen-client-urls': etcdClient,
+        'advertise-client-urls': etcdClient,
+        'listen-peer-urls': etcdPeer,
+        'initial-advertise-peer-urls': etcdPeer,
+        'initial-cluster': `default=${etcdPeer}`,
+        'unsafe-no-fsync': true,
+      }),
       dir,
     );
     children.push(etcd.child);
@@ -111,33 +110,21 @@ export async function startControlPlane() {
     execFileSync('openssl', ['genrsa', '-out', path.join(dir, 'sa.key'), '2048'], { stdio: 'ignore' });
     const api = startProcess(
       'kube-apiserver',
-      [
-        '--etcd-servers',
-        etcdClient,
-        '--bind-address',
-        HOST,
-        '--advertise-address',
-        HOST,
+      flags({
+        'etcd-servers': etcdClient,
+        'bind-address': HOST,
+        'advertise-address': HOST,
         // A loopback advertise address is refused by the endpoint reconciler; nothing here needs it.
-        '--endpoint-reconciler-type',
-        'none',
-        '--secure-port',
-        String(apiPort),
-        '--cert-dir',
-        path.join(dir, 'certs'),
-        '--token-auth-file',
-        path.join(dir, 'tokens.csv'),
-        '--authorization-mode',
-        'RBAC',
-        '--service-account-issuer',
-        'https://kubernetes.default.svc',
-        '--service-account-key-file',
-        path.join(dir, 'sa.key'),
-        '--service-account-signing-key-file',
-        path.join(dir, 'sa.key'),
-        '--service-cluster-ip-range',
-        '10.96.0.0/16',
-      ],
+        'endpoint-reconciler-type': 'none',
+        'secure-port': apiPort,
+        'cert-dir': path.join(dir, 'certs'),
+        'token-auth-file': path.join(dir, 'tokens.csv'),
+        'authorization-mode': 'RBAC',
+        'service-account-issuer': 'https://kubernetes.default.svc',
+        'service-account-key-file': path.join(dir, 'sa.key'),
+        'service-account-signing-key-file': path.join(dir, 'sa.key'),
+        'service-cluster-ip-range': '10.96.0.0/16',
+      }),
       dir,
     );
     children.push(api.child);
