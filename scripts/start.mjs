@@ -7,10 +7,11 @@
 // and the exit code is 1.
 //
 // Ports (for the readiness check): GATEWAY_PORT 8080, REQUESTS_PORT 8081, IDENTITY_PORT 8082,
-// AUDIT_PORT 8083. Services get MONGO_URL, NATS_URL, REDIS_URL plus the current environment.
+// AUDIT_PORT 8083; Prometheus metrics (METRICS_PORT) on 9480 (gateway), 9481 (requests), 9482
+// (identity), 9483 (audit). Services get MONGO_URL, NATS_URL, REDIS_URL plus the current environment.
 //
 // `npm start -- --replicas N` (or SD_REPLICAS=N) runs N processes of every service, replica k on
-// the base port + 10·(k-1) (gateways 8080, 8090, …); every gateway balances over every replica of
+// the base port + 10·(k-1) (gateways 8080, 8090, …; metrics likewise); every gateway balances over every replica of
 // each service (REQUESTS_URL etc. list them all).
 // The gateway's principal key pair comes from PRINCIPAL_SIGNING_KEY / PRINCIPAL_VERIFY_KEYS when
 // both are set; otherwise a pair is made once and kept in .data/principal-keys.json (development
@@ -32,10 +33,10 @@ const MAX_REPLICAS = 5;
 const READY_TIMEOUT_MS = 60_000;
 
 const SERVICES = [
-  { name: 'identity', portVar: 'IDENTITY_PORT', port: 8082, color: 33 },
-  { name: 'requests', portVar: 'REQUESTS_PORT', port: 8081, color: 35 },
-  { name: 'audit', portVar: 'AUDIT_PORT', port: 8083, color: 32 },
-  { name: 'gateway', portVar: 'GATEWAY_PORT', port: 8080, color: 36 },
+  { name: 'identity', portVar: 'IDENTITY_PORT', port: 8082, metricsPort: 9482, color: 33 },
+  { name: 'requests', portVar: 'REQUESTS_PORT', port: 8081, metricsPort: 9481, color: 35 },
+  { name: 'audit', portVar: 'AUDIT_PORT', port: 8083, metricsPort: 9483, color: 32 },
+  { name: 'gateway', portVar: 'GATEWAY_PORT', port: 8080, metricsPort: 9480, color: 36 },
 ];
 
 const useColor = process.env.FORCE_COLOR
@@ -309,7 +310,12 @@ async function main() {
     }
     for (let k = 0; k < replicas; k++) {
       const label = replicas > 1 ? `${svc.name}#${k + 1}` : svc.name;
-      services.push({ ...svc, label, port: base + k * REPLICA_PORT_STEP });
+      services.push({
+        ...svc,
+        label,
+        port: base + k * REPLICA_PORT_STEP,
+        metricsPort: svc.metricsPort + k * REPLICA_PORT_STEP,
+      });
     }
   }
   // Every gateway reaches every replica of each service.
@@ -344,7 +350,11 @@ async function main() {
             AUDIT_URL: process.env.AUDIT_URL ?? upstreamUrls('audit'),
           }
         : { PRINCIPAL_VERIFY_KEYS: keys.verifyKeys };
-    startService(svc, { ...env, ...own, [svc.portVar]: String(svc.port) }, labelWidth);
+    startService(
+      svc,
+      { ...env, ...own, [svc.portVar]: String(svc.port), METRICS_PORT: String(svc.metricsPort) },
+      labelWidth,
+    );
   }
 
   const pending = new Set(services.map((s) => s.label));

@@ -146,6 +146,8 @@ const TEST_TOOLS = [
   { pkg: 'jq', path: '/usr/bin/jq' },
   { pkg: 'openssl', path: '/usr/bin/openssl' },
   { pkg: 'curl', path: '/usr/bin/curl' },
+  // promtool checks and unit-tests deploy/observability's rules; prometheus scrapes the e2e stack.
+  { pkg: 'prometheus', path: '/usr/bin/promtool' },
 ];
 
 function ensureTestTools() {

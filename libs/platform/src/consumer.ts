@@ -7,6 +7,12 @@ import {
   jetstreamManager,
 } from '@nats-io/jetstream';
 import { type NatsConnection, nanos } from '@nats-io/transport-node';
+import {
+  consumerDelivered,
+  consumerHandlerDuration,
+  consumerOutcomes,
+  watchConsumerLag,
+} from './event-metrics.js';
 import type { Logger } from './logger.js';
 import { isNotFound } from './nats.js';
 
@@ -123,6 +129,9 @@ export async function runConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningC
   const consumer = await js.consumers.get(stream, durable);
   const stats: ConsumerStats = { acked: 0, nacked: 0, deadLettered: 0 };
   const log = logger.child({ consumer: durable });
+  const unwatch = watchConsumerLag(nc, stream, durable);
+  const outcome = (o: 'acked' | 'nacked' | 'dead_lettered') =>
+    consumerOutcomes.inc({ consumer: durable, outcome: o });
   let messages: ConsumerMessages | undefined;
   let stopped = false;
   const inFlight = new Set<Promise<void>>();
@@ -151,11 +160,13 @@ export async function runConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningC
       });
       settle(msg, 'term', () => msg.term(reason.slice(0, 200)));
       stats.deadLettered++;
+      outcome('dead_lettered');
       log.warn({ subject: msg.subject, seq: msg.seq, reason }, 'message dead-lettered');
     } catch (err) {
       log.error({ err, seq: msg.seq }, 'dead-letter write failed; will retry');
       settle(msg, 'nak', () => msg.nak(backoffMs[backoffMs.length - 1]));
       stats.nacked++;
+      outcome('nacked');
     }
   };
 
@@ -167,15 +178,19 @@ export async function runConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningC
       await deadLetter(msg, `undecodable: ${(err as Error).message}`);
       return;
     }
+    const timer = consumerHandlerDuration.startTimer({ consumer: durable });
     try {
       await opts.handle(decoded, {
         subject: msg.subject,
         deliveryCount: msg.info.deliveryCount,
         streamSequence: msg.seq,
       });
+      timer({ outcome: 'ok' });
       settle(msg, 'ack', () => msg.ack());
       stats.acked++;
+      outcome('acked');
     } catch (err) {
+      timer({ outcome: 'error' });
       const count = msg.info.deliveryCount;
       const exhausted = count >= maxDeliver && !(opts.isTransient?.(err) ?? false);
       if (err instanceof PoisonMessageError || exhausted) {
@@ -192,6 +207,7 @@ export async function runConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningC
       );
       settle(msg, 'nak', () => msg.nak(delay));
       stats.nacked++;
+      outcome('nacked');
     }
   };
 
@@ -203,6 +219,7 @@ export async function runConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningC
         // stop() may have run while consume() was resolving; it closed the previous iterator.
         if (stopped) await messages.close();
         for await (const msg of messages) {
+          consumerDelivered.inc({ consumer: durable, redelivered: String(msg.redelivered) });
           while (inFlight.size >= concurrency) await Promise.race(inFlight);
           const p = process(msg).finally(() => inFlight.delete(p));
           inFlight.add(p);
@@ -220,6 +237,7 @@ export async function runConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningC
     stats,
     async stop() {
       stopped = true;
+      unwatch();
       await messages?.close().catch(() => undefined);
       await Promise.allSettled([...inFlight]);
       await running;

@@ -14,7 +14,15 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from './logger.js';
 import { isAppError } from './errors.js';
+import { histogram } from './metrics.js';
 import { isDatabaseUnreachable } from './mongo.js';
+
+/** Every answer, by route template (never the raw path: ids would explode the label set). */
+const httpDuration = histogram(
+  'http_server_request_duration_seconds',
+  'HTTP requests served, by method, route template and status class, and how long they took',
+  ['method', 'route', 'status_class'],
+);
 
 /** Retry-After (seconds) on a 503 for an unreachable database: long enough for a failover. */
 const DATABASE_RETRY_AFTER_S = 5;
@@ -161,6 +169,14 @@ export function createHttpApp({
   });
 
   app.addHook('onResponse', async (request, reply) => {
+    httpDuration.observe(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status_class: `${Math.floor(reply.statusCode / 100)}xx`,
+      },
+      reply.elapsedTime / 1000,
+    );
     request.log.info(
       {
         method: request.method,

@@ -8,6 +8,7 @@ export * from './events.js';
 export * from './health.js';
 export * from './http.js';
 export * from './logger.js';
+export * from './metrics.js';
 export * from './mongo.js';
 export * from './nats.js';
 export * from './outbox.js';

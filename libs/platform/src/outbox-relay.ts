@@ -2,6 +2,7 @@ import { type JetStreamClient, jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Model } from 'mongoose';
 import { aggregateKey, collectionKey, lockStoreOf, withAggregateLock } from './aggregate-lock.js';
+import { outboxPublished, outboxPublishErrors, recordOutboxScan } from './event-metrics.js';
 import type { Logger } from './logger.js';
 import type { OutboxEntry } from './outbox.js';
 import { notePendingQuietly, pendingListeners, takePending } from './outbox-pending.js';
@@ -78,6 +79,7 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
         sent.push(entry);
       } catch (err) {
         error = err;
+        outboxPublishErrors.inc({ collection: model.collection.collectionName });
         break; // keep per-aggregate order: nothing after a failed entry goes out
       }
     }
@@ -90,6 +92,7 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
         lockStoreOf(model.collection),
       );
       stats.published += sent.length;
+      outboxPublished.inc({ collection: model.collection.collectionName }, sent.length);
     }
     if (error) throw error;
   };
@@ -137,6 +140,7 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
         .find({ 'outbox.id': { $exists: true } }, { projection: { outbox: 1 }, limit: batchSize })
         .toArray()) as unknown as PendingDoc[];
       if (docs.length === batchSize) scanFull = more = true;
+      recordOutboxScan(model.collection.collectionName, docs);
       await publishAll(model, docs);
     }
     // A full scan batch means more may be pending: scan again at once, not one interval later.

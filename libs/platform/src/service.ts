@@ -4,6 +4,7 @@ import { ConfigError } from './config.js';
 import type { HealthState } from './health.js';
 import type { HttpApp } from './http.js';
 import { createLogger, type Logger } from './logger.js';
+import { startMetricsServer } from './metrics.js';
 import { type Connection, connectMongo } from './mongo.js';
 import { connectNats, ensureStreams, type NatsConnection } from './nats.js';
 import { installGracefulShutdown, type ShutdownStep } from './shutdown.js';
@@ -73,6 +74,8 @@ export interface ServeOptions {
   connections: ServiceConnections;
   /** Anything else to close after MongoDB (e.g. Redis). */
   finally?: ShutdownStep[];
+  /** `METRICS_PORT`: /metrics on its own listener (same host); 0 or absent: none. */
+  metricsPort?: number;
 }
 
 /**
@@ -84,6 +87,9 @@ export interface ServeOptions {
 export async function serve(opts: ServeOptions): Promise<void> {
   const { service, connections } = opts;
   const { logger, nc, conn } = connections;
+  const metricsServer = opts.metricsPort
+    ? await startMetricsServer({ host: opts.host, port: opts.metricsPort, logger })
+    : null;
   await service.start();
   await service.app.listen({ host: opts.host, port: opts.port });
   installGracefulShutdown({
@@ -103,6 +109,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
       { name: 'nats', close: () => nc.drain() },
       ...(conn ? [{ name: 'mongodb', close: () => conn.close() }] : []),
       ...(opts.finally ?? []),
+      // Last, so the final scrape can still see the shutdown.
+      ...(metricsServer ? [{ name: 'metrics', close: () => metricsServer.close() }] : []),
     ],
   });
 }

@@ -1,9 +1,10 @@
-import { baseConfig, configSchema, loadConfig, principalConfig } from '@support-desk/platform';
+import { baseConfig, configSchema, loadConfig, metricsConfig, principalConfig } from '@support-desk/platform';
 import { type Static, Type } from '@sinclair/typebox';
 
 /** Every variable the audit service reads (documented with defaults in README.md). */
 export const auditConfigSchema = configSchema({
   ...baseConfig,
+  ...metricsConfig(9483),
   ...principalConfig,
   PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 8083 }),
   /** Takes precedence over PORT so one environment file can hold every service's port. */

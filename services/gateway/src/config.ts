@@ -3,6 +3,7 @@ import {
   baseConfig,
   ConfigError,
   configSchema,
+  metricsConfig,
   createLogger,
   loadConfig,
   type Logger,
@@ -18,6 +19,7 @@ const Ms = (def: number, minimum = 1) => Type.Integer({ minimum, default: def })
 /** Every variable the gateway reads; documented with its default in the README. */
 export const gatewayConfigSchema = configSchema({
   ...baseConfig,
+  ...metricsConfig(9480),
   /**
    * The Ed25519 private key (PEM, PKCS#8) the gateway signs principal assertions with; only the
    * gateway holds it (the services hold its public key). No default in any environment.

@@ -21,6 +21,7 @@ startService('gateway', async () => {
     port,
     timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     drainMs: config.SHUTDOWN_DRAIN_MS,
+    metricsPort: config.METRICS_PORT,
     connections,
   });
   logger.info({ url: `${https ? 'https' : 'http'}://${config.HOST}:${port}` }, 'gateway listening');

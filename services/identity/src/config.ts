@@ -1,13 +1,14 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Static, Type } from '@sinclair/typebox';
-import { baseConfig, configSchema, loadConfig, principalConfig } from '@support-desk/platform';
+import { baseConfig, configSchema, loadConfig, metricsConfig, principalConfig } from '@support-desk/platform';
 
 /** `<repo>/.data/identity`, from dist/src/config.js. */
 const DEFAULT_DATA_DIR = resolve(fileURLToPath(import.meta.url), '../../../../../.data/identity');
 
 export const identityConfigSchema = configSchema({
   ...baseConfig,
+  ...metricsConfig(9482),
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8082 }),
   IDENTITY_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   MONGO_DB: Type.String({ pattern: '^[A-Za-z0-9_-]{1,63}$', default: 'identity' }),

@@ -12,6 +12,7 @@ startService('identity', async () => {
     port: listenPort(config),
     timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     drainMs: config.SHUTDOWN_DRAIN_MS,
+    metricsPort: config.METRICS_PORT,
     connections,
   });
 });

@@ -1,9 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import { baseConfig, configSchema, loadConfig, principalConfig } from '@support-desk/platform';
+import { baseConfig, configSchema, loadConfig, metricsConfig, principalConfig } from '@support-desk/platform';
 import type { Static } from '@sinclair/typebox';
 
 export const requestsConfigSchema = configSchema({
   ...baseConfig,
+  ...metricsConfig(9481),
   ...principalConfig,
   /** Takes precedence over PORT so one environment file can configure every service. */
   REQUESTS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),

@@ -75,6 +75,8 @@ export interface Stack {
   logTail(service: ServiceName, lines?: number): string;
   /** Every process, `requests`, `requests#2`, ... (service order: identity, requests, audit, gateway). */
   instances: string[];
+  /** Each instance's /metrics origin (`METRICS_PORT`), by instance name. */
+  metricsOrigins: Record<string, string>;
   /** Stops one instance (SIGTERM gracefully, SIGKILL as a crash), starts it again, waits until ready. */
   restart(instance: string, signal: 'SIGTERM' | 'SIGKILL'): Promise<void>;
   /** Stops one service (SIGTERM, bounded), e.g. to see the gateway answer for an unreachable upstream. */
@@ -137,10 +139,11 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
   fs.mkdirSync(dataDir);
   // One instance per service and replica: `requests`, `requests#2`, ...
   const replicas = options.replicas ?? 1;
-  const instances: { name: string; service: ServiceName; port: number }[] = [];
+  const instances: { name: string; service: ServiceName; port: number; metricsPort: number }[] = [];
   for (const service of SERVICES) {
     for (let k = 1; k <= replicas; k++) {
-      instances.push({ name: k === 1 ? service : `${service}#${k}`, service, port: await freePort() });
+      const name = k === 1 ? service : `${service}#${k}`;
+      instances.push({ name, service, port: await freePort(), metricsPort: await freePort() });
     }
   }
   const portsOf = (s: ServiceName) => instances.filter((i) => i.service === s).map((i) => i.port);
@@ -183,10 +186,11 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
   }
   // A key pair of this stack's own: the gateway signs with the private key, the others verify.
   const keys = testPrincipalKeys();
-  const serviceEnv = (s: ServiceName, port = ports[s]): Record<string, string> => ({
+  const serviceEnv = (s: ServiceName, port = ports[s], metricsPort = 0): Record<string, string> => ({
     ...env,
     MONGO_DB: `${run}_${s}`,
     PORT: String(port),
+    METRICS_PORT: String(metricsPort),
     [`${s.toUpperCase()}_PORT`]: String(port),
     ...(s === 'gateway'
       ? { PRINCIPAL_SIGNING_KEY: keys.signingKey }
@@ -244,7 +248,7 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
   }
 
   type Instance = (typeof instances)[number];
-  const spawnInstance = ({ name, service: s, port }: Instance) => {
+  const spawnInstance = ({ name, service: s, port, metricsPort }: Instance) => {
     const out = fs.openSync(logFile(name), 'a');
     const child = spawn(
       'bash',
@@ -258,7 +262,7 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
       ],
       {
         cwd: ROOT,
-        env: { ...process.env, ...serviceEnv(s, port) },
+        env: { ...process.env, ...serviceEnv(s, port, metricsPort) },
         stdio: ['ignore', out, out],
         detached: true, // own process group: the SIGKILL fallback reaches the service, not only its watchdog
       },
@@ -352,6 +356,7 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
     },
     logTail: (s, lines) => tailOf(logFile(s), lines),
     instances: instances.map((i) => i.name),
+    metricsOrigins: Object.fromEntries(instances.map((i) => [i.name, `http://127.0.0.1:${i.metricsPort}`])),
     restart,
     stopService: async (s) => {
       await Promise.all(

@@ -32,9 +32,9 @@ const unavailable = () =>
  * Credential notices call the `drop*` methods so a revocation takes effect at once.
  */
 export function createIdentityClient(o: IdentityClientOptions) {
-  const keys = new TtlCache<string, ResolveApiKeyReply>(50_000);
-  const users = new TtlCache<string, UserSnapshot | null>(50_000);
-  const clients = new TtlCache<string, OAuthClientInfo | null>(10_000);
+  const keys = new TtlCache<string, ResolveApiKeyReply>(50_000, 'api_keys');
+  const users = new TtlCache<string, UserSnapshot | null>(50_000, 'users');
+  const clients = new TtlCache<string, OAuthClientInfo | null>(10_000, 'oauth_clients');
   const keyFlight = singleFlight<string, ResolveApiKeyReply>();
   const userFlight = singleFlight<string, UserSnapshot | null>();
   const clientFlight = singleFlight<string, OAuthClientInfo | null>();

@@ -95,7 +95,9 @@ function guard({ authenticator, authFailures, rateLimiter, signPrincipal }: Prox
       const limit = caller.limits[route.bucket];
       let decision: Awaited<ReturnType<RateLimiter['take']>>;
       try {
-        decision = await rateLimiter.take(`${route.bucket}:${caller.rateSubject}`, limit);
+        decision = await rateLimiter.take(`${route.bucket}:${caller.rateSubject}`, limit, {
+          plan: caller.plan,
+        });
       } catch (err) {
         if (!(err instanceof RateLimitUnavailableError)) throw err;
         return sendError(reply, 503, 'SERVICE_UNAVAILABLE', 'Rate limiting is unavailable; retry later');

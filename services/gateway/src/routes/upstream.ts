@@ -6,6 +6,7 @@ import { FORWARDED_HEADER, INTERNAL_HEADERS, PRINCIPAL_HEADER } from '@support-d
 import { AppError, errorBody } from '@support-desk/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayConfig } from '../config.js';
+import { upstreamErrors } from '../metrics.js';
 
 /**
  * undici pool options shared by every upstream: keep-alive, bounded connect and response waits.
@@ -100,7 +101,20 @@ export function upstreamError(reply: FastifyReply, { error }: { error: Error & {
     return;
   }
   const timeout = error.statusCode === 504;
-  request.log.warn({ err: error.message, code: (error as { code?: string }).code }, 'upstream call failed');
+  const code = (error as { code?: string }).code ?? '';
+  request.log.warn({ err: error.message, code }, 'upstream call failed');
+  const route = request.routeOptions.config as { publicRoute?: { service: string } };
+  upstreamErrors.inc({
+    // OAuth routes have no public route entry: they all go to identity.
+    service: route.publicRoute?.service ?? 'identity',
+    kind: timeout
+      ? 'timeout'
+      : NOT_CONNECTED.has(code)
+        ? 'unreachable'
+        : CONNECTION_BROKE.has(code)
+          ? 'reset'
+          : 'other',
+  });
   if (timeout) {
     reply.code(504).send(errorBody('SERVICE_UNAVAILABLE', 'The upstream service did not answer in time'));
   } else {

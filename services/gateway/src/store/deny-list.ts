@@ -54,7 +54,7 @@ export function createDenyList({
     return Math.max(ttlSeconds, Number.isFinite(untilExpiry) ? untilExpiry : 0) + leewaySeconds;
   };
   // One cache for both kinds: `u:<userId>` / `g:<grantId>` → denied?
-  const cache = new TtlCache<string, boolean>(100_000);
+  const cache = new TtlCache<string, boolean>(100_000, 'deny_list');
   const flight = singleFlight<string, Denial>();
   // Bumped by every notice: a look-up that started before a notice must not overwrite its entry.
   let generation = 0;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { rateLimitDecisions } from '../metrics.js';
 import type { Logger } from '@support-desk/platform';
 import type { Redis } from 'ioredis';
 
@@ -76,8 +77,16 @@ export function createRateLimiter({ redis, prefix, windowSeconds, failureMode, l
      * be admitted). Returns null when Redis is unavailable and the mode is fail-open (logged and
      * counted); throws RateLimitUnavailableError when fail-closed.
      */
-    async take(key: string, limit: number, { record = true } = {}): Promise<RateDecision | null> {
+    async take(
+      key: string,
+      limit: number,
+      { record = true, plan = 'none' }: { record?: boolean; plan?: string } = {},
+    ): Promise<RateDecision | null> {
       seq = (seq + 1) % 1_000_000_000;
+      // The bucket is the key's first segment (`general:key:…`, `auth:ip:…`): a fixed word.
+      const decided = (decision: string) => {
+        if (record) rateLimitDecisions.inc({ bucket: key.slice(0, key.indexOf(':')), plan, decision });
+      };
       let result: number[];
       try {
         result = await run(
@@ -90,6 +99,7 @@ export function createRateLimiter({ redis, prefix, windowSeconds, failureMode, l
       } catch (err) {
         if (failureMode === 'fail-closed') {
           stats.failClosed++;
+          decided('limiter_error_fail_closed');
           logger.error(
             { err: (err as Error).message, failClosed: stats.failClosed },
             'rate limiter unavailable; refusing',
@@ -97,6 +107,7 @@ export function createRateLimiter({ redis, prefix, windowSeconds, failureMode, l
           throw new RateLimitUnavailableError('rate limiter unavailable');
         }
         stats.failOpen++;
+        decided('limiter_error_fail_open');
         logger.warn(
           { err: (err as Error).message, failOpen: stats.failOpen },
           'rate limiter unavailable; admitting',
@@ -104,6 +115,7 @@ export function createRateLimiter({ redis, prefix, windowSeconds, failureMode, l
         return null;
       }
       const [allowed, remaining, resetMs, nowMs] = result.map(Number);
+      decided(allowed === 1 ? 'admitted' : 'limited');
       return {
         allowed: allowed === 1,
         limit,

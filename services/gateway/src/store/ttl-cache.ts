@@ -1,21 +1,37 @@
+import { cacheLookups } from '../metrics.js';
+
 /**
  * A bounded in-process cache: each entry expires at its own time, and the least recently
  * used entry is evicted when full (a Map keeps insertion order; a hit re-inserts).
  */
 export class TtlCache<K, V> {
   private readonly entries = new Map<K, { value: V; expiresAt: number }>();
+  private readonly hit?: () => void;
+  private readonly miss?: () => void;
 
-  constructor(private readonly maxEntries = 10_000) {}
+  /** `name`: count hits and misses in gateway_cache_lookups_total{cache=name}. */
+  constructor(
+    private readonly maxEntries = 10_000,
+    name?: string,
+  ) {
+    if (name) {
+      const hits = cacheLookups.labels({ cache: name, result: 'hit' });
+      const misses = cacheLookups.labels({ cache: name, result: 'miss' });
+      this.hit = () => hits.inc();
+      this.miss = () => misses.inc();
+    }
+  }
 
   get(key: K, now = Date.now()): V | undefined {
     const entry = this.entries.get(key);
-    if (!entry) return undefined;
-    if (entry.expiresAt <= now) {
-      this.entries.delete(key);
+    if (!entry || entry.expiresAt <= now) {
+      if (entry) this.entries.delete(key);
+      this.miss?.();
       return undefined;
     }
     this.entries.delete(key);
     this.entries.set(key, entry);
+    this.hit?.();
     return entry.value;
   }
 

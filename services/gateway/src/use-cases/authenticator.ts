@@ -10,6 +10,7 @@ import {
 import { AppError, forbidden } from '@support-desk/platform';
 import type { DenyList } from '../store/deny-list.js';
 import type { IdentityClient, OAuthClientInfo } from '../events/identity-client.js';
+import { authentications } from '../metrics.js';
 import type { IpAllowlist } from './ip-allowlist.js';
 import { type AccessTokenClaims, InvalidTokenError, type TokenVerifier } from './token-verifier.js';
 
@@ -20,6 +21,8 @@ export interface Caller {
   /** Rate-limit subject: per API key, or per (OAuth client, user). */
   rateSubject: string;
   limits: RateLimits;
+  /** The plan the limits come from (a metrics label). */
+  plan: Plan;
 }
 
 const REALM = 'Bearer realm="support-desk"';
@@ -28,6 +31,14 @@ export function unauthorized(message: string, invalidToken = true): AppError {
   return new AppError('UNAUTHORIZED', message, {
     'www-authenticate': invalidToken ? `${REALM}, error="invalid_token"` : REALM,
   });
+}
+
+type CredentialKind = 'api_key' | 'oauth' | 'none';
+
+/** Counts a refusal by credential kind and reason (a fixed word), and returns the error to throw. */
+function refuse(credential: CredentialKind, reason: string, error: AppError): AppError {
+  authentications.inc({ credential, outcome: reason });
+  return error;
 }
 
 const KEY_REFUSALS: Record<string, string> = {
@@ -65,11 +76,20 @@ export function createAuthenticator({
 
   async function apiKey(raw: string, clientIp: string | undefined): Promise<Caller> {
     const r = await identity.resolveApiKey(raw);
-    if (!r.valid) throw unauthorized(KEY_REFUSALS[r.reason] ?? 'Invalid API key');
-    if (r.expiresAt && Date.parse(r.expiresAt) <= Date.now()) throw unauthorized(KEY_REFUSALS.expired);
-    if (r.owner.status !== 'active') throw unauthorized(KEY_REFUSALS.inactive_owner);
+    if (!r.valid) {
+      const reason = r.reason in KEY_REFUSALS ? r.reason : 'invalid';
+      throw refuse('api_key', reason, unauthorized(KEY_REFUSALS[r.reason] ?? 'Invalid API key'));
+    }
+    if (r.expiresAt && Date.parse(r.expiresAt) <= Date.now())
+      throw refuse('api_key', 'expired', unauthorized(KEY_REFUSALS.expired));
+    if (r.owner.status !== 'active')
+      throw refuse('api_key', 'inactive_owner', unauthorized(KEY_REFUSALS.inactive_owner));
     if (!allowlist.allows(clientIp, r.globalAllowlist, r.allowlist)) {
-      throw forbidden('Calls with this API key are not allowed from this address');
+      throw refuse(
+        'api_key',
+        'address_not_allowed',
+        forbidden('Calls with this API key are not allowed from this address'),
+      );
     }
     let caller = keyCallers.get(r);
     if (!caller) {
@@ -95,6 +115,7 @@ export function createAuthenticator({
       scopes,
       rateSubject: `key:${r.keyId}`,
       limits: limitsFor(r.plan, r.limits),
+      plan: r.plan,
     };
   }
 
@@ -103,7 +124,8 @@ export function createAuthenticator({
     try {
       claims = await tokens.verify(token);
     } catch (err) {
-      if (err instanceof InvalidTokenError) throw unauthorized('Invalid or expired access token');
+      if (err instanceof InvalidTokenError)
+        throw refuse('oauth', 'invalid_token', unauthorized('Invalid or expired access token'));
       throw err;
     }
     const [denied, user, client, globalAllowlist] = await Promise.all([
@@ -112,12 +134,14 @@ export function createAuthenticator({
       identity.getOAuthClient(claims.clientId),
       identity.globalAllowlist(),
     ]);
-    if (denied === 'grant') throw unauthorized('The access token has been revoked');
-    if (denied || !user || user.status !== 'active') throw unauthorized('The user is not active');
-    if (!client) throw unauthorized('Unknown OAuth client');
+    if (denied === 'grant')
+      throw refuse('oauth', 'revoked', unauthorized('The access token has been revoked'));
+    if (denied || !user || user.status !== 'active')
+      throw refuse('oauth', 'inactive_user', unauthorized('The user is not active'));
+    if (!client) throw refuse('oauth', 'unknown_client', unauthorized('Unknown OAuth client'));
     // The spec: when addresses are listed, only they may call the API, whatever the credential.
     if (!allowlist.allows(clientIp, globalAllowlist)) {
-      throw forbidden('Calls are not allowed from this address');
+      throw refuse('oauth', 'address_not_allowed', forbidden('Calls are not allowed from this address'));
     }
     const known = tokenCallers.get(claims);
     if (known && known.user === user && known.client === client) return known.caller;
@@ -140,19 +164,30 @@ export function createAuthenticator({
       scopes,
       rateSubject: `oauth:${client.clientId}:${user.id}`,
       limits: limitsFor(client.plan, client.limits),
+      plan: client.plan,
     };
   }
 
   return {
     /** 401 (with WWW-Authenticate) for any missing or bad credential; 403 for a refused address. */
     async authenticate(authorization: string | undefined, clientIp: string | undefined): Promise<Caller> {
-      if (!authorization) throw unauthorized('Missing Authorization header', false);
+      if (!authorization)
+        throw refuse('none', 'missing', unauthorized('Missing Authorization header', false));
       const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(authorization);
-      if (!match) throw unauthorized('Authorization must use the Bearer scheme', false);
+      if (!match)
+        throw refuse('none', 'not_bearer', unauthorized('Authorization must use the Bearer scheme', false));
       const credential = match[1];
-      if (credential.startsWith('sd_')) return apiKey(credential, clientIp);
-      if (credential.split('.').length === 3) return accessToken(credential, clientIp);
-      throw unauthorized('Invalid credentials');
+      let kind: CredentialKind;
+      let caller: Caller;
+      if (credential.startsWith('sd_')) {
+        kind = 'api_key';
+        caller = await apiKey(credential, clientIp);
+      } else if (credential.split('.').length === 3) {
+        kind = 'oauth';
+        caller = await accessToken(credential, clientIp);
+      } else throw refuse('none', 'unrecognised', unauthorized('Invalid credentials'));
+      authentications.inc({ credential: kind, outcome: 'ok' });
+      return caller;
     },
   };
 }

@@ -1,4 +1,5 @@
-import { createRemoteJWKSet, type JWTVerifyGetKey, jwtVerify } from 'jose';
+import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey, jwtVerify } from 'jose';
+import { jwksRefreshes } from '../metrics.js';
 import { hashCredential } from '../events/identity-client.js';
 import { TtlCache } from '../store/ttl-cache.js';
 
@@ -43,8 +44,19 @@ export function createTokenVerifier(o: TokenVerifierOptions) {
       cooldownDuration: o.jwksCooldownMs,
       cacheMaxAge: o.jwksCacheMaxAgeMs,
       timeoutDuration: 5000,
+      [customFetch]: (url, options) =>
+        fetch(url, options).then(
+          (res) => {
+            jwksRefreshes.inc({ outcome: res.ok ? 'ok' : 'error' });
+            return res;
+          },
+          (err: unknown) => {
+            jwksRefreshes.inc({ outcome: 'error' });
+            throw err;
+          },
+        ),
     });
-  const cache = new TtlCache<string, AccessTokenClaims>(o.cacheMax);
+  const cache = new TtlCache<string, AccessTokenClaims>(o.cacheMax, 'tokens');
 
   return {
     async verify(token: string): Promise<AccessTokenClaims> {

@@ -23,6 +23,7 @@ import { randomSecret, safeEqual, sha256 } from './secrets.js';
 import { getSettings } from './settings.js';
 import { findUserByEmail } from './users.js';
 import { groupNames, toSnapshot } from './views.js';
+import { apiKeysResolved } from '../metrics.js';
 
 /** `sd_<keyId>_<43 base64url chars>`: the key id allows lookup, only the secret's hash is stored. */
 const KEY_FORMAT = /^sd_(key_[0-9a-hjkmnp-tv-z]{26})_([A-Za-z0-9_-]{43})$/;
@@ -187,6 +188,12 @@ const LAST_USED_GRANULARITY_MS = 60_000;
 
 /** Gateway resolution of a presented key. Never returns the secret or its hash. */
 export async function resolveApiKey(deps: Deps, presented: unknown): Promise<ResolveApiKeyReply> {
+  const reply = await resolve(deps, presented);
+  apiKeysResolved.inc({ outcome: reply.valid ? 'valid' : reply.reason });
+  return reply;
+}
+
+async function resolve(deps: Deps, presented: unknown): Promise<ResolveApiKeyReply> {
   const match = typeof presented === 'string' ? KEY_FORMAT.exec(presented) : null;
   if (!match) return { valid: false, reason: 'malformed' };
   const [, keyId, secret] = match;

@@ -9,6 +9,7 @@ import type { FailureCount, UserDoc } from '../store/index.js';
 import type { Deps } from './deps.js';
 import { hashPassword, randomSecret, sha256, verifyPassword } from './secrets.js';
 import { findUserByEmail } from './users.js';
+import { logins } from '../metrics.js';
 
 export type LoginResult =
   | { ok: true; user: UserDoc; sessionToken: string }
@@ -81,10 +82,21 @@ const INVALID = 'Invalid email or password.';
  * with no password and a wrong password all answer the same, after the same password check (a
  * dummy hash stands in). Only the right password learns that an account is deactivated.
  */
-export async function login(
-  deps: Deps,
-  input: { email: string; password: string; ip: string; userAgent: string | null; requestId: string },
-): Promise<LoginResult> {
+export async function login(deps: Deps, input: LoginInput): Promise<LoginResult> {
+  const result = await attemptLogin(deps, input);
+  logins.inc({ outcome: result.ok ? 'ok' : result.reason });
+  return result;
+}
+
+type LoginInput = {
+  email: string;
+  password: string;
+  ip: string;
+  userAgent: string | null;
+  requestId: string;
+};
+
+async function attemptLogin(deps: Deps, input: LoginInput): Promise<LoginResult> {
   const now = deps.clock();
   const address = addressKey(input.ip);
   const keys = [pairKey(input.email, address), addressOnlyKey(address)];

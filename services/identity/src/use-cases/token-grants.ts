@@ -7,6 +7,7 @@ import { PKCE_VALUE, s256 } from './authorize.js';
 import type { Deps } from './deps.js';
 import { OAuthError } from './oauth-errors.js';
 import { randomSecret, safeEqual, sha256 } from './secrets.js';
+import { tokenReuseDetected, tokensIssued } from '../metrics.js';
 
 export interface TokenResponse {
   access_token: string;
@@ -41,6 +42,8 @@ export const tokensExpireBy = (deps: Deps, now: Date) =>
  * carrying its `gid`). Idempotent.
  */
 export async function revokeGrant(deps: Deps, grant: GrantDoc, reason: string): Promise<void> {
+  if (reason === 'code_reuse') tokenReuseDetected.inc({ kind: 'authorization_code' });
+  if (reason === 'refresh_token_reuse') tokenReuseDetected.inc({ kind: 'refresh_token' });
   if (grant.revokedAt) return;
   const revoked = await deps.grants.update(grant._id, (current) => {
     if (current.revokedAt) return { write: null, result: false };
@@ -84,6 +87,7 @@ async function issueTokens(
   grant: GrantDoc,
   scopes: string[],
   refreshToken: string,
+  grantType: 'authorization_code' | 'refresh_token',
 ): Promise<TokenResponse> {
   const now = deps.clock();
   const access = await signAccessToken(deps.config, keyring, {
@@ -93,6 +97,7 @@ async function issueTokens(
     grantId: grant._id,
     now,
   });
+  tokensIssued.inc({ grant_type: grantType });
   return {
     access_token: access.token,
     token_type: 'Bearer',
@@ -153,7 +158,7 @@ export async function redeemCode(
     await revokeGrant(deps, grant, 'code_reuse');
     throw invalidGrant('authorization code already used');
   }
-  return issueTokens(deps, keyring, grant, grant.scopes, `${grant._id}.${secret}`);
+  return issueTokens(deps, keyring, grant, grant.scopes, `${grant._id}.${secret}`, 'authorization_code');
 }
 
 export async function refresh(
@@ -207,7 +212,7 @@ export async function refresh(
     await revokeGrant(deps, grant, 'refresh_token_reuse');
     throw invalidGrant('refresh token already used; the grant has been revoked');
   }
-  return issueTokens(deps, keyring, grant, scopes, `${grant._id}.${secret}`);
+  return issueTokens(deps, keyring, grant, scopes, `${grant._id}.${secret}`, 'refresh_token');
 }
 
 /**

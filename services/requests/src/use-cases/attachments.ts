@@ -15,6 +15,7 @@ import { fileTypeFromBuffer } from 'file-type';
 import type { AttachmentRecord, RequestRecord } from '../store/requests.js';
 import { type Deps } from './deps.js';
 import { attachmentUrl, seesInternal } from './queries.js';
+import { attachmentBytesStored, attachmentsStored } from '../metrics.js';
 
 /** Bytes file-type needs to recognise every format it knows. */
 const SNIFF_BYTES = 4100;
@@ -116,7 +117,7 @@ export async function storeAttachment(
   try {
     const detected = await fileTypeFromBuffer(sniffer.headBytes());
     const ctx = contextFromPrincipal(principal);
-    return await deps.requests.update(requestId, (current) => {
+    const stored = await deps.requests.update(requestId, (current) => {
       checkUpload(principal, current);
       const now = deps.clock();
       const record: AttachmentRecord = {
@@ -148,6 +149,9 @@ export async function storeAttachment(
         result: { id, filename, size: record.size, url: attachmentUrl(deps, id) },
       };
     });
+    attachmentsStored.inc();
+    attachmentBytesStored.inc(sniffer.size);
+    return stored;
   } catch (err) {
     await deps.files.remove(id).catch(() => undefined);
     throw err;

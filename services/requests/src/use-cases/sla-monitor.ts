@@ -3,6 +3,7 @@ import { buildEvent, eventEntry, periodicTask, systemContext } from '@support-de
 import type { SlaDueCheck } from '../store/requests-repository.js';
 import { alertId } from '../store/sla-alerts.js';
 import type { Deps } from './deps.js';
+import { slaEvents } from '../metrics.js';
 
 interface Check extends SlaDueCheck {
   event: EventType;
@@ -93,7 +94,13 @@ export function createSlaMonitor(deps: Deps, opts: SlaMonitorOptions = {}) {
         },
         [eventEntry(deps.names, event)],
       );
-      if (claimed) emitted++;
+      if (claimed) {
+        emitted++;
+        slaEvents.inc({
+          kind: check.event === 'system.sla_breach' ? 'breach' : 'warning',
+          clock: check.clock,
+        });
+      }
       // The marker takes the request out of this scan and keeps its stored status current.
       await deps.requests.markSla(doc._id, check.marker, { [statusField]: check.status }, now);
     }

@@ -1,0 +1,35 @@
+import { counter } from '@support-desk/platform';
+
+/**
+ * The gateway's own metrics (the platform adds HTTP, process and runtime ones). Every label is a
+ * fixed word: credential kinds, refusal reasons, bucket and plan names, service names.
+ */
+export const authentications = counter(
+  'gateway_authentications_total',
+  'Authentications of /v1 calls by credential type (api_key, oauth, none) and outcome (ok or the refusal reason)',
+  ['credential', 'outcome'],
+);
+
+export const rateLimitDecisions = counter(
+  'gateway_rate_limit_decisions_total',
+  'Rate-limit decisions by bucket and plan: admitted, limited, or limiter_error_fail_open / limiter_error_fail_closed',
+  ['bucket', 'plan', 'decision'],
+);
+
+export const upstreamErrors = counter(
+  'gateway_upstream_errors_total',
+  'Calls to an upstream service that failed without an answer, by service and kind (timeout, unreachable, reset)',
+  ['service', 'kind'],
+);
+
+export const cacheLookups = counter(
+  'gateway_cache_lookups_total',
+  'Look-ups in the credential caches (api_keys, tokens, users, oauth_clients, deny_list) by result (hit, miss)',
+  ['cache', 'result'],
+);
+
+export const jwksRefreshes = counter(
+  'gateway_jwks_refreshes_total',
+  "Fetches of identity's JWKS by outcome (ok, error)",
+  ['outcome'],
+);
