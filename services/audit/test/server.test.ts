@@ -10,11 +10,13 @@ t.test('server: readyz, ingests, graceful shutdown on SIGTERM', async (t) => {
   const conn = await testMongo(t, 'audit');
   const { nc, names } = await testNats(t);
   const port = await freePort();
+  const metricsPort = await freePort();
   const child = spawn(process.execPath, [SERVER], {
     stdio: 'ignore',
     env: {
       ...process.env,
       AUDIT_PORT: String(port),
+      METRICS_PORT: String(metricsPort),
       MONGO_URL: testEnv.mongoUrl,
       MONGO_DB: conn.name,
       NATS_URL: testEnv.natsUrl,
@@ -42,6 +44,11 @@ t.test('server: readyz, ingests, graceful shutdown on SIGTERM', async (t) => {
 
   await publish(nc, names, [makeEvent('request.created'), makeEvent('system.sync_completed')]);
   await eventually(async () => (await countEvents(conn)) === 2, { what: 'ingested by the server' });
+  // Metrics on their own port, not on the API's.
+  const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  t.match(metrics, /consumer_messages_total\{consumer="audit",outcome="acked"\} 2/);
+  t.match(metrics, /process_cpu_seconds_total/);
+  t.equal((await fetch(`http://127.0.0.1:${port}/metrics`)).status, 404, 'the API port has no /metrics');
   child.kill('SIGTERM');
   t.equal(await exited, 0, 'clean exit after draining');
 });
