@@ -153,3 +153,14 @@ export function ensureTools() {
   buildGoTools();
   extractSchemas();
 }
+
+// `node scripts/deploy/tools.mjs` builds them with nothing but Node itself (no node_modules yet):
+// CI starts it before `npm ci`.
+if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)) {
+  try {
+    ensureTools();
+  } catch (err) {
+    console.error(`[deploy] ${err.message}`);
+    process.exit(1);
+  }
+}
