@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { tailFile, waitFor } from '../infra/probes.mjs';
 import { bin } from './tools.mjs';
 
 const HOST = '127.0.0.1';
@@ -24,22 +25,15 @@ function freePort() {
   });
 }
 
-function tail(file, lines = 15) {
-  try {
-    return fs.readFileSync(file, 'utf8').trim().split('\n').slice(-lines).join('\n');
-  } catch {
-    return '';
-  }
-}
-
+/** Waits until `check` passes; fails with the process's log if it exits or time runs out. */
 async function waitUntil(what, check, child, logFile) {
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${what} exited (${child.exitCode}):\n${tail(logFile)}`);
-    if (await check().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${what} not ready within ${START_TIMEOUT_MS / 1000} s:\n${tail(logFile)}`);
+  const ready = await waitFor(() => check().catch(() => false), {
+    timeoutMs: START_TIMEOUT_MS,
+    abort: () =>
+      child.exitCode !== null ? `${what} exited (${child.exitCode}):\n${tailFile(logFile, 15)}` : null,
+  });
+  if (!ready)
+    throw new Error(`${what} not ready within ${START_TIMEOUT_MS / 1000} s:\n${tailFile(logFile, 15)}`);
 }
 
 async function httpOk(url, headers = {}) {

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { DEPLOY, helm, helmEnv, NAMESPACE } from './render.mjs';
+import { DEPLOY, helm, NAMESPACE } from './render.mjs';
 import { bin, schemasDir } from './tools.mjs';
 
 export const POLICY_DIR = path.join(DEPLOY, 'check', 'policy');
@@ -106,13 +106,7 @@ export function serverDryRun(kubeconfig, file) {
 }
 
 export function helmServerDryRun(kubeconfig, installArgs) {
-  return result(
-    spawnSync(bin('helm'), ['install', ...installArgs, '--kubeconfig', kubeconfig, '--dry-run=server'], {
-      encoding: 'utf8',
-      env: helmEnv(),
-      maxBuffer: 64 << 20,
-    }),
-  );
+  return result(helm(['install', ...installArgs, '--kubeconfig', kubeconfig, '--dry-run=server']));
 }
 
 /** A namespace that enforces the restricted Pod Security Standard, and the CRDs the chart uses. */
