@@ -1,4 +1,4 @@
-import { jetstreamManager } from '@nats-io/jetstream';
+import { type JetStreamManager, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { counter, gauge, histogram } from './metrics.js';
 
@@ -75,7 +75,7 @@ export const consumerHandlerDuration = histogram<OutcomeLabel>(
 );
 
 /** The durable consumers of this process, for the pending count read at scrape time. */
-const consumers = new Map<string, { nc: NatsConnection; stream: string }>();
+const consumers = new Map<string, { nc: NatsConnection; stream: string; jsm?: Promise<JetStreamManager> }>();
 
 export function watchConsumerLag(nc: NatsConnection, stream: string, durable: string): () => void {
   consumers.set(durable, { nc, stream });
@@ -88,9 +88,17 @@ gauge(
   ['consumer'],
   async (set) => {
     await Promise.all(
-      [...consumers].map(async ([durable, { nc, stream }]) => {
-        if (nc.isClosed()) return;
-        const info = await (await jetstreamManager(nc)).consumers.info(stream, durable).catch(() => null);
+      [...consumers].map(async ([durable, watched]) => {
+        if (watched.nc.isClosed()) return;
+        // One manager per consumer, made at the first scrape (making one asks the server); a
+        // failed one is made again at the next scrape.
+        watched.jsm ??= jetstreamManager(watched.nc).catch((err: unknown) => {
+          watched.jsm = undefined;
+          throw err;
+        });
+        const info = await watched.jsm
+          .then((jsm) => jsm.consumers.info(watched.stream, durable))
+          .catch(() => null);
         if (info) set({ consumer: durable }, info.num_pending);
       }),
     );

@@ -60,6 +60,11 @@ export interface RateLimiterOptions {
 
 export class RateLimitUnavailableError extends Error {}
 
+/** The bucket is the key's first segment (`general:key:…`, `auth:ip:…`): a fixed word. */
+function countDecision(key: string, plan: string, decision: string) {
+  rateLimitDecisions.inc({ bucket: key.slice(0, key.indexOf(':')), plan, decision });
+}
+
 export function createRateLimiter({ redis, prefix, windowSeconds, failureMode, logger }: RateLimiterOptions) {
   const instance = randomBytes(4).toString('hex');
   let seq = 0;
@@ -83,10 +88,6 @@ export function createRateLimiter({ redis, prefix, windowSeconds, failureMode, l
       { record = true, plan = 'none' }: { record?: boolean; plan?: string } = {},
     ): Promise<RateDecision | null> {
       seq = (seq + 1) % 1_000_000_000;
-      // The bucket is the key's first segment (`general:key:…`, `auth:ip:…`): a fixed word.
-      const decided = (decision: string) => {
-        if (record) rateLimitDecisions.inc({ bucket: key.slice(0, key.indexOf(':')), plan, decision });
-      };
       let result: number[];
       try {
         result = await run(
@@ -99,7 +100,7 @@ export function createRateLimiter({ redis, prefix, windowSeconds, failureMode, l
       } catch (err) {
         if (failureMode === 'fail-closed') {
           stats.failClosed++;
-          decided('limiter_error_fail_closed');
+          if (record) countDecision(key, plan, 'limiter_error_fail_closed');
           logger.error(
             { err: (err as Error).message, failClosed: stats.failClosed },
             'rate limiter unavailable; refusing',
@@ -107,7 +108,7 @@ export function createRateLimiter({ redis, prefix, windowSeconds, failureMode, l
           throw new RateLimitUnavailableError('rate limiter unavailable');
         }
         stats.failOpen++;
-        decided('limiter_error_fail_open');
+        if (record) countDecision(key, plan, 'limiter_error_fail_open');
         logger.warn(
           { err: (err as Error).message, failOpen: stats.failOpen },
           'rate limiter unavailable; admitting',
@@ -115,7 +116,7 @@ export function createRateLimiter({ redis, prefix, windowSeconds, failureMode, l
         return null;
       }
       const [allowed, remaining, resetMs, nowMs] = result.map(Number);
-      decided(allowed === 1 ? 'admitted' : 'limited');
+      if (record) countDecision(key, plan, allowed === 1 ? 'admitted' : 'limited');
       return {
         allowed: allowed === 1,
         limit,
