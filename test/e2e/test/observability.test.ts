@@ -136,7 +136,15 @@ if (!fs.existsSync(PROMTOOL) || !fs.existsSync(PROMETHEUS)) {
       },
       { what: 'all 16 rules evaluated without error', timeoutMs: 30_000 },
     );
-    t.not((await query('sd:gateway_errors:ratio_rate5m')).value, null, 'the SLO ratio is recorded');
+    // A recording rule writes its series at its next evaluation after two scrapes: poll, bounded.
+    const ratio = await eventually(
+      async () => (await query('sd:gateway_errors:ratio_rate5m')).value !== null,
+      {
+        what: 'the SLO ratio recorded',
+        timeoutMs: 30_000,
+      },
+    );
+    t.ok(ratio, 'the SLO ratio is recorded');
   });
 
   t.test('every dashboard query is valid PromQL', async (t) => {
