@@ -135,7 +135,10 @@ export function createHttpApp({
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
     },
-    return503OnClosing: true,
+    // A call that reaches the listener while it closes (a connection accepted before the listener
+    // ends) is served like any other, with `Connection: close`: the drain before `close()` has
+    // already moved traffic elsewhere, and a bare 503 would fail a write in a rolling restart.
+    return503OnClosing: false,
     // The router's own refusals (a path with malformed percent-encoding, a header too large)
     // in the envelope like every other answer.
     frameworkErrors: (error, _request, reply: FastifyReply) => {

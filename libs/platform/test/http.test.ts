@@ -176,3 +176,29 @@ t.test('the logger redacts secrets in any logged object', async (t) => {
   t.notMatch(line, /p4ss|t0k|"cs"/);
   t.match(line, /"name":"ok"/);
 });
+
+t.test('a call that reaches a closing listener is served, asked to close its connection', async (t) => {
+  // Between `close()` and the listener's end (the preClose hooks run first) a connection can
+  // still be accepted: a rolling restart must not answer it with a refusal the client cannot
+  // tell from a failure (fastify's bare 503, outside the envelope).
+  const { app } = buildTestApp();
+  let releasePreClose = () => {};
+  const preCloseStarted = new Promise<void>((started) =>
+    app.addHook('preClose', () => {
+      started();
+      return new Promise<void>((r) => (releasePreClose = r));
+    }),
+  );
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as { port: number };
+  const closed = app.close();
+  t.teardown(() => {
+    releasePreClose();
+    return closed;
+  });
+  await preCloseStarted;
+  const res = await fetch(`http://127.0.0.1:${port}/things?limit=3`);
+  t.equal(res.status, 200, 'served');
+  t.same(await res.json(), { success: true, data: { limit: 3 } });
+  t.equal(res.headers.get('connection'), 'close', 'the client is asked not to reuse the connection');
+});
