@@ -208,7 +208,12 @@ let shuttingDown = false;
 function startService(svc, env, labelWidth) {
   const entry = path.join(ROOT, 'services', svc.name, 'dist', 'src', 'server.js');
   const label = paint(String(svc.color), `[${svc.label}]`.padEnd(labelWidth));
-  const child = spawn(process.execPath, [entry], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Tracing is loaded before the service (see libs/platform/src/telemetry/preload.ts).
+  const child = spawn(process.execPath, ['--import', '@support-desk/platform/telemetry', entry], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exited = new Promise((resolve) => {
     child.on('exit', (code, signal) => resolve({ code, signal }));
     child.on('error', (err) => {

@@ -34,6 +34,7 @@ import {
   ROOT,
   up,
 } from './infra.mjs';
+import { ensureCollector } from './infra/otelcol.mjs';
 import { formatFailures, parseTapSummary, readTap } from './tap-report.mjs';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -269,6 +270,15 @@ async function main() {
       1,
       'some selected test files do not exist (did `tsc -b` emit them?)',
     );
+  }
+  // The tracing test exports to a real OpenTelemetry Collector, built from the Go module proxy
+  // (about a minute on a fresh machine): before the tests, not inside one's time limit.
+  if (files.some((f) => f.endsWith('tracing.test.js'))) {
+    try {
+      ensureCollector();
+    } catch (err) {
+      console.log(`warning: ${err.message}; the tracing test will report it.`);
+    }
   }
   if (files.length === 0) {
     return finish(

@@ -62,11 +62,16 @@ const Change = Type.Object({ from: Type.Unknown(), to: Type.Unknown() }, { addit
 export const Changes = Type.Record(Type.String(), Change);
 export type Changes = Record<string, { from: unknown; to: unknown }>;
 
+/** A W3C trace id: 32 lowercase hex digits, not all zero. */
+export const TRACE_ID_PATTERN = '^(?!0{32})[0-9a-f]{32}$';
+
 export const EventMetadata = Type.Object(
   {
     userAgent: Type.Union([Type.String(), Type.Null()]),
     source: StringEnum(EVENT_SOURCES),
     requestId: Type.Union([Type.String(), Type.Null()]),
+    /** The W3C trace the change was made in (added within version 1; absent when untraced). */
+    traceId: Type.Optional(Type.String({ pattern: TRACE_ID_PATTERN })),
   },
   { additionalProperties: false },
 );
@@ -117,6 +122,8 @@ export const EventEnvelope = Type.Object({
     userAgent: Type.Union([Type.String(), Type.Null()]),
     source: Type.String(),
     requestId: Type.Union([Type.String(), Type.Null()]),
+    // Not checked here: a malformed trace id is dropped by the decoder, never a dead letter.
+    traceId: Type.Optional(Type.Unknown()),
   }),
   timestamp: Type.String({ format: 'date-time' }),
   ipAddress: Type.Optional(Type.String()),
@@ -134,7 +141,7 @@ export interface ReceivedEvent {
   resourceId: string;
   actor: { id: string; name: string; email: string; role: string };
   changes?: Changes;
-  metadata: { userAgent: string | null; source: string; requestId: string | null };
+  metadata: { userAgent: string | null; source: string; requestId: string | null; traceId?: string };
   timestamp: string;
   ipAddress?: string;
 }

@@ -15,6 +15,7 @@ import {
 } from './event-metrics.js';
 import type { Logger } from './logger.js';
 import { isNotFound } from './nats.js';
+import { consumeSpan } from './telemetry/propagation.js';
 
 /** Thrown by `decode` (or a handler) for a message that can never succeed: it is dead-lettered at once. */
 export class PoisonMessageError extends Error {}
@@ -42,7 +43,13 @@ export interface ConsumerOptions<T> {
   /** The side effect. Resolve = ack. Throw = nak with backoff (transient), or dead letter if poison. */
   handle: (
     message: T,
-    meta: { subject: string; deliveryCount: number; streamSequence: number },
+    meta: {
+      subject: string;
+      deliveryCount: number;
+      streamSequence: number;
+      /** The trace this handling runs in: the publisher's (its `traceparent` header), when traced. */
+      traceId?: string;
+    },
   ) => Promise<void>;
   /** Stores the dead-letter record; if it throws, the message is nak'ed and retried later. */
   deadLetter: (record: DeadLetter) => Promise<void>;
@@ -180,11 +187,14 @@ export async function runConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningC
     }
     const timer = consumerHandlerDuration.startTimer({ consumer: durable });
     try {
-      await opts.handle(decoded, {
-        subject: msg.subject,
-        deliveryCount: msg.info.deliveryCount,
-        streamSequence: msg.seq,
-      });
+      await consumeSpan(msg.subject, durable, msg.headers, (traceId) =>
+        opts.handle(decoded, {
+          subject: msg.subject,
+          deliveryCount: msg.info.deliveryCount,
+          streamSequence: msg.seq,
+          traceId,
+        }),
+      );
       timer({ outcome: 'ok' });
       settle(msg, 'ack', () => msg.ack());
       stats.acked++;

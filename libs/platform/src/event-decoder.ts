@@ -1,9 +1,16 @@
-import { EVENT_CATALOGUE, EventEnvelope, isEventType, type ReceivedEvent } from '@support-desk/contracts';
+import {
+  EVENT_CATALOGUE,
+  EventEnvelope,
+  isEventType,
+  type ReceivedEvent,
+  TRACE_ID_PATTERN,
+} from '@support-desk/contracts';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { PoisonMessageError } from './consumer.js';
 
 const checker = TypeCompiler.Compile(EventEnvelope);
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+const TRACE_ID = new RegExp(TRACE_ID_PATTERN);
 
 /**
  * Parses one published domain event for every consumer of the events stream, as a tolerant
@@ -41,6 +48,8 @@ export function decodeDomainEvent(data: Uint8Array): ReceivedEvent {
     metadata: { userAgent: metadata.userAgent, source: metadata.source, requestId: metadata.requestId },
     timestamp: value.timestamp,
   };
+  if (typeof metadata.traceId === 'string' && TRACE_ID.test(metadata.traceId))
+    event.metadata.traceId = metadata.traceId;
   if (value.changes) event.changes = value.changes;
   if (value.ipAddress !== undefined) event.ipAddress = value.ipAddress;
   return event;

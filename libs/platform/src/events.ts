@@ -10,6 +10,7 @@ import {
   type Principal,
   SYSTEM_ACTOR,
 } from '@support-desk/contracts';
+import { activeTraceId } from './telemetry/propagation.js';
 
 /** Who caused a change and through what: copied into every event the change emits. */
 export interface EventContext {
@@ -62,6 +63,8 @@ export function buildEvent(
     metadata: { userAgent: ctx.userAgent, source: ctx.source, requestId: ctx.requestId },
     timestamp: now.toISOString(),
   };
+  const traceId = activeTraceId();
+  if (traceId) event.metadata.traceId = traceId;
   if (changes && Object.keys(changes).length > 0) event.changes = changes;
   if (ctx.ipAddress) event.ipAddress = ctx.ipAddress;
   return event;

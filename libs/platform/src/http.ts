@@ -16,6 +16,7 @@ import type { Logger } from './logger.js';
 import { isAppError } from './errors.js';
 import { histogram } from './metrics.js';
 import { isDatabaseUnreachable } from './mongo.js';
+import { activeTraceId, nameServerSpan } from './telemetry/propagation.js';
 
 /** Every answer, by route template (never the raw path: ids would explode the label set). */
 const httpDuration = histogram(
@@ -114,6 +115,10 @@ declare module 'fastify' {
     /** Every answer from now on says `Connection: close` (the start of a graceful shutdown). */
     startDraining(): void;
   }
+  interface FastifyRequest {
+    /** The W3C trace the request is served in (null when tracing is off). */
+    traceId: string | null;
+  }
 }
 
 export function createHttpApp({
@@ -163,8 +168,12 @@ export function createHttpApp({
     closing = true;
   });
 
+  app.decorateRequest('traceId', null);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    nameServerSpan(request.routeOptions.url);
+    // The request line is written after the answer, outside the request's trace context.
+    request.traceId = activeTraceId() ?? null;
   });
 
   app.addHook('onSend', async (_request, reply) => {
@@ -186,6 +195,7 @@ export function createHttpApp({
         url: request.url.split('?')[0],
         statusCode: reply.statusCode,
         responseTime: Math.round(reply.elapsedTime * 10) / 10,
+        ...(request.traceId ? { traceId: request.traceId } : {}),
       },
       'request completed',
     );

@@ -22,3 +22,5 @@ export * from './aggregate-update.js';
 export * from './contract-routes.js';
 export * from './event-decoder.js';
 export * from './identity-rpc.js';
+export * from './telemetry/propagation.js';
+export * from './telemetry/flush.js';

@@ -1,4 +1,5 @@
 import { type Logger, pino } from 'pino';
+import { activeTraceId } from './telemetry/propagation.js';
 
 export type { Logger };
 
@@ -43,6 +44,11 @@ export function createLogger({ service, level = 'info', destination }: LoggerOpt
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
+      // Every line written inside a trace names it, so a log search finds the trace and back.
+      mixin: () => {
+        const traceId = activeTraceId();
+        return traceId ? { traceId } : {};
+      },
     },
     destination,
   );

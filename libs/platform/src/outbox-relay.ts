@@ -6,6 +6,7 @@ import { outboxPublished, outboxPublishErrors, recordOutboxScan } from './event-
 import type { Logger } from './logger.js';
 import type { OutboxEntry } from './outbox.js';
 import { notePendingQuietly, pendingListeners, takePending } from './outbox-pending.js';
+import { publishSpan } from './telemetry/propagation.js';
 
 export interface OutboxRelayOptions {
   nc: NatsConnection;
@@ -75,7 +76,13 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     let error: unknown;
     for (const entry of doc.outbox) {
       try {
-        await js.publish(entry.subject, entry.payload, { msgID: entry.id, timeout: publishTimeoutMs });
+        await publishSpan(entry.subject, entry.id, entry, (headers) =>
+          js.publish(entry.subject, entry.payload, {
+            msgID: entry.id,
+            timeout: publishTimeoutMs,
+            ...(headers ? { headers } : {}),
+          }),
+        );
         sent.push(entry);
       } catch (err) {
         error = err;

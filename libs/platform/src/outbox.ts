@@ -8,6 +8,7 @@ import {
   type NamedCollection,
 } from './aggregate-lock.js';
 import { notePending } from './outbox-pending.js';
+import { injectTraceContext } from './telemetry/propagation.js';
 
 /**
  * Transactional outbox without transactions: pending messages live in an `outbox` array on the
@@ -21,6 +22,12 @@ export interface OutboxEntry {
   subject: string;
   payload: string;
   createdAt: Date;
+  /**
+   * The W3C trace context the entry was written in: the relay publishes it later (another pass,
+   * another replica) in the same trace. Absent outside any trace.
+   */
+  traceparent?: string;
+  tracestate?: string;
 }
 
 const OutboxEntrySchema = new Schema<OutboxEntry>(
@@ -29,6 +36,8 @@ const OutboxEntrySchema = new Schema<OutboxEntry>(
     subject: { type: String, required: true },
     payload: { type: String, required: true },
     createdAt: { type: Date, required: true },
+    traceparent: { type: String },
+    tracestate: { type: String },
   },
   { _id: false },
 );
@@ -110,18 +119,18 @@ export function outboxPlugin(schema: Schema): void {
   });
 }
 
+/** An entry written now, in the active trace. */
+function entry(id: string, subject: string, payload: string): OutboxEntry {
+  return { id, subject, payload, createdAt: new Date(), ...injectTraceContext() };
+}
+
 export function eventEntry(names: NatsNames, event: DomainEvent): OutboxEntry {
-  return {
-    id: event.id,
-    subject: names.eventSubject(event.type),
-    payload: JSON.stringify(event),
-    createdAt: new Date(),
-  };
+  return entry(event.id, names.eventSubject(event.type), JSON.stringify(event));
 }
 
 /** Any other message that must leave with the write (e.g. credential notices). */
 export function messageEntry(subject: string, body: unknown): OutboxEntry {
-  return { id: newId('event'), subject, payload: JSON.stringify(body), createdAt: new Date() };
+  return entry(newId('event'), subject, JSON.stringify(body));
 }
 
 /** `$push` clause appending entries in order; merge into an update document. */

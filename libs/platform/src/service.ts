@@ -8,6 +8,7 @@ import { startMetricsServer } from './metrics.js';
 import { type Connection, connectMongo } from './mongo.js';
 import { connectNats, ensureStreams, type NatsConnection } from './nats.js';
 import { installGracefulShutdown, type ShutdownStep } from './shutdown.js';
+import { flushTraces } from './telemetry/flush.js';
 
 interface ServiceConfig {
   LOG_LEVEL: string;
@@ -82,7 +83,7 @@ export interface ServeOptions {
  * Starts the background work and listens, then on SIGTERM/SIGINT shuts down in the one order every
  * service uses: readiness off and keep-alive connections asked to close, `drainMs` more of normal
  * service (traffic moves to other replicas), HTTP closed after in-flight requests finish, the
- * background work, NATS drained, MongoDB closed.
+ * background work, NATS drained, MongoDB closed, buffered spans sent.
  */
 export async function serve(opts: ServeOptions): Promise<void> {
   const { service, connections } = opts;
@@ -111,6 +112,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
       ...(opts.finally ?? []),
       // Last, so the final scrape can still see the shutdown.
       ...(metricsServer ? [{ name: 'metrics', close: () => metricsServer.close() }] : []),
+      // The spans of the shutdown itself included.
+      { name: 'traces', close: flushTraces },
     ],
   });
 }

@@ -68,7 +68,7 @@ t.test('events API', async (t) => {
   push(makeEvent('request.comment_added', { resourceId: requestA, actor: actors.agent, at: at(28) }));
   push(makeEvent('request.updated', { resourceId: requestB, actor: actors.agent, at: at(29) }));
   push(makeEvent('request.deleted', { resourceId: requestB, actor: actors.admin, at: at(29) }));
-  await eventModel(conn).collection.insertMany(events.map(toStoredEvent) as never[]);
+  await eventModel(conn).collection.insertMany(events.map((e) => toStoredEvent(e)) as never[]);
 
   const admin = asCaller(testPrincipal('admin'));
   const agent = asCaller(testPrincipal('agent'));

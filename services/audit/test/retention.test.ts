@@ -17,7 +17,7 @@ t.test('retention: TTL index where supported, else a bounded sweeper; off keeps 
   const fresh = Array.from({ length: 5 }, () =>
     makeEvent('user.login', { at: new Date(now.getTime() - DAY / 2) }),
   );
-  await eventModel(conn).collection.insertMany([...old, ...fresh].map(toStoredEvent) as never[]);
+  await eventModel(conn).collection.insertMany([...old, ...fresh].map((e) => toStoredEvent(e)) as never[]);
 
   const off = await startRetention({
     conn,

@@ -218,8 +218,22 @@ function metricUpdatesPerCall(): number {
   return best;
 }
 
+// An OTLP/HTTP sink for the tracing gateway's span batches: accepts and drops them.
+const spanSink = createServer((req, res) => {
+  req.resume();
+  req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+});
+await new Promise<void>((r) => spanSink.listen(0, '127.0.0.1', r));
+
+/**
+ * How a bench gateway traces: `none` runs it without the tracing preload (as with
+ * OTEL_SDK_DISABLED=true); `context` with the preload and no exporter (the default: trace context
+ * and ids, nothing recorded); `sampled` exporting 10 % of new traces over OTLP.
+ */
+type Tracing = 'none' | 'context' | 'sampled';
+
 const gateways: ChildProcess[] = [];
-async function gateway(rateLimit: boolean) {
+async function gateway(rateLimit: boolean, tracing: Tracing = 'none') {
   const port = await freePort();
   const env = {
     PORT: String(port),
@@ -237,12 +251,22 @@ async function gateway(rateLimit: boolean) {
     RATE_LIMIT_ENABLED: String(rateLimit),
     RATE_LIMIT_PREFIX: `${uniqueName('benchrl')}:`,
     PRINCIPAL_SIGNING_KEY: keys.signingKey,
+    ...(tracing === 'sampled'
+      ? {
+          OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(spanSink.address() as AddressInfo).port}`,
+          OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+          OTEL_TRACES_SAMPLER_ARG: '0.1',
+        }
+      : {}),
   };
   // BENCH_GATEWAY_SERVER: another build's server.js (e.g. a worktree of an older commit) for A/B runs.
   const c = fork(process.env.BENCH_GATEWAY_SERVER ?? here('../src/server.js'), [], {
     env: { ...process.env, ...env },
     // BENCH_PROFILE=<dir>: V8 CPU profiles of the gateways, written when they exit.
-    execArgv: process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : [],
+    execArgv: [
+      ...(tracing === 'none' ? [] : ['--import', '@support-desk/platform/telemetry']),
+      ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : []),
+    ],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   gateways.push(c);
@@ -254,6 +278,8 @@ async function gateway(rateLimit: boolean) {
 try {
   const { url: withLimits, c: limited } = await gateway(true);
   const { url: withoutLimits, c: unlimited } = await gateway(false);
+  const { url: contextOnly, c: contextGateway } = await gateway(true, 'context');
+  const { url: sampled, c: sampledGateway } = await gateway(true, 'sampled');
   // The direct call carries a principal assertion, as the gateway would send it: signed for each
   // call (an assertion is bound to its call and lives seconds), by this process.
   const sign = createPrincipalSigner(keys.signingKey);
@@ -303,12 +329,39 @@ try {
     },
     { gateway: unlimited, upstream },
   );
+  const traceContext = await measure(
+    'gateway, API key, trace context only',
+    `${contextOnly}/v1/requests`,
+    { authorization: `Bearer ${apiKey}` },
+    { gateway: contextGateway, upstream },
+  );
+  const traced = await measure(
+    'gateway, API key, traces 10% sampled',
+    `${sampled}/v1/requests`,
+    { authorization: `Bearer ${apiKey}` },
+    { gateway: sampledGateway, upstream },
+  );
+  // The untraced figure again, after the traced ones: the machine's drift shows in the two.
+  const untraced = await measure(
+    'gateway, API key, no tracing (again)',
+    `${withLimits}/v1/requests`,
+    { authorization: `Bearer ${apiKey}` },
+    { gateway: limited, upstream },
+  );
   const ratio = (a: number, b: number) => (a / b).toFixed(2);
+  const baseline = (key.rps + untraced.rps) / 2;
   console.log('');
   console.log(`gateway / direct (API key, limits on):  ${ratio(key.rps, direct.rps)}  (aim ≥ 0.55)`);
   console.log(`JWT / API key:                          ${ratio(jwt.rps, key.rps)}  (aim ≥ 0.95)`);
   console.log(
     `rate limit on / off:                    ${ratio(key.rps, off.rps)}  (aim ≥ 0.90, i.e. ≤ 10% cost)`,
+  );
+  console.log(
+    `tracing 10% sampled / none:             ${ratio(traced.rps, baseline)}  (aim ≥ 0.95, i.e. ≤ 5% cost; none = mean of both untraced runs)`,
+  );
+  console.log(`trace context only / none:              ${ratio(traceContext.rps, baseline)}`);
+  console.log(
+    `gateway CPU µs per call: none ${key.cpuUs.gateway}/${untraced.cpuUs.gateway}, context ${traceContext.cpuUs.gateway}, sampled ${traced.cpuUs.gateway}`,
   );
   console.log(`p99 ms: direct ${direct.p99}, key ${key.p99}, jwt ${jwt.p99}, limits off ${off.p99}`);
   const metricsUs = metricUpdatesPerCall();
@@ -321,5 +374,6 @@ try {
   upstream.kill('SIGTERM');
   redisInfo.disconnect();
   jwksServer.close();
+  spanSink.close();
   await nc.drain();
 }

@@ -258,6 +258,9 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
         'sd-e2e-watchdog',
         String(process.pid),
         process.execPath,
+        // Tracing (off unless OTEL_* variables say otherwise), as every deployment runs a service.
+        '--import',
+        '@support-desk/platform/telemetry',
         path.join(ROOT, 'services', s, 'dist/src/server.js'),
       ],
       {

@@ -44,15 +44,20 @@ export interface Ingestion {
   stop(): Promise<void>;
 }
 
-/** The audit copy of an event: the envelope as published, `_id` = event id, timestamp as a Date. */
-export function toStoredEvent(e: ReceivedEvent): StoredEvent {
+/**
+ * The audit copy of an event: the envelope as published, `_id` = event id, timestamp as a Date.
+ * The trace id is the producer's; an event from a producer that wrote none gets the trace its
+ * message was delivered in, when there is one.
+ */
+export function toStoredEvent(e: ReceivedEvent, deliveredInTrace?: string): StoredEvent {
+  const traceId = e.metadata.traceId ?? deliveredInTrace;
   const doc: StoredEvent = {
     _id: e.id,
     type: e.type,
     resourceType: e.resourceType,
     resourceId: e.resourceId,
     actor: e.actor,
-    metadata: e.metadata,
+    metadata: traceId ? { ...e.metadata, traceId } : e.metadata,
     timestamp: new Date(e.timestamp),
     storedAt: new Date(0),
   };
@@ -95,7 +100,7 @@ export async function startIngestion(opts: IngestionOptions): Promise<Ingestion>
     durable: opts.durable,
     filterSubjects: [opts.names.eventsWildcard],
     decode: (data) => decodeDomainEvent(data),
-    handle: (event) => batcher.add(toStoredEvent(event)),
+    handle: (event, { traceId }) => batcher.add(toStoredEvent(event, traceId)),
     deadLetter: deadLetters.write,
     // A database outage is waited out: it must not turn good events into dead letters.
     isTransient: (err) => err instanceof StoreUnavailableError,

@@ -35,7 +35,7 @@ export interface StoredEvent {
   resourceId: string;
   actor: { id: string; name: string; email: string; role: string };
   changes?: StoredChange[];
-  metadata: { userAgent: string | null; source: string; requestId: string | null };
+  metadata: { userAgent: string | null; source: string; requestId: string | null; traceId?: string };
   timestamp: Date;
   ipAddress?: string;
   /** When the batch holding it was written (ingestion lag = storedAt - timestamp). */
@@ -48,7 +48,7 @@ const ActorSchema = new Schema(
 );
 
 const MetadataSchema = new Schema(
-  { userAgent: String, source: String, requestId: String },
+  { userAgent: String, source: String, requestId: String, traceId: String },
   { _id: false, versionKey: false },
 );
 

@@ -78,6 +78,7 @@ export function toDetail(e: StoredEvent): EventDetail {
       userAgent: e.metadata?.userAgent ?? null,
       source: known<EventDetail['metadata']['source']>(e.metadata?.source ?? 'system'),
       requestId: e.metadata?.requestId ?? null,
+      ...(e.metadata?.traceId ? { traceId: e.metadata.traceId } : {}),
     },
   };
 }

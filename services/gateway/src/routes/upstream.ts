@@ -3,7 +3,7 @@ import { BalancedPool, Pool } from 'undici';
 import type { UpstreamHealth } from './upstream-health.js';
 import type { FastifyReplyFromHooks } from '@fastify/reply-from';
 import { FORWARDED_HEADER, INTERNAL_HEADERS, PRINCIPAL_HEADER } from '@support-desk/contracts';
-import { AppError, errorBody } from '@support-desk/platform';
+import { AppError, errorBody, traceContextHeaders } from '@support-desk/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayConfig } from '../config.js';
 import { upstreamErrors } from '../metrics.js';
@@ -82,6 +82,9 @@ export function upstreamHeaders(
 ) {
   const out: Record<string, unknown> = { ...headers };
   for (const h of INTERNAL_HEADERS) delete out[h];
+  // When tracing runs, the trace context is the gateway's own span's, which the instrumentation
+  // adds: the caller's copy would make a second, conflicting `traceparent`.
+  for (const h of traceContextHeaders()) delete out[h];
   if (!keepAuth) delete out.authorization;
   out['x-request-id'] = request.id;
   out['x-forwarded-for'] = request.ip;

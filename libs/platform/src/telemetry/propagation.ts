@@ -1,0 +1,139 @@
+import {
+  type Context,
+  context,
+  isSpanContextValid,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type TextMapGetter,
+  trace,
+} from '@opentelemetry/api';
+import { getRPCMetadata, RPCType } from '@opentelemetry/core';
+import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
+
+/**
+ * Names the HTTP server span after the route template (`GET /v1/requests/:id`), as the HTTP
+ * instrumentation lets a framework do; never the raw path, whose ids would make every name unique.
+ */
+export function nameServerSpan(route: string | undefined): void {
+  if (!route) return;
+  const rpc = getRPCMetadata(context.active());
+  if (rpc?.type === RPCType.HTTP) rpc.route = route;
+}
+
+/** The W3C trace context of a message, as the propagator writes it (`traceparent`, `tracestate`). */
+export interface TraceCarrier {
+  traceparent?: string;
+  tracestate?: string;
+}
+
+const tracer = () => trace.getTracer('@support-desk/platform');
+
+/** The headers trace context travels in (`traceparent`, `tracestate`), none when tracing is off. */
+export const traceContextHeaders = (): string[] => propagation.fields();
+
+/** The trace id of the span now active, if any (logs, events). */
+export function activeTraceId(active: Context = context.active()): string | undefined {
+  const span = trace.getSpan(active);
+  if (!span) return undefined;
+  const sc = span.spanContext();
+  return isSpanContextValid(sc) ? sc.traceId : undefined;
+}
+
+/**
+ * The active trace context as a carrier, kept with a message that leaves later (an outbox entry),
+ * so its publisher continues the trace of the call that wrote it. Undefined outside any trace.
+ */
+export function injectTraceContext(): TraceCarrier | undefined {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  if (!carrier.traceparent) return undefined;
+  return carrier.tracestate
+    ? { traceparent: carrier.traceparent, tracestate: carrier.tracestate }
+    : { traceparent: carrier.traceparent };
+}
+
+const headerGetter: TextMapGetter<MsgHdrs> = {
+  keys: (h) => [...h.keys()],
+  get: (h, key) => (h.has(key) ? h.get(key) : undefined),
+};
+
+function ended<T>(span: Span, run: () => Promise<T>): Promise<T> {
+  return run().then(
+    (value) => {
+      span.end();
+      return value;
+    },
+    (err: unknown) => {
+      span.recordException(err as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error)?.message });
+      span.end();
+      throw err;
+    },
+  );
+}
+
+/**
+ * Publishes one message in a PRODUCER span, a child of the trace context the message was written
+ * in (`carrier`), and hands `publish` the NATS headers carrying the new span's context. Messages
+ * written outside any trace are published without headers and without a span.
+ */
+export function publishSpan<T>(
+  subject: string,
+  messageId: string,
+  carrier: TraceCarrier | undefined,
+  publish: (headers: MsgHdrs | undefined) => Promise<T>,
+): Promise<T> {
+  if (!carrier?.traceparent) return publish(undefined);
+  const parent = propagation.extract(ROOT_CONTEXT, {
+    traceparent: carrier.traceparent,
+    ...(carrier.tracestate ? { tracestate: carrier.tracestate } : {}),
+  });
+  const span = tracer().startSpan(
+    `send ${subject}`,
+    {
+      kind: SpanKind.PRODUCER,
+      attributes: {
+        'messaging.system': 'nats',
+        'messaging.operation.type': 'send',
+        'messaging.destination.name': subject,
+        'messaging.message.id': messageId,
+      },
+    },
+    parent,
+  );
+  const withSpan = trace.setSpan(parent, span);
+  const h = natsHeaders();
+  propagation.inject(withSpan, h, { set: (c, k, v) => c.set(k, v) });
+  return ended(span, () => context.with(withSpan, () => publish(h)));
+}
+
+/**
+ * Runs a consumer's handling of one message in a CONSUMER span, continuing the trace its
+ * publisher put in the NATS headers (a new trace when there is none).
+ */
+export function consumeSpan<T>(
+  subject: string,
+  consumer: string,
+  headers: MsgHdrs | undefined,
+  handle: (traceId: string | undefined) => Promise<T>,
+): Promise<T> {
+  const parent = headers ? propagation.extract(ROOT_CONTEXT, headers, headerGetter) : ROOT_CONTEXT;
+  const span = tracer().startSpan(
+    `process ${subject}`,
+    {
+      kind: SpanKind.CONSUMER,
+      attributes: {
+        'messaging.system': 'nats',
+        'messaging.operation.type': 'process',
+        'messaging.destination.name': subject,
+        'messaging.consumer.group.name': consumer,
+      },
+    },
+    parent,
+  );
+  const withSpan = trace.setSpan(parent, span);
+  return ended(span, () => context.with(withSpan, () => handle(activeTraceId(withSpan))));
+}
