@@ -16,7 +16,7 @@ import type { Logger } from './logger.js';
 import { isAppError } from './errors.js';
 import { histogram } from './metrics.js';
 import { isDatabaseUnreachable } from './mongo.js';
-import { activeTraceId, nameServerSpan } from './telemetry/propagation.js';
+import { activeTraceId } from './telemetry/propagation.js';
 
 /** Every answer, by route template (never the raw path: ids would explode the label set). */
 const httpDuration = histogram(
@@ -171,7 +171,6 @@ export function createHttpApp({
   app.decorateRequest('traceId', null);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
-    nameServerSpan(request.routeOptions.url);
     // The request line is written after the answer, outside the request's trace context.
     request.traceId = activeTraceId() ?? null;
   });

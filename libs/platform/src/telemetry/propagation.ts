@@ -10,18 +10,7 @@ import {
   type TextMapGetter,
   trace,
 } from '@opentelemetry/api';
-import { getRPCMetadata, RPCType } from '@opentelemetry/core';
 import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
-
-/**
- * Names the HTTP server span after the route template (`GET /v1/requests/:id`), as the HTTP
- * instrumentation lets a framework do; never the raw path, whose ids would make every name unique.
- */
-export function nameServerSpan(route: string | undefined): void {
-  if (!route) return;
-  const rpc = getRPCMetadata(context.active());
-  if (rpc?.type === RPCType.HTTP) rpc.route = route;
-}
 
 /** The W3C trace context of a message, as the propagator writes it (`traceparent`, `tracestate`). */
 export interface TraceCarrier {

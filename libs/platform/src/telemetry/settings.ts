@@ -3,14 +3,17 @@
  * platform supports), checked at start so a typo stops the process with a clear message instead
  * of silently tracing nothing.
  *
- * - `OTEL_SDK_DISABLED=true`: no tracing at all (no trace ids in logs or events).
- * - Otherwise every service takes part in W3C trace context: it continues an incoming
+ * - Tracing is off unless asked for (unlike the specification's default exporter, `otlp`): a
+ *   service must not send spans to a collector nobody configured, nor pay for tracing nobody
+ *   reads (about a third of the gateway's CPU per call; see BENCHMARKS.md). Off, the gateway
+ *   passes a caller's `traceparent` on untouched.
+ * - `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, or
+ *   `OTEL_TRACES_EXPORTER=otlp`: on, spans exported with OTLP (the exporter reads the other
+ *   `OTEL_EXPORTER_OTLP_*` variables itself).
+ * - `OTEL_TRACES_EXPORTER=none`: trace context only. Every service continues an incoming
  *   `traceparent`, passes it on (HTTP, NATS, the outbox) and writes the trace id in its logs and
- *   events. Spans are recorded and exported only when an exporter is on:
- *   `OTEL_TRACES_EXPORTER=otlp`, or an `OTEL_EXPORTER_OTLP_ENDPOINT` /
- *   `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (the exporter reads the other `OTEL_EXPORTER_OTLP_*`
- *   variables itself). Unlike the specification's default (`otlp`), export is off unless asked
- *   for: a service must not send spans to a collector nobody configured.
+ *   events, but records no span.
+ * - `OTEL_SDK_DISABLED=true`: off, whatever else is set.
  * - `OTEL_TRACES_SAMPLER` / `OTEL_TRACES_SAMPLER_ARG`: the specification's samplers; default
  *   `parentbased_always_on`.
  * - `OTEL_SERVICE_NAME`: default `support-desk-<service>`.
@@ -33,6 +36,7 @@ const SAMPLERS: SamplerName[] = [
 ];
 
 export interface TracingSettings {
+  /** Trace context flows through the service (ids in logs and events), spans or not. */
   enabled: boolean;
   /** Spans are recorded and sent with OTLP (http/protobuf). */
   exporting: boolean;
@@ -63,13 +67,13 @@ function serviceNameOf(env: Env, entry: string | undefined): string {
 }
 
 export function tracingSettings(env: Env = process.env, entry = process.argv[1]): TracingSettings {
-  const enabled = !flag(env, 'OTEL_SDK_DISABLED');
   const exporterName = (env.OTEL_TRACES_EXPORTER ?? '').trim().toLowerCase();
   if (exporterName !== '' && exporterName !== 'otlp' && exporterName !== 'none')
     throw new TracingSettingsError(
       `OTEL_TRACES_EXPORTER=${env.OTEL_TRACES_EXPORTER} is not supported (otlp or none)`,
     );
   const endpoint = isSet(env.OTEL_EXPORTER_OTLP_ENDPOINT) || isSet(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+  const enabled = !flag(env, 'OTEL_SDK_DISABLED') && (exporterName !== '' || endpoint);
   const exporting = enabled && (exporterName === 'otlp' || (exporterName === '' && endpoint));
   const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? '').trim();
   if (exporting && protocol !== '' && protocol !== 'http/protobuf')
