@@ -1,6 +1,7 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from './logger.js';
 import { decodeJson, encodeJson } from './nats.js';
+import { requestSpan, serveSpan } from './telemetry/propagation.js';
 
 /**
  * The version of the RPC envelope (`{v, ok, reply | error}`), and of each request, which carries
@@ -27,7 +28,7 @@ export function serveRpc<Req, Res>(
         logger?.error({ err, subject }, 'rpc subscription error');
         return;
       }
-      (async () => {
+      serveSpan(subject, msg.headers, async () => {
         try {
           const reply = await handler(decodeJson<Req>(msg.data));
           msg.respond(encodeJson({ v: RPC_VERSION, ok: true, reply }));
@@ -35,7 +36,7 @@ export function serveRpc<Req, Res>(
           logger?.error({ err: e, subject }, 'rpc handler failed');
           msg.respond(encodeJson({ v: RPC_VERSION, ok: false, error: 'internal error' }));
         }
-      })();
+      });
     },
   });
 }
@@ -48,7 +49,12 @@ export async function callRpc<Req, Res>(
   request: Req,
   timeoutMs = 2000,
 ): Promise<Res> {
-  const msg = await nc.request(subject, encodeJson({ v: RPC_VERSION, ...request }), { timeout: timeoutMs });
+  const msg = await requestSpan(subject, (headers) =>
+    nc.request(subject, encodeJson({ v: RPC_VERSION, ...request }), {
+      timeout: timeoutMs,
+      ...(headers ? { headers } : {}),
+    }),
+  );
   const body = decodeJson<{ ok?: unknown; reply?: Res; error?: unknown } | null>(msg.data);
   if (body?.ok !== true || typeof body.reply !== 'object' || body.reply === null) {
     throw new RpcError(`${subject}: ${typeof body?.error === 'string' ? body.error : 'no valid reply'}`);

@@ -94,6 +94,7 @@ if (build.status !== 0 || !fs.existsSync(collectorBinary)) {
       scope: string;
     }
     const SERVER = 2;
+    const CLIENT = 3;
     const PRODUCER = 4;
     const CONSUMER = 5;
     const spansOfTrace = (): Span[] => {
@@ -124,7 +125,11 @@ if (build.status !== 0 || !fs.existsSync(collectorBinary)) {
     const spans = await eventually(
       async () => {
         const found = spansOfTrace();
-        return found.some((s) => s.service === 'support-desk-audit' && s.kind === CONSUMER) ? found : null;
+        const audited = found.some((s) => s.service === 'support-desk-audit' && s.kind === CONSUMER);
+        // A key resolved over NATS (a cache miss) is answered by identity in the same trace.
+        const resolving = found.filter((s) => s.service === 'support-desk-gateway' && s.kind === CLIENT);
+        const resolved = resolving.every((r) => found.some((s) => s.parentSpanId === r.spanId));
+        return audited && resolved ? found : null;
       },
       { timeoutMs: 30_000, what: `audit's span in trace ${traceId}` },
     ).catch(() => spansOfTrace()); // the assertions below then say which hop is missing
@@ -170,6 +175,13 @@ if (build.status !== 0 || !fs.existsSync(collectorBinary)) {
       (s) =>
         s.service === 'support-desk-audit' && s.kind === CONSUMER && s.parentSpanId === published?.spanId,
     );
+    for (const rpc of spans.filter(
+      (s) => s.service === 'support-desk-gateway' && s.name.endsWith('.resolve'),
+    ))
+      one(
+        `identity answers ${rpc.name} (NATS request) in the same trace`,
+        (s) => s.service === 'support-desk-identity' && s.kind === SERVER && s.parentSpanId === rpc.spanId,
+      );
 
     await t.test('the trace id is in the audit record and the log lines', async (t) => {
       const events = await eventually(
