@@ -121,17 +121,23 @@ if (build.status !== 0 || !fs.existsSync(collectorBinary)) {
       }
       return spans;
     };
-    // Spans leave in batches (every 5 s by default): wait, bounded, for the last hop's.
     const spans = await eventually(
       async () => {
         const found = spansOfTrace();
-        const audited = found.some((s) => s.service === 'support-desk-audit' && s.kind === CONSUMER);
+        // Each process sends its spans on its own schedule (every 5 s): wait for every hop's.
+        const has = (service: string, kind: number) =>
+          found.some((s) => s.service === `support-desk-${service}` && s.kind === kind);
+        const audited =
+          has('gateway', SERVER) &&
+          has('requests', SERVER) &&
+          has('requests', PRODUCER) &&
+          has('audit', CONSUMER);
         // A key resolved over NATS (a cache miss) is answered by identity in the same trace.
         const resolving = found.filter((s) => s.service === 'support-desk-gateway' && s.kind === CLIENT);
         const resolved = resolving.every((r) => found.some((s) => s.parentSpanId === r.spanId));
         return audited && resolved ? found : null;
       },
-      { timeoutMs: 30_000, what: `audit's span in trace ${traceId}` },
+      { timeoutMs: 30_000, what: `every hop's spans in trace ${traceId}` },
     ).catch(() => spansOfTrace()); // the assertions below then say which hop is missing
     t.comment(`trace ${traceId}: ${spans.map((s) => `${s.service}/${s.scope}/${s.name}`).join(' | ')}`);
     const one = (what: string, match: (s: Span) => boolean) => {
