@@ -92,6 +92,7 @@ if (build.status !== 0 || !fs.existsSync(collectorBinary)) {
       spanId: string;
       parentSpanId: string;
       scope: string;
+      attributes: Record<string, string>;
     }
     const SERVER = 2;
     const CLIENT = 3;
@@ -116,6 +117,12 @@ if (build.status !== 0 || !fs.existsSync(collectorBinary)) {
                   spanId: s.spanId,
                   parentSpanId: s.parentSpanId ?? '',
                   scope: ss.scope?.name ?? '',
+                  attributes: Object.fromEntries(
+                    (s.attributes ?? []).map((a: { key: string; value: { stringValue?: string } }) => [
+                      a.key,
+                      a.value?.stringValue ?? '',
+                    ]),
+                  ),
                 });
         }
       }
@@ -155,6 +162,15 @@ if (build.status !== 0 || !fs.existsSync(collectorBinary)) {
       'the gateway checks the rate limit in Redis',
       (s) => s.service === 'support-desk-gateway' && s.scope.includes('ioredis'),
     );
+    for (const redis of spans.filter((s) => s.scope.includes('ioredis'))) {
+      const statements = ['db.statement', 'db.query.text'].map((k) => redis.attributes[k]).filter(Boolean);
+      t.ok(statements.length > 0, `${redis.name}: has a statement`);
+      t.same(
+        statements.filter((text) => text !== redis.name),
+        [],
+        `${redis.name}: the statement is the command only, never its keys (key ids, addresses)`,
+      );
+    }
     const proxied = one(
       'the gateway calls requests (undici), under its server span',
       (s) =>

@@ -81,7 +81,8 @@ export function startTracing(settings: TracingSettings): void {
       }),
       new UndiciInstrumentation(),
       new MongoDBInstrumentation(),
-      new IORedisInstrumentation(),
+      // The command name only: the arguments hold rate-limit keys (key ids, client addresses).
+      new IORedisInstrumentation({ dbStatementSerializer: (command) => command }),
     ],
   });
 }
