@@ -22,6 +22,12 @@ import type { TracingSettings } from './settings.js';
 /** Probes and scrapes are not traced: they would be most of the spans and say nothing. */
 const UNTRACED_PATHS = /^\/(livez|readyz|metrics)(\/|\?|$)/;
 
+/**
+ * Query strings stay out of spans, as out of the request log lines: they carry search terms,
+ * emails and OAuth parameters.
+ */
+const withoutQuery = (url: string) => url.split('?')[0];
+
 function samplerOf(settings: TracingSettings): Sampler {
   // Without an exporter nothing is recorded; ids are still made, so trace context still flows
   // through this service and into its logs and events.
@@ -76,10 +82,17 @@ export function startTracing(settings: TracingSettings): void {
         instrumentHooks: false,
         instrumentHandler: false,
         ignorePaths: ({ url }) => UNTRACED_PATHS.test(url),
-        requestHook: (span, request) =>
-          span.updateName(`${request.method} ${request.routeOptions.url ?? 'unmatched route'}`),
+        requestHook: (span, request) => {
+          span.updateName(`${request.method} ${request.routeOptions.url ?? 'unmatched route'}`);
+          span.setAttribute('url.path', withoutQuery(request.url));
+        },
       }),
-      new UndiciInstrumentation(),
+      new UndiciInstrumentation({
+        startSpanHook: (request) => ({
+          'url.full': `${request.origin}${withoutQuery(request.path)}`,
+          'url.query': undefined,
+        }),
+      }),
       new MongoDBInstrumentation(),
       // The command name only: the arguments hold rate-limit keys (key ids, client addresses).
       new IORedisInstrumentation({ dbStatementSerializer: (command) => command }),
