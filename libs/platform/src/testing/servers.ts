@@ -1,5 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+} from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -24,16 +33,53 @@ export interface PrivateServer {
 
 const REPO_ROOT = resolve(fileURLToPath(import.meta.url), '../../../../../..');
 
-export async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
+/**
+ * Ports handed out by `freePort`: below the kernel's ephemeral range (32768 and up), so no
+ * `listen(0)` or outgoing connection anywhere can take one, and reserved across the test processes
+ * running in parallel by a file created exclusively. A port found free and then bound by the
+ * process it was meant for a second later can no longer be given to another test file meanwhile
+ * (a CI run saw a service fail with EADDRINUSE and the gateway reach another stack's service).
+ */
+const PORT_RANGE = { from: 20_000, to: 32_000 };
+const RESERVATION_MS = 15 * 60_000; // longer than any test file runs (tap: 300 s)
+const reservations = join(tmpdir(), 'support-desk-test-ports');
+
+function reserve(port: number): boolean {
+  const file = join(reservations, String(port));
+  try {
+    closeSync(openSync(file, 'wx'));
+    return true;
+  } catch {
+    // Held by another test process, unless that reservation is stale: then take it over (of two
+    // processes doing so at once, only one creates the file again).
+    try {
+      if (Date.now() - statSync(file).mtimeMs < RESERVATION_MS) return false;
+      unlinkSync(file);
+      closeSync(openSync(file, 'wx'));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+const bindable = (port: number) =>
+  new Promise<boolean>((res) => {
     const srv = createServer();
     srv.unref();
-    srv.on('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => res(port));
-    });
+    srv.once('error', () => res(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => res(true)));
   });
+
+/** A loopback port no other test process will be given; bounded to 1,000 tries. */
+export async function freePort(): Promise<number> {
+  mkdirSync(reservations, { recursive: true });
+  const span = PORT_RANGE.to - PORT_RANGE.from;
+  for (let attempt = 0; attempt < 1000; attempt++) {
+    const port = PORT_RANGE.from + Math.floor(Math.random() * span);
+    if (reserve(port) && (await bindable(port))) return port;
+  }
+  throw new Error(`no free port in ${PORT_RANGE.from}-${PORT_RANGE.to} after 1,000 tries`);
 }
 
 function findBinary(name: string, extra: string[] = []): string {
