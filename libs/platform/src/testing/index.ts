@@ -3,3 +3,4 @@ export * from './servers.js';
 export * from './tls.js';
 export * from './chromium.js';
 export * from './identity-double.js';
+export * from './round-trips.js';
