@@ -1,0 +1,195 @@
+/**
+ * `npm run bench -- e2e`: the whole stack as `npm start` runs it (identity, requests, audit and the
+ * gateway as separate processes, on private ports, databases and NATS namespace against the shared
+ * infrastructure), measured through the gateway with an agent's API key, as a client sees it.
+ *
+ * After a few hundred requests are filed (some with long descriptions: the store's cost grows with
+ * the collection), it measures single reads, lists with filters, updates spread over every request
+ * and creates, each at full load (32 connections) and then at half that rate for the latency.
+ * BENCH_SECONDS (default 10) per run; BENCH_PREFILL (default 300) requests filed first. Results go
+ * to BENCH_RESULTS_FILE as JSON when it is set (scripts/bench.mjs prints them in one table).
+ */
+import fs from 'node:fs';
+import { createActor } from '../src/actors.js';
+import type { Api } from '../src/http.js';
+import { request } from '../src/http.js';
+import { type Stack, startStack, type Teardownable } from '../src/stack.js';
+import { CONNECTIONS, type CallShape, describeRun, load, phase } from './load.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const PREFILL = Number(process.env.BENCH_PREFILL ?? 300);
+const PREFILL_CONCURRENCY = 8;
+/** Bounds of the preparation, so a slow store cannot stretch the bench without limit. */
+const PREFILL_DEADLINE_MS = 120_000;
+const SETTLE_DEADLINE_MS = 20_000;
+/** A key that never meets its limits: the bench measures the stack, not the rate limiter's refusals. */
+const BENCH_KEY = ['--plan', 'enterprise', '--rate-limit', '1000000', '--events-rate-limit', '1000000'];
+const PRIORITIES = ['critical', 'high', 'medium', 'low'] as const;
+/** About 15 KB (the limit is 20 000 characters): a long report pasted into a request. */
+const LONG_DESCRIPTION = Array.from(
+  { length: 150 },
+  (_, n) => `Line ${n + 1}: the export job stopped again with the same error after the retry. `,
+).join('\n');
+
+/** Teardown steps of the run (startStack wants tap's `t.teardown`; run in reverse at the end). */
+function teardowns(): Teardownable & { run(): Promise<void> } {
+  const steps: (() => unknown)[] = [];
+  return {
+    teardown: (fn) => void steps.push(fn),
+    async run() {
+      for (const step of steps.reverse()) await step();
+    },
+  };
+}
+
+/** Files `count` requests, `PREFILL_CONCURRENCY` at a time, within the deadline; returns their ids. */
+async function prefill(api: Api, agentId: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  const deadline = Date.now() + PREFILL_DEADLINE_MS;
+  let next = 0;
+  const worker = async () => {
+    while (next < count && Date.now() < deadline) {
+      const i = next++;
+      const res = await api.post('/v1/requests', {
+        title: `Bench request ${i}`,
+        description: i % 4 === 0 ? LONG_DESCRIPTION : 'The printer on floor 3 is jammed again.',
+        priority: PRIORITIES[i % PRIORITIES.length],
+        // A third is created assigned, so the list filters find two statuses.
+        ...(i % 3 === 0 ? { assignedTo: agentId } : {}),
+        tags: ['bench'],
+      });
+      if (res.status !== 201)
+        throw new Error(`prefill: POST /v1/requests ${res.status} ${res.text.slice(0, 300)}`);
+      ids.push(res.json.data.id);
+    }
+  };
+  await Promise.all(Array.from({ length: PREFILL_CONCURRENCY }, worker));
+  return ids;
+}
+
+async function countRequests(api: Api): Promise<number> {
+  return (await api.get('/v1/requests?limit=1')).json?.data?.pagination?.total ?? -1;
+}
+
+/**
+ * Waits (bounded) until the requests service's outbox relay has published what the last phase
+ * wrote, so each phase starts on a quiet stack instead of competing with the previous one's
+ * backlog. Returns the seconds waited.
+ */
+async function settle(stack: Stack): Promise<number> {
+  const started = Date.now();
+  const metrics = `${stack.metricsOrigins.requests}/metrics`;
+  while (Date.now() - started < SETTLE_DEADLINE_MS) {
+    const text = (await request(metrics, { timeoutMs: 5000 }).catch(() => null))?.text ?? '';
+    const pending = [...text.matchAll(/^outbox_backlog_entries\{[^}]*\} (\d+)/gm)].reduce(
+      (sum, m) => sum + Number(m[1]),
+      0,
+    );
+    if (pending === 0) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return (Date.now() - started) / 1000;
+}
+
+async function main() {
+  const started = Date.now();
+  const cleanup = teardowns();
+  const stopOnSignal = () => void cleanup.run().finally(() => process.exit(130));
+  process.once('SIGINT', stopOnSignal);
+  process.once('SIGTERM', stopOnSignal);
+  try {
+    const stack = await startStack(cleanup);
+    const adminEmail = `bench-admin.${stack.run}@example.com`;
+    await stack.deskctlJson(['bootstrap', '--email', adminEmail, '--name', 'Bench Admin']);
+    const agent = await createActor(stack, 'agent', 'bench-agent', { keyArgs: BENCH_KEY });
+    const stackSeconds = (Date.now() - started) / 1000;
+    console.log(`stack ${stack.run} up in ${stackSeconds.toFixed(1)} s at ${stack.origin}`);
+
+    const prefillStarted = Date.now();
+    const ids = await prefill(agent.api, agent.id, PREFILL);
+    const prefillSeconds = (Date.now() - prefillStarted) / 1000;
+    console.log(`prefill: ${ids.length} requests in ${prefillSeconds.toFixed(1)} s`);
+    const documentsBefore = await countRequests(agent.api);
+    const settled: Record<string, number> = { prefill: await settle(stack) };
+
+    let n = 0;
+    const pick = () => ids[n++ % ids.length];
+    const read: CallShape = { method: 'GET', next: () => ({ path: `/v1/requests/${pick()}` }) };
+    const list: CallShape = {
+      method: 'GET',
+      next: () => {
+        const k = n++;
+        return {
+          path: `/v1/requests?status=${k % 2 ? 'open' : 'assigned'}&priority=${PRIORITIES[k % 4]}`,
+        };
+      },
+    };
+    const update: CallShape = {
+      method: 'PATCH',
+      next: () => ({ path: `/v1/requests/${pick()}`, body: JSON.stringify({ title: `Bench update ${n}` }) }),
+    };
+    const create: CallShape = {
+      method: 'POST',
+      next: () => ({
+        path: '/v1/requests',
+        body: JSON.stringify({
+          title: `Bench create ${n++}`,
+          description: 'Created by the stack bench.',
+          priority: PRIORITIES[n % 4],
+        }),
+      }),
+    };
+
+    // An uncounted warm-up: the processes' first seconds are slower while the JIT settles.
+    await load(stack.origin, agent.key, read, Math.min(3, SECONDS));
+    // Reads first, writes last: creates grow the collection the other runs would see.
+    const readFigures = await phase(stack.origin, agent.key, read, SECONDS);
+    const listFigures = await load(stack.origin, agent.key, list, SECONDS);
+    const updateFigures = await phase(stack.origin, agent.key, update, SECONDS);
+    settled.update = await settle(stack);
+    const createFigures = await phase(stack.origin, agent.key, create, SECONDS);
+    settled.create = await settle(stack);
+    const documentsAfter = await countRequests(agent.api);
+
+    const results = {
+      bench: 'stack',
+      seconds: SECONDS,
+      connections: CONNECTIONS,
+      prefill: { requests: ids.length, longDescriptions: Math.ceil(ids.length / 4), seconds: prefillSeconds },
+      documents: { before: documentsBefore, after: documentsAfter },
+      read: readFigures,
+      list: listFigures,
+      update: updateFigures,
+      create: createFigures,
+      /** Seconds waited for the outbox relay to catch up after each writing phase (bounded). */
+      settled,
+      stackSeconds,
+      totalSeconds: (Date.now() - started) / 1000,
+    };
+    console.log(`\nstack bench through the gateway (${SECONDS} s per run, ${CONNECTIONS} connections)`);
+    console.log(`requests in the store: ${documentsBefore} before the runs, ${documentsAfter} after`);
+    for (const [name, p] of [
+      ['GET /v1/requests/:id (single read)', readFigures],
+      ['PATCH /v1/requests/:id (update)', updateFigures],
+      ['POST /v1/requests (create)', createFigures],
+    ] as const) {
+      console.log(describeRun(name, p.atMax));
+      console.log(describeRun(`${name} at 50 %`, p.atHalf, p.halfRate));
+    }
+    console.log(describeRun('GET /v1/requests?status&priority (list)', listFigures));
+    if (process.env.BENCH_RESULTS_FILE)
+      fs.writeFileSync(process.env.BENCH_RESULTS_FILE, JSON.stringify(results));
+  } finally {
+    const stopping = Date.now();
+    await cleanup.run();
+    console.log(`stack stopped in ${((Date.now() - stopping) / 1000).toFixed(1)} s`);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
