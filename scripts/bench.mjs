@@ -1,15 +1,21 @@
 #!/usr/bin/env node
 // `npm run bench`: sets up like `npm test` (dependencies, build, local infrastructure), then runs
 // the `bench` script of every workspace that has one, one after the other so they do not compete
-// for the two cores. Extra arguments name workspaces: `npm run bench -- gateway audit`.
+// for the two cores. Extra arguments name workspaces: `npm run bench -- gateway audit e2e`.
+// Each bench writes its figures as JSON to the file named by BENCH_RESULTS_FILE; at the end one
+// Markdown table of them all is printed and written to BENCH_TABLE_FILE (default
+// .data/bench/<date>.md), headed by the machine, date, commit and the store in use.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { buildTypeScript, ensureNodeModules, InfraError, ROOT, up } from './infra.mjs';
+import { machine, readResults, renderTable } from './bench/report.mjs';
+import { detectStore } from './bench/store.mjs';
 
 function workspacesWithBench() {
   const found = [];
-  for (const group of ['libs', 'services']) {
+  for (const group of ['libs', 'services', 'test']) {
     const dir = path.join(ROOT, group);
     for (const name of fs.readdirSync(dir).sort()) {
       const pkgFile = path.join(dir, name, 'package.json');
@@ -22,28 +28,51 @@ function workspacesWithBench() {
 }
 
 async function main() {
+  // Read before the build and the servers add their own load.
+  const measuredOn = machine(ROOT);
   ensureNodeModules();
   if (!buildTypeScript()) process.exit(1);
   const urls = await up();
+  const store = await detectStore(urls.MONGO_URL);
+  console.log(`store: ${store.label} (${store.evidence})`);
   const wanted = process.argv.slice(2);
   const targets = workspacesWithBench().filter((w) => wanted.length === 0 || wanted.includes(w.name));
   if (targets.length === 0) {
     console.error(`no workspace with a bench script${wanted.length ? ` among: ${wanted.join(', ')}` : ''}`);
     process.exit(1);
   }
+  const resultsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sd-bench-'));
+  const results = {};
   let failed = 0;
   for (const w of targets) {
     console.log(`\n=== bench: ${w.pkgName} ===`);
+    const resultsFile = path.join(resultsDir, `${w.name}.json`);
     const r = spawnSync('npm', ['run', 'bench', '--silent'], {
       cwd: w.dir,
       stdio: 'inherit',
-      env: { ...process.env, ...urls, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+      env: {
+        ...process.env,
+        ...urls,
+        LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+        BENCH_RESULTS_FILE: resultsFile,
+      },
     });
     if (r.status !== 0) {
       failed++;
       console.error(`bench ${w.pkgName} failed (exit ${r.status})`);
     }
+    results[w.name] = readResults(resultsFile);
   }
+  fs.rmSync(resultsDir, { recursive: true, force: true });
+
+  const table = renderTable({ machine: measuredOn, store, results });
+  const tableFile =
+    process.env.BENCH_TABLE_FILE ||
+    path.join(ROOT, '.data', 'bench', `${measuredOn.date.replace(/[:.]/g, '-')}.md`);
+  fs.mkdirSync(path.dirname(tableFile), { recursive: true });
+  fs.writeFileSync(tableFile, table);
+  const shown = tableFile.startsWith(`${ROOT}${path.sep}`) ? path.relative(ROOT, tableFile) : tableFile;
+  console.log(`\n${table}\n(also in ${shown})`);
   process.exit(failed ? 1 : 0);
 }
 

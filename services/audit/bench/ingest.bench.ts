@@ -4,6 +4,7 @@
 //
 //   npm run bench -w @support-desk/audit            (BENCH_EVENTS=20000 by default)
 //   BENCH_EVENTS=5000 AUDIT_BATCH_SIZE=512 npm run bench -w @support-desk/audit
+import fs from 'node:fs';
 import { jetstream } from '@nats-io/jetstream';
 import { EVENT_TYPES, natsNames } from '@support-desk/contracts';
 import {
@@ -94,6 +95,9 @@ const result = {
   duplicates: ingestion.stats().duplicates,
 };
 console.log(JSON.stringify(result, null, 2));
+// `npm run bench` prints every workspace's figures in one table from these files.
+if (process.env.BENCH_RESULTS_FILE)
+  fs.writeFileSync(process.env.BENCH_RESULTS_FILE, JSON.stringify({ bench: 'audit', ...result }));
 console.log(
   `audit ingestion: ${result.eventsPerSecond} events/s (${count}/${N} stored in ${result.totalSeconds} s), ` +
     `publish-to-stored lag p50 ${result.lagMs.p50} ms, p99 ${result.lagMs.p99} ms`,

@@ -3,6 +3,7 @@
  * local store and NATS. Create and single read with autocannon, then write throughput with the
  * outbox relay publishing vs paused, and the drain rate of the backlog the paused run left.
  */
+import fs from 'node:fs';
 import { natsNames, newId, type Principal } from '@support-desk/contracts';
 import { connectMongo, connectNats, createLogger, ensureStreams } from '@support-desk/platform';
 import { IdentityDouble, testPrincipalKeys, uniqueName } from '@support-desk/platform/testing';
@@ -74,21 +75,38 @@ async function run(title: string, method: 'GET' | 'POST', path: string, payload?
   });
 }
 
-const line = (name: string, r: autocannon.Result) =>
-  `${name.padEnd(34)} ${Math.round(r.requests.average).toString().padStart(6)} req/s   ` +
-  `p99 ${String(r.latency.p99).padStart(4)} ms   non-2xx ${r.non2xx}`;
+/** What `npm run bench` puts in its table (written to BENCH_RESULTS_FILE). */
+const figures: Record<string, unknown> = { bench: 'requests', seconds: DURATION, connections: CONNECTIONS };
+const line = (name: string, key: string, r: autocannon.Result) => {
+  figures[key] = {
+    rps: Math.round(r.requests.average),
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+  };
+  return (
+    `${name.padEnd(34)} ${Math.round(r.requests.average).toString().padStart(6)} req/s   ` +
+    `p99 ${String(r.latency.p99).padStart(4)} ms   non-2xx ${r.non2xx}`
+  );
+};
 
 const results: string[] = [];
-results.push(line('POST /v1/requests (relay on)', await run('create', 'POST', '/v1/requests', body)));
+results.push(
+  line('POST /v1/requests (relay on)', 'create', await run('create', 'POST', '/v1/requests', body)),
+);
 const one = await requestModel(conn).findOne({}, { _id: 1 }).lean();
-results.push(line('GET /v1/requests/:id', await run('read', 'GET', `/v1/requests/${one?._id}`)));
+results.push(line('GET /v1/requests/:id', 'read', await run('read', 'GET', `/v1/requests/${one?._id}`)));
 // FerretDB's writes slow down as a collection grows (an update by _id costs time proportional to the
 // collection's size), so both write runs start from an empty collection to compare like with like.
 await relay.idle();
 await requestModel(conn).deleteMany({});
 relay.pause();
 results.push(
-  line('POST /v1/requests (relay paused)', await run('create-paused', 'POST', '/v1/requests', body)),
+  line(
+    'POST /v1/requests (relay paused)',
+    'createRelayPaused',
+    await run('create-paused', 'POST', '/v1/requests', body),
+  ),
 );
 const backlog = await requestModel(conn).countDocuments({ 'outbox.id': { $exists: true } });
 const before = relay.stats.published;
@@ -102,6 +120,13 @@ results.push(
   `outbox backlog ${backlog} requests; relay published ${drained} in ${secs.toFixed(1)} s ` +
     `(${Math.round(drained / secs)} events/s)`,
 );
+figures.relayDrain = {
+  backlog,
+  published: drained,
+  seconds: secs,
+  eventsPerSecond: Math.round(drained / secs),
+};
+if (process.env.BENCH_RESULTS_FILE) fs.writeFileSync(process.env.BENCH_RESULTS_FILE, JSON.stringify(figures));
 console.log(`\nrequests service bench (${DURATION}s per run, ${CONNECTIONS} connections, loopback)`);
 for (const r of results) console.log(r);
 
