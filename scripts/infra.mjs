@@ -7,15 +7,28 @@
 // If MONGO_URL, NATS_URL and REDIS_URL are all set, nothing is started and those URLs are used
 // (e.g. `docker compose up -d mongo redis nats`, or a cluster).
 // Otherwise real servers are started detached under <repo>/.data/ (git-ignored), bound to 127.0.0.1:
-//   Redis  redis://127.0.0.1:6380     pid/log in .data/redis
-//   NATS   nats://127.0.0.1:4223      (monitoring 8223, JetStream in .data/nats) pid/log in .data/nats
-//   Mongo  mongodb://127.0.0.1:27027  mongod if installed, else FerretDB v1 (SQLite backend)
-// Servers that already answer on their port are reused. `down` only stops servers this script
-// started (it finds them through their pidfiles); anything else on those ports is left alone.
+//   Redis     redis://127.0.0.1:6380     pid/log in .data/redis
+//   NATS      nats://127.0.0.1:4223      (monitoring 8223, JetStream in .data/nats) pid/log in .data/nats
+//   Mongo     mongodb://127.0.0.1:27027  mongod if installed, else FerretDB v1 (pid/log in .data/ferretdb)
+//             on the backend SD_STORE names:
+//     postgresql (default)  PostgreSQL (Debian's, installed with apt-get when missing and root) on
+//             127.0.0.1:5433, cluster in .data/postgres (log postgres.log, pid data/postmaster.pid),
+//             owned by the `postgres` system user when run as root (PostgreSQL refuses root), else by
+//             the current user; trust authentication on loopback and its own socket directory only;
+//             FerretDB stores into its database `ferretdb` (role `ferretdb`). `down` stops FerretDB,
+//             then PostgreSQL (pg_ctl stop -m fast). See libs/platform/launch/postgres.mjs for its
+//             settings and scripts/infra/postgres-indexes.mjs for the GIN indexes it adds.
+//     sqlite    FerretDB's SQLite backend, files in .data/ferretdb.
+// Servers that already answer on their port are reused (a FerretDB of ours on the other backend
+// too, with a warning: `down`, then `up`, to switch). `down` only stops servers this script started
+// (it finds them through their pidfiles); anything else on those ports is left alone.
+// `up` and `env` print the URLs, plus SD_POSTGRES_URL: FerretDB's PostgreSQL database when the
+// store is FerretDB on PostgreSQL (else empty), where the tests' private stores make their own.
 //
 // Overrides (mainly for running a second, isolated set): SD_DATA_DIR, SD_REDIS_PORT, SD_NATS_PORT,
-// SD_NATS_MONITOR_PORT, SD_MONGO_PORT, SD_FERRETDB_DEBUG_PORT (FerretDB's debug listener, off by default),
-// SD_INFRA_TIMEOUT (seconds, default 60).
+// SD_NATS_MONITOR_PORT, SD_MONGO_PORT, SD_POSTGRES_PORT, SD_STORE (postgresql | sqlite),
+// SD_FERRETDB_DEBUG_PORT (FerretDB's debug listener, off by default), SD_INFRA_TIMEOUT (seconds,
+// default 60).
 // FerretDB binary: $FERRETDB_BIN, `ferretdb` on PATH, $(go env GOPATH)/bin/ferretdb, .data/bin/ferretdb,
 // else it is built from source into .data/bin/ferretdb.
 
@@ -52,7 +65,7 @@ async function main(argv) {
       if (external) log('using MONGO_URL/NATS_URL/REDIS_URL from the environment');
       for (const s of servers) {
         const extra = s.pid ? ` (pid ${s.pid})` : s.up && !external ? ' (not started by this script)' : '';
-        console.log(`${s.name.padEnd(6)} ${s.url.padEnd(40)} ${s.up ? 'up' : 'down'}${extra}`);
+        console.log(`${s.name.padEnd(8)} ${s.url.padEnd(40)} ${s.up ? 'up' : 'down'}${extra}`);
       }
       return servers.every((s) => s.up) ? 0 : 3;
     }

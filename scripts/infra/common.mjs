@@ -1,6 +1,7 @@
 // The infra script's settings (ports, data directory, overrides), URLs, errors and logging.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { storeBackend } from '../../libs/platform/launch/postgres.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const HOST = '127.0.0.1';
@@ -14,6 +15,14 @@ function envInt(name, def) {
   return n;
 }
 
+function store() {
+  try {
+    return storeBackend(process.env.SD_STORE);
+  } catch (err) {
+    throw new InfraError(err.message);
+  }
+}
+
 export function config() {
   const dataDir = path.resolve(process.env.SD_DATA_DIR || path.join(ROOT, '.data'));
   const timeoutS = Number(process.env.SD_INFRA_TIMEOUT || 60);
@@ -24,6 +33,9 @@ export function config() {
     natsPort: envInt('SD_NATS_PORT', 4223),
     natsMonitorPort: envInt('SD_NATS_MONITOR_PORT', 8223),
     mongoPort: envInt('SD_MONGO_PORT', 27027),
+    // FerretDB's backend when FerretDB is the store (mongod, when installed, wins).
+    store: store(),
+    postgresPort: envInt('SD_POSTGRES_PORT', 5433),
     // FerretDB's debug/metrics listener is off unless asked for (its default 127.0.0.1:8088 collides).
     ferretDebugPort: process.env.SD_FERRETDB_DEBUG_PORT ? envInt('SD_FERRETDB_DEBUG_PORT', 0) : null,
   };

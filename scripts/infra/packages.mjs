@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { InfraError, log, warn } from './common.mjs';
 import { findBinary } from './probes.mjs';
 
-function isRoot() {
+export function isRoot() {
   return typeof process.getuid === 'function' && process.getuid() === 0;
 }
 

@@ -1,5 +1,4 @@
 // Starting, stopping and reporting the local servers (launch settings: libs/platform/launch).
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
@@ -9,22 +8,24 @@ import {
   natsArgs,
   redisArgs,
 } from '../../libs/platform/launch/servers.mjs';
-import { HOST, InfraError, ROOT, config, infraUrls, isExternal, log, sleep, warn } from './common.mjs';
+import { HOST, InfraError, config, infraUrls, isExternal, log, warn } from './common.mjs';
 import {
   cmdlineOf,
   findBinary,
-  isAlive,
   livePidFromFile,
   mongoReady,
   natsReady,
   readPid,
   redisReady,
-  tailFile,
   tcpCheck,
-  waitFor,
 } from './probes.mjs';
 import { ensureDebianPackages } from './packages.mjs';
 import { buildFerretDB, findFerretDB } from './ferretdb.mjs';
+import { startServer, stopPid } from './launcher.mjs';
+import { postgresPlace, postgresStatus, startPostgres, stopPostgres } from './postgres.mjs';
+
+/** FerretDB on PostgreSQL is the store unless mongod is installed or SD_STORE=sqlite. */
+const usesPostgres = (c) => c.store === 'postgresql' && !findBinary('mongod');
 
 function serverDefs(c) {
   const abs = (...p) => path.join(c.dataDir, ...p);
@@ -97,107 +98,51 @@ function mongoDef(c) {
         port: c.mongoPort,
         dir: abs('ferretdb'),
         debugPort: c.ferretDebugPort,
+        postgresqlUrl: usesPostgres(c) ? postgresPlace(c).ferretdbUrl : undefined,
       }),
     }),
   };
 }
 
-async function startServer(def, c) {
-  const ownPid = livePidFromFile(def.pidFile, def.bin);
-  if (await def.ready()) {
-    log(
-      `${def.name.padEnd(6)} ${def.url.padEnd(28)} already running${ownPid ? ` (pid ${ownPid})` : ' (reused)'}`,
-    );
-    return;
+/**
+ * The PostgreSQL URL of the FerretDB that serves (ours: read from its command line, so a FerretDB
+ * started on the other backend before SD_STORE changed is described truly), '' when the store is
+ * not FerretDB on PostgreSQL.
+ */
+function storePostgresUrl(c) {
+  const pid = livePidFromFile(path.join(c.dataDir, 'ferretdb', 'ferretdb.pid'), 'ferretdb');
+  const args = pid ? (cmdlineOf(pid) ?? []) : [];
+  if (args.some((a) => a.startsWith('--handler='))) {
+    const url = args.find((a) => a.startsWith('--postgresql-url='));
+    return args.includes('--handler=postgresql') && url ? url.slice('--postgresql-url='.length) : '';
   }
-  if (ownPid) {
-    // Ours, but not answering yet (still starting?): give it the usual time.
-    log(`${def.name.padEnd(6)} ${def.url.padEnd(28)} waiting for pid ${ownPid}...`);
-    if (await waitFor(def.ready, { timeoutMs: c.timeoutMs })) return;
-    throw new InfraError(
-      `${def.name} (pid ${ownPid}) did not become ready within ${c.timeoutMs / 1000} s. Last lines of ${def.logFile}:\n${tailFile(def.logFile)}`,
-    );
-  }
-  if (await tcpCheck(def.port)) {
-    // Something answers on the port but is not healthy yet; wait, it may be starting.
-    log(`${def.name.padEnd(6)} port ${def.port} is in use, waiting for it to become ready...`);
-    if (await waitFor(def.ready, { timeoutMs: c.timeoutMs })) return;
-    throw new InfraError(
-      `port ${HOST}:${def.port} is in use by something that is not a ready ${def.name}; stop it or change SD_*_PORT`,
-    );
-  }
-
-  fs.mkdirSync(def.dir, { recursive: true });
-  const { bin, args } = def.command();
-  if (!bin) throw new InfraError(`${def.bin} not found`);
-  const fd = fs.openSync(def.logFile, 'a');
-  fs.writeSync(fd, `\n--- ${new Date().toISOString()} starting: ${bin} ${args.join(' ')}\n`);
-  let exited = null;
-  let child;
-  try {
-    child = spawn(bin, args, {
-      cwd: def.dir,
-      detached: true,
-      stdio: ['ignore', fd, fd],
-      env: { ...process.env, ...(def.env || {}) },
-    });
-  } finally {
-    fs.closeSync(fd);
-  }
-  child.on('error', (err) => {
-    exited = `could not start ${bin}: ${err.message}`;
-  });
-  child.on('exit', (code, signal) => {
-    exited = `${def.name} exited during start-up (${signal ?? `code ${code}`})`;
-  });
-  child.unref();
-  if (child.pid) fs.writeFileSync(def.pidFile, `${child.pid}\n`);
-  log(
-    `${def.name.padEnd(6)} ${def.url.padEnd(28)} starting (pid ${child.pid}, log ${path.relative(ROOT, def.logFile)})`,
-  );
-
-  let ok = false;
-  try {
-    ok = await waitFor(def.ready, { timeoutMs: c.timeoutMs, abort: () => exited });
-    if (ok && def.settleMs) {
-      // Make sure it stays up (e.g. FerretDB finishing its backend set-up), then check again.
-      await sleep(def.settleMs);
-      ok = await waitFor(def.ready, { timeoutMs: c.timeoutMs, abort: () => exited });
-    }
-  } catch (err) {
-    fs.rmSync(def.pidFile, { force: true });
-    throw new InfraError(`${err.message}. Last lines of ${def.logFile}:\n${tailFile(def.logFile)}`);
-  }
-  if (!ok) {
-    await stopPid(child.pid, def.name, def.bin);
-    fs.rmSync(def.pidFile, { force: true });
-    throw new InfraError(
-      `${def.name} did not become ready within ${c.timeoutMs / 1000} s. Last lines of ${def.logFile}:\n${tailFile(def.logFile)}`,
-    );
-  }
+  return usesPostgres(c) ? postgresPlace(c).ferretdbUrl : '';
 }
 
-async function stopPid(pid, name, binName) {
-  const signalGroup = (sig) => {
-    // detached => the server leads its own process group; signal the group, fall back to the pid.
-    try {
-      process.kill(-pid, sig);
-    } catch {
-      try {
-        process.kill(pid, sig);
-      } catch {
-        // gone
-      }
-    }
-  };
-  if (!isAlive(pid)) return true;
-  const cmd = cmdlineOf(pid);
-  if (cmd && binName && !cmd.some((a) => path.basename(a).startsWith(binName))) return true; // pid reused
-  signalGroup('SIGTERM');
-  if (await waitFor(async () => !isAlive(pid), { timeoutMs: 10_000, intervalMs: 100 })) return true;
-  warn(`${name} (pid ${pid}) did not stop after SIGTERM; sending SIGKILL`);
-  signalGroup('SIGKILL');
-  return waitFor(async () => !isAlive(pid), { timeoutMs: 5_000, intervalMs: 100 });
+/**
+ * The environment the services and tests get: the three URLs, and SD_POSTGRES_URL, FerretDB's
+ * PostgreSQL database, beside which the tests' private stores make databases of their own (empty
+ * when the store is not FerretDB on PostgreSQL, so that a stale value from the shell is overridden).
+ */
+function infraEnv(c = config()) {
+  if (isExternal()) return infraUrls();
+  return { ...infraUrls(), SD_POSTGRES_URL: storePostgresUrl(c) };
+}
+
+/**
+ * A FerretDB of ours already serving on the other backend (SD_STORE changed, or the default did,
+ * since it started) is reused like any running server, with a warning: stopping it would pull the
+ * store from under whoever uses it.
+ */
+function otherBackendRunning(c) {
+  const pid = livePidFromFile(path.join(c.dataDir, 'ferretdb', 'ferretdb.pid'), 'ferretdb');
+  const handler = pid && (cmdlineOf(pid) ?? []).find((a) => a.startsWith('--handler='));
+  if (!handler || findBinary('mongod') || handler === `--handler=${c.store}`) return false;
+  warn(
+    `FerretDB (pid ${pid}) on port ${c.mongoPort} runs the ${handler.slice('--handler='.length)} backend, ` +
+      `not ${c.store} (SD_STORE): reusing it; to switch, run node scripts/infra.mjs down, then up`,
+  );
+  return true;
 }
 
 /** Starts (or reuses) the infrastructure and returns { MONGO_URL, NATS_URL, REDIS_URL }. */
@@ -215,8 +160,11 @@ export async function up() {
     if (def.name !== 'mongo' && !(await def.ready())) needsInstall.push(def.name);
   }
   if (needsInstall.length) ensureDebianPackages();
-  for (const def of defs) await startServer(def, c);
-  return infraUrls();
+  for (const def of defs) {
+    if (def.name === 'mongo' && !otherBackendRunning(c) && usesPostgres(c)) await startPostgres(c);
+    await startServer(def, c);
+  }
+  return infraEnv(c);
 }
 
 /** Stops the servers this script started (via their pidfiles). */
@@ -258,19 +206,31 @@ export async function down() {
     const acted = mine.filter((r) => r.state !== 'none' && r.state !== 'stale');
     if (acted.length) {
       for (const r of acted) {
-        log(`${name.padEnd(6)} ${r.state}`);
+        log(`${name.padEnd(8)} ${r.state}`);
         if (r.state.startsWith('FAILED')) failed = true;
       }
     } else if (await tcpCheck(mine[0].port)) {
       log(
-        `${name.padEnd(6)} not started by this script (no pidfile); leaving whatever runs on port ${mine[0].port}`,
+        `${name.padEnd(8)} not started by this script (no pidfile); leaving whatever runs on port ${mine[0].port}`,
       );
     } else {
-      log(`${name.padEnd(6)} not running`);
+      log(`${name.padEnd(8)} not running`);
     }
   }
+  // PostgreSQL after FerretDB, its only client; whatever SD_STORE says now, if it runs it is ours.
+  const pg = stopPostgres(c);
+  if (pg.state.startsWith('FAILED')) failed = true;
+  if (pg.state === 'none' || pg.state === 'absent') {
+    if (usesPostgres(c) && (await tcpCheck(pg.port))) {
+      log(`postgres not started by this script; leaving whatever runs on port ${pg.port}`);
+    } else if (pg.state === 'none' || usesPostgres(c)) {
+      log('postgres not running');
+    }
+  } else {
+    log(`postgres ${pg.state}`);
+  }
   if (failed) throw new InfraError('some servers could not be stopped');
-  return infraUrls();
+  return infraEnv(c);
 }
 
 function hostPort(url, defPort) {
@@ -307,13 +267,17 @@ export async function status() {
   }
   const c = config();
   for (const def of serverDefs(c)) {
+    if (def.name === 'mongo') {
+      const pg = await postgresStatus(c);
+      if (storePostgresUrl(c) || pg.pid) servers.push({ ...pg, managed: Boolean(pg.pid) });
+    }
     const pid = livePidFromFile(def.pidFile, def.bin);
     servers.push({ name: def.name, url: def.url, up: await def.ready(), pid, managed: Boolean(pid) });
   }
-  return { urls, servers, external: false };
+  return { urls: infraEnv(c), servers, external: false };
 }
 
-export function envLines(urls = infraUrls()) {
+export function envLines(urls = infraEnv()) {
   const q = (v) => `'${String(v).replaceAll("'", "'\\''")}'`;
   return Object.entries(urls).map(([k, v]) => `export ${k}=${q(v)}`);
 }

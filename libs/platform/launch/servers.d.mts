@@ -1,3 +1,5 @@
+export * from './postgres.mjs';
+
 export interface ServerPlace {
   host: string;
   port: number;
@@ -8,7 +10,12 @@ export interface ServerPlace {
 export declare const redisArgs: (place: ServerPlace) => string[];
 export declare const natsArgs: (place: ServerPlace & { monitorPort?: number }) => string[];
 export declare const mongodArgs: (place: ServerPlace) => string[];
+/** FerretDB on PostgreSQL when `postgresqlUrl` is given, else on SQLite under `dir`. */
 export declare const ferretdbArgs: (
-  place: ServerPlace & { debugPort?: number; logLevel?: 'debug' | 'info' | 'warn' | 'error' },
+  place: ServerPlace & {
+    debugPort?: number;
+    logLevel?: 'debug' | 'info' | 'warn' | 'error';
+    postgresqlUrl?: string;
+  },
 ) => string[];
 export declare const FERRETDB_ENV: Record<string, string>;

@@ -3,6 +3,8 @@
 // tests' private servers (`@support-desk/platform/testing`). Plain JavaScript with a declaration
 // file: the infra script runs before anything is compiled.
 
+export * from './postgres.mjs';
+
 /** Redis without persistence (a rate-limit and deny-list cache): nothing is written to `dir`. */
 export const redisArgs = ({ host, port, dir }) => [
   '--port',
@@ -41,12 +43,16 @@ export const mongodArgs = ({ host, port, dir }) => [
 ];
 
 /**
- * FerretDB v1 on its SQLite backend under `dir`. The debug listener is off unless a port is given
- * (its default, 127.0.0.1:8088, would collide between servers).
+ * FerretDB v1: on PostgreSQL when `postgresqlUrl` is given (the default store, see postgres.mjs),
+ * else on its SQLite backend under `dir`; `dir` also holds its state file. The debug listener is off
+ * unless a port is given (its default, 127.0.0.1:8088, would collide between servers). Its only
+ * pushdown switches are left alone: `--test-enable-nested-pushdown` returns wrong results for dotted
+ * paths through arrays (`{'attachments.id': x}` finds nothing), and there is no sort or limit one.
  */
-export const ferretdbArgs = ({ host, port, dir, debugPort, logLevel = 'warn' }) => [
-  '--handler=sqlite',
-  `--sqlite-url=file:${dir}/`,
+export const ferretdbArgs = ({ host, port, dir, debugPort, logLevel = 'warn', postgresqlUrl }) => [
+  ...(postgresqlUrl
+    ? ['--handler=postgresql', `--postgresql-url=${postgresqlUrl}`]
+    : ['--handler=sqlite', `--sqlite-url=file:${dir}/`]),
   `--listen-addr=${host}:${port}`,
   `--state-dir=${dir}`,
   debugPort ? `--debug-addr=${host}:${debugPort}` : '--debug-addr=-',

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   existsSync,
@@ -13,7 +14,15 @@ import { createServer, Socket } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FERRETDB_ENV, ferretdbArgs, mongodArgs, natsArgs, redisArgs } from '@support-desk/platform/launch';
+import {
+  FERRETDB_ENV,
+  ferretdbArgs,
+  mongodArgs,
+  natsArgs,
+  pgQuery,
+  redisArgs,
+  storeBackend,
+} from '@support-desk/platform/launch';
 import type { Teardownable } from './env.js';
 
 /**
@@ -114,6 +123,7 @@ function privateServer(
   scheme: string,
   command: (port: number, dir: string) => { bin: string; args: string[]; env?: NodeJS.ProcessEnv },
   port: number,
+  afterStop?: () => Promise<void>,
 ): PrivateServer {
   const dir = mkdtempSync(join(tmpdir(), 'sd-test-'));
   let child: ChildProcess | undefined;
@@ -153,6 +163,7 @@ function privateServer(
   t.teardown(async () => {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
+    await afterStop?.();
   });
   return server;
 }
@@ -197,6 +208,60 @@ export async function startPrivateRedis(
   return s;
 }
 
+/**
+ * The PostgreSQL database a private FerretDB stores into, made in the cluster under the shared
+ * FerretDB (`SD_POSTGRES_URL`, exported by the infra script) so that outage tests exercise the
+ * backend that runs by default; null when the shared store is not FerretDB on PostgreSQL, or with
+ * `SD_STORE=sqlite` (then the private FerretDB uses SQLite too).
+ */
+async function privatePostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> } | null> {
+  const shared = process.env.SD_POSTGRES_URL;
+  if (!shared || storeBackend(process.env.SD_STORE) !== 'postgresql') return null;
+  const u = new URL(shared);
+  const place = { host: u.hostname, port: Number(u.port) || 5432, user: decodeURIComponent(u.username) };
+  const admin = { ...place, database: decodeURIComponent(u.pathname.slice(1)), timeoutMs: 30_000 };
+  await dropOrphanedDatabases(admin);
+  // The pid in the name lets a later run drop what a killed test process left behind.
+  const name = `${PRIVATE_DB_PREFIX}${process.pid}_${randomBytes(4).toString('hex')}`;
+  await pgQuery(admin, `CREATE DATABASE ${name}`);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    drop: async () => {
+      await pgQuery(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}
+
+const PRIVATE_DB_PREFIX = 'sd_private_';
+
+/** Drops private databases whose test process is gone (at most 20 per call). */
+async function dropOrphanedDatabases(admin: Parameters<typeof pgQuery>[0]): Promise<void> {
+  const rows = await pgQuery(
+    admin,
+    `SELECT datname FROM pg_database WHERE datname LIKE '${PRIVATE_DB_PREFIX.replaceAll('_', '\\_')}%' LIMIT 20`,
+  );
+  for (const [name] of rows) {
+    const pid = Number(/^sd_private_(\d+)_/.exec(name ?? '')?.[1]);
+    if (!pid || processAlive(pid)) continue;
+    await pgQuery(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * A private store: mongod when installed, else FerretDB on the shared store's backend (its own
+ * PostgreSQL database, dropped at teardown, or its own SQLite directory). Stopping, crashing or
+ * pausing it acts on the FerretDB process only; its data outlives a restart, as on a real server.
+ */
 export async function startPrivateMongo(t: Teardownable): Promise<PrivateServer> {
   const port = await freePort();
   const candidates = [
@@ -204,24 +269,32 @@ export async function startPrivateMongo(t: Teardownable): Promise<PrivateServer>
     join(process.env.GOPATH ?? join(homedir(), 'go'), 'bin', 'ferretdb'),
     join(REPO_ROOT, '.data', 'bin', 'ferretdb'),
   ].filter(Boolean);
+  let mongod: string | null = null;
+  try {
+    mongod = findBinary('mongod');
+  } catch {
+    // FerretDB then
+  }
+  const postgres = mongod ? null : await privatePostgresDatabase();
   const s = privateServer(
     t,
     'mongodb',
-    (p, dir) => {
-      try {
-        return {
-          bin: findBinary('mongod'),
-          args: mongodArgs({ host: '127.0.0.1', port: p, dir }),
-        };
-      } catch {
-        return {
-          bin: findBinary('ferretdb', candidates),
-          args: ferretdbArgs({ host: '127.0.0.1', port: p, dir, logLevel: 'error' }),
-          env: FERRETDB_ENV,
-        };
-      }
-    },
+    (p, dir) =>
+      mongod
+        ? { bin: mongod, args: mongodArgs({ host: '127.0.0.1', port: p, dir }) }
+        : {
+            bin: findBinary('ferretdb', candidates),
+            args: ferretdbArgs({
+              host: '127.0.0.1',
+              port: p,
+              dir,
+              logLevel: 'error',
+              postgresqlUrl: postgres?.url,
+            }),
+            env: FERRETDB_ENV,
+          },
     port,
+    postgres?.drop,
   );
   await s.start();
   return s;
