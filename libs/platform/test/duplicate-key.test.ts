@@ -16,9 +16,13 @@ t.test('isDuplicateKeyError recognises unique violations on insert and on update
     { _id: 'p1', key: 'a' },
     { _id: 'p2', key: 'b' },
   ]);
-  const failure = async (write: () => Promise<unknown>) => write().then(() => null, (err: unknown) => err);
+  // The error a write fails with (or what it returned, which is no duplicate-key error).
+  const failure = async (write: () => Promise<unknown>) => write().catch((err: unknown) => err);
 
-  t.ok(isDuplicateKeyError(await failure(() => Person.create({ _id: 'p3', key: 'a' }))), 'insert, unique key');
+  t.ok(
+    isDuplicateKeyError(await failure(() => Person.create({ _id: 'p3', key: 'a' }))),
+    'insert, unique key',
+  );
   t.ok(isDuplicateKeyError(await failure(() => Person.create({ _id: 'p1', key: 'z' }))), 'insert, same _id');
   t.ok(
     isDuplicateKeyError(await failure(() => Person.updateOne({ _id: 'p2' }, { $set: { key: 'a' } }))),
@@ -30,5 +34,8 @@ t.test('isDuplicateKeyError recognises unique violations on insert and on update
   );
   t.equal((await Person.findById('p2').lean())?.key, 'b', 'the refused update changed nothing');
   t.notOk(isDuplicateKeyError(new Error('something else')), 'other errors are not');
-  t.notOk(isDuplicateKeyError(Object.assign(new Error('exploded'), { code: 1 })), 'nor other internal errors');
+  t.notOk(
+    isDuplicateKeyError(Object.assign(new Error('exploded'), { code: 1 })),
+    'nor other internal errors',
+  );
 });
