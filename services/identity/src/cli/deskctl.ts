@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { createInterface } from 'node:readline';
 import { natsNames } from '@support-desk/contracts';
 import {
   type Connection,
@@ -17,6 +18,7 @@ import { identityDeps } from '../composition.js';
 import { loadIdentityConfig } from '../config.js';
 import { outboxModels } from '../store/index.js';
 import { UsageError } from './args.js';
+import { runBatch } from './batch.js';
 import { actingContext, COMMANDS, findCommand, parse } from './commands.js';
 
 /**
@@ -30,6 +32,7 @@ commands:
 ${Object.values(COMMANDS)
   .map((c) => `  deskctl ${c.usage}`)
   .join('\n')}
+  deskctl batch   (commands on standard input, one JSON array of arguments per line; one JSON answer line each)
 
 --json prints machine-readable output. --as names the acting admin recorded in events
 (default: the built-in "deskctl" actor).`;
@@ -43,41 +46,30 @@ async function flushOutbox(relay: OutboxRelay | null) {
   await relay.stop();
 }
 
-async function main(argv: string[]): Promise<number> {
-  if (argv.length === 0 || argv[0] === '--help' || argv[0] === 'help' || argv[0] === '-h') {
-    if (argv.length === 0) {
-      process.stderr.write(`${USAGE}\n`);
-      return 2;
-    }
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
-  const found = findCommand(argv);
-  if (!found)
-    throw new UsageError(
-      `unknown command: ${argv
-        .filter((a) => !a.startsWith('-'))
-        .slice(0, 3)
-        .join(' ')}`,
-    );
-  const { values, positionals } = parse(found.rest, found.command.options, found.command.positionals ?? 0);
-  if (values.help) {
-    process.stdout.write(`usage: deskctl ${found.command.usage} [--json] [--as ADMIN_EMAIL]\n`);
-    return 0;
-  }
-  const json = values.json === true;
+/** One database and NATS connection with the use cases on them: what every command runs against. */
+interface Session {
+  deps: ReturnType<typeof identityDeps>;
+  nc: NatsConnection | null;
+  relay: OutboxRelay | null;
+  close(): Promise<void>;
+}
+
+async function openSession(): Promise<Session> {
   const config = loadIdentityConfig();
   // deskctl writes the same aggregates as the identity replicas do.
   useStoreLocks(config.STORE_WRITE_LOCKS);
   const logger = createLogger({ service: 'deskctl', level: 'silent' });
-  let conn: Connection | undefined;
+  const conn: Connection = await connectMongo({
+    url: config.MONGO_URL,
+    dbName: config.MONGO_DB,
+    serverSelectionTimeoutMS: 5000,
+  });
   let nc: NatsConnection | null = null;
+  const close = async () => {
+    await nc?.close().catch(() => undefined);
+    await conn.close().catch(() => undefined);
+  };
   try {
-    conn = await connectMongo({
-      url: config.MONGO_URL,
-      dbName: config.MONGO_DB,
-      serverSelectionTimeoutMS: 5000,
-    });
     const names = natsNames(config.NATS_NAMESPACE);
     try {
       nc = await connect({ servers: config.NATS_URL, name: 'deskctl', timeout: 3000 });
@@ -98,14 +90,83 @@ async function main(argv: string[]): Promise<number> {
       .indexExists('emailKey_1')
       .catch(() => false);
     if (!prepared) await ensureIndexes(conn);
-    const ctx = await actingContext(deps, values.as);
-    const result = await found.command.run(deps, ctx, values, positionals, nc);
-    await flushOutbox(relay);
-    process.stdout.write(json ? `${JSON.stringify(result.json, null, 2)}\n` : `${result.text}\n`);
+    return { deps, nc, relay, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** A command and its parsed options: usage errors surface here, before any connection is made. */
+function parseCommand(argv: string[]) {
+  const found = findCommand(argv);
+  if (!found)
+    throw new UsageError(
+      `unknown command: ${argv
+        .filter((a) => !a.startsWith('-'))
+        .slice(0, 3)
+        .join(' ')}`,
+    );
+  const { values, positionals } = parse(found.rest, found.command.options, found.command.positionals ?? 0);
+  return { command: found.command, values, positionals };
+}
+
+async function runParsed(
+  session: Session,
+  { command, values, positionals }: ReturnType<typeof parseCommand>,
+) {
+  const ctx = await actingContext(session.deps, values.as);
+  return command.run(session.deps, ctx, values, positionals, session.nc);
+}
+
+/** `deskctl batch`: commands from standard input, one JSON answer line each (see batch.ts). */
+async function batch(argv: string[]): Promise<number> {
+  parse(argv, {}, 0);
+  const session = await openSession();
+  try {
+    // Publishing while the commands write: a key revoked in a batch is refused at once, not at its end.
+    session.relay?.start();
+    const { failed } = await runBatch(
+      createInterface({ input: process.stdin, crlfDelay: Infinity }),
+      async (args) => {
+        const parsed = parseCommand(args);
+        if (parsed.values.help) return { usage: `deskctl ${parsed.command.usage}` };
+        return (await runParsed(session, parsed)).json;
+      },
+      (answer) => process.stdout.write(`${JSON.stringify(answer)}\n`),
+    );
+    await flushOutbox(session.relay);
+    return failed === 0 ? 0 : 1;
+  } finally {
+    await session.close();
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === 'help' || argv[0] === '-h') {
+    if (argv.length === 0) {
+      process.stderr.write(`${USAGE}\n`);
+      return 2;
+    }
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (argv[0] === 'batch') return batch(argv.slice(1));
+  const parsed = parseCommand(argv);
+  if (parsed.values.help) {
+    process.stdout.write(`usage: deskctl ${parsed.command.usage} [--json] [--as ADMIN_EMAIL]\n`);
+    return 0;
+  }
+  const session = await openSession();
+  try {
+    const result = await runParsed(session, parsed);
+    await flushOutbox(session.relay);
+    process.stdout.write(
+      parsed.values.json === true ? `${JSON.stringify(result.json, null, 2)}\n` : `${result.text}\n`,
+    );
     return 0;
   } finally {
-    await nc?.close().catch(() => undefined);
-    await conn?.close().catch(() => undefined);
+    await session.close();
   }
 }
 
