@@ -41,7 +41,7 @@ export interface GatewayDeps {
 }
 
 export interface Gateway extends ComposedService {
-  rateLimiterStats: { failOpen: number; failClosed: number } | null;
+  rateLimiterStats: { failOpen: number; failClosed: number; refusedLocally: number } | null;
 }
 
 /**

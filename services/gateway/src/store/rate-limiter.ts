@@ -1,54 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { rateLimitDecisions } from '../metrics.js';
 import type { Logger } from '@support-desk/platform';
 import type { Redis } from 'ioredis';
+import { RefusalMemory } from './refusal-memory.js';
+import { createSlidingWindowBatch, type RateDecision } from './sliding-window-batch.js';
 
-/**
- * Sliding-window log, one atomic script per call, time from Redis (`TIME`), so any number of
- * replicas sharing Redis admit at most `limit` calls in any window of `window` ms. Only
- * admitted calls are logged (a client hammering while limited does not extend its own
- * penalty). The key always gets a TTL of one window.
- *
- * With ARGV[4] = '0' the call is only checked, not logged: a budget that counts a call only once
- * its outcome is known (an authenticated client, a failed authentication) is checked before
- * and logged after.
- *
- * Returns {allowed, remaining, resetAtMs, nowMs}: resetAtMs is when the oldest logged call
- * leaves the window, i.e. when at least one more call will be admitted.
- */
-const SLIDING_WINDOW = `
-local key = KEYS[1]
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-local count = redis.call('ZCARD', key)
-local allowed = 0
-if count < limit then
-  allowed = 1
-  if ARGV[4] ~= '0' then
-    redis.call('ZADD', key, now, now .. ':' .. ARGV[3])
-    count = count + 1
-  end
-end
-local reset = now + window
-local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-if oldest[2] then reset = tonumber(oldest[2]) + window end
-if count > 0 then redis.call('PEXPIRE', key, window) end
-return {allowed, limit - count, reset, now}
-`;
-
-export interface RateDecision {
-  allowed: boolean;
-  limit: number;
-  remaining: number;
-  /** Epoch seconds (integer) when at least one more call is admitted. */
-  resetAt: number;
-  /** Seconds until then (≥ 1 when refused). */
-  retryAfter: number;
-  windowSeconds: number;
-}
+export type { RateDecision } from './sliding-window-batch.js';
 
 export interface RateLimiterOptions {
   redis: Redis;
@@ -60,19 +17,51 @@ export interface RateLimiterOptions {
 
 export class RateLimitUnavailableError extends Error {}
 
+/** One labelled counter per (bucket, plan, decision): a Map hit instead of hashing labels per call. */
+const decisionCounters = new Map<string, { inc(): void }>();
+
 /** The bucket is the key's first segment (`general:key:…`, `auth:ip:…`): a fixed word. */
 function countDecision(key: string, plan: string, decision: string) {
-  rateLimitDecisions.inc({ bucket: key.slice(0, key.indexOf(':')), plan, decision });
+  const bucket = key.slice(0, key.indexOf(':'));
+  const id = `${bucket}|${plan}|${decision}`;
+  let counter = decisionCounters.get(id);
+  if (!counter) {
+    counter = rateLimitDecisions.labels({ bucket, plan, decision });
+    decisionCounters.set(id, counter);
+  }
+  counter.inc();
 }
 
+/**
+ * Sliding-window log in Redis (see `sliding-window-script.ts`): any number of replicas sharing
+ * Redis admit at most `limit` calls in any window. The calls of one event-loop turn share one
+ * script call (`sliding-window-batch.ts`), and a key Redis refused is refused here without a
+ * round trip until the earliest instant Redis could admit again (`refusal-memory.ts`), which
+ * can only refuse what Redis would refuse.
+ */
 export function createRateLimiter({ redis, prefix, windowSeconds, failureMode, logger }: RateLimiterOptions) {
-  const instance = randomBytes(4).toString('hex');
-  let seq = 0;
-  const stats = { failOpen: 0, failClosed: 0 };
-  redis.defineCommand('sdSlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW });
-  const run = (
-    redis as unknown as Record<string, (...a: string[]) => Promise<number[]>>
-  ).sdSlidingWindow.bind(redis);
+  const stats = { failOpen: 0, failClosed: 0, refusedLocally: 0 };
+  const refusals = new RefusalMemory();
+  const batch = createSlidingWindowBatch(redis, windowSeconds, refusals);
+
+  function unavailable(err: unknown, key: string, plan: string, record: boolean): null {
+    if (failureMode === 'fail-closed') {
+      stats.failClosed++;
+      if (record) countDecision(key, plan, 'limiter_error_fail_closed');
+      logger.error(
+        { err: (err as Error).message, failClosed: stats.failClosed },
+        'rate limiter unavailable; refusing',
+      );
+      throw new RateLimitUnavailableError('rate limiter unavailable');
+    }
+    stats.failOpen++;
+    if (record) countDecision(key, plan, 'limiter_error_fail_open');
+    logger.warn(
+      { err: (err as Error).message, failOpen: stats.failOpen },
+      'rate limiter unavailable; admitting',
+    );
+    return null;
+  }
 
   return {
     stats,
@@ -87,44 +76,30 @@ export function createRateLimiter({ redis, prefix, windowSeconds, failureMode, l
       limit: number,
       { record = true, plan = 'none' }: { record?: boolean; plan?: string } = {},
     ): Promise<RateDecision | null> {
-      seq = (seq + 1) % 1_000_000_000;
-      let result: number[];
-      try {
-        result = await run(
-          `${prefix}${key}`,
-          String(limit),
-          String(windowSeconds * 1000),
-          `${instance}:${seq}`,
-          record ? '1' : '0',
-        );
-      } catch (err) {
-        if (failureMode === 'fail-closed') {
-          stats.failClosed++;
-          if (record) countDecision(key, plan, 'limiter_error_fail_closed');
-          logger.error(
-            { err: (err as Error).message, failClosed: stats.failClosed },
-            'rate limiter unavailable; refusing',
-          );
-          throw new RateLimitUnavailableError('rate limiter unavailable');
-        }
-        stats.failOpen++;
-        if (record) countDecision(key, plan, 'limiter_error_fail_open');
-        logger.warn(
-          { err: (err as Error).message, failOpen: stats.failOpen },
-          'rate limiter unavailable; admitting',
-        );
-        return null;
+      const fullKey = prefix + key;
+      const now = performance.now();
+      const known = refusals.refusal(fullKey, limit, now);
+      if (known) {
+        stats.refusedLocally++;
+        if (record) countDecision(key, plan, 'limited');
+        return {
+          allowed: false,
+          limit,
+          remaining: 0,
+          resetAt: known.resetAt,
+          // `until` is ≤ 1 ms before Redis' reset: the same whole seconds as Redis would say.
+          retryAfter: Math.max(1, Math.ceil((known.until + 1 - now) / 1000)),
+          windowSeconds,
+        };
       }
-      const [allowed, remaining, resetMs, nowMs] = result.map(Number);
-      if (record) countDecision(key, plan, allowed === 1 ? 'admitted' : 'limited');
-      return {
-        allowed: allowed === 1,
-        limit,
-        remaining: Math.max(0, remaining),
-        resetAt: Math.ceil(resetMs / 1000),
-        retryAfter: Math.max(1, Math.ceil((resetMs - nowMs) / 1000)),
-        windowSeconds,
-      };
+      let decision: RateDecision;
+      try {
+        decision = await batch.decide(fullKey, limit, record);
+      } catch (err) {
+        return unavailable(err, key, plan, record);
+      }
+      if (record) countDecision(key, plan, decision.allowed ? 'admitted' : 'limited');
+      return decision;
     },
   };
 }
