@@ -15,6 +15,7 @@ import {
   serveIdentityRpc,
 } from '@support-desk/platform';
 import type { IdentityConfig, IdentityServiceConfig } from './config.js';
+import { forgetChangedGroups } from './events/group-changes.js';
 import { createKeyring, type Keyring } from './oauth/keys.js';
 import { registerRoutes } from './routes/index.js';
 import { createRepositories, outboxModels } from './store/index.js';
@@ -33,7 +34,8 @@ export interface IdentityDepsInput {
 
 /** The use cases' dependencies over one database connection (the service and deskctl alike). */
 export function identityDeps({ config, logger, conn, names, clock }: IdentityDepsInput): Deps {
-  return { ...createRepositories(conn), config, names, logger, clock: clock ?? (() => new Date()) };
+  const repositories = createRepositories(conn, { nameCacheTtlMs: config.IDENTITY_GROUP_CACHE_TTL_MS });
+  return { ...repositories, config, names, logger, clock: clock ?? (() => new Date()) };
 }
 
 export interface IdentityServiceDeps extends IdentityDepsInput {
@@ -49,7 +51,8 @@ export interface IdentityService extends ComposedService {
 
 /**
  * The identity service: users, groups, credentials and the OAuth server over its own database;
- * its background work is the outbox relay, identity's RPC answers and housekeeping.
+ * its background work is the outbox relay, identity's RPC answers, housekeeping, and hearing other
+ * replicas' group changes (the group names kept for user views).
  */
 export async function composeService(sd: IdentityServiceDeps): Promise<IdentityService> {
   const { config, logger, conn, nc, names } = sd;
@@ -63,6 +66,7 @@ export async function composeService(sd: IdentityServiceDeps): Promise<IdentityS
   const relay = createOutboxRelay({ nc, models: outboxModels(conn), logger });
   const housekeeping = createHousekeeping(deps, { intervalMs: config.IDENTITY_HOUSEKEEPING_INTERVAL_MS });
   let rpc: { stop(): void } | undefined;
+  let groupChanges: { stop(): void } | undefined;
   return {
     app,
     health,
@@ -73,11 +77,13 @@ export async function composeService(sd: IdentityServiceDeps): Promise<IdentityS
       if (rpc) return;
       await ensureIndexes(conn);
       relay.start();
+      groupChanges = forgetChangedGroups(nc, names, deps.groups.forget, logger);
       rpc = serveIdentityRpc(nc, names, identityRpcAnswers(deps), logger);
       if (config.IDENTITY_HOUSEKEEPING_INTERVAL_MS > 0) housekeeping.start();
     },
     async close() {
       rpc?.stop();
+      groupChanges?.stop();
       await housekeeping.stop();
       await relay.stop();
     },

@@ -30,6 +30,11 @@ export const identityConfigSchema = configSchema({
   LOGIN_THROTTLE_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 900 }),
   /** How often expired sessions, lapsed login counters and spent OAuth grants are purged; 0 = never. */
   IDENTITY_HOUSEKEEPING_INTERVAL_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 600_000 }),
+  /**
+   * How long a replica names groups in user views from memory; its own group writes apply at once,
+   * other replicas' when their event arrives, and at the latest after this. 0 = read every time.
+   */
+  IDENTITY_GROUP_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 10_000 }),
 });
 
 export type IdentityConfig = Static<typeof identityConfigSchema>;

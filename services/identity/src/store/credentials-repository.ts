@@ -35,30 +35,35 @@ export function createApiKeysRepository(conn: Connection) {
         .limit(10_000)
         .lean<ApiKeyDoc[]>()
         .exec(),
-    /** The owner's unrevoked keys (created before `before`, when given). */
-    listLiveOf: (ownerId: string, before: Date | null) =>
-      model
-        .find({ ownerId, revokedAt: null, ...(before && { createdAt: { $lt: before } }) }, { _id: 1 })
+    /**
+     * The owner's unrevoked keys (created before `before`, when given). One equality reaches the
+     * store (the one a backend can answer from an index); the rest is checked on the documents.
+     */
+    async listLiveOf(ownerId: string, before: Date | null): Promise<Pick<ApiKeyDoc, '_id'>[]> {
+      const keys = await model
+        .find({ ownerId }, { _id: 1, revokedAt: 1, createdAt: 1 })
         .limit(10_000)
-        .lean<Pick<ApiKeyDoc, '_id'>[]>()
-        .exec(),
-    /** Unrevoked keys of that name (the demo seeder's per-run keys). */
-    listActiveNamed: (name: string) =>
-      model.find({ name, revokedAt: null }, { _id: 1 }).lean<Pick<ApiKeyDoc, '_id'>[]>().exec(),
+        .lean<ApiKeyDoc[]>()
+        .exec();
+      return keys
+        .filter((k) => !k.revokedAt && (!before || k.createdAt < before))
+        .map(({ _id }) => ({ _id }));
+    },
+    /** Unrevoked keys of that name (the demo seeder's per-run keys); the name is the one condition sent. */
+    async listActiveNamed(name: string): Promise<Pick<ApiKeyDoc, '_id'>[]> {
+      const keys = await model.find({ name }, { _id: 1, revokedAt: 1 }).lean<ApiKeyDoc[]>().exec();
+      return keys.filter((k) => !k.revokedAt).map(({ _id }) => ({ _id }));
+    },
     update: <R>(id: string, decide: Decide<ApiKeyDoc, R>) =>
       updateAggregate<ApiKeyDoc, R>(model, id, decide, { what: 'API key' }),
     /**
-     * Records a use at most once per `granularityMs` per key. A usage mark, not a change of the
-     * key: it neither emits an event nor competes with the key's revision (a lost mark is harmless).
+     * Records a use. A usage mark, not a change of the key: it neither emits an event nor competes
+     * with the key's revision (a lost mark is harmless). Whether one is due (at most one a minute)
+     * is decided on the key as it was read: the write is by `_id` alone, which every store finds
+     * without reading the whole collection (a condition on `lastUsedAt` FerretDB cannot push down).
      */
-    async markUsed(id: string, at: Date, granularityMs: number): Promise<void> {
-      await model.updateOne(
-        {
-          _id: id,
-          $or: [{ lastUsedAt: null }, { lastUsedAt: { $lt: new Date(at.getTime() - granularityMs) } }],
-        },
-        { $set: { lastUsedAt: at } },
-      );
+    async markUsed(id: string, at: Date): Promise<void> {
+      await model.updateOne({ _id: id }, { $set: { lastUsedAt: at } });
     },
   };
 }

@@ -1,52 +1,91 @@
 import { type AggregateDecision, type OutboxEntry, updateAggregate } from '@support-desk/platform';
 import type { Connection } from 'mongoose';
+import { createGroupDirectory } from './group-directory.js';
 import { type GroupDoc, groupModel, groupNameKey } from './groups.js';
 
 /** The soft-delete rule, written once: a deleted group is kept (for read models) but not served. */
 const LIVE = { deletedAt: null };
+const isLive = (group: GroupDoc | null): group is GroupDoc => group !== null && group.deletedAt == null;
 
-/** Groups: every query of the aggregate and the soft-delete rule. */
-export function createGroupsRepository(conn: Connection) {
+export interface GroupsRepositoryOptions {
+  /** How long group names are remembered for user views (0: read every time). */
+  nameCacheTtlMs: number;
+}
+
+/**
+ * Groups: every query of the aggregate and the soft-delete rule. Single reads are by `_id` alone
+ * with the soft-delete rule checked on the document: FerretDB v1 pushes no other condition down
+ * to its backend and would decode the whole collection for `{_id, deletedAt: null}`.
+ */
+export function createGroupsRepository(conn: Connection, { nameCacheTtlMs }: GroupsRepositoryOptions) {
   const model = groupModel(conn);
+  const directory = createGroupDirectory(nameCacheTtlMs);
+  const findAny = async (id: string) => {
+    const readAt = directory.generation();
+    const group = await model.findById(id).lean<GroupDoc>().exec();
+    if (group) directory.remember(group, readAt);
+    return group;
+  };
   return {
-    findLive: (id: string) =>
-      model
-        .findOne({ _id: id, ...LIVE })
-        .lean<GroupDoc>()
-        .exec(),
+    async findLive(id: string): Promise<GroupDoc | null> {
+      const group = await findAny(id);
+      return isLive(group) ? group : null;
+    },
 
     /** Deleted ones too: identity's answer to read models says `deleted: true`. */
-    findAny: (id: string) => model.findById(id).lean<GroupDoc>().exec(),
+    findAny,
 
-    /** The live group of that name (names are unique case-insensitively). */
-    findLiveByName: (name: string) =>
-      model
-        .findOne({ nameKey: groupNameKey(name), ...LIVE })
+    /**
+     * The live group of that name (names are unique case-insensitively). One equality: a deleted
+     * group's key is `deleted:<id>`, so only a live group can hold a name's key.
+     */
+    async findLiveByName(name: string): Promise<GroupDoc | null> {
+      const group = await model
+        .findOne({ nameKey: groupNameKey(name) })
         .lean<GroupDoc>()
-        .exec(),
+        .exec();
+      return isLive(group) ? group : null;
+    },
 
     listLive: () => model.find(LIVE).sort({ nameKey: 1 }).lean<GroupDoc[]>().exec(),
 
-    /** Names of the given live groups, by id (deleted or unknown ids are left out). */
+    /**
+     * Names of the given live groups, by id (deleted or unknown ids are left out): from the
+     * directory, the others read by `_id` (at once, not one after another).
+     */
     async liveNames(ids: Iterable<string>): Promise<Map<string, string>> {
-      const unique = [...new Set(ids)];
-      if (unique.length === 0) return new Map();
-      const groups = await model.find({ _id: { $in: unique }, ...LIVE }, { name: 1 }).lean<GroupDoc[]>();
-      return new Map(groups.map((g) => [g._id, g.name]));
+      const names = new Map<string, string>();
+      const unknown: string[] = [];
+      for (const id of new Set(ids)) {
+        const entry = directory.get(id);
+        if (!entry) unknown.push(id);
+        else if (!entry.deleted) names.set(id, entry.name);
+      }
+      const read = await Promise.all(unknown.map((id) => findAny(id)));
+      for (const group of read) if (isLive(group)) names.set(group._id, group.name);
+      return names;
     },
 
     /** A new group with its event (a taken name is a duplicate-key error on `nameKey`). */
     async insert(group: GroupDoc, outbox: OutboxEntry[]): Promise<void> {
       await model.create({ ...group, outbox });
+      directory.remember(group);
     },
 
     /** Read-decide-write of one live group (compare-and-set on `rev`; 404, 409 as usual). */
-    update<R>(
+    async update<R>(
       id: string,
       decide: (current: GroupDoc) => AggregateDecision<R> | Promise<AggregateDecision<R>>,
-    ) {
-      return updateAggregate<GroupDoc, R>(model, id, decide, { what: 'Group', filter: LIVE });
+    ): Promise<R> {
+      try {
+        return await updateAggregate<GroupDoc, R>(model, id, decide, { what: 'Group', filter: LIVE });
+      } finally {
+        directory.forget(id);
+      }
     },
+
+    /** Another replica changed this group (its event arrived): read it again next time. */
+    forget: (id: string) => directory.forget(id),
   };
 }
 

@@ -6,7 +6,7 @@ import {
   createSettingsRepository,
 } from './credentials-repository.js';
 import { groupModel } from './groups.js';
-import { createGroupsRepository } from './groups-repository.js';
+import { createGroupsRepository, type GroupsRepositoryOptions } from './groups-repository.js';
 import { grantModel } from './oauth.js';
 import {
   createGrantsRepository,
@@ -25,10 +25,10 @@ export type { UserDoc } from './users.js';
 export { emailKey, type UserBrief, type UserListFilter } from './users-repository.js';
 
 /** One repository per aggregate of the identity database, on one connection. */
-export function createRepositories(conn: Connection) {
+export function createRepositories(conn: Connection, options: GroupsRepositoryOptions) {
   return {
     users: createUsersRepository(conn),
-    groups: createGroupsRepository(conn),
+    groups: createGroupsRepository(conn, options),
     apiKeys: createApiKeysRepository(conn),
     oauthClients: createOAuthClientsRepository(conn),
     settings: createSettingsRepository(conn),

@@ -1,12 +1,9 @@
-import {
-  type AggregateDecision,
-  deleteInBatches,
-  type OutboxEntry,
-  updateAggregate,
-} from '@support-desk/platform';
+import { type AggregateDecision, type OutboxEntry, updateAggregate } from '@support-desk/platform';
 import type { Connection, FilterQuery } from 'mongoose';
+import { hourKey, type PurgeBounds, purgeByDueHour } from './due-hours.js';
 import {
   type GrantDoc,
+  grantEnd,
   grantModel,
   type LoginAttemptDoc,
   loginAttemptModel,
@@ -14,10 +11,14 @@ import {
   sessionModel,
 } from './oauth.js';
 
-/** How much one housekeeping purge deletes: per round, and rounds per pass. */
-export interface PurgeBounds {
-  batch: number;
-  maxRounds: number;
+export type { PurgeBounds };
+
+type Decide<R> = (current: GrantDoc) => AggregateDecision<R> | Promise<AggregateDecision<R>>;
+
+/** The grant's `endsHour` as it will be once `set` is written. */
+function withEndsHour(current: GrantDoc, set: Record<string, unknown>): Record<string, unknown> {
+  const end = grantEnd({ ...current, ...set } as GrantDoc);
+  return end === null ? set : { ...set, endsHour: hourKey(end) };
 }
 
 /**
@@ -40,47 +41,56 @@ export function spentGrants(cutoff: Date): FilterQuery<GrantDoc> {
 /** OAuth grants: the code and the refresh-token family of one authorization. */
 export function createGrantsRepository(conn: Connection) {
   const model = grantModel(conn);
+  const purge = purgeByDueHour(model, 'endsHour', spentGrants);
   return {
     async insert(grant: GrantDoc, outbox: OutboxEntry[] = []): Promise<void> {
-      await model.create({ ...grant, outbox });
+      await model.create({ ...grant, ...withEndsHour(grant, {}), outbox });
     },
     findById: (id: string) => model.findById(id).lean<GrantDoc>().exec(),
-    update: <R>(
-      id: string,
-      decide: (current: GrantDoc) => AggregateDecision<R> | Promise<AggregateDecision<R>>,
-    ) => updateAggregate<GrantDoc, R>(model, id, decide, { what: 'Grant' }),
-    /** The user's unrevoked grants (created before `before`, when given). */
-    listLiveOf: (userId: string, before: Date | null) =>
-      model
-        .find({ userId, revokedAt: null, ...(before && { createdAt: { $lt: before } }) })
-        .limit(10_000)
-        .lean<GrantDoc[]>()
-        .exec(),
-    /** Deletes spent grants (see `spentGrants`); returns how many. */
-    purgeSpent: (cutoff: Date, bounds: PurgeBounds) =>
-      deleteInBatches(model, spentGrants(cutoff), { sort: { _id: 1 }, ...bounds }),
+    /** Read-decide-write; every write also moves the grant's `endsHour` with what it changes. */
+    update: <R>(id: string, decide: Decide<R>) =>
+      updateAggregate<GrantDoc, R>(
+        model,
+        id,
+        async (current) => {
+          const decision = await decide(current);
+          const set = decision.write?.set;
+          if (!decision.write || !set) return decision;
+          return { ...decision, write: { ...decision.write, set: withEndsHour(current, set) } };
+        },
+        { what: 'Grant' },
+      ),
+    /**
+     * The user's unrevoked grants (created before `before`, when given). One equality reaches the
+     * store (the one a backend can answer from an index); the rest is checked on the documents.
+     */
+    async listLiveOf(userId: string, before: Date | null): Promise<GrantDoc[]> {
+      const grants = await model.find({ userId }).limit(10_000).lean<GrantDoc[]>().exec();
+      return grants.filter((g) => !g.revokedAt && (!before || g.createdAt < before));
+    },
+    /** Deletes spent grants (see `spentGrants`), reading by `endsHour`; returns how many. */
+    purgeSpent: (cutoff: Date, bounds: PurgeBounds) => purge(cutoff, bounds),
   };
 }
 
 /** Browser sessions at the authorization server, keyed by the SHA-256 of the cookie value. */
 export function createSessionsRepository(conn: Connection) {
   const model = sessionModel(conn);
+  const purge = purgeByDueHour(model, 'expiresHour', (now) => ({ expiresAt: { $lte: now } }));
   return {
     async insert(session: SessionDoc): Promise<void> {
-      await model.create(session);
+      await model.create({ ...session, expiresHour: hourKey(session.expiresAt) });
     },
     findById: (id: string) => model.findById(id).lean<SessionDoc>().exec(),
-    /** True when this call removed it (a second sign-out finds nothing). */
-    async remove(id: string): Promise<boolean> {
-      return (await model.deleteOne({ _id: id })).deletedCount > 0;
-    },
+    /** Removes it and returns what was removed (null: a second sign-out finds nothing). */
+    remove: (id: string) => model.findOneAndDelete({ _id: id }).lean<SessionDoc>().exec(),
     /** Signs the user out everywhere (sessions created before `before`, when given). */
     async removeAllOf(userId: string, before: Date | null): Promise<number> {
       const filter = { userId, ...(before && { createdAt: { $lt: before } }) };
       return (await model.deleteMany(filter)).deletedCount;
     },
-    purgeExpired: (now: Date, bounds: PurgeBounds) =>
-      deleteInBatches(model, { expiresAt: { $lte: now } }, { sort: { expiresAt: 1 }, ...bounds }),
+    /** Deletes expired sessions, reading by `expiresHour`; returns how many. */
+    purgeExpired: (now: Date, bounds: PurgeBounds) => purge(now, bounds),
   };
 }
 
@@ -94,6 +104,9 @@ const NO_FAILURES: FailureCount = { failures: 0, windowStart: null, lastFailureA
 /** Failed sign-in counters: fixed windows, one document per key (account and address, or address). */
 export function createLoginAttemptsRepository(conn: Connection) {
   const model = loginAttemptModel(conn);
+  const purge = purgeByDueHour(model, 'windowHour', (windowStart) => ({
+    windowStart: { $lte: windowStart },
+  }));
   return {
     /** Failures (and the latest one's time) in the window that started after `windowStart`. */
     async failuresSince(key: string, windowStart: Date): Promise<FailureCount> {
@@ -105,25 +118,31 @@ export function createLoginAttemptsRepository(conn: Connection) {
         lastFailureAt: doc.lastFailureAt ?? doc.windowStart,
       };
     },
-    /** Counts one failure: in the current window, or as the first of a new one. */
-    async recordFailure(key: string, now: Date, windowStart: Date): Promise<void> {
-      const res = await model.updateOne(
-        { _id: key, windowStart: { $gt: windowStart } },
-        { $inc: { failures: 1 }, $set: { lastFailureAt: now } },
-      );
-      if (res.matchedCount === 0) {
-        await model.updateOne(
+    /**
+     * Counts one failure: in the window `current` (as `failuresSince` read it) is in, or as the
+     * first of a new one. One write by `_id` alone: the window was judged on the document already
+     * read, not by a condition the store would have to evaluate on every counter it holds.
+     */
+    async recordFailure(key: string, now: Date, current: FailureCount): Promise<void> {
+      if (current.windowStart) {
+        const res = await model.updateOne(
           { _id: key },
-          { $set: { failures: 1, windowStart: now, lastFailureAt: now } },
-          { upsert: true },
+          { $inc: { failures: 1 }, $set: { lastFailureAt: now } },
         );
+        if (res.matchedCount > 0) return;
+        // Cleared since it was read (a sign-in of that pair): this failure starts a new window.
       }
+      await model.updateOne(
+        { _id: key },
+        { $set: { failures: 1, windowStart: now, lastFailureAt: now, windowHour: hourKey(now) } },
+        { upsert: true },
+      );
     },
     async clear(key: string): Promise<void> {
       await model.deleteOne({ _id: key });
     },
-    purgeLapsed: (windowStart: Date, bounds: PurgeBounds) =>
-      deleteInBatches(model, { windowStart: { $lte: windowStart } }, { sort: { windowStart: 1 }, ...bounds }),
+    /** Deletes counters whose window started at or before `windowStart`, reading by `windowHour`. */
+    purgeLapsed: (windowStart: Date, bounds: PurgeBounds) => purge(windowStart, bounds),
   };
 }
 

@@ -23,6 +23,12 @@ export interface GrantDoc {
   revokedAt: Date | null;
   revokedReason: string | null;
   createdAt: Date;
+  /**
+   * The hour (`hourKey`) its first end falls in: the code's expiry while unredeemed, the refresh
+   * family's expiry, or the revocation, whichever is earliest. Housekeeping reads spent grants by
+   * hour (due-hours.ts); the repository keeps it up to date on every write.
+   */
+  endsHour?: string;
   rev?: number;
 }
 
@@ -43,6 +49,7 @@ export const GrantSchema = new Schema<GrantDoc>(
     revokedAt: { type: Date, default: null },
     revokedReason: { type: String, default: null },
     createdAt: { type: Date, required: true },
+    endsHour: { type: String },
     /** Concurrency token: every update of the aggregate is conditioned on it and bumps it. */
     rev: { type: Number, default: 0 },
   },
@@ -54,6 +61,17 @@ GrantSchema.index({ codeExpiresAt: 1 });
 GrantSchema.index({ refreshExpiresAt: 1 });
 GrantSchema.index({ revokedAt: 1 });
 GrantSchema.index({ userId: 1, revokedAt: 1 });
+GrantSchema.index({ endsHour: 1 });
+
+/** When a grant first ends (see `endsHour`); null while nothing of it can expire. */
+export function grantEnd(
+  grant: Pick<GrantDoc, 'codeUsedAt' | 'codeExpiresAt' | 'refreshExpiresAt' | 'revokedAt'>,
+) {
+  const ends = [grant.codeUsedAt ? null : grant.codeExpiresAt, grant.refreshExpiresAt, grant.revokedAt]
+    .filter((d): d is Date => d != null)
+    .map((d) => new Date(d).getTime());
+  return ends.length > 0 ? Math.min(...ends) : null;
+}
 
 /** A browser login session at the authorization server; `_id` is the SHA-256 of the cookie value. */
 export interface SessionDoc {
@@ -61,6 +79,8 @@ export interface SessionDoc {
   userId: string;
   createdAt: Date;
   expiresAt: Date;
+  /** The hour (`hourKey`) it expires in: housekeeping reads expired sessions by hour. */
+  expiresHour?: string;
 }
 
 export const SessionSchema = new Schema<SessionDoc>(
@@ -69,10 +89,12 @@ export const SessionSchema = new Schema<SessionDoc>(
     userId: { type: String, required: true, index: true },
     createdAt: { type: Date, required: true },
     expiresAt: { type: Date, required: true },
+    expiresHour: { type: String },
   },
   { collection: 'oauth_sessions', versionKey: false },
 );
 SessionSchema.index({ expiresAt: 1 });
+SessionSchema.index({ expiresHour: 1 });
 
 /** Failed-login counters, keyed `pair:<address>|<email>` or `ip:<address>`, in fixed windows. */
 export interface LoginAttemptDoc {
@@ -80,6 +102,8 @@ export interface LoginAttemptDoc {
   failures: number;
   windowStart: Date;
   lastFailureAt?: Date;
+  /** The hour (`hourKey`) its window started in: housekeeping reads lapsed counters by hour. */
+  windowHour?: string;
 }
 
 export const LoginAttemptSchema = new Schema<LoginAttemptDoc>(
@@ -88,10 +112,12 @@ export const LoginAttemptSchema = new Schema<LoginAttemptDoc>(
     failures: { type: Number, required: true },
     windowStart: { type: Date, required: true },
     lastFailureAt: { type: Date },
+    windowHour: { type: String },
   },
   { collection: 'login_attempts', versionKey: false },
 );
 LoginAttemptSchema.index({ windowStart: 1 });
+LoginAttemptSchema.index({ windowHour: 1 });
 
 export const grantModel = (conn: Connection) => modelOn<GrantDoc>(conn, 'Grant', GrantSchema);
 export const sessionModel = (conn: Connection) => modelOn<SessionDoc>(conn, 'Session', SessionSchema);

@@ -6,7 +6,7 @@ import {
   updateAggregate,
 } from '@support-desk/platform';
 import type { Connection, FilterQuery } from 'mongoose';
-import { type UserDoc, userModel } from './users.js';
+import { type UserDoc, type UserEmailDoc, userEmailModel, userModel } from './users.js';
 
 /** The users list's filters, each optional (already validated). */
 export interface UserListFilter {
@@ -25,14 +25,30 @@ export const emailKey = (email: string) => email.trim().toLowerCase();
 /** Users: every query of the aggregate (membership lives on the user). */
 export function createUsersRepository(conn: Connection) {
   const model = userModel(conn);
+  const emails = userEmailModel(conn);
+  const byId = (id: string, withPassword: boolean) => {
+    const query = model.findById(id);
+    if (withPassword) query.select('+passwordHash');
+    return query.lean<UserDoc>().exec();
+  };
   return {
-    findById: (id: string) => model.findById(id).lean<UserDoc>().exec(),
+    findById: (id: string) => byId(id, false),
 
-    /** By email, case-insensitively; with the password hash only when asked (sign-in). */
-    findByEmail(email: string, { withPassword = false } = {}): Promise<UserDoc | null> {
-      const query = model.findOne({ emailKey: emailKey(email) });
+    /**
+     * By email, case-insensitively; with the password hash only when asked (sign-in). Two reads
+     * by `_id` (the email's entry, then the user). A user stored before the entries existed, or
+     * whose entry a crash left unwritten, is found by `emailKey` instead and gets its entry then.
+     */
+    async findByEmail(email: string, { withPassword = false } = {}): Promise<UserDoc | null> {
+      const key = emailKey(email);
+      const entry = await emails.findById(key).lean<UserEmailDoc>().exec();
+      const user = entry ? await byId(entry.userId, withPassword) : null;
+      if (user?.emailKey === key) return user;
+      const query = model.findOne({ emailKey: key });
       if (withPassword) query.select('+passwordHash');
-      return query.lean<UserDoc>().exec();
+      const found = await query.lean<UserDoc>().exec();
+      if (found) await emails.updateOne({ _id: key }, { $set: { userId: found._id } }, { upsert: true });
+      return found;
     },
 
     /** A page of users, newest first, with the total matching. */
@@ -65,9 +81,8 @@ export function createUsersRepository(conn: Connection) {
         .lean<UserBrief[]>()
         .exec(),
 
-    /** Active admins, leaving one out (is anyone else left to administer?). */
-    countActiveAdmins: (except?: string) =>
-      model.countDocuments({ role: 'admin', status: 'active', ...(except ? { _id: { $ne: except } } : {}) }),
+    /** Active admins (two equalities: conditions a store can answer without decoding every user). */
+    countActiveAdmins: () => model.countDocuments({ role: 'admin', status: 'active' }),
 
     count: () => model.countDocuments(),
 
@@ -92,9 +107,15 @@ export function createUsersRepository(conn: Connection) {
       return members.map((m) => m._id);
     },
 
-    /** A new user with the events that announce it (a taken email is a duplicate-key error). */
+    /**
+     * A new user with the events that announce it (a taken email is a duplicate-key error on
+     * `emailKey`), then its email's entry: written second, so an entry always names a stored user.
+     */
     async insert(user: UserDoc, outbox: OutboxEntry[]): Promise<void> {
       await model.create({ ...user, outbox });
+      // The user is stored: a missing or stale entry only costs the next look-up by email its
+      // fallback read (which rewrites the entry), so a failure here does not fail the creation.
+      await emails.create({ _id: user.emailKey, userId: user._id }).catch(() => undefined);
     },
 
     /** Read-decide-write of one user (compare-and-set on `rev`; 404, 409 as usual). */

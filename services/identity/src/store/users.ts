@@ -52,3 +52,21 @@ UserSchema.index({ role: 1, status: 1 });
 outboxPlugin(UserSchema);
 
 export const userModel = (conn: Connection) => modelOn<UserDoc>(conn, 'User', UserSchema);
+
+/**
+ * Which user has an email: `_id` is the lower-cased email (the user's `emailKey`), so a sign-in
+ * finds the account with a read by `_id`, the one condition every store answers without reading
+ * the whole collection (FerretDB v1 on SQLite pushes nothing else down). Emails never change, so
+ * the entry never does either; the unique index on `users.emailKey` stays the rule.
+ */
+export interface UserEmailDoc {
+  _id: string;
+  userId: string;
+}
+
+const UserEmailSchema = new Schema<UserEmailDoc>(
+  { _id: { type: String, required: true }, userId: { type: String, required: true } },
+  { collection: 'user_emails', versionKey: false },
+);
+
+export const userEmailModel = (conn: Connection) => modelOn<UserEmailDoc>(conn, 'UserEmail', UserEmailSchema);

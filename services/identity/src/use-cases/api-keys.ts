@@ -205,15 +205,16 @@ async function resolve(deps: Deps, presented: unknown): Promise<ResolveApiKeyRep
   const now = deps.clock();
   if (key.expiresAt && new Date(key.expiresAt).getTime() <= now.getTime())
     return { valid: false, reason: 'expired' };
-  const owner = await deps.users.findById(key.ownerId);
+  // The settings do not depend on the owner: both reads at once.
+  const [owner, settings] = await Promise.all([deps.users.findById(key.ownerId), getSettings(deps)]);
   if (owner?.status !== 'active') return { valid: false, reason: 'inactive_owner' };
   if (!key.lastUsedAt || now.getTime() - new Date(key.lastUsedAt).getTime() >= LAST_USED_GRANULARITY_MS) {
     // At most one write per key per minute; a lost update is harmless.
     deps.apiKeys
-      .markUsed(key._id, now, LAST_USED_GRANULARITY_MS)
+      .markUsed(key._id, now)
       .catch((err) => deps.logger.warn({ err, keyId: key._id }, 'lastUsedAt update failed'));
   }
-  const [names, settings] = await Promise.all([groupNames(deps, owner.groups), getSettings(deps)]);
+  const names = await groupNames(deps, owner.groups);
   return {
     valid: true,
     keyId: key._id,

@@ -1,7 +1,7 @@
 import type { EventContext } from '@support-desk/platform';
 import { revokeApiKey } from './api-keys.js';
 import type { Deps } from './deps.js';
-import { revokeGrant } from './token-grants.js';
+import { revokeGrant } from './grant-revocation.js';
 
 export interface SweepOptions {
   /** Recorded on each revoked grant. */

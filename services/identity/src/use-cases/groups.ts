@@ -10,7 +10,7 @@ import {
 } from '@support-desk/platform';
 import { type GroupDoc, groupNameKey } from '../store/index.js';
 import type { Deps } from './deps.js';
-import { applyUserPatch, findUser } from './user-changes.js';
+import { applyUserPatch } from './user-changes.js';
 import { listUsers } from './users.js';
 
 async function findGroup(deps: Deps, id: string): Promise<GroupDoc> {
@@ -79,24 +79,29 @@ export async function updateGroup(deps: Deps, ctx: EventContext, id: string, bod
   const after: Record<string, unknown> = {};
   if (body.name !== undefined) after.name = body.name.trim();
   if (body.description !== undefined) after.description = body.description;
+  let updated: GroupDoc;
   try {
-    await deps.groups.update(id, (before) => {
+    // The answer is the group as written: no read after the write.
+    updated = await deps.groups.update(id, (before) => {
       const changes = diffChanges(before as unknown as Record<string, unknown>, after, [
         'name',
         'description',
       ]);
-      if (Object.keys(changes).length === 0) return { write: null, result: undefined };
+      if (Object.keys(changes).length === 0) return { write: null, result: before };
       const now = deps.clock();
       const set: Record<string, unknown> = { ...after, updatedAt: now };
       if (changes.name) set.nameKey = groupNameKey(after.name as string);
       const event = buildEvent('system.config_changed', id, ctx, changes, now);
-      return { write: { set, outbox: [eventEntry(deps.names, event)] }, result: undefined };
+      return {
+        write: { set, outbox: [eventEntry(deps.names, event)] },
+        result: { ...before, ...set } as GroupDoc,
+      };
     });
   } catch (err) {
     if (isDuplicateKeyError(err)) throw duplicateName(after.name as string);
     throw err;
   }
-  return getGroup(deps, id);
+  return toDetail(updated, await deps.users.countMembers(id));
 }
 
 /**
@@ -139,9 +144,9 @@ async function membership(deps: Deps, group: GroupDoc) {
   return { id: group._id, name: group.name, memberCount: await deps.users.countMembers(group._id) };
 }
 
+// The user's update answers 404 "User not found" itself: no read of the user before it.
 export async function addMember(deps: Deps, ctx: EventContext, id: string, userId: string) {
   const group = await findGroup(deps, id);
-  await findUser(deps, userId);
   await applyUserPatch(deps, ctx, userId, (u) =>
     u.groups.includes(id) ? {} : { groups: [...u.groups, id] },
   );
@@ -150,7 +155,6 @@ export async function addMember(deps: Deps, ctx: EventContext, id: string, userI
 
 export async function removeMember(deps: Deps, ctx: EventContext, id: string, userId: string) {
   const group = await findGroup(deps, id);
-  await findUser(deps, userId);
   await applyUserPatch(deps, ctx, userId, (u) =>
     u.groups.includes(id) ? { groups: u.groups.filter((g) => g !== id) } : {},
   );

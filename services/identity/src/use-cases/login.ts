@@ -3,6 +3,7 @@ import {
   buildEvent,
   type EventContext,
   eventEntry,
+  isAppError,
   type OutboxEntry,
 } from '@support-desk/platform';
 import type { FailureCount, UserDoc } from '../store/index.js';
@@ -27,8 +28,8 @@ const windowStartOf = (deps: Deps, now: Date) =>
 const failures = (deps: Deps, key: string, now: Date) =>
   deps.loginAttempts.failuresSince(key, windowStartOf(deps, now));
 
-const recordFailure = (deps: Deps, key: string, now: Date) =>
-  deps.loginAttempts.recordFailure(key, now, windowStartOf(deps, now));
+const recordFailure = (deps: Deps, key: string, now: Date, current: FailureCount) =>
+  deps.loginAttempts.recordFailure(key, now, current);
 
 /**
  * Seconds this account must still wait from this address: none for the first
@@ -49,10 +50,18 @@ function addressWait(deps: Deps, count: FailureCount, now: Date): number {
   return (end - now.getTime()) / 1000;
 }
 
-/** Records a sign-in or sign-out event on the user (and whatever else changes with it). */
-async function recordOnUser(deps: Deps, userId: string, entry: OutboxEntry, set: Partial<UserDoc> = {}) {
-  await deps.users.update(userId, () => ({
-    write: { set, outbox: [entry] },
+/**
+ * Records a sign-in or sign-out event on the user (and whatever else changes with it); the event
+ * is made from the user as the write reads it.
+ */
+async function recordOnUser(
+  deps: Deps,
+  userId: string,
+  entry: (user: UserDoc) => OutboxEntry,
+  set: Partial<UserDoc> = {},
+) {
+  await deps.users.update(userId, (user) => ({
+    write: { set, outbox: [entry(user)] },
     result: undefined,
   }));
 }
@@ -114,26 +123,32 @@ async function attemptLogin(deps: Deps, input: LoginInput): Promise<LoginResult>
   const user = found?.identityProvider === 'local' ? found : null;
   const check = await verifyPassword(input.password.slice(0, 1024), user?.passwordHash ?? null);
   if (!user || !check.valid) {
-    await Promise.all(keys.map((key) => recordFailure(deps, key, now)));
+    await Promise.all([
+      recordFailure(deps, keys[0], now, pair),
+      recordFailure(deps, keys[1], now, byAddress),
+    ]);
     return { ok: false, reason: 'invalid', message: INVALID };
   }
   if (user.status !== 'active') {
     return { ok: false, reason: 'inactive', message: 'This account is deactivated and cannot sign in.' };
   }
-  // Expired sessions and lapsed counters of everyone are purged by housekeeping.ts.
-  await deps.loginAttempts.clear(keys[0]);
   const token = randomSecret(32);
-  await deps.sessions.insert({
-    _id: sha256(token),
-    userId: user._id,
-    createdAt: now,
-    expiresAt: new Date(now.getTime() + deps.config.OAUTH_SESSION_TTL_SECONDS * 1000),
-  });
   const ctx = oauthContext(user, input.ip, input.userAgent, input.requestId);
   const event = buildEvent('user.login', user._id, ctx, undefined, now);
   // A hash made with older parameters is replaced now, while the password is at hand.
   const rehashed = check.needsRehash ? { passwordHash: await hashPassword(input.password) } : {};
-  await recordOnUser(deps, user._id, eventEntry(deps.names, event), { lastLoginAt: now, ...rehashed });
+  // Three independent writes, at once. Expired sessions and lapsed counters of everyone are
+  // purged by housekeeping.ts.
+  await Promise.all([
+    deps.loginAttempts.clear(keys[0]),
+    deps.sessions.insert({
+      _id: sha256(token),
+      userId: user._id,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + deps.config.OAUTH_SESSION_TTL_SECONDS * 1000),
+    }),
+    recordOnUser(deps, user._id, () => eventEntry(deps.names, event), { lastLoginAt: now, ...rehashed }),
+  ]);
   return { ok: true, user, sessionToken: token };
 }
 
@@ -152,19 +167,18 @@ export async function logout(
   meta: { ip: string | null; userAgent: string | null; requestId: string },
 ): Promise<boolean> {
   if (!token || token.length > 100) return false;
-  const session = await deps.sessions.findById(sha256(token));
+  const session = await deps.sessions.remove(sha256(token));
   if (!session) return false;
-  if (!(await deps.sessions.remove(session._id))) return false;
-  const user = await deps.users.findById(session.userId);
-  if (!user) return true;
   const now = deps.clock();
-  const event = buildEvent(
-    'user.logout',
-    user._id,
-    oauthContext(user, meta.ip, meta.userAgent, meta.requestId),
-    undefined,
-    now,
-  );
-  await recordOnUser(deps, user._id, eventEntry(deps.names, event));
+  const entry = (user: UserDoc) => {
+    const ctx = oauthContext(user, meta.ip, meta.userAgent, meta.requestId);
+    return eventEntry(deps.names, buildEvent('user.logout', user._id, ctx, undefined, now));
+  };
+  try {
+    await recordOnUser(deps, session.userId, entry);
+  } catch (err) {
+    // The session's user no longer exists: the sign-out itself happened.
+    if (!(isAppError(err) && err.code === 'NOT_FOUND')) throw err;
+  }
   return true;
 }

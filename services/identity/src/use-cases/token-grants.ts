@@ -1,5 +1,4 @@
-import { NOTICE_VERSION } from '@support-desk/contracts';
-import { buildEvent, eventEntry, messageEntry, systemContext } from '@support-desk/platform';
+import { type AggregateDecision, isAppError } from '@support-desk/platform';
 import { verifyOwnAccessToken, signAccessToken } from '../oauth/tokens.js';
 import type { Keyring } from '../oauth/keys.js';
 import type { GrantDoc, OAuthClientDoc, UserDoc } from '../store/index.js';
@@ -7,7 +6,8 @@ import { PKCE_VALUE, s256 } from './authorize.js';
 import type { Deps } from './deps.js';
 import { OAuthError } from './oauth-errors.js';
 import { randomSecret, safeEqual, sha256 } from './secrets.js';
-import { tokenReuseDetected, tokensIssued } from '../metrics.js';
+import { revocation, revokeGrantIf, revoked } from './grant-revocation.js';
+import { tokensIssued } from '../metrics.js';
 
 export interface TokenResponse {
   access_token: string;
@@ -32,48 +32,6 @@ function splitToken(value: string | undefined): { grantId: string; hash: string 
 export const USED_REFRESH_KEPT = 100;
 
 const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
-
-/** By when every access token issued until `now` has expired. */
-export const tokensExpireBy = (deps: Deps, now: Date) =>
-  new Date(now.getTime() + deps.config.OAUTH_ACCESS_TTL_SECONDS * 1000).toISOString();
-
-/**
- * Revokes a whole grant (code, refresh-token family, and through the notice the access tokens
- * carrying its `gid`). Idempotent.
- */
-export async function revokeGrant(deps: Deps, grant: GrantDoc, reason: string): Promise<void> {
-  if (reason === 'code_reuse') tokenReuseDetected.inc({ kind: 'authorization_code' });
-  if (reason === 'refresh_token_reuse') tokenReuseDetected.inc({ kind: 'refresh_token' });
-  if (grant.revokedAt) return;
-  const revoked = await deps.grants.update(grant._id, (current) => {
-    if (current.revokedAt) return { write: null, result: false };
-    const now = deps.clock();
-    const notice = {
-      v: NOTICE_VERSION,
-      kind: 'oauth_grant_revoked',
-      keyId: current._id,
-      userId: current.userId,
-      at: now.toISOString(),
-      tokensExpireBy: tokensExpireBy(deps, now),
-    };
-    const event = buildEvent(
-      'system.config_changed',
-      current._id,
-      systemContext(),
-      { revokedAt: { from: null, to: now.toISOString() }, revokedReason: { from: null, to: reason } },
-      now,
-    );
-    return {
-      write: {
-        set: { revokedAt: now, revokedReason: reason },
-        outbox: [eventEntry(deps.names, event), messageEntry(deps.names.credentialNotices, notice)],
-      },
-      result: true,
-    };
-  });
-  if (revoked)
-    deps.logger.warn({ grantId: grant._id, clientId: grant.clientId, reason }, 'oauth grant revoked');
-}
 
 async function activeUser(deps: Deps, userId: string): Promise<UserDoc> {
   const user = await deps.users.findById(userId);
@@ -107,6 +65,36 @@ async function issueTokens(
   };
 }
 
+/** What one token request made of the grant it read: tokens to issue, or a detected reuse. */
+type Redemption =
+  | { reused: false; grant: GrantDoc; scopes: string[] }
+  | { reused: true; grant: GrantDoc; revokedNow: boolean };
+
+/**
+ * Reads the grant, checks the request against it (`check` throws the refusal) and writes what
+ * follows: one read and one write, every check made on the grant as the write reads it (a
+ * concurrent request that won is seen when the compare-and-set makes the check run again).
+ */
+async function updateGrant(
+  deps: Deps,
+  grantId: string,
+  unknown: string,
+  check: (grant: GrantDoc) => Promise<AggregateDecision<Redemption>>,
+): Promise<Redemption> {
+  try {
+    return await deps.grants.update(grantId, check);
+  } catch (err) {
+    if (isAppError(err) && err.code === 'NOT_FOUND') throw invalidGrant(unknown);
+    throw err;
+  }
+}
+
+/** A used code or rotated refresh token came back: someone holds a copy; the family is revoked. */
+function reuse(deps: Deps, grant: GrantDoc, reason: string): AggregateDecision<Redemption> {
+  const write = revocation(deps, grant, reason);
+  return { write, result: { reused: true, grant, revokedNow: write !== null } };
+}
+
 export async function redeemCode(
   deps: Deps,
   keyring: Keyring,
@@ -116,33 +104,27 @@ export async function redeemCode(
   if (!input.code) throw new OAuthError('invalid_request', 'code is required');
   if (!input.redirectUri) throw new OAuthError('invalid_request', 'redirect_uri is required');
   const parts = splitToken(input.code);
-  const grant = parts ? await deps.grants.findById(parts.grantId) : null;
-  if (!parts || !grant || !safeEqual(parts.hash, grant.codeHash))
-    throw invalidGrant('unknown authorization code');
-  if (grant.clientId !== client._id) throw invalidGrant('the code was issued to another client');
-  if (grant.codeUsedAt || grant.revokedAt) {
-    // RFC 6749 §4.1.2: a second redemption revokes what the first one issued.
-    await revokeGrant(deps, grant, 'code_reuse');
-    throw invalidGrant('authorization code already used');
-  }
-  const now = deps.clock();
-  if (new Date(grant.codeExpiresAt).getTime() <= now.getTime())
-    throw invalidGrant('authorization code expired');
-  if (input.redirectUri !== grant.redirectUri)
-    throw invalidGrant('redirect_uri does not match the authorization request');
-  if (grant.codeChallenge) {
-    if (!input.codeVerifier) throw invalidGrant('code_verifier is required');
-    if (!PKCE_VALUE.test(input.codeVerifier) || !safeEqual(s256(input.codeVerifier), grant.codeChallenge)) {
-      throw invalidGrant('code_verifier does not match the code_challenge');
-    }
-  } else if (input.codeVerifier) {
-    throw invalidGrant('code_verifier sent but no code_challenge was used');
-  }
-  await activeUser(deps, grant.userId);
+  if (!parts) throw invalidGrant('unknown authorization code');
   const secret = randomSecret(32);
-  const redeemed = await deps.grants.update(grant._id, (current) => {
-    // Redeemed or revoked since it was read (a concurrent redemption won): a reuse.
-    if (current.codeUsedAt || current.revokedAt) return { write: null, result: false };
+  const outcome = await updateGrant(deps, parts.grantId, 'unknown authorization code', async (grant) => {
+    if (!safeEqual(parts.hash, grant.codeHash)) throw invalidGrant('unknown authorization code');
+    if (grant.clientId !== client._id) throw invalidGrant('the code was issued to another client');
+    // RFC 6749 §4.1.2: a second redemption revokes what the first one issued.
+    if (grant.codeUsedAt || grant.revokedAt) return reuse(deps, grant, 'code_reuse');
+    const now = deps.clock();
+    if (new Date(grant.codeExpiresAt).getTime() <= now.getTime())
+      throw invalidGrant('authorization code expired');
+    if (input.redirectUri !== grant.redirectUri)
+      throw invalidGrant('redirect_uri does not match the authorization request');
+    if (grant.codeChallenge) {
+      if (!input.codeVerifier) throw invalidGrant('code_verifier is required');
+      if (!PKCE_VALUE.test(input.codeVerifier) || !safeEqual(s256(input.codeVerifier), grant.codeChallenge)) {
+        throw invalidGrant('code_verifier does not match the code_challenge');
+      }
+    } else if (input.codeVerifier) {
+      throw invalidGrant('code_verifier sent but no code_challenge was used');
+    }
+    await activeUser(deps, grant.userId);
     return {
       write: {
         set: {
@@ -151,14 +133,25 @@ export async function redeemCode(
           refreshExpiresAt: new Date(now.getTime() + deps.config.OAUTH_REFRESH_TTL_SECONDS * 1000),
         },
       },
-      result: true,
+      result: { reused: false, grant, scopes: grant.scopes },
     };
   });
-  if (!redeemed) {
-    await revokeGrant(deps, grant, 'code_reuse');
+  if (outcome.reused) {
+    revoked(deps, outcome.grant, 'code_reuse', outcome.revokedNow);
     throw invalidGrant('authorization code already used');
   }
-  return issueTokens(deps, keyring, grant, grant.scopes, `${grant._id}.${secret}`, 'authorization_code');
+  const { grant, scopes } = outcome;
+  return issueTokens(deps, keyring, grant, scopes, `${grant._id}.${secret}`, 'authorization_code');
+}
+
+/** The scopes a refresh asks for: the grant's, or a subset of them (never more). */
+function narrowedScopes(grant: GrantDoc, scope: string | undefined): string[] {
+  if (scope === undefined) return grant.scopes;
+  const asked = scope.split(' ').filter(Boolean);
+  if (asked.length === 0 || asked.some((s) => !grant.scopes.includes(s))) {
+    throw new OAuthError('invalid_scope', 'scope must be a subset of the originally granted scope');
+  }
+  return [...new Set(asked)];
 }
 
 export async function refresh(
@@ -169,49 +162,37 @@ export async function refresh(
 ): Promise<TokenResponse> {
   if (!input.refreshToken) throw new OAuthError('invalid_request', 'refresh_token is required');
   const parts = splitToken(input.refreshToken);
-  const grant = parts ? await deps.grants.findById(parts.grantId) : null;
-  if (!parts || !grant) throw invalidGrant('unknown refresh token');
-  if (grant.clientId !== client._id) throw invalidGrant('the refresh token was issued to another client');
-  if (grant.revokedAt) throw invalidGrant('the grant has been revoked');
-  if ((grant.usedRefreshHashes ?? []).some((h) => safeEqual(h, parts.hash))) {
-    // A rotated token came back: someone holds a copy. Revoke the whole family.
-    await revokeGrant(deps, grant, 'refresh_token_reuse');
-    throw invalidGrant('refresh token already used; the grant has been revoked');
-  }
-  if (!grant.refreshHash || !safeEqual(grant.refreshHash, parts.hash))
-    throw invalidGrant('unknown refresh token');
-  const now = deps.clock();
-  if (!grant.refreshExpiresAt || new Date(grant.refreshExpiresAt).getTime() <= now.getTime()) {
-    throw invalidGrant('refresh token expired');
-  }
-  let scopes = grant.scopes;
-  if (input.scope !== undefined) {
-    const asked = input.scope.split(' ').filter(Boolean);
-    if (asked.length === 0 || asked.some((s) => !grant.scopes.includes(s))) {
-      throw new OAuthError('invalid_scope', 'scope must be a subset of the originally granted scope');
-    }
-    scopes = [...new Set(asked)];
-  }
-  await activeUser(deps, grant.userId);
+  if (!parts) throw invalidGrant('unknown refresh token');
   const secret = randomSecret(32);
-  const rotated = await deps.grants.update(grant._id, (current) => {
-    // Rotated or revoked since it was read (a concurrent refresh won): a reuse.
-    if (current.revokedAt || current.refreshHash !== parts.hash) return { write: null, result: false };
+  const outcome = await updateGrant(deps, parts.grantId, 'unknown refresh token', async (grant) => {
+    if (grant.clientId !== client._id) throw invalidGrant('the refresh token was issued to another client');
+    if (grant.revokedAt) throw invalidGrant('the grant has been revoked');
+    if ((grant.usedRefreshHashes ?? []).some((h) => safeEqual(h, parts.hash)))
+      return reuse(deps, grant, 'refresh_token_reuse');
+    if (!grant.refreshHash || !safeEqual(grant.refreshHash, parts.hash))
+      throw invalidGrant('unknown refresh token');
+    const now = deps.clock();
+    if (!grant.refreshExpiresAt || new Date(grant.refreshExpiresAt).getTime() <= now.getTime()) {
+      throw invalidGrant('refresh token expired');
+    }
+    const scopes = narrowedScopes(grant, input.scope);
+    await activeUser(deps, grant.userId);
     return {
       write: {
         set: {
           refreshHash: sha256(secret),
           refreshExpiresAt: new Date(now.getTime() + deps.config.OAUTH_REFRESH_TTL_SECONDS * 1000),
-          usedRefreshHashes: [...(current.usedRefreshHashes ?? []), parts.hash].slice(-USED_REFRESH_KEPT),
+          usedRefreshHashes: [...(grant.usedRefreshHashes ?? []), parts.hash].slice(-USED_REFRESH_KEPT),
         },
       },
-      result: true,
+      result: { reused: false, grant, scopes },
     };
   });
-  if (!rotated) {
-    await revokeGrant(deps, grant, 'refresh_token_reuse');
+  if (outcome.reused) {
+    revoked(deps, outcome.grant, 'refresh_token_reuse', outcome.revokedNow);
     throw invalidGrant('refresh token already used; the grant has been revoked');
   }
+  const { grant, scopes } = outcome;
   return issueTokens(deps, keyring, grant, scopes, `${grant._id}.${secret}`, 'refresh_token');
 }
 
@@ -228,16 +209,18 @@ export async function revokeToken(
   if (!token) throw new OAuthError('invalid_request', 'token is required');
   const parts = splitToken(token);
   if (parts) {
-    const grant = await deps.grants.findById(parts.grantId);
-    const known =
-      grant &&
-      ((grant.refreshHash && safeEqual(grant.refreshHash, parts.hash)) ||
-        (grant.usedRefreshHashes ?? []).some((h) => safeEqual(h, parts.hash)));
-    if (grant && known && grant.clientId === client._id) await revokeGrant(deps, grant, 'revoked_by_client');
+    const known = (grant: GrantDoc) =>
+      (!!grant.refreshHash && safeEqual(grant.refreshHash, parts.hash)) ||
+      (grant.usedRefreshHashes ?? []).some((h) => safeEqual(h, parts.hash));
+    await revokeGrantIf(
+      deps,
+      parts.grantId,
+      'revoked_by_client',
+      (g) => known(g) && g.clientId === client._id,
+    );
     return;
   }
   const claims = await verifyOwnAccessToken(deps.config, keyring, token, deps.clock());
   if (!claims?.gid || claims.client_id !== client._id) return;
-  const grant = await deps.grants.findById(claims.gid);
-  if (grant && grant.clientId === client._id) await revokeGrant(deps, grant, 'revoked_by_client');
+  await revokeGrantIf(deps, claims.gid, 'revoked_by_client', (g) => g.clientId === client._id);
 }

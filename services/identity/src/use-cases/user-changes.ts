@@ -10,7 +10,7 @@ import {
 } from '@support-desk/platform';
 import type { UserDoc } from '../store/index.js';
 import { revokeUserCredentials } from './credential-sweep.js';
-import { tokensExpireBy } from './token-grants.js';
+import { tokensExpireBy } from './grant-revocation.js';
 import type { Deps } from './deps.js';
 
 export async function findUser(deps: Deps, id: string): Promise<UserDoc> {

@@ -46,12 +46,12 @@ export async function getUser(deps: Deps, id: string) {
   return toDetail(user, await groupNames(deps, user.groups));
 }
 
-/** Throws 400 naming `field` unless every id is a live group. */
-export async function assertGroupsExist(deps: Deps, ids: string[], field: string): Promise<void> {
-  if (ids.length === 0) return;
+/** Throws 400 naming `field` unless every id is a live group; returns their names. */
+export async function assertGroupsExist(deps: Deps, ids: string[], field: string) {
   const names = await groupNames(deps, ids);
   const missing = ids.filter((id) => !names.has(id));
   if (missing.length > 0) throw validationError(field, `unknown group id(s): ${missing.join(', ')}`);
+  return names;
 }
 
 export interface CreateUserInput extends CreateUserBody {
@@ -60,7 +60,7 @@ export interface CreateUserInput extends CreateUserBody {
 
 export async function createUser(deps: Deps, ctx: EventContext, input: CreateUserInput) {
   const groups = [...new Set(input.groups ?? [])];
-  await assertGroupsExist(deps, groups, 'body.groups');
+  const names = await assertGroupsExist(deps, groups, 'body.groups');
   let passwordHash: string | null = null;
   if (input.password !== undefined) {
     const problem = checkPasswordPolicy(input.password);
@@ -103,7 +103,6 @@ export async function createUser(deps: Deps, ctx: EventContext, input: CreateUse
     if (isDuplicateKeyError(err)) throw conflict(`A user with email ${fields.email} already exists`);
     throw err;
   }
-  const names = await groupNames(deps, groups);
   return {
     id,
     email: fields.email,
@@ -118,13 +117,14 @@ export async function createUser(deps: Deps, ctx: EventContext, input: CreateUse
 
 async function assertNotLastAdmin(deps: Deps, user: UserDoc): Promise<void> {
   if (user.role !== 'admin' || user.status !== 'active') return;
-  if ((await deps.users.countActiveAdmins(user._id)) === 0)
+  // The count includes this user, an active admin: is anyone else left to administer?
+  if ((await deps.users.countActiveAdmins()) <= 1)
     throw conflict('The last active admin cannot be demoted or deactivated');
 }
 
 export async function updateUser(deps: Deps, ctx: EventContext, id: string, body: UpdateUserBody) {
   const groups = body.groups ? [...new Set(body.groups)] : undefined;
-  if (groups) await assertGroupsExist(deps, groups, 'body.groups');
+  const names = groups ? await assertGroupsExist(deps, groups, 'body.groups') : undefined;
   const { user, changes } = await applyUserPatch(deps, ctx, id, async (before) => {
     const demoted = body.role !== undefined && body.role !== 'admin';
     if (demoted || body.status === 'inactive') await assertNotLastAdmin(deps, before);
@@ -140,7 +140,7 @@ export async function updateUser(deps: Deps, ctx: EventContext, id: string, body
   const out: UpdatedUser = { id, updatedAt: new Date(user.updatedAt).toISOString() };
   for (const field of Object.keys(changes)) {
     if (field === 'groups') {
-      out.groups = groupRefs(user.groups, await groupNames(deps, user.groups));
+      out.groups = groupRefs(user.groups, names ?? (await groupNames(deps, user.groups)));
     } else (out as Record<string, unknown>)[field] = changes[field].to;
   }
   return out;

@@ -1,0 +1,48 @@
+import type { GroupDoc } from './groups.js';
+
+/** What a user view needs of a group: its name, and whether it still counts (not deleted). */
+export interface GroupEntry {
+  name: string;
+  deleted: boolean;
+}
+
+/** Entries kept at most; past it the directory starts afresh (groups are few: a safety bound). */
+const MAX_ENTRIES = 10_000;
+
+/**
+ * Group names remembered for `ttlMs`, so a user view (a user's read, its snapshot for the
+ * gateway and requests, a page of users) names its groups without a read per call. This process's
+ * own group writes replace their entry at once; another replica's writes are forgotten when their
+ * `system.config_changed` event arrives (events/group-changes.ts), and at the latest after `ttlMs`.
+ * `ttlMs` 0 remembers nothing.
+ */
+export function createGroupDirectory(ttlMs: number, now: () => number = Date.now) {
+  const entries = new Map<string, { entry: GroupEntry; until: number }>();
+  // Bumped by every `forget`: a read that started before a change must not remember what it read.
+  let generation = 0;
+  return {
+    /** Pass it to `remember` with what a read returns. */
+    generation: () => generation,
+    get(id: string): GroupEntry | undefined {
+      const kept = entries.get(id);
+      if (!kept) return undefined;
+      if (kept.until > now()) return kept.entry;
+      entries.delete(id);
+      return undefined;
+    },
+    remember(group: Pick<GroupDoc, '_id' | 'name' | 'deletedAt'>, readAt = generation): void {
+      if (ttlMs <= 0 || readAt !== generation) return;
+      if (entries.size >= MAX_ENTRIES) entries.clear();
+      entries.set(group._id, {
+        entry: { name: group.name, deleted: group.deletedAt != null },
+        until: now() + ttlMs,
+      });
+    },
+    forget(id: string): void {
+      generation++;
+      entries.delete(id);
+    },
+  };
+}
+
+export type GroupDirectory = ReturnType<typeof createGroupDirectory>;
