@@ -8,6 +8,7 @@ import {
   signCallsLikeTheGateway,
   eventually,
   type Teardownable,
+  testCountedMongo,
   testLogger,
   testMongo,
   testNats,
@@ -70,8 +71,17 @@ export interface Harness {
   waitForNotice(match: (n: CredentialNotice) => boolean, what?: string): Promise<CredentialNotice>;
 }
 
-export async function harness(t: Teardownable, env: Record<string, string> = {}): Promise<Harness> {
-  const conn = await testMongo(t, 'identity');
+export interface HarnessOptions {
+  /** Command monitoring on the connection, for `roundTripCounter` (round-trips.test.ts). */
+  countCommands?: boolean;
+}
+
+export async function harness(
+  t: Teardownable,
+  env: Record<string, string> = {},
+  { countCommands = false }: HarnessOptions = {},
+): Promise<Harness> {
+  const conn = countCommands ? await testCountedMongo(t, 'identity') : await testMongo(t, 'identity');
   const { nc, names } = await testNats(t);
   const config = loadIdentityServiceConfig({
     PRINCIPAL_VERIFY_KEYS: testEnv.principalKeys.verifyKeys,
