@@ -1,7 +1,7 @@
 import type { Role } from '@support-desk/contracts';
 import { SeedApi } from './api.js';
-import { deskctl } from './deskctl.js';
-import { demoFile } from './files.js';
+import { type Deskctl, openDeskctl } from './deskctl.js';
+import { createSeedingKeys, revokeKeys, revokeLeftoverKeys, type SeedingKeys } from './keys.js';
 import {
   DEMO_GROUPS,
   DEMO_USERS,
@@ -10,8 +10,8 @@ import {
   type GroupKey,
   planRequest,
   runTag,
-  type Step,
 } from './plan.js';
+import { seedRequests } from './requests.js';
 import { progressWriter, readProgress, type RunProgress } from './state.js';
 import { type Totals, totalsOf } from './totals.js';
 
@@ -24,11 +24,6 @@ import { type Totals, totalsOf } from './totals.js';
  */
 
 export const MAX_REQUESTS = 5000;
-const WORKERS = 8;
-/** Seeding keys expire on their own if the process dies before revoking them. */
-const KEY_LIFETIME_SECONDS = 3600;
-const KEY_LIMIT = 100_000;
-const keyName = (runId: string) => `deskctl seed ${runId}`;
 
 export interface SeedOptions {
   runId: string;
@@ -67,72 +62,51 @@ interface DeskctlUser {
 }
 
 /**
- * deskctl runs at a time: each run is a process that mostly waits on the database (connecting,
- * checking indexes, relaying its events), so a few at once finish the identity part sooner.
+ * Groups and users of the run: reused when they exist (a resumed run), created otherwise. The
+ * commands are all handed to deskctl's one batch process at once (it runs them in order), so none
+ * waits for the answer to the one before; users wait only for the groups they join.
  */
-const DESKCTL_PARALLELISM = 5;
-
-/** `work` for every item, at most `width` at a time, results in item order. */
-async function inBatches<T, R>(items: T[], width: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = [];
-  for (let i = 0; i < items.length; i += width)
-    out.push(...(await Promise.all(items.slice(i, i + width).map(work))));
-  return out;
-}
-
-/** Groups and users of the run: reused when they exist (a resumed run), created otherwise. */
-async function seedIdentity(runId: string, created: Created) {
+async function seedIdentity(desk: Deskctl, runId: string, created: Created) {
   const groupIds = new Map<GroupKey, string>();
-  const groups: SeedResult['groups'] = await inBatches(DEMO_GROUPS, DESKCTL_PARALLELISM, async (g) => {
-    const name = demoGroupName(g.name, runId);
-    const group = await deskctl<{ id: string; name: string; existed?: boolean }>([
-      'groups',
-      'create',
-      '--name',
-      name,
-      '--description',
-      g.description,
-      '--if-missing',
-    ]);
-    if (!group.existed) created.groups += 1;
-    groupIds.set(g.key, group.id);
-    return { id: group.id, name: group.name };
-  });
+  const groups: SeedResult['groups'] = await Promise.all(
+    DEMO_GROUPS.map(async (g) => {
+      const name = demoGroupName(g.name, runId);
+      const group = await desk.run<{ id: string; name: string; existed?: boolean }>([
+        'groups',
+        'create',
+        '--name',
+        name,
+        '--description',
+        g.description,
+        '--if-missing',
+      ]);
+      if (!group.existed) created.groups += 1;
+      groupIds.set(g.key, group.id);
+      return { id: group.id, name: group.name };
+    }),
+  );
   const userIds = new Map<string, string>();
-  const users: SeedResult['users'] = await inBatches(DEMO_USERS, DESKCTL_PARALLELISM, async (x) => {
-    const user = await deskctl<DeskctlUser>([
-      'users',
-      'create',
-      '--email',
-      demoEmail(x.handle, runId),
-      '--name',
-      x.name,
-      '--role',
-      x.role,
-      ...(x.isVip ? ['--vip'] : []),
-      ...(x.groups.length > 0 ? ['--groups', x.groups.map((k) => groupIds.get(k)).join(',')] : []),
-      '--if-missing',
-    ]);
-    if (!user.existed) created.users += 1;
-    userIds.set(x.handle, user.id);
-    return { id: user.id, email: user.email, name: user.name, role: user.role, isVip: user.isVip };
-  });
+  const users: SeedResult['users'] = await Promise.all(
+    DEMO_USERS.map(async (x) => {
+      const user = await desk.run<DeskctlUser>([
+        'users',
+        'create',
+        '--email',
+        demoEmail(x.handle, runId),
+        '--name',
+        x.name,
+        '--role',
+        x.role,
+        ...(x.isVip ? ['--vip'] : []),
+        ...(x.groups.length > 0 ? ['--groups', x.groups.map((k) => groupIds.get(k)).join(',')] : []),
+        '--if-missing',
+      ]);
+      if (!user.existed) created.users += 1;
+      userIds.set(x.handle, user.id);
+      return { id: user.id, email: user.email, name: user.name, role: user.role, isVip: user.isVip };
+    }),
+  );
   return { groupIds, userIds, groups, users };
-}
-
-/** Replaces `@user:<handle>` / `@group:<key>` placeholders of a planned body with real ids. */
-function resolveRefs(
-  body: Record<string, unknown>,
-  userIds: Map<string, string>,
-  groupIds: Map<GroupKey, string>,
-) {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(body)) {
-    if (typeof v === 'string' && v.startsWith('@user:')) out[k] = userIds.get(v.slice(6));
-    else if (typeof v === 'string' && v.startsWith('@group:')) out[k] = groupIds.get(v.slice(7) as GroupKey);
-    else out[k] = v;
-  }
-  return out;
 }
 
 export async function seedDemo(opts: SeedOptions): Promise<SeedResult> {
@@ -168,134 +142,48 @@ export async function seedDemo(opts: SeedOptions): Promise<SeedResult> {
   await save(progress);
 
   const created = zeroCreated();
-  const { groupIds, userIds, groups, users } = await seedIdentity(runId, created);
-
-  const keys = new Map<string, { id: string; key: string }>();
-  const revokeKey = async (id: string) => {
-    const r = await deskctl<{ alreadyRevoked?: boolean }>(['api-keys', 'revoke', id]).catch(() => null);
-    return r !== null && !r.alreadyRevoked;
-  };
-  // Keys left by an interrupted attempt (killed before it could revoke them) go first.
-  let revokedLeftovers = 0;
-  if (previous) {
-    const listed = await deskctl<{ keys: { id: string; name: string; revokedAt: string | null }[] }>([
-      'api-keys',
-      'list',
-    ]);
-    const left = listed.keys.filter((k) => k.name === keyName(runId) && !k.revokedAt);
-    revokedLeftovers = (await inBatches(left, DESKCTL_PARALLELISM, (k) => revokeKey(k.id))).filter(
-      Boolean,
-    ).length;
-  }
-  const plans = Array.from({ length: total }, (_, i) => planRequest(runId, i));
-  const requestIds: string[] = new Array(total).fill('');
-  let revoked = 0;
+  const desk = openDeskctl();
   try {
-    const actors = DEMO_USERS.filter((d) => d.acts);
-    await inBatches(actors, DESKCTL_PARALLELISM, async (x) => {
-      const key = await deskctl<{ id: string; key: string }>([
-        'api-keys',
-        'create',
-        '--owner',
-        demoEmail(x.handle, runId),
-        '--name',
-        keyName(runId),
-        '--scopes',
-        x.role === 'admin' ? 'admin' : 'requests:read,requests:write,users:read',
-        '--plan',
-        'enterprise',
-        '--rate-limit',
-        String(KEY_LIMIT),
-        '--events-rate-limit',
-        String(KEY_LIMIT),
-        '--expires-in',
-        `${KEY_LIFETIME_SECONDS}s`,
-      ]);
-      keys.set(x.handle, { id: key.id, key: key.key });
-    });
-
-    const runStep = async (requestId: string | null, step: Step, index: number): Promise<string> => {
-      const key = keys.get(step.as)?.key;
-      if (!key) throw new Error(`no seeding key for ${step.as}`);
-      if (step.kind === 'create') {
-        const data = await api.call<{ id: string }>(
-          key,
-          'POST',
-          '/v1/requests',
-          resolveRefs(step.body, userIds, groupIds),
-        );
-        created.requests += 1;
-        return data.id;
-      }
-      const path = `/v1/requests/${requestId}`;
-      if (step.kind === 'patch') {
-        await api.call(key, 'PATCH', path, resolveRefs(step.body, userIds, groupIds));
-        created.updates += 1;
-      } else if (step.kind === 'comment') {
-        await api.call(key, 'POST', `${path}/comments`, {
-          content: step.content,
-          isInternal: step.isInternal,
-        });
-        created.comments += 1;
-      } else {
-        const file = demoFile(step.file, index, plans[index].title);
-        await api.upload(key, `${path}/attachments`, file.filename, file.content);
-        created.attachments += 1;
-      }
-      return requestId as string;
-    };
-
-    let next = 0;
-    let failure: unknown = null;
-    const worker = async () => {
-      while (failure === null && next < plans.length) {
-        const plan = plans[next++];
-        const done = progress.done[plan.index];
-        let requestId = done?.requestId ?? null;
-        for (let s = done?.step ?? 0; s < plan.steps.length && failure === null; s++) {
-          requestId = await runStep(requestId, plan.steps[s], plan.index);
-          // A crash between a write and this record repeats that one write on resume.
-          progress.done[plan.index] = { requestId, step: s + 1 };
-          await save(progress);
-        }
-        if (requestId) requestIds[plan.index] = requestId;
-      }
-    };
-    await Promise.all(
-      Array.from({ length: Math.min(WORKERS, plans.length) }, () =>
-        worker().catch((err) => {
-          failure ??= err;
-        }),
-      ),
-    );
-    if (failure !== null) {
-      const done = requestIds.filter(Boolean).length;
-      throw new Error(
-        `${(failure as Error).message ?? String(failure)}\nrun "${runId}" is incomplete (${done}/${total} requests finished this time); run the same command again to resume it`,
+    const { groupIds, userIds, groups, users } = await seedIdentity(desk, runId, created);
+    // Keys left by an interrupted attempt (killed before it could revoke them) go first.
+    const revokedLeftovers = previous ? await revokeLeftoverKeys(desk, runId) : 0;
+    const plans = Array.from({ length: total }, (_, i) => planRequest(runId, i));
+    const requestIds: string[] = new Array(total).fill('');
+    const keys: SeedingKeys = new Map();
+    let revoked = 0;
+    try {
+      await createSeedingKeys(
+        desk,
+        runId,
+        DEMO_USERS.filter((d) => d.acts),
+        keys,
+      );
+      await seedRequests({ api, plans, keys, userIds, groupIds, progress, save, created, requestIds, runId });
+    } finally {
+      revoked = await revokeKeys(
+        desk,
+        [...keys.values()].map((k) => k.id),
       );
     }
+    const summary = {
+      runId,
+      tag: runTag(runId),
+      totals: totalsOf(plans),
+      users,
+      groups,
+      requestIds,
+      finishedAt: new Date().toISOString(),
+    };
+    await save({ ...progress, status: 'finished', summary });
+    return {
+      ...summary,
+      status: previous ? 'resumed' : 'seeded',
+      created,
+      apiKeys: { created: keys.size, revoked: revoked + revokedLeftovers },
+      apiCalls: api.calls,
+      seconds: (Date.now() - started) / 1000,
+    };
   } finally {
-    revoked = (await inBatches([...keys.values()], DESKCTL_PARALLELISM, (k) => revokeKey(k.id))).filter(
-      Boolean,
-    ).length;
+    await desk.close();
   }
-
-  const summary = {
-    runId,
-    tag: runTag(runId),
-    totals: totalsOf(plans),
-    users,
-    groups,
-    requestIds,
-    finishedAt: new Date().toISOString(),
-  };
-  await save({ ...progress, status: 'finished', summary });
-  return {
-    ...summary,
-    status: previous ? 'resumed' : 'seeded',
-    created,
-    apiKeys: { created: keys.size, revoked: revoked + revokedLeftovers },
-    apiCalls: api.calls,
-    seconds: (Date.now() - started) / 1000,
-  };
 }
