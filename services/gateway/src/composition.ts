@@ -46,8 +46,9 @@ export interface Gateway extends ComposedService {
 
 /**
  * Bounded: a call waits at most the command timeout, and nothing queues while Redis is away.
- * Auto-pipelining: commands issued in one event-loop turn (rate-limit scripts and deny-list
- * look-ups of concurrent calls) share one write and one read.
+ * Auto-pipelining: commands issued in one event-loop turn (deny-list look-ups of concurrent
+ * calls) share one write and one read; the rate limiter batches its own calls per turn
+ * (`store/sliding-window-batch.ts`).
  */
 function connectRedis(config: GatewayConfig, logger: Logger): Redis {
   const redis = new Redis(config.REDIS_URL, {
