@@ -57,17 +57,36 @@ export interface AggregateDecision<R> {
   result: R;
 }
 
-export interface UpdateAggregateOptions {
+type Stored = { _id: unknown; [REVISION_FIELD]?: number };
+
+export interface UpdateAggregateOptions<T extends Stored = Stored> {
   /** The aggregate's name in messages ("Request" → "Request not found"). */
   what: string;
-  /** Conditions the document must also meet (e.g. not soft-deleted); else it is not found. */
+  /**
+   * Whether the document read counts as existing (e.g. not soft-deleted); else it is not found.
+   * Checked here, on the document read by `_id`: the store is asked by `_id` alone, the one
+   * condition FerretDB pushes down on every backend (any other condition makes it decode every
+   * document of the collection on each call).
+   */
+  visible?: (doc: T) => boolean;
+  /**
+   * Conditions as a MongoDB filter, added to the read. Prefer `visible`: on FerretDB a filter
+   * beyond `_id` is not pushed down to the backend.
+   */
   filter?: Record<string, unknown>;
+  /**
+   * The aggregate as the caller has just read it, with its outbox (`selectOutbox` on the read):
+   * the first attempt decides on it instead of reading it again. A stale copy costs nothing more
+   * than a lost race: the compare-and-set misses and the next attempt reads afresh.
+   */
+  current?: T & { outbox?: unknown };
   attempts?: number;
   /** The document's size budget for appending writes (default AGGREGATE_MAX_BYTES). */
   maxBytes?: number;
 }
 
-type Stored = { _id: unknown; [REVISION_FIELD]?: number };
+/** The projection that adds the hidden outbox to a read, for `UpdateAggregateOptions.current`. */
+export const selectOutbox = '+outbox';
 
 /**
  * Reads one aggregate, lets `decide` plan a change from it, and writes that change with
@@ -75,6 +94,13 @@ type Stored = { _id: unknown; [REVISION_FIELD]?: number };
  * read, bumps the revision, and appends the outbox entries in the same single-document write.
  * A lost race reads again and decides again, up to `attempts` times, then answers 409. So the
  * events describe exactly the change that was made, and no concurrent writer is overwritten.
+ *
+ * The read is by `_id` (conditions are checked on the document, `visible`), the write by `_id`
+ * and revision: MongoDB answers both from the `_id` index, FerretDB on PostgreSQL pushes both
+ * down. FerretDB on SQLite pushes down only a filter that is `_id` alone, so there the write
+ * decodes the collection (measured: 186 ms at 1,000 documents against 36 ms by `_id` alone); the
+ * revision stays in the write all the same, since it is what detects a writer of another
+ * process (within one process the per-aggregate lock already queues the writes).
  */
 export async function updateAggregate<T extends Stored, R>(
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any aggregate model
@@ -83,27 +109,32 @@ export async function updateAggregate<T extends Stored, R>(
   decide: (current: T) => Promise<AggregateDecision<R>> | AggregateDecision<R>,
   {
     what,
-    filter = {},
+    visible = () => true,
+    filter,
+    current,
     attempts = AGGREGATE_WRITE_ATTEMPTS,
     maxBytes = AGGREGATE_MAX_BYTES,
-  }: UpdateAggregateOptions,
+  }: UpdateAggregateOptions<T>,
 ): Promise<R> {
   for (let attempt = 0; attempt < attempts; attempt++) {
     // With its outbox (pending events count against the document's size), hidden from decide.
-    const stored = await model
-      .findOne({ ...filter, _id: id })
-      .select('+outbox')
-      .lean<T & { outbox?: unknown }>();
-    if (!stored) throw notFound(what);
-    const { outbox: _pending, ...current } = stored;
-    const { write, result } = await decide(current as T);
+    const stored =
+      attempt === 0 && current
+        ? current
+        : await model
+            .findOne(filter ? { ...filter, _id: id } : { _id: id })
+            .select(selectOutbox)
+            .lean<T & { outbox?: unknown }>();
+    if (!stored || !visible(stored)) throw notFound(what);
+    const { outbox: _pending, ...state } = stored;
+    const { write, result } = await decide(state as T);
     if (!write) return result;
     checkSize(stored, write, what, maxBytes);
     const revision = stored[REVISION_FIELD];
     // Documents written before the revision existed have none; their first update starts it.
     const unchanged = revision === undefined ? { $exists: false } : revision;
     const landed = await model.updateOne(
-      { ...filter, _id: id, [REVISION_FIELD]: unchanged },
+      { _id: id, [REVISION_FIELD]: unchanged },
       aggregateUpdateDocument(write),
     );
     if (landed.modifiedCount === 1) return result;

@@ -1,6 +1,6 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { newId } from '@support-desk/contracts';
-import { mongo, Schema } from 'mongoose';
+import { type Connection, mongo, Schema } from 'mongoose';
 import t from 'tap';
 import {
   AGGREGATE_HARD_CAP_BYTES,
@@ -11,10 +11,18 @@ import {
   eventEntry,
   type OutboxEntry,
   outboxPlugin,
+  selectOutbox,
   systemContext,
   updateAggregate,
 } from '../src/index.js';
-import { eventually, type Teardownable, testLogger, testMongo, testNats } from '../src/testing/index.js';
+import {
+  eventually,
+  type Teardownable,
+  testCountedMongo,
+  testLogger,
+  testMongo,
+  testNats,
+} from '../src/testing/index.js';
 
 interface Ticket {
   _id: string;
@@ -25,8 +33,8 @@ interface Ticket {
   outbox?: OutboxEntry[];
 }
 
-async function ticketModel(t: Teardownable, prefix = 'aggregate') {
-  const conn = await testMongo(t, prefix);
+async function ticketModel(t: Teardownable, prefix = 'aggregate', conn?: Connection) {
+  conn ??= await testMongo(t, prefix);
   const schema = new Schema<Ticket>({
     _id: String,
     title: String,
@@ -147,6 +155,60 @@ t.test('not found, and filtered out (soft-deleted), are both 404', async (t) => 
   await t.rejects(updateAggregate(Tickets, id, retitle('x'), options), { code: 'NOT_FOUND' });
   t.equal((await Tickets.findById(id).lean<Ticket>())?.title, 'gone');
 });
+
+t.test('the store is asked by _id (read) and by _id and revision (write) only', async (t) => {
+  const conn = await testCountedMongo(t, 'aggshape');
+  const Tickets = await ticketModel(t, 'aggshape', conn);
+  const id = newId('request');
+  await Tickets.create({ _id: id, title: 'a', tags: [], rev: 4 });
+  const filters: { command: string; filter: unknown }[] = [];
+  const client = conn.getClient();
+  const record = (e: mongo.CommandStartedEvent) => {
+    if (e.commandName === 'find') filters.push({ command: 'find', filter: e.command.filter });
+    if (e.commandName === 'update') filters.push({ command: 'update', filter: e.command.updates[0].q });
+  };
+  client.on('commandStarted', record);
+  const visible = (doc: Ticket) => doc.deletedAt === null;
+  await updateAggregate(Tickets, id, retitle('b'), { what: 'Ticket', visible });
+  client.off('commandStarted', record);
+  t.same(filters, [
+    { command: 'find', filter: { _id: id } },
+    { command: 'update', filter: { _id: id, rev: 4 } },
+  ]);
+});
+
+t.test('visible: a document the predicate rejects is not found, and nothing is written', async (t) => {
+  const Tickets = await ticketModel(t);
+  const id = newId('request');
+  await Tickets.create({ _id: id, title: 'gone', tags: [], rev: 0, deletedAt: new Date() });
+  const options = { what: 'Ticket', visible: (doc: Ticket) => doc.deletedAt === null };
+  await t.rejects(updateAggregate(Tickets, id, retitle('x'), options), {
+    code: 'NOT_FOUND',
+    message: 'Ticket not found',
+  });
+  t.match(await Tickets.findById(id).lean<Ticket>(), { title: 'gone', rev: 0 });
+});
+
+t.test(
+  'current: the first attempt decides on the document the caller read, a stale one reads again',
+  async (t) => {
+    const Tickets = await ticketModel(t);
+    const id = newId('request');
+    await Tickets.create({ _id: id, title: 'a', tags: [], rev: 0 });
+    const read = await Tickets.findById(id).select(selectOutbox).lean<Ticket>();
+    const seen: string[] = [];
+    const tag = (name: string) => (current: Ticket) => {
+      seen.push(current.title);
+      return { write: { set: { title: name } }, result: undefined };
+    };
+    await updateAggregate<Ticket, void>(Tickets, id, tag('b'), { what: 'Ticket', current: read! });
+    t.same(seen, ['a'], 'decided once, on the copy given');
+    // The same copy again is stale now (revision 0, stored 1): the write misses, the next attempt reads.
+    await updateAggregate<Ticket, void>(Tickets, id, tag('c'), { what: 'Ticket', current: read! });
+    t.same(seen, ['a', 'a', 'b']);
+    t.match(await Tickets.findById(id).lean<Ticket>(), { title: 'c', rev: 2 });
+  },
+);
 
 t.test('two relays in one process over two databases each publish their own writes at once', async (t) => {
   // Same collection name in two databases (two services, or two test databases, in one process).
