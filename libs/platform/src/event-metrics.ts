@@ -14,28 +14,56 @@ export const outboxPublishErrors = counter(
   ['collection'],
 );
 
-/** What the relay's last safety-net scan found pending, per collection (its batch caps the count). */
-const backlog = new Map<string, { entries: number; oldest: number | null }>();
+/**
+ * What the relays of this process hold pending, per collection: each document read with entries
+ * and not yet emptied (a publish failing, NATS down), with its entry count and oldest entry. Kept
+ * per document, so a stuck relay's oldest entry keeps its age whichever pass read it last.
+ */
+const held = new Map<string, Map<string, { entries: number; oldest: number }>>();
+/** Documents held per collection at most (the oldest entries are among the first held). */
+const HELD_MAX = 100_000;
 
-export function recordOutboxScan(collection: string, docs: { outbox?: { createdAt: Date | string }[] }[]) {
+/** The relay read `id` with these entries pending (none: it is no longer held). */
+export function recordOutboxPending(
+  collection: string,
+  id: unknown,
+  entries: { createdAt: Date | string }[],
+) {
+  let docs = held.get(collection);
+  if (!docs) {
+    docs = new Map();
+    held.set(collection, docs);
+  }
+  if (entries.length === 0) {
+    docs.delete(String(id));
+    return;
+  }
+  if (docs.size >= HELD_MAX && !docs.has(String(id))) return;
+  let oldest = Infinity;
+  for (const entry of entries) oldest = Math.min(oldest, new Date(entry.createdAt).getTime());
+  docs.set(String(id), { entries: entries.length, oldest });
+}
+
+/** The relay emptied `id`'s outbox (or found it empty). */
+export const recordOutboxPublished = (collection: string, id: unknown) =>
+  held.get(collection)?.delete(String(id));
+
+function heldTotals(docs: Map<string, { entries: number; oldest: number }>) {
   let entries = 0;
   let oldest: number | null = null;
-  for (const doc of docs) {
-    for (const entry of doc.outbox ?? []) {
-      entries++;
-      const at = new Date(entry.createdAt).getTime();
-      if (oldest === null || at < oldest) oldest = at;
-    }
+  for (const doc of docs.values()) {
+    entries += doc.entries;
+    if (oldest === null || doc.oldest < oldest) oldest = doc.oldest;
   }
-  backlog.set(collection, { entries, oldest });
+  return { entries, oldest };
 }
 
 gauge(
   'outbox_backlog_entries',
-  "Outbox entries pending at the relay's last scan (up to its batch size of documents)",
+  'Outbox entries the relay has found pending and not yet published',
   ['collection'],
   (set) => {
-    for (const [collection, b] of backlog) set({ collection }, b.entries);
+    for (const [collection, docs] of held) set({ collection }, heldTotals(docs).entries);
   },
 );
 
@@ -43,11 +71,13 @@ gauge(
 // is stuck (NATS down, backing off) instead of freezing at its last value.
 gauge(
   'outbox_oldest_entry_age_seconds',
-  "Age of the oldest outbox entry pending at the relay's last scan (0: none)",
+  'Age of the oldest outbox entry the relay holds pending (0: none)',
   ['collection'],
   (set) => {
-    for (const [collection, b] of backlog)
-      set({ collection }, b.oldest === null ? 0 : Math.max(0, (Date.now() - b.oldest) / 1000));
+    for (const [collection, docs] of held) {
+      const { oldest } = heldTotals(docs);
+      set({ collection }, oldest === null ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
+    }
   },
 );
 

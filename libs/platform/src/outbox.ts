@@ -7,6 +7,7 @@ import {
   lockStoreOf,
   type NamedCollection,
 } from './aggregate-lock.js';
+import { minuteKey } from './minute-buckets.js';
 import { notePending } from './outbox-pending.js';
 import { injectTraceContext } from './telemetry/propagation.js';
 
@@ -42,6 +43,32 @@ const OutboxEntrySchema = new Schema<OutboxEntry>(
   { _id: false },
 );
 
+/**
+ * The minute (`minuteKey`) of a document's latest write that added outbox entries. The relay's
+ * safety-net sweep looks for entries another process left pending minute by minute, by equality
+ * on this field, instead of decoding every document (see outbox-sweep.ts).
+ */
+export const OUTBOX_MINUTE_FIELD = 'outboxMinute';
+
+/** Whether an update (or a replacement) writes outbox entries: only those give the relay work. */
+function writesOutbox(update: Record<string, unknown> | null): boolean {
+  if (!update) return false;
+  const push = update.$push as Record<string, unknown> | undefined;
+  const set = update.$set as Record<string, unknown> | undefined;
+  const replacement = !Object.keys(update).some((key) => key.startsWith('$'));
+  return Boolean(push?.outbox || set?.outbox || (replacement && update.outbox));
+}
+
+/** Adds the minute to an update that appends outbox entries (`$push: {outbox}`). */
+function stampUpdate(update: Record<string, unknown> | null): void {
+  const push = update?.$push as Record<string, unknown> | undefined;
+  if (!update || !push?.outbox) return;
+  update.$set = {
+    ...(update.$set as Record<string, unknown> | undefined),
+    [OUTBOX_MINUTE_FIELD]: minuteKey(Date.now()),
+  };
+}
+
 const LOCKED_QUERIES: ('updateOne' | 'findOneAndUpdate' | 'replaceOne' | 'findOneAndReplace')[] = [
   'updateOne',
   'findOneAndUpdate',
@@ -52,6 +79,7 @@ const RELEASE = Symbol('aggregateLockRelease');
 
 type LockedQuery = {
   getFilter(): Record<string, unknown>;
+  getUpdate(): Record<string, unknown> | null;
   model: { collection: NamedCollection };
   [RELEASE]?: () => void;
 };
@@ -65,14 +93,20 @@ function targetId(filter: Record<string, unknown>): unknown {
 }
 
 /**
- * Adds the `outbox` array (and the index the relay scans) to an aggregate's schema, and queues
- * every by-id write of the aggregate behind the same per-aggregate lock as the relay's clean-up.
+ * Adds the `outbox` array (and the indexes the relay sweeps by) to an aggregate's schema, queues
+ * every by-id write of the aggregate behind the same per-aggregate lock as the relay's clean-up,
+ * and notes for the relay of this process the writes that add outbox entries.
  */
 export function outboxPlugin(schema: Schema): void {
-  schema.add({ outbox: { type: [OutboxEntrySchema], default: [], select: false } });
+  schema.add({
+    outbox: { type: [OutboxEntrySchema], default: [], select: false },
+    [OUTBOX_MINUTE_FIELD]: { type: String, select: false },
+  });
   schema.index({ 'outbox.id': 1 }, { sparse: true });
+  schema.index({ [OUTBOX_MINUTE_FIELD]: 1 }, { sparse: true });
 
   schema.pre(LOCKED_QUERIES, { document: false, query: true }, async function (this: LockedQuery) {
+    stampUpdate(this.getUpdate());
     const id = targetId(this.getFilter());
     if (id === undefined) return;
     this[RELEASE] = await acquireAggregateLock(
@@ -83,7 +117,8 @@ export function outboxPlugin(schema: Schema): void {
   const afterQuery = function (this: LockedQuery) {
     this[RELEASE]?.();
     const id = targetId(this.getFilter());
-    if (id !== undefined) notePending(collectionKey(this.model.collection), id);
+    if (id !== undefined && writesOutbox(this.getUpdate()))
+      notePending(collectionKey(this.model.collection), id);
   };
   schema.post(LOCKED_QUERIES, { document: false, query: true }, afterQuery);
   schema.post(
@@ -100,7 +135,15 @@ export function outboxPlugin(schema: Schema): void {
     _id: unknown;
     collection: NamedCollection;
     $locals: Record<string, unknown>;
+    isModified(path: string): boolean;
+    get(path: string): unknown;
+    set(path: string, value: unknown): void;
   };
+  schema.pre('save', function (this: SavedDoc) {
+    const outbox = this.get('outbox') as unknown[] | undefined;
+    if ((this.isNew || this.isModified('outbox')) && outbox && outbox.length > 0)
+      this.set(OUTBOX_MINUTE_FIELD, minuteKey(Date.now()));
+  });
   schema.pre('save', async function (this: SavedDoc) {
     // Inserts are atomic on both stores; only updates of an existing document need the queue.
     if (this.isNew) return;
@@ -111,7 +154,8 @@ export function outboxPlugin(schema: Schema): void {
   });
   schema.post('save', function (this: SavedDoc) {
     (this.$locals.releaseAggregateLock as (() => void) | undefined)?.();
-    notePending(collectionKey(this.collection), this._id);
+    if (((this.get('outbox') as unknown[] | undefined)?.length ?? 0) > 0)
+      notePending(collectionKey(this.collection), this._id);
   });
   schema.post('save', function (this: SavedDoc, err: Error, _res: unknown, next: (err?: Error) => void) {
     (this.$locals.releaseAggregateLock as (() => void) | undefined)?.();
