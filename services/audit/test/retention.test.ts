@@ -1,4 +1,4 @@
-import { testLogger, testMongo } from '@support-desk/platform/testing';
+import { testCountedMongo, testLogger, testMongo } from '@support-desk/platform/testing';
 import t from 'tap';
 import { toStoredEvent } from '../src/events/ingestion.js';
 import { eventModel } from '../src/store/event-model.js';
@@ -69,3 +69,42 @@ t.test('retention: TTL index where supported, else a bounded sweeper; off keeps 
   );
   await offAgain.stop();
 });
+
+t.test(
+  'after its first sweep (in full) the sweeper reads expired events by the hour of their timestamp',
+  async (t) => {
+    const conn = await testCountedMongo(t, 'audit');
+    await prepareStore(conn);
+    const days = 2;
+    const retention = await startRetention({
+      conn,
+      logger: testLogger(),
+      days,
+      sweepIntervalMs: 3_600_000,
+      sweepBatch: 10,
+    });
+    t.teardown(() => retention.stop());
+    await retention.sweepOnce(); // the first, in full (it starts with the sweeper)
+
+    // Expired since: in the hour the cutoff is in (the hours before it were read to their end).
+    const cutoff = Date.now() - days * DAY;
+    const at = new Date(Math.max(cutoff - (cutoff % 3_600_000) + 1, cutoff - 1000));
+    const expired = makeEvent('user.login', { at });
+    const kept = makeEvent('user.login', { at: new Date(Date.now() - DAY) });
+    await eventModel(conn).collection.insertMany([expired, kept].map((e) => toStoredEvent(e)) as never[]);
+
+    const filters: Record<string, unknown>[] = [];
+    const onCommand = (e: { commandName: string; command: Record<string, unknown> }) => {
+      if (e.commandName === 'find') filters.push(e.command.filter as Record<string, unknown>);
+    };
+    conn.getClient().on('commandStarted', onCommand);
+    t.teardown(() => conn.getClient().off('commandStarted', onCommand));
+    t.equal(await retention.sweepOnce(), 1, 'the event that came due is deleted');
+    t.ok(filters.length > 0 && filters.every((f) => typeof f.hour === 'string'), 'every read is by hour');
+    t.same(
+      (await eventModel(conn).find({}, { _id: 1 }).lean()).map((d) => d._id),
+      [kept.id],
+      'the recent event stays',
+    );
+  },
+);

@@ -8,6 +8,7 @@ import {
   runConsumer,
 } from '@support-desk/platform';
 import type { Connection } from 'mongoose';
+import { hourKey } from '../store/due-hours.js';
 import { type StoredEvent, toStoredChanges } from '../store/event-model.js';
 import { eventWriter, type InsertEvents, StoreUnavailableError } from '../store/event-writes.js';
 import { Batcher } from './batcher.js';
@@ -51,6 +52,7 @@ export interface Ingestion {
  */
 export function toStoredEvent(e: ReceivedEvent, deliveredInTrace?: string): StoredEvent {
   const traceId = e.metadata.traceId ?? deliveredInTrace;
+  const timestamp = new Date(e.timestamp);
   const doc: StoredEvent = {
     _id: e.id,
     type: e.type,
@@ -58,9 +60,10 @@ export function toStoredEvent(e: ReceivedEvent, deliveredInTrace?: string): Stor
     resourceId: e.resourceId,
     actor: e.actor,
     metadata: traceId ? { ...e.metadata, traceId } : e.metadata,
-    timestamp: new Date(e.timestamp),
+    timestamp,
     storedAt: new Date(0),
   };
+  if (!Number.isNaN(timestamp.getTime())) doc.hour = hourKey(timestamp);
   if (e.changes && Object.keys(e.changes).length > 0) doc.changes = toStoredChanges(e.changes);
   if (e.ipAddress) doc.ipAddress = e.ipAddress;
   return doc;

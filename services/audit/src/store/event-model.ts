@@ -40,6 +40,12 @@ export interface StoredEvent {
   ipAddress?: string;
   /** When the batch holding it was written (ingestion lag = storedAt - timestamp). */
   storedAt: Date;
+  /**
+   * The hour (`hourKey`) of `timestamp`: the retention sweeper reads expired events by hour, an
+   * equality the store can answer without decoding every event (retention.ts). Absent on events
+   * stored before it existed (the sweeper's full passes cover them).
+   */
+  hour?: string;
 }
 
 const ActorSchema = new Schema(
@@ -64,6 +70,7 @@ const EventSchema = new Schema<StoredEvent>(
     timestamp: { type: Date, required: true },
     ipAddress: { type: String },
     storedAt: { type: Date, required: true },
+    hour: { type: String },
   },
   { collection: 'events', versionKey: false, minimize: false },
 );
