@@ -1,0 +1,150 @@
+// Store and NATS round trips of audit's public operations and background work, counted on the
+// real servers (command monitoring on the service's own connection). The README's table is this
+// test's expectation: a change that adds a round trip fails here.
+import { type DomainEvent, newId } from '@support-desk/contracts';
+import { connectMongo, connectNats } from '@support-desk/platform';
+import {
+  asCaller,
+  eventually,
+  roundTripCounter,
+  signCallsLikeTheGateway,
+  testCountedMongo,
+  testEnv,
+  testLogger,
+  testNats,
+  testPrincipal,
+} from '@support-desk/platform/testing';
+import t from 'tap';
+import { composeService } from '../src/composition.js';
+import { loadAuditConfig } from '../src/config.js';
+import { toStoredEvent } from '../src/events/ingestion.js';
+import { eventModel } from '../src/store/event-model.js';
+import { startRetention } from '../src/store/retention.js';
+import { actors, makeEvent, prepareStore, publish } from './helpers.js';
+
+interface Trips {
+  store: string[];
+  nats: number;
+}
+
+const DAY = 86_400_000;
+/** Events published at once for the ingestion count: exactly one batch. */
+const BATCH = 50;
+
+const EXPECTED: Record<string, Trips> = {
+  'GET /v1/events': { store: ['aggregate events', 'find events'], nats: 0 },
+  'GET /v1/events?type&resourceType&since': { store: ['aggregate events', 'find events'], nats: 0 },
+  'GET /v1/events/:id': { store: ['find events'], nats: 0 },
+  'GET /v1/requests/:id/events (admin)': { store: ['find events'], nats: 0 },
+  'GET /v1/requests/:id/events (agent)': { store: ['find events'], nats: 0 },
+  'GET /v1/requests/:id/events (agent, deleted request)': { store: ['find events'], nats: 0 },
+  'retention pass (nothing due: the hours since the last pass)': { store: ['find events'], nats: 0 },
+};
+
+t.test('round trips of audit operations', async (t) => {
+  const conn = await testCountedMongo(t, 'audit');
+  await prepareStore(conn);
+  const { nc, names } = await testNats(t);
+  const service = await composeService({
+    config: loadAuditConfig({
+      PRINCIPAL_VERIFY_KEYS: testEnv.principalKeys.verifyKeys,
+      AUDIT_BATCH_SIZE: String(BATCH),
+      // The batch is written when full: one insert for the BATCH events below, never a partial one.
+      AUDIT_BATCH_FLUSH_MS: '1000',
+      AUDIT_STATS_LOG_MS: '0',
+    }),
+    logger: testLogger(),
+    conn,
+    nc,
+    names,
+  });
+  await service.start();
+  const app = signCallsLikeTheGateway(service.app, 'audit');
+  t.teardown(async () => {
+    await app.close();
+    await service.close();
+  });
+  const counter = roundTripCounter(conn, nc);
+  const measured = new Map<string, Trips>();
+  const measure = async <T>(operation: string, run: () => Promise<T>): Promise<T> => {
+    const { result, trips } = await counter.measure(run);
+    measured.set(operation, { store: [...trips.storeCommands].sort(), nats: trips.nats });
+    return result;
+  };
+
+  const request = newId('request');
+  const deleted = newId('request');
+  const now = Date.now();
+  const stored: DomainEvent[] = [
+    makeEvent('request.created', { resourceId: request, actor: actors.agent, at: new Date(now - 3000) }),
+    makeEvent('request.updated', { resourceId: request, actor: actors.agent, at: new Date(now - 2000) }),
+    makeEvent('request.created', { resourceId: deleted, actor: actors.agent, at: new Date(now - 2000) }),
+    makeEvent('request.deleted', { resourceId: deleted, actor: actors.admin, at: new Date(now - 1000) }),
+    ...Array.from({ length: 5 }, (_, i) =>
+      makeEvent('user.login', { actor: actors.viewer, at: new Date(now - 3 * DAY - i) }),
+    ),
+  ];
+  await eventModel(conn).collection.insertMany(stored.map((e) => toStoredEvent(e)) as never[]);
+  const admin = asCaller(testPrincipal('admin'));
+  const agent = asCaller(testPrincipal('agent'));
+  const get = async (url: string, headers = admin) => {
+    const res = await app.inject({ method: 'GET', url, headers });
+    if (res.statusCode !== 200 && res.statusCode !== 404) throw new Error(`${url}: ${res.body}`);
+    return res;
+  };
+
+  await measure('GET /v1/events', () => get('/v1/events'));
+  await measure('GET /v1/events?type&resourceType&since', () =>
+    get(`/v1/events?type=request.created,request.updated&resourceType=request&since=2020-01-01T00:00:00Z`),
+  );
+  await measure('GET /v1/events/:id', () => get(`/v1/events/${stored[0].id}`));
+  await measure('GET /v1/requests/:id/events (admin)', () => get(`/v1/requests/${request}/events`));
+  await measure('GET /v1/requests/:id/events (agent)', () => get(`/v1/requests/${request}/events`, agent));
+  const gone = await measure('GET /v1/requests/:id/events (agent, deleted request)', () =>
+    get(`/v1/requests/${deleted}/events`, agent),
+  );
+  t.equal(gone.statusCode, 404);
+
+  // Ingestion: BATCH events published (from another connection) are stored with one insert.
+  const publisher = await connectNats({ url: testEnv.natsUrl, name: 'round-trips-publisher' });
+  const observer = await connectMongo({ url: testEnv.mongoUrl, dbName: conn.name });
+  t.teardown(async () => {
+    await publisher.close();
+    await observer.close();
+  });
+  const ingested = Array.from({ length: BATCH }, () => makeEvent('request.comment_added'));
+  const before = stored.length;
+  const { trips } = await counter.measure(async () => {
+    await publish(publisher, names, ingested);
+    await eventually(async () => (await observer.collection('events').countDocuments()) === before + BATCH, {
+      what: 'the batch stored',
+      timeoutMs: 20_000,
+    });
+  });
+  t.same(trips.storeCommands, ['insert events'], `${BATCH} events: one insert`);
+  // Each message is acknowledged (one publish each); the consumer's pull requests come on top.
+  t.ok(trips.nats >= BATCH, `${trips.nats} NATS messages: ${BATCH} acks and the pulls`);
+
+  // Retention (the FerretDB sweeper; on MongoDB a TTL index does it and this is its safety net).
+  const retention = await startRetention({
+    conn,
+    logger: testLogger(),
+    days: 2,
+    sweepIntervalMs: 3_600_000,
+    sweepBatch: 100,
+  });
+  t.teardown(() => retention.stop());
+  // The first pass starts with it (in full); on MongoDB the TTL index may have been quicker.
+  await retention.sweepOnce();
+  t.equal(
+    await observer.collection('events').countDocuments(),
+    before + BATCH - 5,
+    'older than 2 days: gone',
+  );
+  await measure('retention pass (nothing due: the hours since the last pass)', () => retention.sweepOnce());
+
+  if (process.env.PRINT_ROUND_TRIPS) {
+    for (const [op, trips] of measured) console.error(JSON.stringify([op, trips]));
+  }
+  for (const [op, expected] of Object.entries(EXPECTED)) t.same(measured.get(op), expected, op);
+});
