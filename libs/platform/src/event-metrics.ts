@@ -23,17 +23,23 @@ const held = new Map<string, Map<string, { entries: number; oldest: number }>>()
 /** Documents held per collection at most (the oldest entries are among the first held). */
 const HELD_MAX = 100_000;
 
+/** A relay serves `collection`: its gauges are reported from now on (0 while nothing is held). */
+export function heldDocuments(collection: string): Map<string, { entries: number; oldest: number }> {
+  let docs = held.get(collection);
+  if (!docs) {
+    docs = new Map();
+    held.set(collection, docs);
+  }
+  return docs;
+}
+
 /** The relay read `id` with these entries pending (none: it is no longer held). */
 export function recordOutboxPending(
   collection: string,
   id: unknown,
   entries: { createdAt: Date | string }[],
 ) {
-  let docs = held.get(collection);
-  if (!docs) {
-    docs = new Map();
-    held.set(collection, docs);
-  }
+  const docs = heldDocuments(collection);
   if (entries.length === 0) {
     docs.delete(String(id));
     return;

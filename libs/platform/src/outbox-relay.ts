@@ -3,6 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Model } from 'mongoose';
 import { aggregateKey, collectionKey, lockStoreOf, withAggregateLock } from './aggregate-lock.js';
 import {
+  heldDocuments,
   outboxPublished,
   outboxPublishErrors,
   recordOutboxPending,
@@ -69,6 +70,7 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   const { models, logger, pollIntervalMs = 5000, batchSize = 200, publishTimeoutMs = 5000 } = opts;
   let parallelism = opts.parallelism;
   let ferretDb: boolean | undefined;
+  for (const model of models) heldDocuments(model.collection.collectionName);
   const js: JetStreamClient = jetstream(opts.nc);
   const log = logger.child({ component: 'outbox-relay' });
   const stats = { published: 0, failures: 0 };
