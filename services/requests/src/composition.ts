@@ -64,6 +64,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
       identity,
       logger.child({ component: 'directory' }),
       clock,
+      config.DIRECTORY_CACHE_TTL_MS,
     ),
     files: attachmentFiles(conn),
     names,

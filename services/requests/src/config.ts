@@ -27,6 +27,8 @@ export const requestsConfigSchema = configSchema({
   SLA_MONITOR_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 15_000 }),
   SLA_MONITOR_ENABLED: Type.Boolean({ default: true }),
   IDENTITY_RPC_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 30_000, default: 2000 }),
+  /** How long users and groups read from the read model stay in memory (0: not kept). */
+  DIRECTORY_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 300_000, default: 5000 }),
   READ_MODEL_DURABLE: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', default: 'requests-read-model' }),
 });
 

@@ -152,3 +152,30 @@ t.test('a change racing the monitor keeps the SLA marker: the marker write is re
   t.equal(stored?.sla.responseStatus, 'breached');
   t.equal(await monitor.runNow(), 0, 'so the breach is not emitted twice');
 });
+
+t.test('monitor between full scans: found by the minute they fall due, a moved target too', async (t) => {
+  const h = await harness(t);
+  const agent = h.identity.person('agent');
+  // Full scans only at start: every later pass reads by minute (slaDueMinute).
+  const monitor = createSlaMonitor(h.deps, { fullScanEveryMs: 100 * HOUR, catchUpMinutes: 30 });
+  t.teardown(() => monitor.stop());
+  const slow = (await h.call(agent.principal, 'POST', '/v1/requests', validBody({ priority: 'low' }))).body
+    .data.id;
+  const urgent = (await h.call(agent.principal, 'POST', '/v1/requests', validBody({ priority: 'critical' })))
+    .body.data.id;
+  t.equal(await monitor.runNow(), 0, 'the full scan at start: nothing due');
+  // Every 10 minutes for 70 minutes: the critical request's warning (48 min) and breach (60 min).
+  let emitted = 0;
+  for (let step = 0; step < 7; step++) {
+    h.clock.advance(10 * MINUTE);
+    emitted += await monitor.runNow();
+  }
+  t.equal(emitted, 2, 'warning and breach of the critical response target');
+  // The low request becomes critical: its response target (1 h after creation) is past already.
+  await h.call(agent.principal, 'PATCH', `/v1/requests/${slow}`, { priority: 'critical' });
+  h.clock.advance(MINUTE);
+  t.equal(await monitor.runNow(), 1, 'the breach of the moved target, at the next pass');
+  await h.relay.idle();
+  const breaches = (await h.events({ type: 'system.sla_breach' })).map((e) => e.resourceId);
+  t.same(breaches.sort(), [slow, urgent].sort());
+});

@@ -57,7 +57,7 @@ export async function attachmentRoutes(app: HttpApp, deps: Deps): Promise<void> 
         `body.file exceeds the maximum attachment size of ${deps.attachmentMaxBytes} bytes`,
       );
     }
-    await checkUploadAllowed(deps, request.principal, request.params.id);
+    const checked = await checkUploadAllowed(deps, request.principal, request.params.id);
     let result: Awaited<ReturnType<typeof storeAttachment>>;
     try {
       const file = await request.file();
@@ -72,6 +72,7 @@ export async function attachmentRoutes(app: HttpApp, deps: Deps): Promise<void> 
         request.params.id,
         { filename: file.filename, stream: file.file },
         isTooLarge,
+        checked,
       );
     } catch (err) {
       throw multipartError(err);

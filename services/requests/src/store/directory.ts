@@ -81,10 +81,19 @@ export function createDirectoryRepository(conn: Connection) {
   return {
     findUser: (id: string) => users.findById(id).lean<UserEntry>().exec(),
     findGroup: (id: string) => groups.findById(id).lean<GroupEntry>().exec(),
-    /** One query for a page of ids. */
+    /**
+     * One query for a page of ids: by `_id` for one (the shape every store answers without
+     * reading the collection), else `$in`, which FerretDB answers by reading the users read
+     * model (one small document per user), still cheaper than a query per id.
+     */
     async findUsers(ids: string[]): Promise<UserEntry[]> {
-      if (ids.length === 0) return [];
-      return users.find({ _id: { $in: [...new Set(ids)] } }).lean<UserEntry[]>();
+      const unique = [...new Set(ids)];
+      if (unique.length === 0) return [];
+      if (unique.length === 1) {
+        const one = await users.findById(unique[0]).lean<UserEntry>();
+        return one ? [one] : [];
+      }
+      return users.find({ _id: { $in: unique } }).lean<UserEntry[]>();
     },
     saveUser: (entry: UserEntry) =>
       upsert(() => users.replaceOne({ _id: entry._id }, entry, { upsert: true })),

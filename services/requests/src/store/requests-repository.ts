@@ -1,11 +1,25 @@
 import type { Priority, RequestStatus } from '@support-desk/contracts';
-import { type AggregateDecision, type OutboxEntry, updateAggregate } from '@support-desk/platform';
+import {
+  type AggregateDecision,
+  type OutboxEntry,
+  selectOutbox,
+  updateAggregate,
+} from '@support-desk/platform';
 import type { Connection, FilterQuery } from 'mongoose';
 import { type RequestRecord, requestModel } from './requests.js';
 import type { SlaState } from './sla-state.js';
 
-/** The soft-delete rule, written once: every read and write of the API sees only these. */
+/** The soft-delete rule as a query condition, for the queries that select many requests. */
 const VISIBLE = { deletedAt: null };
+/**
+ * The same rule checked on a document read by `_id`: a read by `_id` alone is the one query
+ * FerretDB pushes down on every backend (with `deletedAt` in the filter it decodes the whole
+ * collection on each call), so single reads and writes check it here.
+ */
+const isVisible = (doc: Pick<RequestRecord, 'deletedAt'>) => doc.deletedAt == null;
+
+/** A request as read for a change: with its pending outbox, which counts against its size. */
+export type RequestForUpdate = RequestRecord & { outbox?: unknown };
 
 /** The list's filters, each optional (already validated). */
 export interface RequestListFilter {
@@ -23,6 +37,13 @@ export interface SlaDueCheck {
   kind: 'warning' | 'breach';
   marker: 'responseWarnedAt' | 'responseBreachedAt' | 'resolutionWarnedAt' | 'resolutionBreachedAt';
 }
+
+/** What the SLA monitor reads of a request. */
+export type SlaCandidate = Pick<
+  RequestRecord,
+  '_id' | 'sla' | 'status' | 'firstResponseAt' | 'clockStoppedAt' | 'deletedAt'
+>;
+const SLA_FIELDS = { _id: 1, sla: 1, status: 1, firstResponseAt: 1, clockStoppedAt: 1 };
 
 const LIST_FIELDS = {
   title: 1,
@@ -64,11 +85,15 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
       await model.create({ ...record, outbox });
     },
 
-    findVisible(id: string): Promise<RequestRecord | null> {
-      return model
-        .findOne({ _id: id, ...VISIBLE })
-        .lean<RequestRecord>()
-        .exec();
+    async findVisible(id: string): Promise<RequestRecord | null> {
+      const doc = await model.findById(id).lean<RequestRecord>().exec();
+      return doc && isVisible(doc) ? doc : null;
+    },
+
+    /** The visible request with its outbox, to check a change on and then hand to `update`. */
+    async findForUpdate(id: string): Promise<RequestForUpdate | null> {
+      const doc = await model.findById(id).select(selectOutbox).lean<RequestForUpdate>().exec();
+      return doc && isVisible(doc) ? doc : null;
     },
 
     /** A page of visible requests, newest first, with the total matching. */
@@ -96,62 +121,76 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
       return { docs, total };
     },
 
-    /** The visible request that holds an attachment (its metadata lives in the request). */
-    findHoldingAttachment(attachmentId: string): Promise<Pick<RequestRecord, '_id' | 'attachments'> | null> {
-      return model
-        .findOne({ 'attachments.id': attachmentId, ...VISIBLE }, { attachments: 1 })
-        .lean<Pick<RequestRecord, '_id' | 'attachments'>>()
-        .exec();
-    },
-
-    /** Read-decide-write of one visible request (compare-and-set on `rev`; 404, 409 as usual). */
+    /**
+     * Read-decide-write of one visible request (compare-and-set on `rev`; 404, 409 as usual).
+     * `current`: the request as just read by `findForUpdate`, decided on without a second read.
+     */
     update<R>(
       id: string,
       decide: (current: RequestRecord) => AggregateDecision<R> | Promise<AggregateDecision<R>>,
+      current?: RequestForUpdate,
     ) {
       return updateAggregate<RequestRecord, R>(model, id, decide, {
         what: 'Request',
-        filter: VISIBLE,
+        visible: isVisible,
         maxBytes,
+        ...(current ? { current } : {}),
       });
     },
 
-    /** Requests for which an SLA check is due, at most `limit`. */
-    dueForSla(check: SlaDueCheck, now: Date, limit: number): Promise<Pick<RequestRecord, '_id' | 'sla'>[]> {
+    /**
+     * Requests for which an SLA check is due, at most `limit`: ranges on dotted fields, which
+     * FerretDB answers by decoding every request (the monitor's full scan, kept rare).
+     */
+    dueForSla(check: SlaDueCheck, now: Date, limit: number): Promise<SlaCandidate[]> {
+      return model.find(dueFilter(check, now), SLA_FIELDS).limit(limit).lean<SlaCandidate[]>().exec();
+    },
+
+    /**
+     * Requests whose next SLA check falls due in `minute` (`slaDueMinute`), at most `limit`, the
+     * deleted ones included (the caller skips them): equality on one top-level field, which
+     * FerretDB on PostgreSQL pushes down and MongoDB answers from an index.
+     */
+    dueInMinute(minute: string, limit: number): Promise<SlaCandidate[]> {
       return model
-        .find(dueFilter(check, now), { _id: 1, sla: 1 })
+        .find({ slaDueMinute: minute }, { ...SLA_FIELDS, deletedAt: 1 })
         .limit(limit)
-        .lean<Pick<RequestRecord, '_id' | 'sla'>[]>()
+        .lean<SlaCandidate[]>()
         .exec();
     },
 
     /**
-     * Sets an SLA marker and the stored status it implies, once: a revisioned write like any
-     * other, so it can neither be lost to nor erase a concurrent change. A request deleted
-     * meanwhile keeps its marker too (it is out of every scan either way).
+     * Sets an SLA marker, the stored status it implies and the next due minute (`nextDue`, from
+     * the request with the marker set), once: a revisioned write like any other, so it can
+     * neither be lost to nor erase a concurrent change. A request deleted meanwhile keeps its
+     * marker too (it is out of every scan either way).
      */
     markSla(
       id: string,
       marker: SlaDueCheck['marker'],
       status: Partial<Pick<SlaState, 'responseStatus' | 'resolutionStatus'>>,
       at: Date,
+      nextDue: (marked: RequestRecord) => string | null,
     ) {
       return updateAggregate<RequestRecord, void>(
         model,
         id,
-        (current) => ({
-          write: current.sla[marker]
-            ? null
-            : {
-                set: {
-                  [`sla.${marker}`]: at,
-                  ...Object.fromEntries(
-                    Object.entries(status).map(([field, value]) => [`sla.${field}`, value]),
-                  ),
-                },
+        (current) => {
+          if (current.sla[marker]) return { write: null, result: undefined };
+          const sla = { ...current.sla, ...status, [marker]: at };
+          return {
+            write: {
+              set: {
+                [`sla.${marker}`]: at,
+                ...Object.fromEntries(
+                  Object.entries(status).map(([field, value]) => [`sla.${field}`, value]),
+                ),
+                slaDueMinute: nextDue({ ...current, sla }),
               },
-          result: undefined,
-        }),
+            },
+            result: undefined,
+          };
+        },
         { what: 'Request' },
       );
     },

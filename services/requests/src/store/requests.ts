@@ -48,6 +48,11 @@ export interface RequestRecord {
   comments: CommentRecord[];
   attachments: AttachmentRecord[];
   sla: SlaState;
+  /**
+   * The minute (`minuteKey`, UTC) in which the next SLA check falls due; null when none is
+   * pending. Set with every change to the SLA state; the monitor looks requests up by it.
+   */
+  slaDueMinute: string | null;
   deletedAt: Date | null;
   deletedBy: string | null;
   createdAt: Date;
@@ -122,6 +127,7 @@ const RequestSchema = new Schema<RequestRecord>(
     comments: { type: [CommentSchema], default: [] },
     attachments: { type: [AttachmentSchema], default: [] },
     sla: { type: SlaSchema, required: true },
+    slaDueMinute: { type: String, default: null },
     deletedAt: { type: Date, default: null },
     deletedBy: { type: String, default: null },
     createdAt: { type: Date, required: true },
@@ -138,13 +144,12 @@ RequestSchema.index({ deletedAt: 1, status: 1, createdAt: -1, _id: -1 });
 RequestSchema.index({ deletedAt: 1, priority: 1, createdAt: -1, _id: -1 });
 RequestSchema.index({ deletedAt: 1, assignedTo: 1, createdAt: -1, _id: -1 });
 RequestSchema.index({ deletedAt: 1, assignedGroup: 1, createdAt: -1, _id: -1 });
-// The SLA monitor's four scans (due moments).
+// The SLA monitor: requests due in a minute, and its full scans (due moments).
+RequestSchema.index({ slaDueMinute: 1 });
 RequestSchema.index({ 'sla.responseWarnAt': 1 });
 RequestSchema.index({ 'sla.responseTarget': 1 });
 RequestSchema.index({ 'sla.resolutionWarnAt': 1 });
 RequestSchema.index({ 'sla.resolutionTarget': 1 });
-// Attachment download: which request holds this attachment.
-RequestSchema.index({ 'attachments.id': 1 });
 
 type RequestModel = Model<RequestRecord>;
 

@@ -13,6 +13,7 @@ import {
 } from '@support-desk/platform';
 import { fileTypeFromBuffer } from 'file-type';
 import type { AttachmentRecord, RequestRecord } from '../store/requests.js';
+import type { RequestForUpdate } from '../store/requests-repository.js';
 import { type Deps } from './deps.js';
 import { attachmentUrl, seesInternal } from './queries.js';
 import { attachmentBytesStored, attachmentsStored } from '../metrics.js';
@@ -82,17 +83,27 @@ function checkUpload(principal: Principal, current: RequestRecord): void {
   }
 }
 
-/** Checks the request before any byte is stored (so refusals never leave a file behind). */
-export async function checkUploadAllowed(deps: Deps, principal: Principal, requestId: string) {
-  const current = await deps.requests.findVisible(requestId);
+/**
+ * Checks the request before any byte is stored (so refusals never leave a file behind). Returns
+ * the request as read, for `storeAttachment` to record the file on without reading it again.
+ */
+export async function checkUploadAllowed(
+  deps: Deps,
+  principal: Principal,
+  requestId: string,
+): Promise<RequestForUpdate> {
+  const current = await deps.requests.findForUpdate(requestId);
   if (!current) throw notFound('Request');
   checkUpload(principal, current);
+  return current;
 }
 
 /**
  * Streams the file into GridFS under a new attachment id, detects its type from the bytes,
  * then records it on the request with its event in one write. Any failure removes the file.
- * `isTooLarge` recognises the size-limit error the source stream fails with.
+ * `isTooLarge` recognises the size-limit error the source stream fails with; `checked` is the
+ * request as `checkUploadAllowed` read it (changed meanwhile, the write's revision check misses
+ * and the request is read again).
  */
 export async function storeAttachment(
   deps: Deps,
@@ -100,6 +111,7 @@ export async function storeAttachment(
   requestId: string,
   file: IncomingFile,
   isTooLarge: (err: unknown) => boolean,
+  checked?: RequestForUpdate,
 ) {
   const filename = sanitizeFilename(file.filename);
   const id = newId('attachment', deps.clock().getTime());
@@ -117,38 +129,42 @@ export async function storeAttachment(
   try {
     const detected = await fileTypeFromBuffer(sniffer.headBytes());
     const ctx = contextFromPrincipal(principal);
-    const stored = await deps.requests.update(requestId, (current) => {
-      checkUpload(principal, current);
-      const now = deps.clock();
-      const record: AttachmentRecord = {
-        id,
-        filename,
-        size: sniffer.size,
-        contentType: detected?.mime ?? 'application/octet-stream',
-        uploadedAt: now,
-        uploadedBy: principal.userId,
-      };
-      const event = buildEvent(
-        'request.attachment_added',
-        requestId,
-        ctx,
-        {
-          attachment: {
-            from: null,
-            to: { id, filename, size: record.size, contentType: record.contentType },
+    const stored = await deps.requests.update(
+      requestId,
+      (current) => {
+        checkUpload(principal, current);
+        const now = deps.clock();
+        const record: AttachmentRecord = {
+          id,
+          filename,
+          size: sniffer.size,
+          contentType: detected?.mime ?? 'application/octet-stream',
+          uploadedAt: now,
+          uploadedBy: principal.userId,
+        };
+        const event = buildEvent(
+          'request.attachment_added',
+          requestId,
+          ctx,
+          {
+            attachment: {
+              from: null,
+              to: { id, filename, size: record.size, contentType: record.contentType },
+            },
           },
-        },
-        now,
-      );
-      return {
-        write: {
-          set: { updatedAt: now },
-          append: { attachments: [record] },
-          outbox: [eventEntry(deps.names, event)],
-        },
-        result: { id, filename, size: record.size, url: attachmentUrl(deps, id) },
-      };
-    });
+          now,
+        );
+        return {
+          write: {
+            set: { updatedAt: now },
+            append: { attachments: [record] },
+            outbox: [eventEntry(deps.names, event)],
+          },
+          result: { id, filename, size: record.size, url: attachmentUrl(deps, id) },
+        };
+      },
+      checked,
+    );
     attachmentsStored.inc();
     attachmentBytesStored.inc(sniffer.size);
     return stored;
@@ -158,14 +174,17 @@ export async function storeAttachment(
   }
 }
 
-/** The attachment's record and bytes, if its request is visible (soft-deleted → 404). */
+/**
+ * The attachment's record and bytes, if its request is visible (soft-deleted → 404). The file,
+ * keyed by the attachment id, names its request; both are read by `_id` (a query on
+ * `attachments.id` would read every request on FerretDB).
+ */
 export async function openAttachment(deps: Deps, attachmentId: string) {
-  const holder = await deps.requests.findHoldingAttachment(attachmentId);
-  const record = holder?.attachments.find((a) => a.id === attachmentId);
-  if (!record) throw notFound('Attachment');
   const stored = await deps.files.find(attachmentId);
-  if (!stored) throw notFound('Attachment');
-  return { record, stream: deps.files.openDownload(attachmentId) };
+  const holder = stored?.metadata ? await deps.requests.findVisible(stored.metadata.requestId) : null;
+  const record = holder?.attachments.find((a) => a.id === attachmentId);
+  if (!stored || !record) throw notFound('Attachment');
+  return { record, stream: deps.files.openDownload(stored) };
 }
 
 /** `attachment; filename="ascii"; filename*=UTF-8''…` (RFC 6266 / 8187). */

@@ -9,7 +9,7 @@ import { buildEvent, conflict, contextFromPrincipal, eventEntry, forbidden } fro
 import type { CommentRecord, RequestRecord } from '../store/requests.js';
 import { type Deps } from './deps.js';
 import { seesInternal } from './queries.js';
-import { computeSla } from './sla.js';
+import { computeSla, slaDueMinute } from './sla.js';
 
 /** The first public reply by an agent or admin other than the requester. */
 const isFirstResponse = (principal: Principal, request: RequestRecord, isInternal: boolean) =>
@@ -47,7 +47,7 @@ export async function addComment(
     const set: Record<string, unknown> = { updatedAt: now };
     if (isFirstResponse(principal, current, isInternal)) {
       set.firstResponseAt = now;
-      set.sla = computeSla(
+      const sla = computeSla(
         deps.sla,
         {
           priority: current.priority,
@@ -59,6 +59,8 @@ export async function addComment(
         now,
         current.sla,
       );
+      set.sla = sla;
+      set.slaDueMinute = slaDueMinute({ ...current, firstResponseAt: now, sla }, now);
     }
     // Internal notes are announced without their content: the audit log is readable more widely.
     const announced: Record<string, unknown> = { id: comment.id, authorId: comment.authorId, isInternal };

@@ -4,25 +4,80 @@ import type { DirectoryRepository, GroupEntry, UserEntry } from '../store/direct
 
 export class IdentityUnavailableError extends Error {}
 
+/** Entries the directory keeps in memory at most (the oldest make room). */
+const CACHE_MAX_ENTRIES = 10_000;
+
+/**
+ * Read-model entries recently read or written by this process, for `ttlMs`, so that rendering a
+ * request asks the store only for the request. This process's own read-model consumer replaces
+ * an entry as it stores it; a change consumed by another replica is seen here once the entry
+ * expires, which bounds how stale a name or VIP flag can be (identity's events already arrive
+ * asynchronously).
+ */
+class EntryCache<T extends { _id: string }> {
+  private readonly entries = new Map<string, { entry: T; until: number }>();
+  constructor(private readonly ttlMs: number) {}
+
+  get(id: string): T | undefined {
+    const hit = this.entries.get(id);
+    if (!hit) return undefined;
+    if (hit.until > Date.now()) return hit.entry;
+    this.entries.delete(id);
+    return undefined;
+  }
+
+  set(entry: T): void {
+    if (this.ttlMs <= 0) return;
+    this.entries.delete(entry._id);
+    if (this.entries.size >= CACHE_MAX_ENTRIES) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    this.entries.set(entry._id, { entry, until: Date.now() + this.ttlMs });
+  }
+
+  forget(id: string): void {
+    this.entries.delete(id);
+  }
+}
+
 /**
  * Users and groups as this service knows them: the read model fed by identity's events, with
- * one request-reply to identity for an id it has not seen yet.
+ * one request-reply to identity for an id it has not seen yet, and the entries in use held in
+ * memory for a few seconds (`cacheTtlMs`).
  */
 export class Directory {
+  private readonly users: EntryCache<UserEntry>;
+  private readonly groups: EntryCache<GroupEntry>;
+
   constructor(
     private readonly store: DirectoryRepository,
     private readonly identity: IdentityRpcClient,
     private readonly logger: Logger,
     private readonly clock: () => Date,
-  ) {}
+    cacheTtlMs = 0,
+  ) {
+    this.users = new EntryCache(cacheTtlMs);
+    this.groups = new EntryCache(cacheTtlMs);
+  }
 
-  /** From the read model; on a miss asks identity once and stores the answer. */
+  /** From memory or the read model; on a miss asks identity once and stores the answer. */
   async user(id: string): Promise<UserEntry | null> {
-    return (await this.store.findUser(id)) ?? this.refreshUser(id);
+    const cached = this.users.get(id);
+    if (cached) return cached;
+    const stored = await this.store.findUser(id);
+    if (!stored) return this.refreshUser(id);
+    this.users.set(stored);
+    return stored;
   }
 
   async group(id: string): Promise<GroupEntry | null> {
-    return (await this.store.findGroup(id)) ?? this.refreshGroup(id);
+    const cached = this.groups.get(id);
+    if (cached) return cached;
+    const stored = await this.store.findGroup(id);
+    if (!stored) return this.refreshGroup(id);
+    this.groups.set(stored);
+    return stored;
   }
 
   /** Like `user` but never throws: rendering falls back to the snapshot in the request. */
@@ -44,10 +99,20 @@ export class Directory {
     }
   }
 
-  /** Read model only (lists): one query for a page of ids. */
+  /** Memory and read model only (lists): one query for the ids of a page not in memory. */
   async knownUsers(ids: string[]): Promise<Map<string, UserEntry>> {
-    const found = await this.store.findUsers(ids);
-    return new Map(found.map((u) => [u._id, u]));
+    const known = new Map<string, UserEntry>();
+    const missing: string[] = [];
+    for (const id of new Set(ids)) {
+      const cached = this.users.get(id);
+      if (cached) known.set(id, cached);
+      else missing.push(id);
+    }
+    for (const found of await this.store.findUsers(missing)) {
+      this.users.set(found);
+      known.set(found._id, found);
+    }
+    return known;
   }
 
   /** Fetches the current state from identity and stores it (or removes a user identity denies). */
@@ -60,6 +125,7 @@ export class Directory {
       throw new IdentityUnavailableError(`identity did not answer for user ${id}: ${(err as Error).message}`);
     }
     if (!snapshot) {
+      this.users.forget(id);
       await this.store.removeUser(id);
       return null;
     }
@@ -77,6 +143,7 @@ export class Directory {
       );
     }
     if (!snapshot) {
+      this.groups.forget(id);
       await this.store.removeGroup(id);
       return null;
     }
@@ -96,12 +163,14 @@ export class Directory {
       syncedAt: this.clock(),
     };
     await this.store.saveUser(entry);
+    this.users.set(entry);
     return entry;
   }
 
   async storeGroup(s: GroupSnapshot): Promise<GroupEntry> {
     const entry: GroupEntry = { _id: s.id, name: s.name, deleted: s.deleted, syncedAt: this.clock() };
     await this.store.saveGroup(entry);
+    this.groups.set(entry);
     return entry;
   }
 }

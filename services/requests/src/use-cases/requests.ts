@@ -17,7 +17,7 @@ import {
 } from '@support-desk/platform';
 import type { RequestRecord } from '../store/requests.js';
 import { type Deps, requireAssignee, requireGroup, uniqueTags } from './deps.js';
-import { computeSla } from './sla.js';
+import { computeSla, slaDueMinute } from './sla.js';
 import { checkTransition, isStopped } from './workflow.js';
 
 export async function createRequest(deps: Deps, principal: Principal, body: CreateRequestBody) {
@@ -52,6 +52,7 @@ export async function createRequest(deps: Deps, principal: Principal, body: Crea
     comments: [],
     attachments: [],
     sla,
+    slaDueMinute: slaDueMinute({ status, firstResponseAt: null, clockStoppedAt: null, sla }, now),
     deletedAt: null,
     deletedBy: null,
     createdAt: now,
@@ -162,7 +163,7 @@ export function planUpdate(
   }
   set.firstResponseAt = firstResponseAt;
   set.clockStoppedAt = clockStoppedAt;
-  set.sla = computeSla(
+  const sla = computeSla(
     deps.sla,
     {
       priority: after.priority ?? current.priority,
@@ -174,6 +175,8 @@ export function planUpdate(
     now,
     { ...current.sla, pausedMs },
   );
+  set.sla = sla;
+  set.slaDueMinute = slaDueMinute({ status: target, firstResponseAt, clockStoppedAt, sla }, now);
 
   const id = current._id;
   const events: ReturnType<typeof buildEvent>[] = [];

@@ -1,6 +1,8 @@
-import { PRIORITIES, type Priority, type SlaStatus } from '@support-desk/contracts';
-import { ConfigError } from '@support-desk/platform';
+import { PRIORITIES, type Priority, type RequestStatus, type SlaStatus } from '@support-desk/contracts';
+import { ConfigError, minuteKey } from '@support-desk/platform';
+import type { SlaDueCheck } from '../store/requests-repository.js';
 import type { SlaState } from '../store/sla-state.js';
+import { isStopped } from './workflow.js';
 
 export type { SlaState };
 
@@ -126,4 +128,56 @@ export function computeSla(
     resolutionBreachedAt: keep(previous?.resolutionBreachedAt, resolutionTarget),
     pausedMs,
   };
+}
+
+/** What decides whether an SLA check is due: the request's clocks and SLA state. */
+export interface SlaCheckedState {
+  status: RequestStatus;
+  firstResponseAt: Date | null;
+  clockStoppedAt: Date | null;
+  sla: SlaState;
+}
+
+/** The four checks, breaches first: a request first seen past its target gets the breach only. */
+export const SLA_CHECKS: readonly SlaDueCheck[] = [
+  { clock: 'response', kind: 'breach', marker: 'responseBreachedAt' },
+  { clock: 'resolution', kind: 'breach', marker: 'resolutionBreachedAt' },
+  { clock: 'response', kind: 'warning', marker: 'responseWarnedAt' },
+  { clock: 'resolution', kind: 'warning', marker: 'resolutionWarnedAt' },
+];
+
+const clockRunning = (clock: SlaDueCheck['clock'], s: SlaCheckedState) =>
+  clock === 'response' ? !s.firstResponseAt : !s.clockStoppedAt && !isStopped(s.status);
+
+const targetOf = (clock: SlaDueCheck['clock'], sla: SlaState) =>
+  clock === 'response' ? sla.responseTarget : sla.resolutionTarget;
+
+/** When `check` comes due for `s`, or null if it never will (clock stopped, already emitted). */
+function momentOf(check: SlaDueCheck, s: SlaCheckedState, now: Date): Date | null {
+  if (!clockRunning(check.clock, s) || s.sla[check.marker]) return null;
+  const target = targetOf(check.clock, s.sla);
+  if (check.kind === 'breach') return target;
+  // A warning is due only inside its window, between the threshold and the target.
+  if (target.getTime() <= now.getTime()) return null;
+  return check.clock === 'response' ? s.sla.responseWarnAt : s.sla.resolutionWarnAt;
+}
+
+/** Whether `check` is due for `s` as of `now` (the same rule as the monitor's full scan). */
+export function isDue(check: SlaDueCheck, s: SlaCheckedState, now: Date): boolean {
+  const moment = momentOf(check, s, now);
+  return moment !== null && moment.getTime() <= now.getTime();
+}
+
+/**
+ * The minute in which the request's next SLA check falls due (never before the minute of `now`),
+ * or null when none is pending: stored with every write that changes the SLA state, so that the
+ * monitor finds due requests by equality on one field (see sla-monitor.ts).
+ */
+export function slaDueMinute(s: SlaCheckedState, now: Date): string | null {
+  let next: number | null = null;
+  for (const check of SLA_CHECKS) {
+    const moment = momentOf(check, s, now);
+    if (moment && (next === null || moment.getTime() < next)) next = moment.getTime();
+  }
+  return next === null ? null : minuteKey(Math.max(next, now.getTime()));
 }
