@@ -6,6 +6,7 @@ import {
   IdentityDouble,
   signCallsLikeTheGateway,
   type Teardownable,
+  testCountedMongo,
   testLogger,
   testMongo,
   testEnv,
@@ -51,8 +52,16 @@ export interface Harness {
   events: (filter?: { resourceId?: string; type?: string }) => Promise<DomainEvent[]>;
 }
 
-export async function harness(t: Teardownable, overrides: Partial<RequestsConfig> = {}): Promise<Harness> {
-  const conn = await testMongo(t, 'req');
+export async function harness(
+  t: Teardownable,
+  overrides: Partial<RequestsConfig> = {},
+  /**
+   * `counted`: a connection whose commands `roundTripCounter` can count (round-trips.test.ts);
+   * `relayPollIntervalMs`: the relay's sweep interval (200 ms unless given).
+   */
+  { counted = false, relayPollIntervalMs = 200 }: { counted?: boolean; relayPollIntervalMs?: number } = {},
+): Promise<Harness> {
+  const conn = counted ? await testCountedMongo(t, 'req') : await testMongo(t, 'req');
   const { nc, names } = await testNats(t);
   const logger = testLogger('requests');
   const clock = new TestClock();
@@ -70,7 +79,7 @@ export async function harness(t: Teardownable, overrides: Partial<RequestsConfig
     nc,
     names,
     clock: clock.now,
-    relayPollIntervalMs: 200,
+    relayPollIntervalMs,
   });
   await service.start();
   const { relay, deps } = service;

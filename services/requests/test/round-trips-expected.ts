@@ -1,0 +1,102 @@
+/**
+ * The round trips of each public operation of the requests service, as README's table states them
+ * (round-trips.test.ts checks every row). `call`: the store commands the call waits for (`command
+ * collection`, sorted), and `nats`: the messages it sends (subjects under the namespace); `relay`
+ * and `published`: the outbox relay's work after the call, in the background.
+ */
+export interface ExpectedTrips {
+  call: string[];
+  nats?: string[];
+  relay?: string[];
+  published?: string[];
+}
+
+const relayed = (...events: string[]) => ({
+  relay: ['find requests', 'update requests'],
+  published: events.map((e) => `events.${e}`),
+});
+const alertsRelayed = (n: number) => ({
+  relay: Array.from({ length: n }, () => ['find sla_alerts', 'update sla_alerts']).flat(),
+  published: Array.from({ length: n }, () => 'events.system.sla_warning'),
+});
+const readRequest = ['find requests'];
+const readAndWrite = ['find requests', 'update requests'];
+const gridFsChunks = (n: number) => Array.from({ length: n }, () => 'insert attachments.chunks');
+
+export const EXPECTED: Record<string, ExpectedTrips> = {
+  'POST /v1/requests (requester not yet in the read model)': {
+    call: ['find users_read_model', 'insert requests', 'update users_read_model'],
+    nats: ['rpc.identity.user.get'],
+    ...relayed('request.created'),
+  },
+  'POST /v1/requests': { call: ['insert requests'], ...relayed('request.created') },
+  'POST /v1/requests with assignee and group (first sight of both)': {
+    call: [
+      'find groups_read_model',
+      'find users_read_model',
+      'insert requests',
+      'update groups_read_model',
+      'update users_read_model',
+    ],
+    nats: ['rpc.identity.group.get', 'rpc.identity.user.get'],
+    ...relayed('request.assigned', 'request.created'),
+  },
+  'PATCH /v1/requests/:id assign (assignee and group known)': {
+    call: readAndWrite,
+    ...relayed('request.assigned', 'request.status_changed'),
+  },
+  'PATCH /v1/requests/:id status': { call: readAndWrite, ...relayed('request.status_changed') },
+  'PATCH /v1/requests/:id changing nothing': { call: readRequest },
+  'POST /v1/requests/:id/comments (first response)': {
+    call: readAndWrite,
+    ...relayed('request.comment_added'),
+  },
+  'POST /v1/requests/:id/comments': { call: readAndWrite, ...relayed('request.comment_added') },
+  'POST /v1/requests/:id/attachments (the first of this process, 300 kB)': {
+    // The driver's GridFS stream checks its indexes once per process (find + listIndexes).
+    call: [
+      'find attachments.files',
+      ...gridFsChunks(2),
+      'insert attachments.files',
+      'listIndexes attachments.chunks',
+      'listIndexes attachments.files',
+      ...readAndWrite,
+    ].sort(),
+    ...relayed('request.attachment_added'),
+  },
+  'POST /v1/requests/:id/attachments (300 kB)': {
+    call: [...gridFsChunks(2), 'insert attachments.files', ...readAndWrite].sort(),
+    ...relayed('request.attachment_added'),
+  },
+  'GET /v1/requests/:id': { call: readRequest },
+  'GET /v1/requests/:id on a replica that has not seen these users and group': {
+    call: [
+      'find groups_read_model',
+      'find requests',
+      'find users_read_model',
+      'find users_read_model',
+      'find users_read_model',
+    ],
+  },
+  'GET /v1/requests?status=in_progress': { call: ['aggregate requests', 'find requests'] },
+  'GET /v1/requests (page 1 of all)': { call: ['aggregate requests', 'find requests'] },
+  'GET /v1/attachments/:id': {
+    call: ['find attachments.chunks', 'find attachments.files', 'find requests'],
+  },
+  'DELETE /v1/requests/:id': { call: readAndWrite, ...relayed('request.deleted') },
+  'GET /v1/requests/:id (deleted: 404)': { call: readRequest },
+  'GET /v1/attachments/:id (request deleted: 404)': { call: ['find attachments.files', 'find requests'] },
+  'SLA monitor, first pass (full scan), nothing due': {
+    call: ['find requests', 'find requests', 'find requests', 'find requests'],
+  },
+  'SLA monitor, next pass (by minute), nothing due': { call: ['find requests', 'find requests'] },
+  'SLA monitor, next pass (by minute, three minutes), two warnings due': {
+    // Per warning: claim (insert) and marker (read and write).
+    call: [
+      ...['find requests', 'find requests', 'find requests'],
+      ...['insert sla_alerts', ...readAndWrite],
+      ...['insert sla_alerts', ...readAndWrite],
+    ].sort(),
+    ...alertsRelayed(2),
+  },
+};
