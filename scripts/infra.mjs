@@ -14,7 +14,8 @@
 //     postgresql (default)  PostgreSQL (Debian's, installed with apt-get when missing and root) on
 //             127.0.0.1:5433, cluster in .data/postgres (log postgres.log, pid data/postmaster.pid),
 //             owned by the `postgres` system user when run as root (PostgreSQL refuses root), else by
-//             the current user; trust authentication on loopback and its own socket directory only;
+//             the current user (out of that user's reach, e.g. under /root: in the user's home,
+//             linked from .data/postgres); trust authentication on loopback and its socket only;
 //             FerretDB stores into its database `ferretdb` (role `ferretdb`). `down` stops FerretDB,
 //             then PostgreSQL (pg_ctl stop -m fast). See libs/platform/launch/postgres.mjs for its
 //             settings and scripts/infra/postgres-indexes.mjs for the GIN indexes it adds.

@@ -1,7 +1,9 @@
 // The PostgreSQL cluster FerretDB stores into (SD_STORE=postgresql, the default): Debian's
 // PostgreSQL, a cluster under <data dir>/postgres owned by an unprivileged user, on a loopback port.
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import {
   FERRETDB_ROLE,
@@ -62,8 +64,15 @@ export function ensurePostgresInstalled() {
 
 /** Where the cluster lives and how it is reached. */
 export function postgresPlace(c) {
-  const base = path.join(c.dataDir, 'postgres');
+  const link = path.join(c.dataDir, 'postgres');
+  let base = link;
+  try {
+    base = fs.realpathSync(link); // see placeCluster()
+  } catch {
+    // not made yet
+  }
   return {
+    link,
     base,
     data: path.join(base, 'data'),
     socketDir: path.join(base, 'run'),
@@ -98,6 +107,33 @@ function runAsOwner(binDir, bin, args, { cwd, timeoutMs }) {
   const output = `${r.stdout ?? ''}${r.stderr ?? ''}`.trim();
   if (r.error) return { ok: false, output: `${r.error.message}${output ? `\n${output}` : ''}` };
   return { ok: r.status === 0, output: output || `exit code ${r.status ?? r.signal}` };
+}
+
+/**
+ * Makes <data dir>/postgres. When the `postgres` user cannot reach the data directory (a checkout
+ * under /root, mode 0700) or the socket's path would pass the kernel's 107 bytes, the cluster lives
+ * in a directory of its own instead (in the postgres user's home, else the temp directory, named by
+ * a hash of the data directory), and <data dir>/postgres is a link to it.
+ */
+function placeCluster(p, binDir) {
+  if (fs.existsSync(p.link)) return;
+  fs.mkdirSync(path.dirname(p.link), { recursive: true });
+  const socketFits = path.join(p.link, 'run', '.s.PGSQL.65535').length <= 100;
+  const test = findBinary('test') ?? '/usr/bin/test';
+  const reachable =
+    !isRoot() || runAsOwner(binDir, test, ['-x', path.dirname(p.link)], { timeoutMs: 10_000 }).ok;
+  if (socketFits && reachable) {
+    fs.mkdirSync(p.link);
+    return;
+  }
+  const home = isRoot() && fs.existsSync('/var/lib/postgresql') ? '/var/lib/postgresql' : os.tmpdir();
+  const hash = createHash('sha256').update(path.dirname(p.link)).digest('hex').slice(0, 10);
+  const elsewhere = path.join(home, `support-desk-${hash}`);
+  fs.mkdirSync(elsewhere, { recursive: true });
+  fs.symlinkSync(elsewhere, p.link);
+  log(
+    `postgres ${reachable ? 'socket path too long' : "data directory out of the postgres user's reach"}: cluster in ${elsewhere}`,
+  );
 }
 
 /** Makes the directories and hands them to the cluster's owner; checks that it can reach them. */
@@ -192,14 +228,15 @@ async function setupDatabases(p) {
 
 /** Starts (or reuses) the cluster and sets FerretDB's database up. */
 export async function startPostgres(c) {
-  const p = postgresPlace(c);
+  let p = postgresPlace(c);
   const ready = () => pgReady(superuser(p));
   const ownPid = livePidFromFile(p.pidFile, 'postgres');
   if (await ready()) {
     log(`postgres ${p.url.padEnd(28)} already running${ownPid ? ` (pid ${ownPid})` : ' (reused)'}`);
   } else {
     const binDir = ensurePostgresInstalled();
-    fs.mkdirSync(p.base, { recursive: true });
+    placeCluster(p, binDir);
+    p = postgresPlace(c);
     prepareDirectories(p, binDir);
     initCluster(p, binDir);
     log(`postgres ${p.url.padEnd(28)} starting (log ${path.relative(ROOT, p.logFile)})`);
