@@ -1,4 +1,3 @@
-import type { FilterQuery, Model } from 'mongoose';
 import type { Logger } from './logger.js';
 
 export interface PeriodicTask<T> {
@@ -51,27 +50,4 @@ export function periodicTask<T>(opts: {
       await running;
     },
   };
-}
-
-/**
- * Deletes the documents matching `filter` in bounded rounds ("the first `batch` ids in `sort` order,
- * then delete those that still match"), so a large backlog never becomes one unbounded delete, and a
- * document changed between the two steps is left alone. Returns how many were deleted.
- */
-export async function deleteInBatches<D>(
-  model: Model<D>,
-  filter: FilterQuery<D>,
-  opts: { sort: Record<string, 1 | -1>; batch: number; maxRounds: number },
-): Promise<number> {
-  let deleted = 0;
-  for (let round = 0; round < opts.maxRounds; round++) {
-    const ids = (await model.find(filter, { _id: 1 }).sort(opts.sort).limit(opts.batch).lean()) as {
-      _id: unknown;
-    }[];
-    if (ids.length === 0) break;
-    const res = await model.deleteMany({ $and: [filter, { _id: { $in: ids.map((d) => d._id) } }] });
-    deleted += res.deletedCount;
-    if (ids.length < opts.batch) break;
-  }
-  return deleted;
 }
