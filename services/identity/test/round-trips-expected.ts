@@ -70,7 +70,6 @@ export const EXPECTED_TRIPS: Record<string, Trips> = {
       'find login_attempts',
       'find user_emails',
       'find users',
-      'find users',
       'insert oauth_sessions',
       'update users',
     ],

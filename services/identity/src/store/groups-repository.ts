@@ -3,7 +3,10 @@ import type { Connection } from 'mongoose';
 import { createGroupDirectory } from './group-directory.js';
 import { type GroupDoc, groupModel, groupNameKey } from './groups.js';
 
-/** The soft-delete rule, written once: a deleted group is kept (for read models) but not served. */
+/**
+ * The soft-delete rule, written once: a deleted group is kept (for read models) but not served.
+ * Checked on the document read by `_id`; `LIVE` only for the list, which reads every group anyway.
+ */
 const LIVE = { deletedAt: null };
 const isLive = (group: GroupDoc | null): group is GroupDoc => group !== null && group.deletedAt == null;
 
@@ -78,7 +81,7 @@ export function createGroupsRepository(conn: Connection, { nameCacheTtlMs }: Gro
       decide: (current: GroupDoc) => AggregateDecision<R> | Promise<AggregateDecision<R>>,
     ): Promise<R> {
       try {
-        return await updateAggregate<GroupDoc, R>(model, id, decide, { what: 'Group', filter: LIVE });
+        return await updateAggregate<GroupDoc, R>(model, id, decide, { what: 'Group', visible: isLive });
       } finally {
         directory.forget(id);
       }

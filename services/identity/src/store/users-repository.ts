@@ -3,6 +3,7 @@ import {
   type AggregateDecision,
   escapeRegex,
   type OutboxEntry,
+  selectOutbox,
   updateAggregate,
 } from '@support-desk/platform';
 import type { Connection, FilterQuery } from 'mongoose';
@@ -26,26 +27,32 @@ export const emailKey = (email: string) => email.trim().toLowerCase();
 export function createUsersRepository(conn: Connection) {
   const model = userModel(conn);
   const emails = userEmailModel(conn);
-  const byId = (id: string, withPassword: boolean) => {
+  /** `forUpdate`: with the hidden outbox too, so `update` can decide on this copy (`current`). */
+  const select = (withPassword: boolean, forUpdate: boolean) =>
+    [withPassword && '+passwordHash', forUpdate && selectOutbox].filter(Boolean).join(' ');
+  const byId = (id: string, withPassword = false, forUpdate = false) => {
     const query = model.findById(id);
-    if (withPassword) query.select('+passwordHash');
+    const fields = select(withPassword, forUpdate);
+    if (fields) query.select(fields);
     return query.lean<UserDoc>().exec();
   };
   return {
-    findById: (id: string) => byId(id, false),
+    findById: (id: string) => byId(id),
 
     /**
-     * By email, case-insensitively; with the password hash only when asked (sign-in). Two reads
-     * by `_id` (the email's entry, then the user). A user stored before the entries existed, or
-     * whose entry a crash left unwritten, is found by `emailKey` instead and gets its entry then.
+     * By email, case-insensitively; with the password hash only when asked (sign-in), and ready
+     * to be passed to `update` as `current` when `forUpdate`. Two reads by `_id` (the email's
+     * entry, then the user). A user stored before the entries existed, or whose entry a crash
+     * left unwritten, is found by `emailKey` instead and gets its entry then.
      */
-    async findByEmail(email: string, { withPassword = false } = {}): Promise<UserDoc | null> {
+    async findByEmail(email: string, { withPassword = false, forUpdate = false } = {}) {
       const key = emailKey(email);
       const entry = await emails.findById(key).lean<UserEmailDoc>().exec();
-      const user = entry ? await byId(entry.userId, withPassword) : null;
+      const user = entry ? await byId(entry.userId, withPassword, forUpdate) : null;
       if (user?.emailKey === key) return user;
       const query = model.findOne({ emailKey: key });
-      if (withPassword) query.select('+passwordHash');
+      const fields = select(withPassword, forUpdate);
+      if (fields) query.select(fields);
       const found = await query.lean<UserDoc>().exec();
       if (found) await emails.updateOne({ _id: key }, { $set: { userId: found._id } }, { upsert: true });
       return found;
@@ -118,12 +125,17 @@ export function createUsersRepository(conn: Connection) {
       await emails.create({ _id: user.emailKey, userId: user._id }).catch(() => undefined);
     },
 
-    /** Read-decide-write of one user (compare-and-set on `rev`; 404, 409 as usual). */
+    /**
+     * Read-decide-write of one user (compare-and-set on `rev`; 404, 409 as usual). `current`: the
+     * user as just read with `forUpdate`, decided on instead of a second read (a stale copy only
+     * loses the compare-and-set, and the next attempt reads afresh).
+     */
     update<R>(
       id: string,
       decide: (current: UserDoc) => AggregateDecision<R> | Promise<AggregateDecision<R>>,
+      current?: UserDoc,
     ) {
-      return updateAggregate<UserDoc, R>(model, id, decide, { what: 'User' });
+      return updateAggregate<UserDoc, R>(model, id, decide, { what: 'User', current });
     },
   };
 }

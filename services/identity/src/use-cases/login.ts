@@ -9,7 +9,6 @@ import {
 import type { FailureCount, UserDoc } from '../store/index.js';
 import type { Deps } from './deps.js';
 import { hashPassword, randomSecret, sha256, verifyPassword } from './secrets.js';
-import { findUserByEmail } from './users.js';
 import { logins } from '../metrics.js';
 
 export type LoginResult =
@@ -59,11 +58,13 @@ async function recordOnUser(
   userId: string,
   entry: (user: UserDoc) => OutboxEntry,
   set: Partial<UserDoc> = {},
+  current?: UserDoc,
 ) {
-  await deps.users.update(userId, (user) => ({
-    write: { set, outbox: [entry(user)] },
-    result: undefined,
-  }));
+  await deps.users.update(
+    userId,
+    (user) => ({ write: { set, outbox: [entry(user)] }, result: undefined }),
+    current,
+  );
 }
 
 export function oauthContext(user: UserDoc, ip: string | null, userAgent: string | null, requestId: string) {
@@ -119,7 +120,11 @@ async function attemptLogin(deps: Deps, input: LoginInput): Promise<LoginResult>
       message: `Too many failed sign-in attempts. Try again in ${wait} second(s).`,
     };
   }
-  const found = input.email.length <= 254 ? await findUserByEmail(deps, input.email, true) : null;
+  // Read ready for the sign-in's write (with its outbox): that write decides on this copy.
+  const found =
+    input.email.length <= 254
+      ? await deps.users.findByEmail(input.email, { withPassword: true, forUpdate: true })
+      : null;
   const user = found?.identityProvider === 'local' ? found : null;
   const check = await verifyPassword(input.password.slice(0, 1024), user?.passwordHash ?? null);
   if (!user || !check.valid) {
@@ -147,7 +152,13 @@ async function attemptLogin(deps: Deps, input: LoginInput): Promise<LoginResult>
       createdAt: now,
       expiresAt: new Date(now.getTime() + deps.config.OAUTH_SESSION_TTL_SECONDS * 1000),
     }),
-    recordOnUser(deps, user._id, () => eventEntry(deps.names, event), { lastLoginAt: now, ...rehashed }),
+    recordOnUser(
+      deps,
+      user._id,
+      () => eventEntry(deps.names, event),
+      { lastLoginAt: now, ...rehashed },
+      user,
+    ),
   ]);
   return { ok: true, user, sessionToken: token };
 }

@@ -187,26 +187,30 @@ export const findUserByEmail = (deps: Deps, email: string, withPassword = false)
 export async function setPassword(deps: Deps, ctx: EventContext, email: string, password: string) {
   const problem = checkPasswordPolicy(password);
   if (problem) throw validationError('password', problem);
-  const user = await findUserByEmail(deps, email);
+  const user = await deps.users.findByEmail(email, { forUpdate: true });
   if (!user) throw notFound('User');
   if (user.identityProvider !== 'local') {
     throw conflict(`${user.email} signs in through ${user.identityProvider}; a local password cannot be set`);
   }
   const hash = await hashPassword(password);
-  await deps.users.update(user._id, () => {
-    const now = deps.clock();
-    const event = buildEvent(
-      'user.updated',
-      user._id,
-      ctx,
-      { password: { from: '[redacted]', to: '[redacted]' } },
-      now,
-    );
-    return {
-      write: { set: { passwordHash: hash, updatedAt: now }, outbox: [eventEntry(deps.names, event)] },
-      result: undefined,
-    };
-  });
+  await deps.users.update(
+    user._id,
+    () => {
+      const now = deps.clock();
+      const event = buildEvent(
+        'user.updated',
+        user._id,
+        ctx,
+        { password: { from: '[redacted]', to: '[redacted]' } },
+        now,
+      );
+      return {
+        write: { set: { passwordHash: hash, updatedAt: now }, outbox: [eventEntry(deps.names, event)] },
+        result: undefined,
+      };
+    },
+    user,
+  );
   await revokeUserCredentials(deps, ctx, user._id, {
     reason: 'password_changed',
     apiKeys: false,
