@@ -2,7 +2,7 @@
  * The round trips of each public operation of the requests service, as README's table states them
  * (round-trips.test.ts checks every row). `call`: the store commands the call waits for (`command
  * collection`, sorted), and `nats`: the messages it sends (subjects under the namespace); `relay`
- * and `published`: the outbox relay's work after the call, in the background.
+ * and `published`: the outbox relay's work after the call, in the background (sorted too).
  */
 export interface ExpectedTrips {
   call: string[];
@@ -16,7 +16,9 @@ const relayed = (...events: string[]) => ({
   published: events.map((e) => `events.${e}`),
 });
 const alertsRelayed = (n: number) => ({
-  relay: Array.from({ length: n }, () => ['find sla_alerts', 'update sla_alerts']).flat(),
+  relay: Array.from({ length: n }, () => ['find sla_alerts', 'update sla_alerts'])
+    .flat()
+    .sort(),
   published: Array.from({ length: n }, () => 'events.system.sla_warning'),
 });
 const readRequest = ['find requests'];
