@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import { rateLimitDecisions } from '../metrics.js';
 import type { Logger } from '@support-desk/platform';
 import type { Redis } from 'ioredis';
@@ -77,8 +76,7 @@ export function createRateLimiter({ redis, prefix, windowSeconds, failureMode, l
       { record = true, plan = 'none' }: { record?: boolean; plan?: string } = {},
     ): Promise<RateDecision | null> {
       const fullKey = prefix + key;
-      const now = performance.now();
-      const known = refusals.refusal(fullKey, limit, now);
+      const known = refusals.refusal(fullKey, limit);
       if (known) {
         stats.refusedLocally++;
         if (record) countDecision(key, plan, 'limited');
@@ -88,7 +86,7 @@ export function createRateLimiter({ redis, prefix, windowSeconds, failureMode, l
           remaining: 0,
           resetAt: known.resetAt,
           // `until` is ≤ 1 ms before Redis' reset: the same whole seconds as Redis would say.
-          retryAfter: Math.max(1, Math.ceil((known.until + 1 - now) / 1000)),
+          retryAfter: Math.max(1, Math.ceil((known.until + 1 - performance.now()) / 1000)),
           windowSeconds,
         };
       }

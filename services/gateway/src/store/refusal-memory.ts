@@ -29,11 +29,12 @@ export class RefusalMemory {
   }
 
   /** The remembered refusal in force for a call with this limit now, if any. */
-  refusal(key: string, limit: number, now: number): { until: number; resetAt: number } | undefined {
+  refusal(key: string, limit: number): { until: number; resetAt: number } | undefined {
+    // Nearly always nothing is refused: then not even the clock is read.
     if (this.refused.size === 0) return undefined;
     const entry = this.refused.get(key);
     if (!entry) return undefined;
-    if (now >= entry.until) {
+    if (performance.now() >= entry.until) {
       this.refused.delete(key);
       return undefined;
     }
