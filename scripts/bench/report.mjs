@@ -83,6 +83,16 @@ function stackRows(stack) {
   ];
 }
 
+/** How a gateway bench row was measured, from what its JSON says (older JSON: less). */
+function gatewayHow(gw, r) {
+  const settings = gw.settings
+    ? `, median of ${gw.settings.rounds} rounds of ${gw.settings.durationS} s${gw.settings.rate ? ` at ${gw.settings.rate}/s` : ''}`
+    : '';
+  const cpu =
+    typeof r?.cpuUs?.gateway === 'number' ? `; gateway CPU ${num(r.cpuUs.gateway)} µs per call` : '';
+  return `stand-in upstream${settings}, latency at max${cpu}${errors(r)}`;
+}
+
 function errors(...runs) {
   const bad = runs.reduce((n, r) => n + (r?.non2xx ?? 0) + (r?.errors ?? 0) + (r?.timeouts ?? 0), 0);
   return bad ? `; **${bad} non-2xx/errors**` : '';
@@ -152,14 +162,7 @@ export function renderTable({ machine: m, store, results }) {
       ['gateway bench: full gateway, JWT', gw?.gatewayJwt],
       ['gateway bench: API key, limits off', gw?.limitsOff],
     ].map(([name, r]) =>
-      row([
-        name,
-        `${num(r?.rps)} req/s`,
-        '',
-        ms(r?.p50),
-        ms(r?.p99),
-        gw ? 'stand-in upstream, latency at max' : 'not run',
-      ]),
+      row([name, `${num(r?.rps)} req/s`, '', ms(r?.p50), ms(r?.p99), gw ? gatewayHow(gw, r) : 'not run']),
     ),
     row([
       'gateway ratios',
@@ -167,7 +170,19 @@ export function renderTable({ machine: m, store, results }) {
       '',
       '',
       '',
-      `gateway / direct **${ratio(gw?.ratios?.gatewayOverDirect)}**, JWT / API key **${ratio(gw?.ratios?.jwtOverKey)}**, limits on / off **${ratio(gw?.ratios?.limitsOnOverOff)}**`,
+      [
+        `gateway / direct **${ratio(gw?.ratios?.gatewayOverDirect)}**`,
+        `JWT / API key **${ratio(gw?.ratios?.jwtOverKey)}**`,
+        `limits on / off **${ratio(gw?.ratios?.limitsOnOverOff)}**`,
+        gw?.ratios?.proxyOnlyOverDirect !== undefined &&
+          `proxy only / direct ${ratio(gw.ratios.proxyOnlyOverDirect)}`,
+        gw?.ratios?.gatewayOverProxyOnly !== undefined &&
+          `full gateway / proxy only ${ratio(gw.ratios.gatewayOverProxyOnly)}`,
+        gw?.limitCpuUs &&
+          `gateway + Redis CPU per call ${num(gw.limitCpuUs.on)} µs limits on, ${num(gw.limitCpuUs.off)} µs off`,
+      ]
+        .filter(Boolean)
+        .join(', '),
     ]),
   ];
   return `${lines.join('\n')}\n`;
