@@ -468,6 +468,9 @@ t.test('deskctl and API keys', async (t) => {
     ]);
     t.equal(r.code, 0, r.stderr);
     t.match(r.stderr, /warning: NATS unavailable/);
+    // Left pending by another process: the relay's sweep finds it (a full one on idle(); the
+    // minute-by-minute sweeps would find it a couple of minutes later).
+    await h.relay.idle();
     await h.waitForEvent(
       (e) => e.type === 'system.config_changed' && e.resourceId === r.json.id,
       'relayed event',
