@@ -54,9 +54,9 @@ export async function deleteMatching<D>(
 }
 
 /**
- * One collection's purge by due hour: `dueBy` is the cutoff (what is due at or before it goes),
- * `field` the document's hour field, `condition(cutoff)` the exact rule. Remembers, in this
- * process, the hours it has read to their end.
+ * One collection's purge by due hour: `field` is the document's hour field, `condition(cutoff)`
+ * the exact rule (what is due by the cutoff a pass is given). Remembers, in this process, the
+ * hours it has read to their end; a pass that stops at its bounds leaves the rest to the next.
  */
 export function purgeByDueHour<D>(
   model: Model<D>,
@@ -71,8 +71,10 @@ export function purgeByDueHour<D>(
     const behind = sweptThrough === undefined ? Infinity : (current - sweptThrough) / HOUR_MS;
     if (behind > MAX_HOURS || at - fullAt >= FULL_PASS_EVERY_MS) {
       const deleted = await deleteMatching(model, condition(cutoff), bounds);
-      fullAt = at;
-      sweptThrough = current - HOUR_MS;
+      if (deleted < bounds.batch * bounds.maxRounds) {
+        fullAt = at;
+        sweptThrough = current - HOUR_MS;
+      }
       return deleted;
     }
     let deleted = 0;
