@@ -86,19 +86,20 @@ export interface Target {
 }
 
 /**
- * One autocannon run (after a 1 s warm-up when asked); prints and returns req/s, latency and the
- * CPU each process spent per request (µs), which is what decides the ratios on a box with fewer
+ * One autocannon run (after an uncounted warm-up of `warmUpS` seconds, when asked: a process'
+ * first seconds are slower while the JIT settles); prints and returns req/s, latency and the CPU
+ * each process spent per request (µs), which is what decides the ratios on a box with fewer
  * cores than busy processes.
  */
 export async function measure(
   { name, url, headers = {}, procs, perCall }: Target,
   redisCpu: ReturnType<typeof redisCpuReader>,
-  warmUp: boolean,
+  warmUpS: number,
 ): Promise<Figures> {
   const requests = perCall
     ? [{ setupRequest: (r: autocannon.Request) => ({ ...r, headers: { ...headers, ...perCall() } }) }]
     : undefined;
-  if (warmUp) await autocannon({ url, headers, connections: CONNECTIONS, duration: 1, requests });
+  if (warmUpS > 0) await autocannon({ url, headers, connections: CONNECTIONS, duration: warmUpS, requests });
   const before = Object.fromEntries(Object.entries(procs).map(([k, c]) => [k, cpuMs(c.pid)]));
   const redisBefore = await redisCpu.ms();
   const self = process.cpuUsage();

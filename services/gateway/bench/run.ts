@@ -29,7 +29,7 @@ import {
   waitReady,
 } from './measure.js';
 import { metricUpdatesPerCall } from './metric-cost.js';
-import { type GatewayBenchResults, writeResults } from './results.js';
+import { type GatewayBenchResults, printSummary, writeResults } from './results.js';
 
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const TRACE_ROUNDS = Number(process.env.BENCH_TRACE_ROUNDS ?? 3);
@@ -112,7 +112,6 @@ async function gateway(rateLimit: boolean, tracing: Tracing = 'none', proxyOnly 
 }
 
 const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
-const fixed = (x: number) => x.toFixed(2);
 
 try {
   const limited = await gateway(true);
@@ -176,10 +175,14 @@ try {
   for (let round = 1; round <= ROUNDS; round++) {
     for (const run of round % 2 ? order : [...order].reverse()) {
       const target = { ...targets[run], name: `${targets[run].name}, round ${round}` };
-      runs[run].push(await measure(target, redisCpu, round === 1));
+      runs[run].push(await measure(target, redisCpu, round === 1 ? 3 : 0));
     }
   }
   const med = Object.fromEntries(order.map((k) => [k, medianFigures(runs[k])])) as Record<Run, Figures>;
+  // Ratios are medians of each round's ratio: a round's runs are seconds apart, so they share
+  // most of the machine's other load, which drifts over minutes.
+  const pairedRatio = (a: Run, b: Run) => ratio(median(runs[a].map((r, i) => r.rps / runs[b][i].rps)), 1);
+  const limiterCpu = (f: Figures) => (f.cpuUs.gateway ?? Number.NaN) + (f.cpuUs.redis ?? 0);
 
   // Tracing's cost is a few tenths of the gateway's CPU and this machine's noise is as large: the
   // configurations take turns, several rounds, and the medians are compared.
@@ -213,7 +216,7 @@ try {
             procs: { gateway: c, upstream },
           },
           redisCpu,
-          false,
+          0,
         );
         traced[kind].push({ rps: row.rps, cpuUs: row.cpuUs.gateway ?? Number.NaN });
       }
@@ -235,7 +238,6 @@ try {
   }
 
   const { direct, proxyOnly, gatewayKey, gatewayJwt, limitsOff } = med;
-  const limiterCpu = (f: Figures) => (f.cpuUs.gateway ?? Number.NaN) + (f.cpuUs.redis ?? 0);
   const results: GatewayBenchResults = {
     direct,
     proxyOnly,
@@ -243,13 +245,16 @@ try {
     gatewayJwt,
     limitsOff,
     ratios: {
-      gatewayOverDirect: ratio(gatewayKey.rps, direct.rps),
-      jwtOverKey: ratio(gatewayJwt.rps, gatewayKey.rps),
-      limitsOnOverOff: ratio(gatewayKey.rps, limitsOff.rps),
-      proxyOnlyOverDirect: ratio(proxyOnly.rps, direct.rps),
-      gatewayOverProxyOnly: ratio(gatewayKey.rps, proxyOnly.rps),
+      gatewayOverDirect: pairedRatio('gatewayKey', 'direct'),
+      jwtOverKey: pairedRatio('gatewayJwt', 'gatewayKey'),
+      limitsOnOverOff: pairedRatio('gatewayKey', 'limitsOff'),
+      proxyOnlyOverDirect: pairedRatio('proxyOnly', 'direct'),
+      gatewayOverProxyOnly: pairedRatio('gatewayKey', 'proxyOnly'),
     },
-    limitCpuUs: { on: limiterCpu(gatewayKey), off: limiterCpu(limitsOff) },
+    limitCpuUs: {
+      on: median(runs.gatewayKey.map(limiterCpu)),
+      off: median(runs.limitsOff.map(limiterCpu)),
+    },
     tracing,
     metricUpdatesUs: Math.round(metricUpdatesPerCall() * 100) / 100,
     settings: {
@@ -268,45 +273,4 @@ try {
   identity.close();
   spanSink.close();
   await nc.drain();
-}
-
-function printSummary(r: GatewayBenchResults): void {
-  const { ratios: q } = r;
-  const row = (name: string, f: Figures) =>
-    `${name.padEnd(34)} ${String(f.rps).padStart(7)} req/s   p50 ${String(f.p50).padStart(3)} ms   p99 ${String(f.p99).padStart(4)} ms   CPU µs/req: ${Object.entries(
-      f.cpuUs,
-    )
-      .map(([k, us]) => `${k} ${us}`)
-      .join(', ')}`;
-  console.log(`\nmedians of ${r.settings.rounds} rounds:`);
-  console.log(row('direct to the service', r.direct));
-  console.log(row('gateway proxy only', r.proxyOnly));
-  console.log(row('gateway, API key, limits on', r.gatewayKey));
-  console.log(row('gateway, JWT, limits on', r.gatewayJwt));
-  console.log(row('gateway, API key, limits off', r.limitsOff));
-  console.log('');
-  console.log(`gateway / direct (API key, limits on):  ${fixed(q.gatewayOverDirect)}  (aim ≥ 0.55)`);
-  console.log(`proxy only / direct:                    ${fixed(q.proxyOnlyOverDirect)}`);
-  console.log(`JWT / API key:                          ${fixed(q.jwtOverKey)}  (aim ≥ 0.95)`);
-  console.log(
-    `rate limit on / off:                    ${fixed(q.limitsOnOverOff)}  (aim ≥ 0.90, i.e. ≤ 10% cost)`,
-  );
-  console.log(
-    `gateway + Redis CPU µs per call:        limits on ${r.limitCpuUs.on}, off ${r.limitCpuUs.off} ` +
-      `(+${r.limitCpuUs.on - r.limitCpuUs.off})`,
-  );
-  if (r.tracing) {
-    const t = r.tracing;
-    console.log(
-      `tracing 10% sampled / none:             ${fixed(t.ratios.sampledOverNone)}  (aim ≥ 0.95, i.e. ≤ 5% cost)`,
-    );
-    console.log(`trace context only / none:              ${fixed(t.ratios.contextOverNone)}`);
-    console.log(
-      `gateway CPU µs per call (medians): none ${t.none.cpuUs}, context only ${t.context.cpuUs}, 10% sampled ${t.sampled.cpuUs}`,
-    );
-  }
-  console.log(
-    `metric updates per gateway call:        ${r.metricUpdatesUs.toFixed(2)} µs  ` +
-      `(${((r.metricUpdatesUs / (r.gatewayKey.cpuUs.gateway ?? Number.NaN)) * 100).toFixed(1)}% of the gateway's CPU per call; aim ≤ 5%)`,
-  );
 }
