@@ -70,6 +70,9 @@ export const EXPECTED: Record<string, ExpectedTrips> = {
     call: [...gridFsChunks(2), 'insert attachments.files', ...readAndWrite].sort(),
     ...relayed('request.attachment_added'),
   },
+  'GET /v1/requests/:id (a comment author not in the read model)': {
+    call: ['find requests', 'find users_read_model'],
+  },
   'GET /v1/requests/:id': { call: readRequest },
   'GET /v1/requests/:id on a replica that has not seen these users and group': {
     call: [

@@ -168,6 +168,13 @@ t.test('round trips of every public operation', async (t) => {
   t.equal(uploaded.status, 201);
   const attachmentId = uploaded.body.data.id as string;
   await measure('POST /v1/requests/:id/attachments (300 kB)', () => upload(id));
+  // A comment by an agent the read model has never seen: the first read looks the author up.
+  const helper = h.identity.person('agent');
+  await inject(helper, 'POST', `/v1/requests/${id}/comments`, { content: 'Me too' });
+  await h.relay.idle({ sweep: false });
+  await measure('GET /v1/requests/:id (a comment author not in the read model)', () =>
+    inject(requester, 'GET', `/v1/requests/${id}`),
+  );
   await measure('GET /v1/requests/:id', () => inject(requester, 'GET', `/v1/requests/${id}`));
   // Another replica (composed the same way, on the same database): its directory cache is cold.
   const replica = await composeService({

@@ -12,13 +12,15 @@ const CACHE_MAX_ENTRIES = 10_000;
  * request asks the store only for the request. This process's own read-model consumer replaces
  * an entry as it stores it; a change consumed by another replica is seen here once the entry
  * expires, which bounds how stale a name or VIP flag can be (identity's events already arrive
- * asynchronously).
+ * asynchronously). An id the read model does not have is remembered as absent too (`null`), for
+ * rendering only: a comment's author who never came through the directory costs no read per view.
  */
 class EntryCache<T extends { _id: string }> {
-  private readonly entries = new Map<string, { entry: T; until: number }>();
+  private readonly entries = new Map<string, { entry: T | null; until: number }>();
   constructor(private readonly ttlMs: number) {}
 
-  get(id: string): T | undefined {
+  /** The entry, `null` when known to be absent from the read model, undefined when not known. */
+  get(id: string): T | null | undefined {
     const hit = this.entries.get(id);
     if (!hit) return undefined;
     if (hit.until > Date.now()) return hit.entry;
@@ -26,18 +28,14 @@ class EntryCache<T extends { _id: string }> {
     return undefined;
   }
 
-  set(entry: T): void {
+  set(id: string, entry: T | null): void {
     if (this.ttlMs <= 0) return;
-    this.entries.delete(entry._id);
+    this.entries.delete(id);
     if (this.entries.size >= CACHE_MAX_ENTRIES) {
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);
     }
-    this.entries.set(entry._id, { entry, until: Date.now() + this.ttlMs });
-  }
-
-  forget(id: string): void {
-    this.entries.delete(id);
+    this.entries.set(id, { entry, until: Date.now() + this.ttlMs });
   }
 }
 
@@ -61,13 +59,16 @@ export class Directory {
     this.groups = new EntryCache(cacheTtlMs);
   }
 
-  /** From memory or the read model; on a miss asks identity once and stores the answer. */
+  /**
+   * From memory or the read model; on a miss asks identity once and stores the answer (an id
+   * remembered as absent is looked for again: identity decides).
+   */
   async user(id: string): Promise<UserEntry | null> {
     const cached = this.users.get(id);
     if (cached) return cached;
     const stored = await this.store.findUser(id);
     if (!stored) return this.refreshUser(id);
-    this.users.set(stored);
+    this.users.set(id, stored);
     return stored;
   }
 
@@ -76,7 +77,7 @@ export class Directory {
     if (cached) return cached;
     const stored = await this.store.findGroup(id);
     if (!stored) return this.refreshGroup(id);
-    this.groups.set(stored);
+    this.groups.set(id, stored);
     return stored;
   }
 
@@ -99,18 +100,20 @@ export class Directory {
     }
   }
 
-  /** Memory and read model only (lists): one query for the ids of a page not in memory. */
+  /** Memory and read model only (lists, authors): one query for the ids not in memory. */
   async knownUsers(ids: string[]): Promise<Map<string, UserEntry>> {
     const known = new Map<string, UserEntry>();
     const missing: string[] = [];
     for (const id of new Set(ids)) {
       const cached = this.users.get(id);
       if (cached) known.set(id, cached);
-      else missing.push(id);
+      else if (cached === undefined) missing.push(id);
     }
-    for (const found of await this.store.findUsers(missing)) {
-      this.users.set(found);
-      known.set(found._id, found);
+    const found = new Map((await this.store.findUsers(missing)).map((u) => [u._id, u]));
+    for (const id of missing) {
+      const entry = found.get(id) ?? null;
+      this.users.set(id, entry);
+      if (entry) known.set(id, entry);
     }
     return known;
   }
@@ -125,7 +128,7 @@ export class Directory {
       throw new IdentityUnavailableError(`identity did not answer for user ${id}: ${(err as Error).message}`);
     }
     if (!snapshot) {
-      this.users.forget(id);
+      this.users.set(id, null);
       await this.store.removeUser(id);
       return null;
     }
@@ -143,7 +146,7 @@ export class Directory {
       );
     }
     if (!snapshot) {
-      this.groups.forget(id);
+      this.groups.set(id, null);
       await this.store.removeGroup(id);
       return null;
     }
@@ -163,14 +166,14 @@ export class Directory {
       syncedAt: this.clock(),
     };
     await this.store.saveUser(entry);
-    this.users.set(entry);
+    this.users.set(entry._id, entry);
     return entry;
   }
 
   async storeGroup(s: GroupSnapshot): Promise<GroupEntry> {
     const entry: GroupEntry = { _id: s.id, name: s.name, deleted: s.deleted, syncedAt: this.clock() };
     await this.store.saveGroup(entry);
-    this.groups.set(entry);
+    this.groups.set(entry._id, entry);
     return entry;
   }
 }
