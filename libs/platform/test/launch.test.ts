@@ -1,0 +1,53 @@
+import { ferretdbArgs, pgQuery, PostgresError, storeBackend } from '@support-desk/platform/launch';
+import t from 'tap';
+
+t.test('SD_STORE names FerretDB backend, and nothing else', async (t) => {
+  t.equal(storeBackend(undefined), 'postgresql', 'the default');
+  t.equal(storeBackend(''), 'postgresql', 'empty is unset');
+  t.equal(storeBackend('sqlite'), 'sqlite');
+  t.throws(() => storeBackend('mysql'), /SD_STORE=mysql is not a store backend: use postgresql .* or sqlite/);
+});
+
+t.test('FerretDB runs on PostgreSQL when given its URL, else on SQLite in its directory', async (t) => {
+  const place = { host: '127.0.0.1', port: 27100, dir: '/tmp/x' };
+  const pg = ferretdbArgs({ ...place, postgresqlUrl: 'postgres://ferretdb@127.0.0.1:5433/ferretdb' });
+  t.ok(pg.includes('--handler=postgresql'));
+  t.ok(pg.includes('--postgresql-url=postgres://ferretdb@127.0.0.1:5433/ferretdb'));
+  t.notOk(pg.some((a) => a.startsWith('--sqlite-url')));
+  t.notOk(
+    pg.some((a) => a.includes('nested-pushdown')),
+    'nested pushdown stays off: it misses dotted paths through arrays',
+  );
+  const sqlite = ferretdbArgs(place);
+  t.ok(sqlite.includes('--handler=sqlite'));
+  t.ok(sqlite.includes('--sqlite-url=file:/tmp/x/'));
+});
+
+// The cluster the infra script runs when the store is FerretDB on PostgreSQL (npm test exports it).
+const shared = process.env.SD_POSTGRES_URL;
+t.test(
+  'pgQuery speaks to the shared PostgreSQL',
+  { skip: shared ? false : 'the store is not FerretDB on PostgreSQL' },
+  async (t) => {
+    const u = new URL(shared!);
+    const place = { host: u.hostname, port: Number(u.port), user: u.username, database: u.pathname.slice(1) };
+    t.same(await pgQuery(place, "SELECT 1, NULL, 'two words'"), [['1', null, 'two words']], 'rows as text');
+    t.same(
+      await pgQuery(place, 'SELECT 1; SELECT x FROM (VALUES (2), (3)) AS v(x)'),
+      [['2'], ['3']],
+      'the last result of several statements',
+    );
+    const err = await pgQuery(place, 'SELECT 1/0').catch((e: unknown) => e);
+    t.ok(err instanceof PostgresError);
+    t.equal((err as PostgresError).code, '22012', 'the SQLSTATE');
+    const missing = await pgQuery({ ...place, database: 'no_such_database' }, 'SELECT 1').catch(
+      (e: unknown) => e,
+    );
+    t.match((missing as Error).message, /database "no_such_database" does not exist/);
+    const events = await pgQuery(
+      place,
+      "SELECT evtname FROM pg_event_trigger WHERE evtname = 'sd_ferretdb_gin'",
+    );
+    t.same(events, [['sd_ferretdb_gin']], "FerretDB's database has the GIN index trigger");
+  },
+);
