@@ -10,14 +10,19 @@ import { IdentityDouble, testPrincipalKeys, uniqueName } from '@support-desk/pla
 import { createPrincipalSigner } from '@support-desk/platform';
 import autocannon from 'autocannon';
 import { composeService } from '../src/composition.js';
-import { defaultRequestsConfig } from '../src/config.js';
+import { loadRequestsConfig } from '../src/config.js';
 import { requestModel } from '../src/store/requests.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = 20;
 const names = natsNames(uniqueName('bench'));
 const keys = testPrincipalKeys();
-const config = defaultRequestsConfig({ SLA_MONITOR_ENABLED: false, PRINCIPAL_VERIFY_KEYS: keys.verifyKeys });
+// The store and NATS of the environment (MONGO_URL, NATS_URL, as `npm run bench` sets them).
+const config = loadRequestsConfig({
+  ...process.env,
+  SLA_MONITOR_ENABLED: 'false',
+  PRINCIPAL_VERIFY_KEYS: keys.verifyKeys,
+});
 const conn = await connectMongo({ url: config.MONGO_URL, dbName: uniqueName('requests_bench_') });
 const nc = await connectNats({ url: config.NATS_URL, name: 'bench' });
 const jsm = await ensureStreams(nc, names);
