@@ -2,13 +2,13 @@ import type { NatsNames, ReceivedEvent } from '@support-desk/contracts';
 import {
   type ConsumerStats,
   deadLetterStore,
+  hourKey,
   decodeDomainEvent,
   type Logger,
   type NatsConnection,
   runConsumer,
 } from '@support-desk/platform';
 import type { Connection } from 'mongoose';
-import { hourKey } from '../store/due-hours.js';
 import { type StoredEvent, toStoredChanges } from '../store/event-model.js';
 import { eventWriter, type InsertEvents, StoreUnavailableError } from '../store/event-writes.js';
 import { Batcher } from './batcher.js';

@@ -1,6 +1,5 @@
-import { type Logger, periodicTask } from '@support-desk/platform';
+import { type Logger, periodicTask, purgeByDueHour } from '@support-desk/platform';
 import type { Connection } from 'mongoose';
-import { purgeByDueHour } from './due-hours.js';
 import { eventModel } from './event-model.js';
 
 export const TTL_INDEX = 'timestamp_ttl';

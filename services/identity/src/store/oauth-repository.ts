@@ -1,6 +1,12 @@
-import { type AggregateDecision, type OutboxEntry, updateAggregate } from '@support-desk/platform';
+import {
+  type AggregateDecision,
+  hourKey,
+  type OutboxEntry,
+  type PurgeBounds,
+  purgeByDueHour,
+  updateAggregate,
+} from '@support-desk/platform';
 import type { Connection, FilterQuery } from 'mongoose';
-import { hourKey, type PurgeBounds, purgeByDueHour } from './due-hours.js';
 import {
   type GrantDoc,
   grantEnd,

@@ -26,7 +26,7 @@ export interface GrantDoc {
   /**
    * The hour (`hourKey`) its first end falls in: the code's expiry while unredeemed, the refresh
    * family's expiry, or the revocation, whichever is earliest. Housekeeping reads spent grants by
-   * hour (due-hours.ts); the repository keeps it up to date on every write.
+   * hour (the platform's due-hours.ts); the repository keeps it up to date on every write.
    */
   endsHour?: string;
   rev?: number;
