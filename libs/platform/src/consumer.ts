@@ -14,6 +14,7 @@ import {
   watchConsumerLag,
 } from './event-metrics.js';
 import type { Logger } from './logger.js';
+import { messageText } from './deadletters.js';
 import { isNotFound } from './nats.js';
 import { consumeSpan } from './telemetry/propagation.js';
 
@@ -27,7 +28,10 @@ export interface DeadLetter {
   streamSequence: number;
   deliveryCount: number;
   reason: string;
+  /** The message as text (U+FFFD where it was not UTF-8 or held U+0000). */
   data: string;
+  /** The message's exact bytes, kept when `data` is not exact (see `messageText`). */
+  dataBase64?: string;
   failedAt: Date;
 }
 
@@ -162,7 +166,7 @@ export async function runConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningC
         streamSequence: msg.seq,
         deliveryCount: msg.info.deliveryCount,
         reason,
-        data: new TextDecoder().decode(msg.data),
+        ...messageText(msg.data),
         failedAt: new Date(),
       });
       settle(msg, 'term', () => msg.term(reason.slice(0, 200)));

@@ -19,10 +19,36 @@ const DeadLetterSchema = new Schema<DeadLetter>(
     deliveryCount: Number,
     reason: String,
     data: String,
+    dataBase64: String,
     failedAt: { type: Date, index: true },
   },
   { collection: 'dead_letters', versionKey: false },
 );
+
+const exactText = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A dead letter's message as stored: its text, readable by operators, and its bytes as well when
+ * the text is not exact. A poison message may be any bytes; text that is not UTF-8 does not
+ * survive decoding, and PostgreSQL (under the local store) refuses a document holding U+0000, so
+ * without the bytes such a letter was either lost to replay or never written (the message then
+ * went back to JetStream again and again).
+ */
+export function messageText(data: Uint8Array): Pick<DeadLetter, 'data' | 'dataBase64'> {
+  let text: string | undefined;
+  try {
+    text = exactText.decode(data);
+  } catch {
+    // not UTF-8
+  }
+  if (text !== undefined && !text.includes('\u0000')) return { data: text };
+  const readable = (text ?? new TextDecoder().decode(data)).replaceAll('\u0000', '\uFFFD');
+  return { data: readable, dataBase64: Buffer.from(data).toString('base64') };
+}
+
+/** The bytes a dead letter's message had. */
+export const messageBytes = (d: Pick<DeadLetter, 'data' | 'dataBase64'>): Uint8Array =>
+  d.dataBase64 ? Buffer.from(d.dataBase64, 'base64') : new TextEncoder().encode(d.data);
 
 /** A service's dead-letter collection, for `runConsumer({ deadLetter })`. */
 export function deadLetterStore(conn: Connection) {
@@ -94,7 +120,7 @@ export function serveDeadLetters(o: DeadLetterServiceOptions): { stop(): void } 
       for (const doc of docs) {
         const id = String(doc._id);
         try {
-          await o.replay(new TextEncoder().encode(doc.data), doc.subject);
+          await o.replay(messageBytes(doc), doc.subject);
           await model.deleteOne({ _id: doc._id });
           out.replayed.push(id);
         } catch (err) {

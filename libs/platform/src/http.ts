@@ -13,7 +13,8 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify';
 import type { Logger } from './logger.js';
-import { isAppError } from './errors.js';
+import { AppError, isAppError } from './errors.js';
+import { nulCharacterPath } from './nul-character.js';
 import { histogram } from './metrics.js';
 import { isDatabaseUnreachable } from './mongo.js';
 import { activeTraceId } from './telemetry/propagation.js';
@@ -166,6 +167,15 @@ export function createHttpApp({
   });
   app.addHook('preClose', async () => {
     closing = true;
+  });
+
+  // Before validation, so a NUL character is named as such (see nul-character.ts).
+  app.addHook('preValidation', async (request) => {
+    const where =
+      nulCharacterPath(request.params, 'path') ??
+      nulCharacterPath(request.query, 'query') ??
+      nulCharacterPath(request.body, 'body');
+    if (where) throw new AppError('VALIDATION_ERROR', `${where} must not contain the NUL character (U+0000)`);
   });
 
   app.decorateRequest('traceId', null);

@@ -202,3 +202,33 @@ t.test('a call that reaches a closing listener is served, asked to close its con
   t.same(await res.json(), { success: true, data: { limit: 3 } });
   t.equal(res.headers.get('connection'), 'close', 'the client is asked not to reuse the connection');
 });
+
+t.test('the NUL character is refused in a body, a query or a path, naming where', async (t) => {
+  const { app } = buildTestApp();
+  app.get('/things/:id', async (request) => ok(request.params));
+  t.teardown(() => app.close());
+  const cases: [InjectOptions, string][] = [
+    [
+      {
+        method: 'POST',
+        url: '/things',
+        payload: '{"title":"a\\u0000b"}',
+        headers: { 'content-type': 'application/json' },
+      },
+      'body.title',
+    ],
+    [{ method: 'POST', url: '/things', payload: { title: 'ok', 'pri\u0000': 'x' } }, 'body.pri\u0000'],
+    [{ method: 'GET', url: '/things?limit=1&q=a%00' }, 'query.q'],
+    [{ method: 'GET', url: '/things/ab%00c' }, 'path.id'],
+  ];
+  for (const [call, where] of cases) {
+    const res = await app.inject(call);
+    t.equal(res.statusCode, 400, `${call.method} ${call.url}`);
+    t.match(res.json().error, {
+      code: 'VALIDATION_ERROR',
+      message: `${where} must not contain the NUL character (U+0000)`,
+    });
+  }
+  const fine = await app.inject({ method: 'POST', url: '/things', payload: { title: 'a\\u0000b' } });
+  t.equal(fine.statusCode, 201, 'the six characters \\u0000 written as text are an ordinary string');
+});
