@@ -169,7 +169,7 @@ export async function runConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningC
         ...messageText(msg.data),
         failedAt: new Date(),
       });
-      settle(msg, 'term', () => msg.term(reason.slice(0, 200)));
+      settle(msg, 'term', () => msg.term());
       stats.deadLettered++;
       outcome('dead_lettered');
       log.warn({ subject: msg.subject, seq: msg.seq, reason }, 'message dead-lettered');

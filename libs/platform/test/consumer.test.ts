@@ -114,3 +114,33 @@ t.test('a failed dead-letter write is retried, never lost', async (t) => {
   await eventually(() => stored.length === 1, { what: 'dead letter stored' });
   t.equal(stored[0].deliveryCount, 3, 'stored on the third delivery after two failed writes');
 });
+
+t.test('a dead-lettered message is settled for good: not delivered again after the ack wait', async (t) => {
+  const { nc, names } = await testNats(t);
+  const deadLetters: DeadLetter[] = [];
+  const ackWaitMs = 1000;
+  const consumer = await runConsumer<Msg>({
+    nc,
+    logger: testLogger(),
+    stream: names.eventsStream,
+    durable: 'term-test',
+    filterSubjects: [names.eventsWildcard],
+    decode: (data) => {
+      const m = decodeJson<Msg>(data);
+      if (typeof m.n !== 'number') throw new PoisonMessageError('n must be a number');
+      return m;
+    },
+    handle: async () => undefined,
+    deadLetter: async (record) => {
+      deadLetters.push(record);
+    },
+    ackWaitMs,
+  });
+  t.teardown(() => consumer.stop());
+  await jetstream(nc).publish(names.eventSubject('request.created'), encodeJson({ n: 'x' }));
+  await eventually(() => deadLetters.length > 0, { what: 'the poison message dead-lettered' });
+  // NATS 2.9 ignores a TERM that carries a reason, and then redelivers once the ack wait is over:
+  // three ack waits later the message must still have been dead-lettered exactly once.
+  await new Promise((r) => setTimeout(r, 3 * ackWaitMs + 500));
+  t.equal(deadLetters.length, 1, 'dead-lettered once');
+});
