@@ -2,8 +2,9 @@
  * `npm run bench:seed -w @support-desk/e2e`: how long `sd-seed --demo` takes for BENCH_SEED_REQUESTS
  * (default 200) requests on a fresh stack (the processes `npm start` runs, on the shared
  * infrastructure), and where the CPU went meanwhile: the store's process, each service, and the
- * seeder with its deskctl. The store's figure is its whole process, so it includes whatever else
- * uses the shared store at the time (other tests): read it with the machine's load.
+ * seeder with its deskctl. The store's figures (FerretDB's process, and on the PostgreSQL backend
+ * the cluster behind it) are whole processes, so they include whatever else uses the shared store
+ * at the time (other tests): read them with the machine's load.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -28,7 +29,7 @@ function cpuSeconds(pid: number | 'self', children = false): number | null {
 /** The stack's service processes, found by the NATS namespace in their environment (Linux /proc). */
 function servicePids(stack: Stack): Record<string, number> {
   const found: Record<string, number> = {};
-  for (const entry of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+  for (const entry of pids()) {
     try {
       const env = fs.readFileSync(`/proc/${entry}/environ`, 'utf8');
       const cmd = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8');
@@ -55,6 +56,53 @@ async function storePid(url: string): Promise<number | null> {
   }
 }
 
+/** The processes of /proc (ids), for the bounded scans below. */
+const pids = () => fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p));
+
+/**
+ * CPU seconds of the PostgreSQL cluster behind a FerretDB process on its PostgreSQL backend (its
+ * postmaster, found by the port of `--postgresql-url`, with its live and ended backends): there
+ * the store's work is mostly PostgreSQL's, not FerretDB's. A backend that ended during the seed
+ * counts whole; null when FerretDB is on SQLite or the cluster is not on this machine.
+ */
+function postgresMeter(ferretdbPid: number): (() => number | null) | null {
+  let port: string | undefined;
+  try {
+    const args = fs.readFileSync(`/proc/${ferretdbPid}/cmdline`, 'utf8').split('\0');
+    port = /^--postgresql-url=postgres(?:ql)?:\/\/[^/]*:(\d+)\//.exec(
+      args.find((a) => a.startsWith('--postgresql-url=')) ?? '',
+    )?.[1];
+  } catch {
+    return null;
+  }
+  if (!port) return null;
+  const postmaster = pids().find((pid) => {
+    try {
+      const args = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      const dataDir = args[args.indexOf('-D') + 1];
+      if (!/postgres$/.test(args[0]) || !args.includes('-D') || !dataDir) return false;
+      return fs.readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[3]?.trim() === port;
+    } catch {
+      return false;
+    }
+  });
+  if (!postmaster) return null;
+  return () => {
+    const own = cpuSeconds(Number(postmaster));
+    if (own === null) return null;
+    let total = own + (cpuSeconds(Number(postmaster), true) ?? 0);
+    for (const pid of pids()) {
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+        if (stat[1] === postmaster) total += cpuSeconds(Number(pid)) ?? 0;
+      } catch {
+        // a backend that ended meanwhile
+      }
+    }
+    return total;
+  };
+}
+
 const machineBusySeconds = () => {
   const [user, nice, system, , , irq, softirq, steal] = fs
     .readFileSync('/proc/stat', 'utf8')
@@ -70,10 +118,13 @@ async function main() {
   const t: Teardownable = { teardown: (fn) => void steps.push(fn) };
   try {
     const stack = await startStack(t);
-    const processes: Record<string, number> = { ...servicePids(stack) };
+    const meters: Record<string, () => number | null> = {};
+    for (const [service, pid] of Object.entries(servicePids(stack))) meters[service] = () => cpuSeconds(pid);
     const store = await storePid(stack.env.MONGO_URL);
-    if (store) processes.store = store;
-    const before = Object.fromEntries(Object.entries(processes).map(([k, pid]) => [k, cpuSeconds(pid)]));
+    if (store) meters.store = () => cpuSeconds(store);
+    const postgres = store ? postgresMeter(store) : null;
+    if (postgres) meters.storePostgres = postgres;
+    const before = Object.fromEntries(Object.entries(meters).map(([k, meter]) => [k, meter()]));
     const busyBefore = machineBusySeconds();
     // The seeder and its deskctl are children of this process: their CPU shows up here once they exit.
     const seederBefore = cpuSeconds('self', true) ?? 0;
@@ -90,8 +141,8 @@ async function main() {
     const seconds = (Date.now() - started) / 1000;
     if (r.code !== 0) throw new Error(`sd-seed exit ${r.code}: ${r.stderr.slice(-1500)}`);
     const cpu: Record<string, number | null> = {};
-    for (const [k, pid] of Object.entries(processes)) {
-      const now = cpuSeconds(pid);
+    for (const [k, meter] of Object.entries(meters)) {
+      const now = meter();
       cpu[k] = now === null || before[k] === null ? null : +(now - before[k]!).toFixed(1);
     }
     cpu.seederAndDeskctl = +((cpuSeconds('self', true) ?? 0) - seederBefore).toFixed(1);
