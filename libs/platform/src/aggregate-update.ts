@@ -70,11 +70,6 @@ export interface UpdateAggregateOptions<T extends Stored = Stored> {
    */
   visible?: (doc: T) => boolean;
   /**
-   * Conditions as a MongoDB filter, added to the read. Prefer `visible`: on FerretDB a filter
-   * beyond `_id` is not pushed down to the backend.
-   */
-  filter?: Record<string, unknown>;
-  /**
    * The aggregate as the caller has just read it, with its outbox (`selectOutbox` on the read):
    * the first attempt decides on it instead of reading it again. A stale copy costs nothing more
    * than a lost race: the compare-and-set misses and the next attempt reads afresh.
@@ -110,7 +105,6 @@ export async function updateAggregate<T extends Stored, R>(
   {
     what,
     visible = () => true,
-    filter,
     current,
     attempts = AGGREGATE_WRITE_ATTEMPTS,
     maxBytes = AGGREGATE_MAX_BYTES,
@@ -121,10 +115,7 @@ export async function updateAggregate<T extends Stored, R>(
     const stored =
       attempt === 0 && current
         ? current
-        : await model
-            .findOne(filter ? { ...filter, _id: id } : { _id: id })
-            .select(selectOutbox)
-            .lean<T & { outbox?: unknown }>();
+        : await model.findOne({ _id: id }).select(selectOutbox).lean<T & { outbox?: unknown }>();
     if (!stored || !visible(stored)) throw notFound(what);
     const { outbox: _pending, ...state } = stored;
     const { write, result } = await decide(state as T);

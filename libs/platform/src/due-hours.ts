@@ -1,20 +1,11 @@
 import type { FilterQuery, Model } from 'mongoose';
+import { bucketStart, HOUR_MS, hourKey, TimeBucketCursor } from './time-buckets.js';
 
-/**
- * Time as equality, for background passes. FerretDB v1 pushes only equalities down to its
- * backend (on SQLite only `{_id}`; on PostgreSQL top-level scalars), never a range such as
- * `{expiresAt: {$lte: now}}`, so a pass asking for "what is due" decoded every document each
- * time. So each purged document also keeps the hour its due time falls in (`hourKey`, a string
- * field with an index), and a pass asks for the hours since its last pass by equality, with the
- * exact condition checked on what that returns: on PostgreSQL only those hours' documents are
- * read, on MongoDB an index answers, and a pass within an hour already read reads only that hour.
+/*
+ * Purges by due hour (see time-buckets.ts): each purged document also keeps the hour its due
+ * time falls in (`hourKey`, a string field with an index), and a pass asks for the hours since
+ * its last pass by equality, with the exact condition checked on what that returns.
  */
-export const HOUR_MS = 3_600_000;
-
-/** The hour (UTC) `at` falls in, as stored in a bucket field: `2030-01-01T09`. */
-export const hourKey = (at: Date | number): string => new Date(at).toISOString().slice(0, 13);
-
-const hourStart = (ms: number) => ms - (((ms % HOUR_MS) + HOUR_MS) % HOUR_MS);
 
 /** Hours a pass reads one by one; further behind (a first pass, a long pause) it reads in full. */
 const MAX_HOURS = 48;
@@ -61,29 +52,25 @@ export function purgeByDueHour<D>(
   field: string,
   condition: (cutoff: Date) => FilterQuery<D>,
 ) {
-  let sweptThrough: number | undefined;
-  let fullAt = Number.NEGATIVE_INFINITY;
+  const cursor = new TimeBucketCursor(HOUR_MS, MAX_HOURS, FULL_PASS_EVERY_MS);
   return async (cutoff: Date, bounds: PurgeBounds): Promise<number> => {
     const at = cutoff.getTime();
-    const current = hourStart(at);
-    const behind = sweptThrough === undefined ? Infinity : (current - sweptThrough) / HOUR_MS;
-    if (behind > MAX_HOURS || at - fullAt >= FULL_PASS_EVERY_MS) {
+    const current = bucketStart(at, HOUR_MS);
+    const plan = cursor.plan(at, current);
+    if (plan.full) {
       const deleted = await deleteMatching(model, condition(cutoff), bounds);
-      if (deleted < bounds.batch * bounds.maxRounds) {
-        fullAt = at;
-        sweptThrough = current - HOUR_MS;
-      }
+      if (deleted < bounds.batch * bounds.maxRounds) cursor.fullDone(at, current - HOUR_MS);
       return deleted;
     }
     let deleted = 0;
     // The hours after the last one read to its end, up to the cutoff's own (read again next
     // time: more of it comes due). An hour left unfinished by the bounds is read again next pass.
-    for (let hour = sweptThrough! + HOUR_MS; hour <= current; hour += HOUR_MS) {
+    for (const hour of plan.buckets) {
       const filter = { [field]: hourKey(hour), ...condition(cutoff) } as FilterQuery<D>;
       const inHour = await deleteMatching(model, filter, bounds);
       deleted += inHour;
       if (inHour >= bounds.batch * bounds.maxRounds) return deleted;
-      if (hour < current) sweptThrough = hour;
+      if (hour < current) cursor.bucketDone(hour);
     }
     return deleted;
   };

@@ -13,7 +13,7 @@ export * from './mongo.js';
 export * from './nats.js';
 export * from './outbox.js';
 export * from './outbox-relay.js';
-export * from './minute-buckets.js';
+export * from './time-buckets.js';
 export * from './due-hours.js';
 export * from './principal.js';
 export * from './rpc.js';

@@ -1,5 +1,5 @@
 import type { Model } from 'mongoose';
-import { MINUTE_MS, MinuteCursor, minuteKey, minuteStart } from './minute-buckets.js';
+import { MINUTE_MS, minuteKey, minuteStart, TimeBucketCursor } from './time-buckets.js';
 import { OUTBOX_MINUTE_FIELD, type OutboxEntry } from './outbox.js';
 
 export type PendingDoc = { _id: unknown; outbox?: OutboxEntry[] };
@@ -26,7 +26,10 @@ export function createOutboxSweep(opts: {
   publishAll: (model: Model<any>, docs: PendingDoc[]) => Promise<void>;
 }) {
   const cursors = new Map(
-    opts.models.map((model) => [model, new MinuteCursor(SWEEP_MAX_MINUTES, opts.fullSweepIntervalMs)]),
+    opts.models.map((model) => [
+      model,
+      new TimeBucketCursor(MINUTE_MS, SWEEP_MAX_MINUTES, opts.fullSweepIntervalMs),
+    ]),
   );
   return {
     requestFull() {
@@ -54,9 +57,9 @@ export function createOutboxSweep(opts: {
         cursor.fullDone(now, newest);
         return false;
       }
-      for (const minute of plan.minutes) {
+      for (const minute of plan.buckets) {
         if (await read({ [OUTBOX_MINUTE_FIELD]: minuteKey(minute) })) return true;
-        cursor.minuteDone(minute);
+        cursor.bucketDone(minute);
       }
       return false;
     },

@@ -7,7 +7,7 @@ import {
   lockStoreOf,
   type NamedCollection,
 } from './aggregate-lock.js';
-import { minuteKey } from './minute-buckets.js';
+import { minuteKey } from './time-buckets.js';
 import { notePending } from './outbox-pending.js';
 import { injectTraceContext } from './telemetry/propagation.js';
 

@@ -5,6 +5,13 @@ import { eventually, testLogger, testNats } from '../src/testing/index.js';
 
 type Msg = { n: number; failTimes?: number; poison?: boolean };
 
+/** A message without a numeric `n` can never be handled: poison. */
+const decodeMsg = (data: Uint8Array): Msg => {
+  const m = decodeJson<Msg>(data);
+  if (typeof m.n !== 'number') throw new PoisonMessageError('n must be a number');
+  return m;
+};
+
 t.test(
   'ack after handle, redelivery with backoff, poison and exhausted messages dead-lettered',
   async (t) => {
@@ -21,11 +28,7 @@ t.test(
       stream: names.eventsStream,
       durable: 'consumer-test',
       filterSubjects: [names.eventsWildcard],
-      decode: (data) => {
-        const m = decodeJson<Msg>(data);
-        if (typeof m.n !== 'number') throw new PoisonMessageError('n must be a number');
-        return m;
-      },
+      decode: decodeMsg,
       handle: async (m, meta) => {
         attempts.set(m.n, meta.deliveryCount);
         if (m.poison) throw new PoisonMessageError('refused');
@@ -125,11 +128,7 @@ t.test('a dead-lettered message is settled for good: not delivered again after t
     stream: names.eventsStream,
     durable: 'term-test',
     filterSubjects: [names.eventsWildcard],
-    decode: (data) => {
-      const m = decodeJson<Msg>(data);
-      if (typeof m.n !== 'number') throw new PoisonMessageError('n must be a number');
-      return m;
-    },
+    decode: decodeMsg,
     handle: async () => undefined,
     deadLetter: async (record) => {
       deadLetters.push(record);

@@ -3,9 +3,9 @@ import {
   buildEvent,
   eventEntry,
   MINUTE_MS,
-  MinuteCursor,
   minuteKey,
   minuteStart,
+  TimeBucketCursor,
   periodicTask,
   systemContext,
 } from '@support-desk/platform';
@@ -66,7 +66,11 @@ export interface SlaMonitorOptions {
 export function createSlaMonitor(deps: Deps, opts: SlaMonitorOptions = {}) {
   const batchSize = opts.batchSize ?? 200;
   const maxPasses = opts.maxPasses ?? 20;
-  const cursor = new MinuteCursor(opts.catchUpMinutes ?? 10, opts.fullScanEveryMs ?? 10 * MINUTE_MS);
+  const cursor = new TimeBucketCursor(
+    MINUTE_MS,
+    opts.catchUpMinutes ?? 10,
+    opts.fullScanEveryMs ?? 10 * MINUTE_MS,
+  );
   const log = deps.logger.child({ component: 'sla-monitor' });
 
   /** Claims and marks one due check of one request; true when this replica emitted the event. */
@@ -147,11 +151,11 @@ export function createSlaMonitor(deps: Deps, opts: SlaMonitorOptions = {}) {
       const current = minuteStart(now.getTime());
       const settled = current - (MINUTES_REREAD - 1) * MINUTE_MS;
       const plan = cursor.plan(now.getTime(), current);
-      const { emitted, full } = plan.full ? await scanRound(now) : await minutesRound(plan.minutes, now);
+      const { emitted, full } = plan.full ? await scanRound(now) : await minutesRound(plan.buckets, now);
       total += emitted;
       if (full) continue;
       if (plan.full) cursor.fullDone(now.getTime(), settled - MINUTE_MS);
-      else for (const minute of plan.minutes) if (minute < settled) cursor.minuteDone(minute);
+      else for (const minute of plan.buckets) if (minute < settled) cursor.bucketDone(minute);
       break;
     }
     if (total > 0) log.info({ emitted: total }, 'sla events emitted');

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { MINUTE_MS, MinuteCursor, minuteKey, minuteStart } from '../src/index.js';
+import { MINUTE_MS, minuteKey, minuteStart, TimeBucketCursor } from '../src/index.js';
 
 const at = (iso: string) => new Date(iso).getTime();
 
@@ -11,33 +11,33 @@ t.test('minute keys and starts', async (t) => {
 });
 
 t.test('cursor: full first, then each minute once, full again when far behind or due', async (t) => {
-  const cursor = new MinuteCursor(10, 60 * MINUTE_MS);
+  const cursor = new TimeBucketCursor(MINUTE_MS, 10, 60 * MINUTE_MS);
   const nine = at('2030-01-01T09:00:00Z');
   t.same(cursor.plan(nine, nine), { full: true }, 'nothing read yet: in full');
   cursor.fullDone(nine, nine - MINUTE_MS);
   t.same(
     cursor.plan(nine + 5_000, nine),
-    { full: false, minutes: [nine] },
+    { full: false, buckets: [nine] },
     'the minutes after the full pass',
   );
-  cursor.minuteDone(nine);
-  t.same(cursor.plan(nine + 30_000, nine), { full: false, minutes: [] }, 'nothing new in the same minute');
+  cursor.bucketDone(nine);
+  t.same(cursor.plan(nine + 30_000, nine), { full: false, buckets: [] }, 'nothing new in the same minute');
   const later = nine + 3 * MINUTE_MS;
   t.same(cursor.plan(later, later), {
     full: false,
-    minutes: [nine + MINUTE_MS, nine + 2 * MINUTE_MS, later],
+    buckets: [nine + MINUTE_MS, nine + 2 * MINUTE_MS, later],
   });
-  cursor.minuteDone(nine + MINUTE_MS);
+  cursor.bucketDone(nine + MINUTE_MS);
   t.same(
     cursor.plan(later, later),
-    { full: false, minutes: [nine + 2 * MINUTE_MS, later] },
+    { full: false, buckets: [nine + 2 * MINUTE_MS, later] },
     'a minute not marked done is read again',
   );
   const farLater = later + 11 * MINUTE_MS;
   t.same(cursor.plan(farLater, farLater), { full: true }, 'more than 10 minutes behind: in full');
   cursor.fullDone(farLater, farLater);
   const hourLater = farLater + 60 * MINUTE_MS;
-  t.same(cursor.plan(hourLater - 1, farLater), { full: false, minutes: [] });
+  t.same(cursor.plan(hourLater - 1, farLater), { full: false, buckets: [] });
   t.same(cursor.plan(hourLater, farLater), { full: true }, 'an hour after the last full pass');
   cursor.fullDone(hourLater, farLater);
   cursor.requestFull();
