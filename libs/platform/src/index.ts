@@ -14,6 +14,7 @@ export * from './nats.js';
 export * from './outbox.js';
 export * from './outbox-relay.js';
 export * from './time-buckets.js';
+export * from './ttl-cache.js';
 export * from './due-hours.js';
 export * from './principal.js';
 export * from './rpc.js';

@@ -7,8 +7,14 @@ import type {
   ResolveApiKeyReply,
   UserSnapshot,
 } from '@support-desk/contracts';
-import { AppError, identityRpcClient, type NatsConnection } from '@support-desk/platform';
-import { singleFlight, TtlCache } from '../store/ttl-cache.js';
+import {
+  AppError,
+  identityRpcClient,
+  type NatsConnection,
+  singleFlight,
+  TtlCache,
+} from '@support-desk/platform';
+import { countedLookups } from '../store/cache-lookups.js';
 
 export type OAuthClientInfo = Extract<GetOAuthClientReply, { found: true }>['client'];
 
@@ -32,9 +38,9 @@ const unavailable = () =>
  * Credential notices call the `drop*` methods so a revocation takes effect at once.
  */
 export function createIdentityClient(o: IdentityClientOptions) {
-  const keys = new TtlCache<string, ResolveApiKeyReply>(50_000, 'api_keys');
-  const users = new TtlCache<string, UserSnapshot | null>(50_000, 'users');
-  const clients = new TtlCache<string, OAuthClientInfo | null>(10_000, 'oauth_clients');
+  const keys = new TtlCache<string, ResolveApiKeyReply>(50_000, countedLookups('api_keys'));
+  const users = new TtlCache<string, UserSnapshot | null>(50_000, countedLookups('users'));
+  const clients = new TtlCache<string, OAuthClientInfo | null>(10_000, countedLookups('oauth_clients'));
   const keyFlight = singleFlight<string, ResolveApiKeyReply>();
   const userFlight = singleFlight<string, UserSnapshot | null>();
   const clientFlight = singleFlight<string, OAuthClientInfo | null>();

@@ -1,6 +1,6 @@
-import type { Logger } from '@support-desk/platform';
+import { type Logger, singleFlight, TtlCache } from '@support-desk/platform';
 import type { Redis } from 'ioredis';
-import { singleFlight, TtlCache } from './ttl-cache.js';
+import { countedLookups } from './cache-lookups.js';
 
 /**
  * Users and OAuth grants whose access tokens must be refused at once, in Redis so every replica
@@ -54,7 +54,7 @@ export function createDenyList({
     return Math.max(ttlSeconds, Number.isFinite(untilExpiry) ? untilExpiry : 0) + leewaySeconds;
   };
   // One cache for both kinds: `u:<userId>` / `g:<grantId>` → denied?
-  const cache = new TtlCache<string, boolean>(100_000, 'deny_list');
+  const cache = new TtlCache<string, boolean>(100_000, countedLookups('deny_list'));
   const flight = singleFlight<string, Denial>();
   // Bumped by every notice: a look-up that started before a notice must not overwrite its entry.
   let generation = 0;

@@ -1,6 +1,5 @@
-import { addressKey } from '@support-desk/platform';
+import { addressKey, TtlCache } from '@support-desk/platform';
 import type { RateDecision, RateLimiter } from '../store/rate-limiter.js';
-import { TtlCache } from '../store/ttl-cache.js';
 
 export interface AuthFailureThrottleOptions {
   limiter: RateLimiter | null;

@@ -1,7 +1,8 @@
+import { TtlCache } from '@support-desk/platform';
 import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey, jwtVerify } from 'jose';
 import { jwksRefreshes } from '../metrics.js';
 import { hashCredential } from '../events/identity-client.js';
-import { TtlCache } from '../store/ttl-cache.js';
+import { countedLookups } from '../store/cache-lookups.js';
 
 export interface AccessTokenClaims {
   userId: string;
@@ -56,7 +57,7 @@ export function createTokenVerifier(o: TokenVerifierOptions) {
           },
         ),
     });
-  const cache = new TtlCache<string, AccessTokenClaims>(o.cacheMax, 'tokens');
+  const cache = new TtlCache<string, AccessTokenClaims>(o.cacheMax, countedLookups('tokens'));
 
   return {
     async verify(token: string): Promise<AccessTokenClaims> {

@@ -1,3 +1,4 @@
+import { TtlCache } from '@support-desk/platform';
 import type { GroupDoc } from './groups.js';
 
 /** What a user view needs of a group: its name, and whether it still counts (not deleted). */
@@ -6,7 +7,7 @@ export interface GroupEntry {
   deleted: boolean;
 }
 
-/** Entries kept at most; past it the directory starts afresh (groups are few: a safety bound). */
+/** Entries kept at most; past it the least recently used go (groups are few: a safety bound). */
 const MAX_ENTRIES = 10_000;
 
 /**
@@ -17,26 +18,16 @@ const MAX_ENTRIES = 10_000;
  * `ttlMs` 0 remembers nothing.
  */
 export function createGroupDirectory(ttlMs: number, now: () => number = Date.now) {
-  const entries = new Map<string, { entry: GroupEntry; until: number }>();
+  const entries = new TtlCache<string, GroupEntry>(MAX_ENTRIES);
   // Bumped by every `forget`: a read that started before a change must not remember what it read.
   let generation = 0;
   return {
     /** Pass it to `remember` with what a read returns. */
     generation: () => generation,
-    get(id: string): GroupEntry | undefined {
-      const kept = entries.get(id);
-      if (!kept) return undefined;
-      if (kept.until > now()) return kept.entry;
-      entries.delete(id);
-      return undefined;
-    },
+    get: (id: string): GroupEntry | undefined => entries.get(id, now()),
     remember(group: Pick<GroupDoc, '_id' | 'name' | 'deletedAt'>, readAt = generation): void {
-      if (ttlMs <= 0 || readAt !== generation) return;
-      if (entries.size >= MAX_ENTRIES) entries.clear();
-      entries.set(group._id, {
-        entry: { name: group.name, deleted: group.deletedAt != null },
-        until: now() + ttlMs,
-      });
+      if (readAt !== generation) return;
+      entries.set(group._id, { name: group.name, deleted: group.deletedAt != null }, ttlMs, now());
     },
     forget(id: string): void {
       generation++;

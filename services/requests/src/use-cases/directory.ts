@@ -1,5 +1,5 @@
 import type { GroupSnapshot, UserSnapshot } from '@support-desk/contracts';
-import type { IdentityRpcClient, Logger } from '@support-desk/platform';
+import { type IdentityRpcClient, type Logger, TtlCache } from '@support-desk/platform';
 import type { DirectoryRepository, GroupEntry, UserEntry } from '../store/directory.js';
 
 export class IdentityUnavailableError extends Error {}
@@ -8,56 +8,28 @@ export class IdentityUnavailableError extends Error {}
 const CACHE_MAX_ENTRIES = 10_000;
 
 /**
- * Read-model entries recently read or written by this process, for `ttlMs`, so that rendering a
- * request asks the store only for the request. This process's own read-model consumer replaces
- * an entry as it stores it; a change consumed by another replica is seen here once the entry
- * expires, which bounds how stale a name or VIP flag can be (identity's events already arrive
- * asynchronously). An id the read model does not have is remembered as absent too (`null`), for
- * rendering only: a comment's author who never came through the directory costs no read per view.
- */
-class EntryCache<T extends { _id: string }> {
-  private readonly entries = new Map<string, { entry: T | null; until: number }>();
-  constructor(private readonly ttlMs: number) {}
-
-  /** The entry, `null` when known to be absent from the read model, undefined when not known. */
-  get(id: string): T | null | undefined {
-    const hit = this.entries.get(id);
-    if (!hit) return undefined;
-    if (hit.until > Date.now()) return hit.entry;
-    this.entries.delete(id);
-    return undefined;
-  }
-
-  set(id: string, entry: T | null): void {
-    if (this.ttlMs <= 0) return;
-    this.entries.delete(id);
-    if (this.entries.size >= CACHE_MAX_ENTRIES) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
-    this.entries.set(id, { entry, until: Date.now() + this.ttlMs });
-  }
-}
-
-/**
  * Users and groups as this service knows them: the read model fed by identity's events, with
  * one request-reply to identity for an id it has not seen yet, and the entries in use held in
  * memory for a few seconds (`cacheTtlMs`).
  */
 export class Directory {
-  private readonly users: EntryCache<UserEntry>;
-  private readonly groups: EntryCache<GroupEntry>;
+  // Read-model entries recently read or written by this process, for `cacheTtlMs`, so that
+  // rendering a request asks the store only for the request. This process's own read-model consumer
+  // replaces an entry as it stores it; a change consumed by another replica is seen here once the
+  // entry expires, which bounds how stale a name or VIP flag can be (identity's events already
+  // arrive asynchronously). An id the read model does not have is remembered as absent too
+  // (`null`), for rendering only: a comment's author who never came through the directory costs no
+  // read per view.
+  private readonly users = new TtlCache<string, UserEntry | null>(CACHE_MAX_ENTRIES);
+  private readonly groups = new TtlCache<string, GroupEntry | null>(CACHE_MAX_ENTRIES);
 
   constructor(
     private readonly store: DirectoryRepository,
     private readonly identity: IdentityRpcClient,
     private readonly logger: Logger,
     private readonly clock: () => Date,
-    cacheTtlMs = 0,
-  ) {
-    this.users = new EntryCache(cacheTtlMs);
-    this.groups = new EntryCache(cacheTtlMs);
-  }
+    private readonly cacheTtlMs = 0,
+  ) {}
 
   /**
    * From memory or the read model; on a miss asks identity once and stores the answer (an id
@@ -68,7 +40,7 @@ export class Directory {
     if (cached) return cached;
     const stored = await this.store.findUser(id);
     if (!stored) return this.refreshUser(id);
-    this.users.set(id, stored);
+    this.users.set(id, stored, this.cacheTtlMs);
     return stored;
   }
 
@@ -77,7 +49,7 @@ export class Directory {
     if (cached) return cached;
     const stored = await this.store.findGroup(id);
     if (!stored) return this.refreshGroup(id);
-    this.groups.set(id, stored);
+    this.groups.set(id, stored, this.cacheTtlMs);
     return stored;
   }
 
@@ -112,7 +84,7 @@ export class Directory {
     const found = new Map((await this.store.findUsers(missing)).map((u) => [u._id, u]));
     for (const id of missing) {
       const entry = found.get(id) ?? null;
-      this.users.set(id, entry);
+      this.users.set(id, entry, this.cacheTtlMs);
       if (entry) known.set(id, entry);
     }
     return known;
@@ -128,7 +100,7 @@ export class Directory {
       throw new IdentityUnavailableError(`identity did not answer for user ${id}: ${(err as Error).message}`);
     }
     if (!snapshot) {
-      this.users.set(id, null);
+      this.users.set(id, null, this.cacheTtlMs);
       await this.store.removeUser(id);
       return null;
     }
@@ -146,7 +118,7 @@ export class Directory {
       );
     }
     if (!snapshot) {
-      this.groups.set(id, null);
+      this.groups.set(id, null, this.cacheTtlMs);
       await this.store.removeGroup(id);
       return null;
     }
@@ -166,14 +138,14 @@ export class Directory {
       syncedAt: this.clock(),
     };
     await this.store.saveUser(entry);
-    this.users.set(entry._id, entry);
+    this.users.set(entry._id, entry, this.cacheTtlMs);
     return entry;
   }
 
   async storeGroup(s: GroupSnapshot): Promise<GroupEntry> {
     const entry: GroupEntry = { _id: s.id, name: s.name, deleted: s.deleted, syncedAt: this.clock() };
     await this.store.saveGroup(entry);
-    this.groups.set(entry._id, entry);
+    this.groups.set(entry._id, entry, this.cacheTtlMs);
     return entry;
   }
 }

@@ -1,37 +1,26 @@
-import { cacheLookups } from '../metrics.js';
-
 /**
  * A bounded in-process cache: each entry expires at its own time, and the least recently
  * used entry is evicted when full (a Map keeps insertion order; a hit re-inserts).
  */
 export class TtlCache<K, V> {
   private readonly entries = new Map<K, { value: V; expiresAt: number }>();
-  private readonly hit?: () => void;
-  private readonly miss?: () => void;
 
-  /** `name`: count hits and misses in gateway_cache_lookups_total{cache=name}. */
+  /** `lookups`: told of every hit and miss (e.g. to count them in a metric). */
   constructor(
     private readonly maxEntries = 10_000,
-    name?: string,
-  ) {
-    if (name) {
-      const hits = cacheLookups.labels({ cache: name, result: 'hit' });
-      const misses = cacheLookups.labels({ cache: name, result: 'miss' });
-      this.hit = () => hits.inc();
-      this.miss = () => misses.inc();
-    }
-  }
+    private readonly lookups?: { hit(): void; miss(): void },
+  ) {}
 
   get(key: K, now = Date.now()): V | undefined {
     const entry = this.entries.get(key);
     if (!entry || entry.expiresAt <= now) {
       if (entry) this.entries.delete(key);
-      this.miss?.();
+      this.lookups?.miss();
       return undefined;
     }
     this.entries.delete(key);
     this.entries.set(key, entry);
-    this.hit?.();
+    this.lookups?.hit();
     return entry.value;
   }
 

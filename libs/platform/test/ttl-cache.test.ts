@@ -1,0 +1,44 @@
+import t from 'tap';
+import { singleFlight, TtlCache } from '../src/index.js';
+
+t.test('entries expire at their own time, the least recently used make room, lookups are told', (t) => {
+  const seen: string[] = [];
+  const cache = new TtlCache<string, number | null>(2, {
+    hit: () => seen.push('hit'),
+    miss: () => seen.push('miss'),
+  });
+  cache.set('a', 1, 1000, 0);
+  cache.set('absent', null, 1000, 0);
+  t.equal(cache.get('absent', 10), null, 'null is a value (known absent), not a miss');
+  t.equal(cache.get('a', 999), 1);
+  t.equal(cache.get('a', 1000), undefined, 'expired at its time');
+  cache.set('a', 1, 1000, 0);
+  cache.get('absent', 10); // now the most recently used
+  cache.set('b', 2, 1000, 0);
+  t.equal(cache.size, 2);
+  t.equal(cache.get('a', 10), undefined, 'the least recently used made room');
+  t.equal(cache.get('absent', 10), null);
+  cache.set('c', 3, 0, 0);
+  t.equal(cache.get('c', 0), undefined, 'a ttl of 0 keeps nothing');
+  t.same(seen, ['hit', 'hit', 'miss', 'hit', 'miss', 'hit', 'miss']);
+  t.equal(
+    cache.deleteWhere((v) => v === null),
+    1,
+  );
+  t.equal(cache.size, 1);
+  t.end();
+});
+
+t.test('concurrent loads of one key share one call', async (t) => {
+  const flight = singleFlight<string, number>();
+  let calls = 0;
+  const load = async () => {
+    calls++;
+    await new Promise((r) => setTimeout(r, 10));
+    return 7;
+  };
+  t.same(await Promise.all([flight('k', load), flight('k', load)]), [7, 7]);
+  t.equal(calls, 1);
+  t.equal(await flight('k', load), 7);
+  t.equal(calls, 2, 'a finished load is not kept');
+});
