@@ -1,9 +1,8 @@
-// The PostgreSQL cluster under FerretDB (the default local store backend): its settings, and a
-// minimal client of PostgreSQL's wire protocol (simple queries, trust authentication only) with
-// which the infra script sets the cluster up and the tests' private stores create and drop their
-// databases. A client library would be one more dependency and `psql` one more binary to find
-// before anything is installed; the few statements we send need neither.
-import net from 'node:net';
+// The PostgreSQL cluster under FerretDB (the default local store backend): its settings, and the
+// few statements with which the infra script sets the cluster up and the tests' private stores
+// create and drop their databases, sent with node-postgres (`pg`, the maintained client of the
+// Node ecosystem; the infra script runs after `npm ci`, so it is installed by then).
+import pg from 'pg';
 
 /** The values `SD_STORE` accepts: FerretDB's backend when FerretDB is the store (no mongod). */
 export const STORE_BACKENDS = ['postgresql', 'sqlite'];
@@ -65,110 +64,38 @@ export class PostgresError extends Error {
   }
 }
 
-function startupMessage(user, database) {
-  const params = Buffer.from(
-    `user\0${user}\0database\0${database}\0application_name\0support-desk-setup\0\0`,
-    'utf8',
-  );
-  const head = Buffer.alloc(8);
-  head.writeInt32BE(8 + params.length, 0);
-  head.writeInt32BE(196608, 4); // protocol 3.0
-  return Buffer.concat([head, params]);
-}
-
-function queryMessage(sql) {
-  const body = Buffer.from(`${sql}\0`, 'utf8');
-  const head = Buffer.alloc(5);
-  head.write('Q', 0, 'latin1');
-  head.writeInt32BE(4 + body.length, 1);
-  return Buffer.concat([head, body]);
-}
-
-/** ErrorResponse fields: S(everity), C(ode), M(essage), … each a C string. */
-function errorFields(body) {
-  const fields = {};
-  let i = 0;
-  while (i < body.length && body[i] !== 0) {
-    const end = body.indexOf(0, i + 1);
-    fields[String.fromCharCode(body[i])] = body.toString('utf8', i + 1, end);
-    i = end + 1;
-  }
-  return fields;
-}
-
-function dataRow(body) {
-  const row = [];
-  let i = 2;
-  for (let n = body.readInt16BE(0); n > 0; n--) {
-    const len = body.readInt32BE(i);
-    i += 4;
-    row.push(len < 0 ? null : body.toString('utf8', i, i + len));
-    if (len > 0) i += len;
-  }
-  return row;
-}
+// Every value as the text PostgreSQL sent: callers compare names and counts, never compute.
+const asText = { getTypeParser: () => (value) => value };
 
 /**
  * Runs `sql` (one or more statements, simple query protocol) on host:port as `user` in `database`
  * and resolves with the text rows of the last result. Rejects with a PostgresError (`code` is the
  * SQLSTATE: 57P03 while the server starts) or when nothing answers within `timeoutMs`.
  */
-export function pgQuery({ host = '127.0.0.1', port, user, database, timeoutMs = 5000 }, sql) {
-  return new Promise((resolve, reject) => {
-    let buf = Buffer.alloc(0);
-    let rows = [];
-    let error = null;
-    let sent = false;
-    let settled = false;
-    const sock = net.connect({ host, port });
-    const done = (err, value) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      sock.destroy();
-      if (err) reject(err);
-      else resolve(value);
-    };
-    const timer = setTimeout(
-      () => done(new PostgresError(`PostgreSQL on ${host}:${port} did not answer within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    sock.once('connect', () => sock.write(startupMessage(user, database)));
-    sock.once('error', (err) => done(new PostgresError(`PostgreSQL on ${host}:${port}: ${err.message}`)));
-    sock.once('close', () => done(error ?? new PostgresError(`PostgreSQL on ${host}:${port} closed`)));
-    sock.on('data', (chunk) => {
-      buf = Buffer.concat([buf, chunk]);
-      while (buf.length >= 5 && buf.length >= 1 + buf.readInt32BE(1)) {
-        const type = String.fromCharCode(buf[0]);
-        const body = buf.subarray(5, 1 + buf.readInt32BE(1));
-        buf = buf.subarray(1 + buf.readInt32BE(1));
-        if (type === 'R' && body.readInt32BE(0) !== 0) {
-          return done(
-            new PostgresError(
-              `PostgreSQL on ${host}:${port} asks ${user} for a password; the local cluster trusts loopback connections`,
-            ),
-          );
-        }
-        if (type === 'E') {
-          const f = errorFields(body);
-          error = new PostgresError(`PostgreSQL: ${f.M ?? 'error'}`, f.C);
-          if (!sent) return done(error); // refused at start-up (e.g. "the database system is starting up")
-        } else if (type === 'T') {
-          rows = [];
-        } else if (type === 'D') {
-          rows.push(dataRow(body));
-        } else if (type === 'Z') {
-          if (!sent) {
-            sent = true;
-            sock.write(queryMessage(sql));
-          } else {
-            sock.write(Buffer.from([0x58, 0, 0, 0, 4])); // Terminate
-            return done(error, rows);
-          }
-        }
-      }
-    });
+export async function pgQuery({ host = '127.0.0.1', port, user, database, timeoutMs = 5000 }, sql) {
+  const client = new pg.Client({
+    host,
+    port,
+    user,
+    database,
+    application_name: 'support-desk-setup',
+    connectionTimeoutMillis: timeoutMs,
+    query_timeout: timeoutMs,
+    types: asText,
   });
+  // A connection the server drops after the error of a failed start must not throw unhandled.
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    const results = await client.query({ text: sql, rowMode: 'array' });
+    const last = Array.isArray(results) ? results[results.length - 1] : results;
+    return last?.rows ?? [];
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    throw new PostgresError(`PostgreSQL on ${host}:${port}: ${message}`, err?.code);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
 
 /** True when the server accepts connections and answers a query as `user` within `timeoutMs`. */
