@@ -2,7 +2,6 @@
 // few statements with which the infra script sets the cluster up and the tests' private stores
 // create and drop their databases, sent with node-postgres (`pg`, the maintained client of the
 // Node ecosystem; the infra script runs after `npm ci`, so it is installed by then).
-import pg from 'pg';
 
 /** The values `SD_STORE` accepts: FerretDB's backend when FerretDB is the store (no mongod). */
 export const STORE_BACKENDS = ['postgresql', 'sqlite'];
@@ -73,6 +72,9 @@ const asText = { getTypeParser: () => (value) => value };
  * SQLSTATE: 57P03 while the server starts) or when nothing answers within `timeoutMs`.
  */
 export async function pgQuery({ host = '127.0.0.1', port, user, database, timeoutMs = 5000 }, sql) {
+  // Imported here, not at the top: the deployment tools' build imports this module's settings
+  // before `npm ci` has installed anything (.ci/run starts it first).
+  const { default: pg } = await import('pg');
   const client = new pg.Client({
     host,
     port,

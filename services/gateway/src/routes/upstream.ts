@@ -48,6 +48,24 @@ export function limitStream(request: FastifyRequest, payload: NodeJS.ReadableStr
   return payload.pipe(counter);
 }
 
+/** How long the rest of a refused body is read and thrown away before the connection is cut. */
+const LINGER_MS = 5_000;
+
+/**
+ * A lingering close (as nginx's `lingering_close`): closing a socket that still has unread body
+ * bytes makes the kernel send a reset, which can destroy the 413 before the client reads it. So
+ * the rest of the body is read and discarded, and the connection is cut only if the client is
+ * still sending after LINGER_MS.
+ */
+function lingerThenClose(request: FastifyRequest) {
+  const raw = request.raw;
+  if (raw.complete) return;
+  const timer = setTimeout(() => raw.socket?.destroy(), LINGER_MS);
+  timer.unref();
+  raw.once('end', () => clearTimeout(timer));
+  raw.resume();
+}
+
 /** Reads a small body whole (over `limit` bytes: 413), so it can be sent again on a retry. */
 export function bufferBody(
   payload: NodeJS.ReadableStream,
@@ -99,7 +117,7 @@ export function upstreamError(reply: FastifyReply, { error }: { error: Error & {
   if (reply.sent) return;
   const request = reply.request;
   if (request.bodyTooLarge) {
-    reply.header('connection', 'close');
+    lingerThenClose(request);
     reply.code(413).send(errorBody('PAYLOAD_TOO_LARGE', 'Request body is larger than its limit'));
     return;
   }
