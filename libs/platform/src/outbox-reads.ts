@@ -1,5 +1,6 @@
 import type { Model } from 'mongoose';
 import { OUTBOX_MINUTE_FIELD } from './outbox.js';
+import type { NotedWrite } from './outbox-pending.js';
 import type { PendingDoc } from './outbox-sweep.js';
 
 /**
@@ -44,4 +45,23 @@ export async function readNoted(
     if (doc) docs.push(doc as unknown as PendingDoc);
   }
   return docs;
+}
+
+/**
+ * The noted writes' pending entries: as noted when this process knows them (no read: the write
+ * that added them answered that it applied), read from the store as `mode` says otherwise.
+ */
+export async function pendingDocsOf(
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- relays any aggregate model
+  model: Model<any>,
+  writes: NotedWrite[],
+  mode: NotedReads,
+): Promise<PendingDoc[]> {
+  const known: PendingDoc[] = [];
+  const unknown: unknown[] = [];
+  for (const write of writes) {
+    if (write.entries) known.push({ _id: write.id, outbox: write.entries });
+    else unknown.push(write.id);
+  }
+  return unknown.length === 0 ? known : [...known, ...(await readNoted(model, unknown, mode))];
 }

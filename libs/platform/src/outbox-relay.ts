@@ -11,9 +11,9 @@ import {
 } from './event-metrics.js';
 import type { Logger } from './logger.js';
 import type { OutboxEntry } from './outbox.js';
-import { type NotedReads, notedReadsOf, readNoted } from './outbox-reads.js';
+import { type NotedReads, notedReadsOf, pendingDocsOf } from './outbox-reads.js';
 import { createOutboxSweep, type PendingDoc } from './outbox-sweep.js';
-import { notePendingQuietly, pendingListeners, takePending } from './outbox-pending.js';
+import { forgetPublished, notePendingQuietly, pendingListeners, takePending } from './outbox-pending.js';
 import { publishSpan } from './telemetry/propagation.js';
 
 export interface OutboxRelayOptions {
@@ -36,9 +36,10 @@ export interface OutboxRelayOptions {
   /** Documents scanned per model per pass. */
   batchSize?: number;
   /**
-   * Documents published in parallel (per-document order is always kept). Default: 16 on MongoDB;
-   * 1 on FerretDB v1, whose SQLite backend serialises writes, so parallel removals only contend
-   * (a 1,500-document backlog drained at 69 documents/s with 1, 48 with 4, 32 with 16).
+   * Documents published in parallel (per-document order is always kept). Default: 16 on MongoDB,
+   * 8 on FerretDB on PostgreSQL; 1 on FerretDB on SQLite, which serialises writes, so parallel
+   * removals only contend (a 1,500-document backlog drained at 69 documents/s with 1, 48 with 4,
+   * 32 with 16).
    */
   parallelism?: number;
   publishTimeoutMs?: number;
@@ -58,6 +59,8 @@ export interface OutboxRelay {
 }
 
 const MAX_BACKOFF_MS = 30_000;
+/** Documents published in parallel by default, by how the store reads (see outbox-reads.ts). */
+const PARALLELISM: Record<NotedReads, number> = { in: 16, 'by-id': 8, 'by-id-few': 1 };
 
 export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   const { models, logger, pollIntervalMs = 5000, batchSize = 200, publishTimeoutMs = 5000 } = opts;
@@ -109,6 +112,7 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
         () => model.collection.updateOne({ _id: doc._id } as never, { $pullAll: { outbox: sent } } as never),
         lockStoreOf(model.collection),
       );
+      forgetPublished(collectionKey(model.collection), doc._id, sent);
       stats.published += sent.length;
       outboxPublished.inc({ collection: model.collection.collectionName }, sent.length);
     }
@@ -146,8 +150,8 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   let nextScanAt = 0;
   const pass = async (): Promise<boolean> => {
     notedReads ??= await notedReadsOf(models[0]);
-    // One document at a time on FerretDB, whose SQLite backend serialises writes.
-    parallelism ??= notedReads === 'in' ? 16 : 1;
+    // One document at a time on FerretDB's SQLite backend, which serialises writes.
+    parallelism ??= PARALLELISM[notedReads];
     let more = false;
     let sweepFull = false;
     const scan = Date.now() >= nextScanAt;
@@ -155,11 +159,12 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       const collection = collectionKey(model.collection);
       const noted = takePending(collection, batchSize);
       if (noted.more) more = true;
-      if (noted.ids.length > 0) {
+      if (noted.writes.length > 0) {
         try {
-          await publishAll(model, await readNoted(model, noted.ids, notedReads));
+          await publishAll(model, await pendingDocsOf(model, noted.writes, notedReads));
         } catch (err) {
-          for (const id of noted.ids) notePendingQuietly(collection, id);
+          // Put back to be read: the store knows what is still pending, this process may not.
+          for (const write of noted.writes) notePendingQuietly(collection, write.id);
           throw err;
         }
       }

@@ -69,6 +69,37 @@ function stampUpdate(update: Record<string, unknown> | null): void {
   };
 }
 
+/**
+ * An entry as the store holds it: the schema's fields in the schema's order, absent ones left out,
+ * so that the relay's `$pullAll` of it (an exact match of the embedded document) removes it.
+ */
+function plainEntry(value: unknown): OutboxEntry {
+  const e = (
+    typeof (value as { toObject?: unknown }).toObject === 'function'
+      ? (value as { toObject(): unknown }).toObject()
+      : value
+  ) as OutboxEntry;
+  return {
+    id: e.id,
+    subject: e.subject,
+    payload: e.payload,
+    createdAt: e.createdAt,
+    ...(e.traceparent === undefined ? {} : { traceparent: e.traceparent }),
+    ...(e.tracestate === undefined ? {} : { tracestate: e.tracestate }),
+  };
+}
+
+/**
+ * The entries an update appended with `$push: {outbox: {$each}}`, when its result says it changed
+ * the document; null otherwise (a compare-and-set that matched nothing, an outcome not reported, an
+ * outbox set whole), and the relay reads the document instead.
+ */
+function appliedEntries(update: Record<string, unknown> | null, result: unknown): OutboxEntry[] | null {
+  const each = (update?.$push as { outbox?: { $each?: unknown } } | undefined)?.outbox?.$each;
+  const applied = (result as { modifiedCount?: number } | null)?.modifiedCount === 1;
+  return applied && Array.isArray(each) ? each.map(plainEntry) : null;
+}
+
 const LOCKED_QUERIES: ('updateOne' | 'findOneAndUpdate' | 'replaceOne' | 'findOneAndReplace')[] = [
   'updateOne',
   'findOneAndUpdate',
@@ -114,11 +145,11 @@ export function outboxPlugin(schema: Schema): void {
       lockStoreOf(this.model.collection),
     );
   });
-  const afterQuery = function (this: LockedQuery) {
+  const afterQuery = function (this: LockedQuery, result: unknown) {
     this[RELEASE]?.();
     const id = targetId(this.getFilter());
     if (id !== undefined && writesOutbox(this.getUpdate()))
-      notePending(collectionKey(this.model.collection), id);
+      notePending(collectionKey(this.model.collection), id, appliedEntries(this.getUpdate(), result));
   };
   schema.post(LOCKED_QUERIES, { document: false, query: true }, afterQuery);
   schema.post(
@@ -143,6 +174,9 @@ export function outboxPlugin(schema: Schema): void {
     const outbox = this.get('outbox') as unknown[] | undefined;
     if ((this.isNew || this.isModified('outbox')) && outbox && outbox.length > 0)
       this.set(OUTBOX_MINUTE_FIELD, minuteKey(Date.now()));
+    // An insert writes exactly these entries; a save of a loaded document may not hold them all
+    // (the outbox is not selected), so after one the relay reads the document.
+    this.$locals.insertedOutbox = this.isNew && outbox ? outbox.map(plainEntry) : null;
   });
   schema.pre('save', async function (this: SavedDoc) {
     // Inserts are atomic on both stores; only updates of an existing document need the queue.
@@ -155,7 +189,11 @@ export function outboxPlugin(schema: Schema): void {
   schema.post('save', function (this: SavedDoc) {
     (this.$locals.releaseAggregateLock as (() => void) | undefined)?.();
     if (((this.get('outbox') as unknown[] | undefined)?.length ?? 0) > 0)
-      notePending(collectionKey(this.collection), this._id);
+      notePending(
+        collectionKey(this.collection),
+        this._id,
+        this.$locals.insertedOutbox as OutboxEntry[] | null,
+      );
   });
   schema.post('save', function (this: SavedDoc, err: Error, _res: unknown, next: (err?: Error) => void) {
     (this.$locals.releaseAggregateLock as (() => void) | undefined)?.();

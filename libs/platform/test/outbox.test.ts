@@ -103,6 +103,29 @@ t.test('events written with the change are published in order, then removed', as
   t.equal((await Thing.findById(id).lean())?.title, 't2', 'the change itself is intact');
 });
 
+t.test('a compare-and-set that matched nothing publishes nothing of what it would have added', async (t) => {
+  const Thing = await aggregateModel(t);
+  const { nc, names } = await testNats(t);
+  const relay = createOutboxRelay({ nc, models: [Thing], logger: testLogger(), pollIntervalMs: 60_000 });
+  t.teardown(() => relay.stop());
+  relay.start();
+  const { id } = await createThing(Thing, names, 1);
+  const lost = buildEvent('request.updated', id, systemContext(), { title: { from: 't1', to: 'lost' } });
+  const res = await Thing.updateOne(
+    { _id: id, version: 2 }, // the document is at version 1: the write applies nowhere
+    { $set: { title: 'lost' }, $push: pushOutbox([eventEntry(names, lost)]) },
+  );
+  t.equal(res.modifiedCount, 0);
+  await relay.idle({ sweep: false });
+  const messages = await streamMessages(nc, names.eventsStream);
+  t.same(
+    messages.map((m) => m.body.type),
+    ['request.created'],
+    "only the insert's event: the entries the write noted are never taken as applied",
+  );
+  t.equal(relay.stats.published, 1);
+});
+
 t.test('writes while NATS is down are published exactly once after it returns', async (t) => {
   const Thing = await aggregateModel(t);
   const nats = await startPrivateNats(t);
