@@ -7,6 +7,8 @@ import {
 } from './credentials-repository.js';
 import { groupModel } from './groups.js';
 import { createGroupsRepository, type GroupsRepositoryOptions } from './groups-repository.js';
+import { identityProviderModel } from './identity-providers.js';
+import { createIdentityProvidersRepository } from './identity-providers-repository.js';
 import { grantModel } from './oauth.js';
 import {
   createGrantsRepository,
@@ -19,6 +21,7 @@ import { createUsersRepository } from './users-repository.js';
 export type { ApiKeyDoc, OAuthClientDoc, SettingsDoc } from './credentials.js';
 export type { GroupDoc } from './groups.js';
 export { groupNameKey } from './groups.js';
+export type { GroupRoleRule, IdentityProviderDoc, IdentityProviderKind } from './identity-providers.js';
 export type { GrantDoc, LoginAttemptDoc, SessionDoc } from './oauth.js';
 export type { FailureCount, PurgeBounds } from './oauth-repository.js';
 export type { UserDoc } from './users.js';
@@ -35,6 +38,7 @@ export function createRepositories(conn: Connection, options: GroupsRepositoryOp
     grants: createGrantsRepository(conn),
     sessions: createSessionsRepository(conn),
     loginAttempts: createLoginAttemptsRepository(conn),
+    identityProviders: createIdentityProvidersRepository(conn),
   };
 }
 
@@ -48,4 +52,5 @@ export const outboxModels = (conn: Connection) => [
   oauthClientModel(conn),
   settingsModel(conn),
   grantModel(conn),
+  identityProviderModel(conn),
 ];
