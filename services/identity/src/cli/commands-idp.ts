@@ -13,6 +13,7 @@ import {
 } from '../use-cases/identity-providers.js';
 import { required, UsageError } from './args.js';
 import { type Command, oneOf } from './command.js';
+import { describeRun, LDAP_OPTIONS, LDAP_USAGE, ldapCommands, ldapSettingsFrom } from './commands-ldap.js';
 
 /** `--group-role "Admins=admin"` (repeatable) → rules; the group name may hold `=`, the role may not. */
 export function groupRolesFrom(value: unknown): GroupRoleRule[] | undefined {
@@ -33,6 +34,8 @@ const describe = (v: IdentityProviderView) =>
     `${v.name}  kind=${v.kind}  default-role=${v.defaultRole}${v.disabled ? '  DISABLED' : ''}`,
     ...v.groupRoles.map((r) => `  group "${r.group}" → ${r.role}`),
     ...(v.tokenCreatedAt ? [`  SCIM token created ${v.tokenCreatedAt}`] : []),
+    ...(v.ldap ? [`  directory ${String(v.ldap.url)} base ${String(v.ldap.baseDn)}`] : []),
+    ...(v.lastSync ? [`  last sync: ${describeRun(v.lastSync).replace(/\n/g, '\n  ')}`] : []),
   ].join('\n');
 
 const tokenText = (token: string) =>
@@ -50,13 +53,16 @@ const nameOf = (pos: string[]) => {
 export const IDP_SETTINGS_OPTIONS = {
   'default-role': { type: 'string' },
   'group-role': { type: 'string', multiple: true },
+  ...LDAP_OPTIONS,
 } as const;
 
 /** Identity provider connections (SCIM and LDAP): see the README's "Identity providers". */
 export const idpCommands: Record<string, Command> = {
+  ...ldapCommands,
   'idp create': {
     usage:
-      'idp create NAME --kind scim|ldap [--default-role admin|agent|viewer] [--group-role "GROUP=ROLE"]...',
+      'idp create NAME --kind scim|ldap [--default-role admin|agent|viewer] [--group-role "GROUP=ROLE"]...\n' +
+      `        ${LDAP_USAGE}`,
     options: { kind: { type: 'string' }, ...IDP_SETTINGS_OPTIONS },
     positionals: 1,
     async run(deps, ctx, v, pos) {
@@ -66,23 +72,29 @@ export const idpCommands: Record<string, Command> = {
         kind,
         defaultRole: oneOf(v['default-role'], ROLES, 'default-role'),
         groupRoles: groupRolesFrom(v['group-role']),
+        ldap: ldapSettingsFrom(v, null) ?? null,
       });
       const token = 'token' in created ? tokenText(created.token as string) : '';
       return { json: created, text: `created identity provider ${describe(created)}${token}` };
     },
   },
   'idp update': {
-    usage: 'idp update NAME [--default-role admin|agent|viewer] [--group-role "GROUP=ROLE"]...',
+    usage:
+      'idp update NAME [--default-role admin|agent|viewer] [--group-role "GROUP=ROLE"]...\n' +
+      `        ${LDAP_USAGE}`,
     options: { ...IDP_SETTINGS_OPTIONS },
     positionals: 1,
     async run(deps, ctx, v, pos) {
       const defaultRole = oneOf(v['default-role'], ROLES, 'default-role');
       const groupRoles = groupRolesFrom(v['group-role']);
-      if (!defaultRole && !groupRoles)
-        throw new UsageError('nothing to change: give --default-role or --group-role');
+      const current = ldapSettingsFrom(v, {}) ? await findIdentityProvider(deps, nameOf(pos)) : null;
+      const ldap = current ? ldapSettingsFrom(v, current.ldap) : undefined;
+      if (!defaultRole && !groupRoles && !ldap)
+        throw new UsageError('nothing to change: give --default-role, --group-role or LDAP settings');
       const view = await updateIdentityProvider(deps, ctx, nameOf(pos), {
         ...(defaultRole ? { defaultRole } : {}),
         ...(groupRoles ? { groupRoles } : {}),
+        ...(ldap ? { ldap } : {}),
       });
       return { json: view, text: `updated ${describe(view)}` };
     },

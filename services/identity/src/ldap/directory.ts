@@ -65,7 +65,11 @@ export class DirectoryError extends Error {
 export const MAX_DIRECTORY_ENTRIES = 100_000;
 
 /** DNs compare case-insensitively and without the spaces some servers put after commas. */
-export const normalizeDn = (dn: string) => dn.trim().replace(/\s*,\s*/g, ',').toLowerCase();
+export const normalizeDn = (dn: string) =>
+  dn
+    .trim()
+    .replace(/\s*,\s*/g, ',')
+    .toLowerCase();
 
 type Value = Entry[string];
 
@@ -101,8 +105,18 @@ function isActive(attrs: Map<string, Value>, q: DirectoryQuery): boolean {
   return !q.inactiveValues.includes(value.toLowerCase());
 }
 
-async function search(client: Client, q: DirectoryQuery, filter: string, attributes: string[]) {
-  const { searchEntries } = await client.search(q.baseDn, {
+/** Between pages: the sync renews its lease there (and stops the read by throwing). */
+export type PageHook = () => Promise<void>;
+
+async function search(
+  client: Client,
+  q: DirectoryQuery,
+  filter: string,
+  attributes: string[],
+  onPage: PageHook,
+) {
+  const entries: Entry[] = [];
+  const pages = client.searchPaginated(q.baseDn, {
     scope: 'sub',
     filter,
     attributes,
@@ -111,38 +125,76 @@ async function search(client: Client, q: DirectoryQuery, filter: string, attribu
     timeLimit: Math.ceil(q.timeoutMs / 1000),
     explicitBufferAttributes: attributes.filter((a) => a.toLowerCase() === 'objectguid'),
   });
-  if (searchEntries.length > MAX_DIRECTORY_ENTRIES)
-    throw new DirectoryError(`more than ${MAX_DIRECTORY_ENTRIES} entries match ${filter}`);
-  return searchEntries;
+  for await (const page of pages) {
+    entries.push(...page.searchEntries);
+    if (entries.length > MAX_DIRECTORY_ENTRIES)
+      throw new DirectoryError(`more than ${MAX_DIRECTORY_ENTRIES} entries match ${filter}`);
+    await onPage();
+  }
+  return entries;
 }
 
 /** Binds with the connection's account and reads the users and groups its filters select. */
-export async function readDirectory(q: DirectoryQuery, password: string): Promise<DirectorySnapshot> {
+export async function readDirectory(
+  q: DirectoryQuery,
+  password: string,
+  onPage: PageHook = async () => undefined,
+): Promise<DirectorySnapshot> {
   const client = new Client({ url: q.url, timeout: q.timeoutMs, connectTimeout: q.timeoutMs });
+  // The hook's own error (a lost lease) passes through as it is; the rest is the directory's.
+  let hookError: unknown;
+  const hook = async () => {
+    try {
+      await onPage();
+    } catch (err) {
+      hookError = err;
+      throw err;
+    }
+  };
   try {
     await client.bind(q.bindDn, password);
     const a = q.attributes;
     const metadataAttributes = Object.values(q.metadata);
-    const userEntries = await search(client, q, q.userFilter, [
-      a.externalId,
-      a.email,
-      a.name,
-      'displayName',
-      ...(a.active ? [a.active] : []),
-      ...(a.memberOf ? [a.memberOf] : []),
-      ...metadataAttributes,
-    ]);
+    const userEntries = await search(
+      client,
+      q,
+      q.userFilter,
+      [
+        a.externalId,
+        a.email,
+        a.name,
+        'displayName',
+        ...(a.active ? [a.active] : []),
+        ...(a.memberOf ? [a.memberOf] : []),
+        ...metadataAttributes,
+      ],
+      hook,
+    );
     const groupEntries = q.groupFilter
-      ? await search(client, q, q.groupFilter, [a.externalId, a.groupName, a.member])
+      ? await search(client, q, q.groupFilter, [a.externalId, a.groupName, a.member], hook)
       : [];
     return snapshotOf(q, userEntries, groupEntries);
   } catch (err) {
-    if (err instanceof DirectoryError) throw err;
-    // ldapts' messages name the operation's failure (e.g. "Invalid Credentials"), never the password.
-    throw new DirectoryError(`${q.url}: ${(err as Error).message || (err as Error).name}`);
+    if (err instanceof DirectoryError || err === hookError) throw err;
+    throw new DirectoryError(`${q.url}: ${describeFailure(err as Error)}`);
   } finally {
     await client.unbind().catch(() => undefined);
   }
+}
+
+/**
+ * ldapts says what failed in the error's class (InvalidCredentialsError: "invalid credentials")
+ * and the result code in its message; the network says it in the message. Never the password.
+ */
+function describeFailure(err: Error): string {
+  const kind =
+    err.name && err.name !== 'Error'
+      ? err.name
+          .replace(/Error$/, '')
+          .replace(/([a-z])([A-Z])/g, '$1 $2')
+          .toLowerCase()
+      : '';
+  return [kind, err.message.trim()].filter(Boolean).join(': ') || 'unknown error';
 }
 
 function snapshotOf(q: DirectoryQuery, userEntries: Entry[], groupEntries: Entry[]): DirectorySnapshot {
@@ -155,7 +207,10 @@ function snapshotOf(q: DirectoryQuery, userEntries: Entry[], groupEntries: Entry
     const attrs = attributesOf(entry);
     const group = { externalId: first(attrs, a.externalId), dn: entry.dn, name: first(attrs, a.groupName) };
     if (!group.externalId || !group.name) {
-      skipped.push({ dn: entry.dn, reason: `group without ${group.externalId ? a.groupName : a.externalId}` });
+      skipped.push({
+        dn: entry.dn,
+        reason: `group without ${group.externalId ? a.groupName : a.externalId}`,
+      });
       continue;
     }
     groups.push(group);

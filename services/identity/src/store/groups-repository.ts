@@ -87,6 +87,12 @@ export function createGroupsRepository(conn: Connection, { nameCacheTtlMs }: Gro
       return new Map([...entries].map(([id, entry]) => [id, entry.identityProvider]));
     },
 
+    /** The live groups one identity provider connection owns (at most `limit`). */
+    async ofProvider(identityProvider: string, limit: number): Promise<GroupDoc[]> {
+      const groups = await model.find({ identityProvider }).limit(limit).lean<GroupDoc[]>().exec();
+      return groups.filter(isLive);
+    },
+
     /** A new group with its event (a taken name is a duplicate-key error on `nameKey`). */
     async insert(group: GroupDoc, outbox: OutboxEntry[]): Promise<void> {
       await model.create({ ...group, outbox });

@@ -37,6 +37,8 @@ export const GroupSchema = new Schema<GroupDoc>(
   },
   { collection: 'groups', versionKey: false },
 );
+// A connection's groups (a directory sync's pass over what it owns): one equality, pushed down.
+GroupSchema.index({ identityProvider: 1 });
 outboxPlugin(GroupSchema);
 
 export const groupModel = (conn: Connection) => modelOn<GroupDoc>(conn, 'Group', GroupSchema);

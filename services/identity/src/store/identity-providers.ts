@@ -32,6 +32,8 @@ export interface IdentityProviderDoc {
    * validates it (see use-cases/identity-providers.ts `LdapSettings`).
    */
   ldap: Record<string, unknown> | null;
+  /** LDAP: how the latest sync run ended (the scheduler's "is one due?" reads it). */
+  lastSync?: SyncRunSummary | null;
   /**
    * Deleted connections are kept (their last event leaves through the document's outbox) but not
    * served; creating one of the same name again starts it afresh.
@@ -40,6 +42,28 @@ export interface IdentityProviderDoc {
   createdAt: Date;
   updatedAt: Date;
   rev?: number;
+}
+
+export type SyncOutcome = 'succeeded' | 'partial' | 'stopped' | 'failed' | 'interrupted';
+
+/** One directory sync run, as the connection remembers its latest and its event tells. */
+export interface SyncRunSummary {
+  trigger: 'schedule' | 'cli';
+  outcome: SyncOutcome;
+  /** Why a run stopped, failed or was interrupted; the first errors of a partial run. */
+  reason: string | null;
+  startedAt: Date;
+  finishedAt: Date;
+  durationMs: number;
+  usersCreated: number;
+  usersUpdated: number;
+  usersDeactivated: number;
+  groupsChanged: number;
+  membershipsChanged: number;
+  /** Directory entries left out (no id or mail, duplicates). */
+  skipped: number;
+  /** Changes that failed (e.g. a mail already used by a local user); the rest went on. */
+  errors: number;
 }
 
 const GroupRoleSchema = new Schema<GroupRoleRule>(
@@ -57,6 +81,7 @@ export const IdentityProviderSchema = new Schema<IdentityProviderDoc>(
     tokenHash: { type: String, default: null, select: false },
     tokenCreatedAt: { type: Date, default: null },
     ldap: { type: Schema.Types.Mixed, default: null },
+    lastSync: { type: Schema.Types.Mixed, default: null },
     deletedAt: { type: Date, default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },

@@ -16,12 +16,19 @@ import {
   createSessionsRepository,
 } from './oauth-repository.js';
 import { userModel } from './users.js';
+import { createSyncLeasesRepository } from './sync-leases.js';
 import { createUsersRepository } from './users-repository.js';
 
 export type { ApiKeyDoc, OAuthClientDoc, SettingsDoc } from './credentials.js';
 export type { GroupDoc } from './groups.js';
 export { groupNameKey } from './groups.js';
-export type { GroupRoleRule, IdentityProviderDoc, IdentityProviderKind } from './identity-providers.js';
+export type {
+  GroupRoleRule,
+  IdentityProviderDoc,
+  IdentityProviderKind,
+  SyncOutcome,
+  SyncRunSummary,
+} from './identity-providers.js';
 export type { GrantDoc, LoginAttemptDoc, SessionDoc } from './oauth.js';
 export type { FailureCount, PurgeBounds } from './oauth-repository.js';
 export type { UserDoc } from './users.js';
@@ -39,6 +46,7 @@ export function createRepositories(conn: Connection, options: GroupsRepositoryOp
     sessions: createSessionsRepository(conn),
     loginAttempts: createLoginAttemptsRepository(conn),
     identityProviders: createIdentityProvidersRepository(conn),
+    syncLeases: createSyncLeasesRepository(conn),
   };
 }
 

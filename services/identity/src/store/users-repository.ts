@@ -114,6 +114,13 @@ export function createUsersRepository(conn: Connection) {
       return new Map(counts.map((c) => [c._id, c.n]));
     },
 
+    /**
+     * Every user of one identity provider connection, whatever their status (a directory sync
+     * compares them all with the directory): one equality, pushed down and indexed; at most `limit`.
+     */
+    ofProvider: (identityProvider: string, limit: number) =>
+      model.find({ identityProvider }).limit(limit).lean<UserDoc[]>().exec(),
+
     /** Up to `limit` ids of a group's members. */
     async memberIds(groupId: string, limit: number): Promise<string[]> {
       const members = await model.find({ groups: groupId }, { _id: 1 }).limit(limit).lean<UserDoc[]>();

@@ -10,6 +10,8 @@ import {
 } from '@support-desk/platform';
 import type { GroupRoleRule, IdentityProviderDoc, IdentityProviderKind } from '../store/index.js';
 import type { Deps } from './deps.js';
+import { storedLdapSettings } from './ldap-settings.js';
+import { type SyncRunView, syncRunView } from './ldap-sync-view.js';
 import { randomSecret, safeEqual, sha256 } from './secrets.js';
 import { applyUserPatch } from './user-changes.js';
 
@@ -43,6 +45,8 @@ export interface IdentityProviderView {
   disabled: boolean;
   tokenCreatedAt: string | null;
   ldap: Record<string, unknown> | null;
+  /** LDAP: the latest sync run. */
+  lastSync: SyncRunView | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -58,6 +62,7 @@ export function toView(doc: IdentityProviderDoc): IdentityProviderView {
     disabled: doc.disabled,
     tokenCreatedAt: iso(doc.tokenCreatedAt),
     ldap: doc.ldap ?? null,
+    lastSync: doc.lastSync ? syncRunView(doc._id, doc.lastSync) : null,
     createdAt: iso(doc.createdAt)!,
     updatedAt: iso(doc.updatedAt)!,
   };
@@ -114,7 +119,7 @@ export async function createIdentityProvider(deps: Deps, ctx: EventContext, inpu
     disabled: false,
     tokenHash: secret?.hash ?? null,
     tokenCreatedAt: secret ? now : null,
-    ldap: input.kind === 'ldap' ? (input.ldap ?? null) : null,
+    ldap: input.kind === 'ldap' && input.ldap ? storedLdapSettings(input.ldap) : null,
     deletedAt: null,
     createdAt: now,
     updatedAt: now,
@@ -169,7 +174,10 @@ export async function updateIdentityProvider(
   name: string,
   change: ConnectionChange,
 ) {
+  if (change.ldap) change = { ...change, ldap: storedLdapSettings(change.ldap) };
   return deps.identityProviders.update(name, (current) => {
+    if (change.ldap && current.kind !== 'ldap')
+      throw validationError('ldap', `${name} is a ${current.kind} connection: LDAP settings do not apply`);
     const changes: Record<string, { from: unknown; to: unknown }> = {};
     for (const [field, to] of Object.entries(change)) {
       const from = current[field as keyof ConnectionChange] ?? null;

@@ -130,7 +130,10 @@ export function ldapSettings(input: unknown): LdapSettings {
   if (passwordEnv !== null && !ENV_NAME.test(passwordEnv))
     throw validationError('ldap.passwordEnv', 'must be an environment variable name (A-Z, 0-9, _)');
   if ((passwordEnv === null) === (passwordFile === null))
-    throw validationError('ldap.passwordEnv', 'give either passwordEnv or passwordFile (where the bind password is)');
+    throw validationError(
+      'ldap.passwordEnv',
+      'give either passwordEnv or passwordFile (where the bind password is)',
+    );
   const attrs = (raw.attributes ?? {}) as Raw;
   if (typeof attrs !== 'object') throw validationError('ldap.attributes', 'must be an object');
   const d = LDAP_DEFAULTS.attributes;
@@ -138,7 +141,8 @@ export function ldapSettings(input: unknown): LdapSettings {
   if (typeof metadata !== 'object' || Object.keys(metadata).length > 50)
     throw validationError('ldap.metadata', 'must map at most 50 metadata keys to attributes');
   for (const [k, v] of Object.entries(metadata)) {
-    if (!METADATA_KEY.test(k)) throw validationError('ldap.metadata', `key ${k} must match [A-Za-z0-9_-]{1,64}`);
+    if (!METADATA_KEY.test(k))
+      throw validationError('ldap.metadata', `key ${k} must match [A-Za-z0-9_-]{1,64}`);
     if (typeof v !== 'string' || !ATTRIBUTE.test(v))
       throw validationError(`ldap.metadata.${k}`, 'must be an attribute name');
   }
@@ -170,3 +174,6 @@ export function ldapSettings(input: unknown): LdapSettings {
     timeoutMs: integer(raw, 'timeoutMs', LDAP_DEFAULTS.timeoutMs, 100, 300_000),
   };
 }
+
+/** The settings as a connection stores them: checked, with every default written out. */
+export const storedLdapSettings = (input: unknown): Record<string, unknown> => ({ ...ldapSettings(input) });

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { SyncLeasesRepository } from '../store/sync-leases.js';
+import type { Repositories } from '../store/index.js';
+
+type SyncLeasesRepository = Repositories['syncLeases'];
 
 /**
  * The lease that lets exactly one replica (or deskctl) sync a connection at a time. Time is cut
