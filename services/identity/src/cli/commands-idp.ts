@@ -58,7 +58,6 @@ export const IDP_SETTINGS_OPTIONS = {
 
 /** Identity provider connections (SCIM and LDAP): see the README's "Identity providers". */
 export const idpCommands: Record<string, Command> = {
-  ...ldapCommands,
   'idp create': {
     usage:
       'idp create NAME --kind scim|ldap [--default-role admin|agent|viewer] [--group-role "GROUP=ROLE"]...\n' +
@@ -164,4 +163,5 @@ export const idpCommands: Record<string, Command> = {
       };
     },
   },
+  ...ldapCommands,
 };
