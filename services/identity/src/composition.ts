@@ -75,7 +75,7 @@ export async function composeService(sd: IdentityServiceDeps): Promise<IdentityS
   const app = createHttpApp({ logger });
   const health = registerHealth(app, { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) });
   requirePrincipal(app, { verifyKeys: config.PRINCIPAL_VERIFY_KEYS, audience: 'identity' });
-  registerRoutes(app, deps, keyring);
+  await registerRoutes(app, deps, keyring);
 
   const relay = createOutboxRelay({ nc, models: outboxModels(conn), logger });
   const housekeeping = createHousekeeping(deps, { intervalMs: config.IDENTITY_HOUSEKEEPING_INTERVAL_MS });
