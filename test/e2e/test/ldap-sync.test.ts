@@ -19,7 +19,8 @@ const { admin } = await cast(stack);
 
 const syncEvents = async (): Promise<Json[]> => {
   const res = await admin.api.get('/v1/events?type=system.sync_completed&limit=100');
-  t.equal(res.status, 200);
+  // Polled: no assertion here (their count would vary); a failing list never shows the event.
+  if (res.status !== 200) return [];
   return (res.json as Json).data.events.filter((e: Json) => e.resourceId === 'idp:corp');
 };
 
