@@ -17,7 +17,7 @@
 // so does a failed `tsc -b` or a failed set-up step. Skipped and todo assertions are not counted in either
 // number (they are listed on the line before). Exit code is non-zero if tap failed, anything failed, or
 // no test ran. Infra keeps running afterwards unless SD_TEST_INFRA_DOWN=1.
-// Chromium, jq, openssl and curl (browser tests, README walkthrough) are installed with apt when
+// Chromium, jq, openssl, curl (browser tests, README walkthrough), slapd and ldap-utils (LDAP sync) are installed with apt when
 // missing and running as root;
 // SD_TEST_SKIP_CHROMIUM=1 skips that. The run's raw TAP is kept in .tap/last-run.tap.
 
@@ -149,6 +149,9 @@ const TEST_TOOLS = [
   { pkg: 'curl', path: '/usr/bin/curl' },
   // promtool checks and unit-tests deploy/observability's rules; prometheus scrapes the e2e stack.
   { pkg: 'prometheus', path: '/usr/bin/promtool' },
+  // identity's LDAP directory sync is tested against a real OpenLDAP (startPrivateSlapd).
+  { pkg: 'slapd', path: '/usr/sbin/slapd' },
+  { pkg: 'ldap-utils', path: '/usr/bin/ldapmodify' },
 ];
 
 function ensureTestTools() {

@@ -36,7 +36,12 @@ export function isEventType(value: string): value is EventType {
   return Object.hasOwn(EVENT_CATALOGUE, value);
 }
 
-const EVENT_SOURCES = ['api', 'oauth', 'cli', 'system'] as const;
+/**
+ * Where a change came from: the API (`api` with an API key, `oauth` with an access token), deskctl
+ * (`cli`), the service itself (`system`), or an identity provider connection pushing (`scim`) or
+ * being pulled from (`ldap`).
+ */
+export const EVENT_SOURCES = ['api', 'oauth', 'cli', 'system', 'scim', 'ldap'] as const;
 export type EventSource = (typeof EVENT_SOURCES)[number];
 
 /** Who did it. System actions (SLA monitor) use SYSTEM_ACTOR. */

@@ -73,6 +73,9 @@ export const UserDetail = Type.Object(
     identityProvider: Type.String(),
     metadata: Type.Record(Type.String(), Type.String()),
     deactivatedAt: DateTimeOrNull,
+    externalId: Type.Optional(
+      Type.String({ description: "The identity provider's id of the user (provisioned users only)." }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -202,7 +205,17 @@ export const Group = Type.Object(
 export type Group = Static<typeof Group>;
 
 export const GroupDetail = Type.Object(
-  { ...Group.properties, createdAt: DateTimeString(), updatedAt: DateTimeString() },
+  {
+    ...Group.properties,
+    createdAt: DateTimeString(),
+    updatedAt: DateTimeString(),
+    identityProvider: Type.Optional(
+      Type.String({
+        description: 'The identity provider connection that owns the group (provisioned groups only).',
+      }),
+    ),
+    externalId: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  },
   { additionalProperties: false },
 );
 export type GroupDetail = Static<typeof GroupDetail>;
@@ -244,6 +257,10 @@ const GroupMembership = Type.Object(
   { additionalProperties: false },
 );
 
+const PROVIDER_OWNED_NOTE =
+  'Users provisioned by an identity provider (SCIM, LDAP sync) keep `name`, `role`, `status` and `metadata` ' +
+  "from it, and membership of provisioned groups is the provider's: changing them → 409 CONFLICT naming the provider.";
+
 const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, ErrorEnvelope]));
 
 /** Public request/response schemas of the identity service, keyed by route (see PUBLIC_ROUTES). */
@@ -262,13 +279,17 @@ export const identityRouteSchemas = {
     response: { 200: Ok(UserDetail), ...errors(400, 401, 403, 404) },
   },
   'PATCH /v1/users/:id': {
-    description: '`groups` replaces the membership. The last active admin cannot be demoted or deactivated.',
+    description:
+      '`groups` replaces the membership. The last active admin cannot be demoted or deactivated. ' +
+      PROVIDER_OWNED_NOTE,
     params: UserIdParams,
     body: UpdateUserBody,
     response: { 200: Ok(UpdatedUser), ...errors(400, 401, 403, 404, 409) },
   },
   'DELETE /v1/users/:id': {
-    description: 'Deactivates the user (kept with its history); their API keys and tokens stop working.',
+    description:
+      'Deactivates the user (kept with its history); their API keys and tokens stop working. ' +
+      'A user provisioned by an identity provider is deactivated there: 409 CONFLICT naming the provider.',
     params: UserIdParams,
     response: { 200: Ok(DeactivatedUser), ...errors(400, 401, 403, 404, 409) },
   },
@@ -290,18 +311,20 @@ export const identityRouteSchemas = {
     response: { 200: Ok(GroupDetail), ...errors(400, 401, 403, 404) },
   },
   'PATCH /v1/groups/:id': {
+    description: 'A group provisioned by an identity provider keeps its name: renaming it → 409 CONFLICT.',
     params: GroupIdParams,
     body: UpdateGroupBody,
     response: { 200: Ok(GroupDetail), ...errors(400, 401, 403, 404, 409) },
   },
   'DELETE /v1/groups/:id': {
-    description: 'Deletes the group and removes it from every member.',
+    description:
+      'Deletes the group and removes it from every member. A provisioned group → 409 CONFLICT naming the provider.',
     params: GroupIdParams,
     response: {
       200: Ok(
         Type.Object({ id: IdSchema('group'), deleted: Type.Literal(true) }, { additionalProperties: false }),
       ),
-      ...errors(400, 401, 403, 404),
+      ...errors(400, 401, 403, 404, 409),
     },
   },
   'GET /v1/groups/:id/members': {
@@ -311,13 +334,15 @@ export const identityRouteSchemas = {
     response: { 200: Ok(UserList), ...errors(400, 401, 403, 404) },
   },
   'POST /v1/groups/:id/members': {
-    description: 'Idempotent: adding an existing member is not an error.',
+    description:
+      'Idempotent: adding an existing member is not an error. Members of a provisioned group → 409 CONFLICT.',
     params: GroupIdParams,
     body: AddMemberBody,
-    response: { 200: Ok(GroupMembership), ...errors(400, 401, 403, 404) },
+    response: { 200: Ok(GroupMembership), ...errors(400, 401, 403, 404, 409) },
   },
   'DELETE /v1/groups/:id/members/:userId': {
+    description: 'Members of a group provisioned by an identity provider → 409 CONFLICT naming the provider.',
     params: GroupMemberParams,
-    response: { 200: Ok(GroupMembership), ...errors(400, 401, 403, 404) },
+    response: { 200: Ok(GroupMembership), ...errors(400, 401, 403, 404, 409) },
   },
 } satisfies RouteSchemaMap;

@@ -16,6 +16,12 @@ export const FORWARDED_HEADER = 'x-sd-forwarded';
  * client's budget. The gateway removes it before the response leaves.
  */
 export const AUTHENTICATED_CLIENT_HEADER = 'x-sd-authenticated-client';
+/**
+ * Response header by which identity tells the gateway which identity provider connection a SCIM
+ * call authenticated as (its name): only then does the call count against that connection's
+ * budget. The gateway removes it before the response leaves.
+ */
+export const AUTHENTICATED_SCIM_HEADER = 'x-sd-authenticated-scim';
 /** Headers that only the gateway may set; stripped from every client call. */
 export const INTERNAL_HEADERS = [PRINCIPAL_HEADER, FORWARDED_HEADER] as const;
 

@@ -69,6 +69,11 @@ t.test('event catalogue has the 18 spec types with their resource types', async 
   t.ok(Value.Check(DomainEvent, event), 'a well-formed event validates');
   t.notOk(Value.Check(DomainEvent, { ...event, type: 'request.exploded' }), 'unknown type is refused');
   t.notOk(Value.Check(DomainEvent, { ...event, id: 'nope' }), 'id must be an evt_ id');
+  for (const source of ['scim', 'ldap']) {
+    const provisioned = { ...event, metadata: { ...event.metadata, source } };
+    t.ok(Value.Check(DomainEvent, provisioned), `source ${source} (identity provider connections) validates`);
+    t.ok(Value.Check(EventEnvelope, provisioned), `the tolerant envelope takes source ${source}`);
+  }
 });
 
 t.test('pagination clamps limit and computes pages and hasMore', async (t) => {

@@ -15,6 +15,7 @@ import { subscribeCredentialNotices } from './events/credential-notices.js';
 import { createIdentityClient } from './events/identity-client.js';
 import { registerDocs } from './routes/docs.js';
 import { registerOAuthProxy } from './routes/oauth.js';
+import { registerScimProxy } from './routes/scim.js';
 import { createUpstreamHealth } from './routes/upstream-health.js';
 import { refuseAmbiguousPaths, registerPublicRoutes } from './routes/proxy.js';
 import './routes/request-context.js';
@@ -159,6 +160,13 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
     signPrincipal: createFastPrincipalSigner(config.PRINCIPAL_SIGNING_KEY),
   });
   await registerOAuthProxy(app, {
+    config,
+    identityUrls: upstreams.identity,
+    upstreamHealth,
+    rateLimiter,
+    signForwarded: createForwardedSigner(config.PRINCIPAL_SIGNING_KEY),
+  });
+  await registerScimProxy(app, {
     config,
     identityUrls: upstreams.identity,
     upstreamHealth,

@@ -67,6 +67,8 @@ export const gatewayConfigSchema = configSchema({
   }),
   OAUTH_TOKEN_LIMIT_PER_CLIENT: Type.Integer({ minimum: 1, default: 60 }),
   OAUTH_LIMIT_PER_IP: Type.Integer({ minimum: 1, default: 30 }),
+  /** SCIM calls per identity provider connection per rate-limit window (bucket `scim`). */
+  SCIM_RATE_LIMIT: Type.Integer({ minimum: 1, default: 600 }),
   /** Failed /v1 authentications per client address (IPv6: per /64) per rate-limit window. */
   AUTH_FAILURES_PER_IP: Type.Integer({ minimum: 1, default: 30 }),
   TRUSTED_PROXIES: Type.String({ default: '' }),

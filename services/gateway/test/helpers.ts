@@ -1,6 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AUTHENTICATED_CLIENT_HEADER, FORWARDED_HEADER, type NatsNames } from '@support-desk/contracts';
+import {
+  AUTHENTICATED_CLIENT_HEADER,
+  AUTHENTICATED_SCIM_HEADER,
+  FORWARDED_HEADER,
+  type NatsNames,
+} from '@support-desk/contracts';
 import {
   createForwardedVerifier,
   createPrincipalVerifier,
@@ -94,6 +99,8 @@ export interface EchoCall {
 
 /** The client secret the stand-in identity accepts: it then names the client as identity does. */
 export const GOOD_CLIENT_SECRET = 'good-secret';
+/** The start of a SCIM token secret the stand-in identity accepts (`sdscim_<name>_good…`). */
+export const GOOD_SCIM_SECRET = 'good';
 
 /** A service stand-in: verifies the principal like a real service and echoes what it received. */
 export async function startUpstream(t: Test, service: string) {
@@ -138,6 +145,11 @@ export async function startUpstream(t: Test, service: string) {
         .toString()
         .split(':');
       const authenticated = secret === GOOD_CLIENT_SECRET ? { [AUTHENTICATED_CLIENT_HEADER]: clientId } : {};
+      // A SCIM token whose secret starts with GOOD_SCIM_SECRET authenticates, as identity would say.
+      const scim = new RegExp(`^Bearer sdscim_([a-z0-9_-]+)_${GOOD_SCIM_SECRET}`).exec(
+        req.headers.authorization ?? '',
+      );
+      if (scim) Object.assign(authenticated, { [AUTHENTICATED_SCIM_HEADER]: scim[1] });
       res
         .writeHead(200, { 'content-type': 'application/json', ...authenticated })
         .end(JSON.stringify({ success: true, data: call }));

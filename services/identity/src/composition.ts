@@ -14,13 +14,16 @@ import {
   requirePrincipal,
   serveIdentityRpc,
 } from '@support-desk/platform';
-import type { IdentityConfig, IdentityServiceConfig } from './config.js';
+import { environmentSecret, type IdentityConfig, type IdentityServiceConfig } from './config.js';
 import { forgetChangedGroups } from './events/group-changes.js';
+import { bindPasswordReader } from './ldap/bind-password.js';
+import { readDirectory } from './ldap/directory.js';
 import { createKeyring, type Keyring } from './oauth/keys.js';
 import { registerRoutes } from './routes/index.js';
 import { createRepositories, outboxModels } from './store/index.js';
 import type { Deps } from './use-cases/deps.js';
 import { createHousekeeping } from './use-cases/housekeeping.js';
+import { createLdapSyncScheduler } from './use-cases/ldap-sync.js';
 import { identityRpcAnswers } from './use-cases/rpc-answers.js';
 
 export interface IdentityDepsInput {
@@ -30,12 +33,22 @@ export interface IdentityDepsInput {
   names: NatsNames;
   /** The clock (tests move it). */
   clock?: () => Date;
+  /** Where LDAP bind passwords named by variable are read (the process environment). */
+  environment?: (name: string) => string | undefined;
 }
 
 /** The use cases' dependencies over one database connection (the service and deskctl alike). */
-export function identityDeps({ config, logger, conn, names, clock }: IdentityDepsInput): Deps {
+export function identityDeps({ config, logger, conn, names, clock, environment }: IdentityDepsInput): Deps {
   const repositories = createRepositories(conn, { nameCacheTtlMs: config.IDENTITY_GROUP_CACHE_TTL_MS });
-  return { ...repositories, config, names, logger, clock: clock ?? (() => new Date()) };
+  return {
+    ...repositories,
+    config,
+    names,
+    logger,
+    clock: clock ?? (() => new Date()),
+    readDirectory,
+    bindPassword: bindPasswordReader(environment ?? environmentSecret()),
+  };
 }
 
 export interface IdentityServiceDeps extends IdentityDepsInput {
@@ -51,8 +64,9 @@ export interface IdentityService extends ComposedService {
 
 /**
  * The identity service: users, groups, credentials and the OAuth server over its own database;
- * its background work is the outbox relay, identity's RPC answers, housekeeping, and hearing other
- * replicas' group changes (the group names kept for user views).
+ * its background work is the outbox relay, identity's RPC answers, housekeeping, the scheduled
+ * LDAP directory syncs, and hearing other replicas' group changes (the group names kept for user
+ * views).
  */
 export async function composeService(sd: IdentityServiceDeps): Promise<IdentityService> {
   const { config, logger, conn, nc, names } = sd;
@@ -61,10 +75,11 @@ export async function composeService(sd: IdentityServiceDeps): Promise<IdentityS
   const app = createHttpApp({ logger });
   const health = registerHealth(app, { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) });
   requirePrincipal(app, { verifyKeys: config.PRINCIPAL_VERIFY_KEYS, audience: 'identity' });
-  registerRoutes(app, deps, keyring);
+  await registerRoutes(app, deps, keyring);
 
   const relay = createOutboxRelay({ nc, models: outboxModels(conn), logger });
   const housekeeping = createHousekeeping(deps, { intervalMs: config.IDENTITY_HOUSEKEEPING_INTERVAL_MS });
+  const ldapSyncs = createLdapSyncScheduler(deps, { tickMs: config.IDENTITY_LDAP_SYNC_TICK_MS });
   let rpc: { stop(): void } | undefined;
   let groupChanges: { stop(): void } | undefined;
   return {
@@ -80,11 +95,13 @@ export async function composeService(sd: IdentityServiceDeps): Promise<IdentityS
       groupChanges = forgetChangedGroups(nc, names, deps.groups.forget, logger);
       rpc = serveIdentityRpc(nc, names, identityRpcAnswers(deps), logger);
       if (config.IDENTITY_HOUSEKEEPING_INTERVAL_MS > 0) housekeeping.start();
+      if (config.IDENTITY_LDAP_SYNC_TICK_MS > 0) ldapSyncs.start();
     },
     async close() {
       rpc?.stop();
       groupChanges?.stop();
       await housekeeping.stop();
+      await ldapSyncs.stop();
       await relay.stop();
     },
   };

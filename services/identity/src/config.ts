@@ -35,6 +35,11 @@ export const identityConfigSchema = configSchema({
    * other replicas' when their event arrives, and at the latest after this. 0 = read every time.
    */
   IDENTITY_GROUP_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 10_000 }),
+  /**
+   * How often a replica looks for LDAP connections whose sync interval has passed (the lease lets
+   * one replica run each); 0 = this replica runs no scheduled syncs (`deskctl idp sync` still does).
+   */
+  IDENTITY_LDAP_SYNC_TICK_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 60_000 }),
 });
 
 export type IdentityConfig = Static<typeof identityConfigSchema>;
@@ -55,6 +60,16 @@ export type IdentityServiceConfig = Static<typeof identityServiceConfigSchema>;
 export function loadIdentityServiceConfig(env: NodeJS.ProcessEnv = process.env): IdentityServiceConfig {
   return loadConfig(identityServiceConfigSchema, env);
 }
+
+/**
+ * A secret an administrator named by its variable (an LDAP connection's bind password): read
+ * when it is used, never stored. The one read of the environment outside the config schema,
+ * since the variable's name is data (each connection names its own).
+ */
+export const environmentSecret =
+  (env: NodeJS.ProcessEnv = process.env) =>
+  (name: string): string | undefined =>
+    env[name];
 
 export function listenPort(config: IdentityConfig): number {
   return config.IDENTITY_PORT ?? config.PORT;

@@ -4,3 +4,4 @@ export * from './tls.js';
 export * from './chromium.js';
 export * from './identity-double.js';
 export * from './round-trips.js';
+export * from './slapd.js';

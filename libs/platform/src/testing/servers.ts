@@ -91,7 +91,8 @@ export async function freePort(): Promise<number> {
   throw new Error(`no free port in ${PORT_RANGE.from}-${PORT_RANGE.to} after 1,000 tries`);
 }
 
-function findBinary(name: string, extra: string[] = []): string {
+/** A binary on the PATH or in the system directories; throws naming it when missing. */
+export function findBinary(name: string, extra: string[] = []): string {
   const dirs = [...extra, ...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/sbin', '/usr/local/bin'];
   for (const d of dirs) {
     const p = d.endsWith(name) ? d : join(d, name);
@@ -118,10 +119,18 @@ async function waitForPort(port: number, timeoutMs = 20_000): Promise<void> {
   throw new Error(`server on port ${port} did not start within ${timeoutMs} ms`);
 }
 
-function privateServer(
+/**
+ * A server process on `port` with its own temporary directory (removed at teardown). `command`
+ * runs at every start; `logFile`, when given, receives the process's output (for servers that
+ * explain a failed start only there).
+ */
+export function privateServer(
   t: Teardownable,
   scheme: string,
-  command: (port: number, dir: string) => { bin: string; args: string[]; env?: NodeJS.ProcessEnv },
+  command: (
+    port: number,
+    dir: string,
+  ) => { bin: string; args: string[]; env?: NodeJS.ProcessEnv; logFile?: string },
   port: number,
   afterStop?: () => Promise<void>,
 ): PrivateServer {
@@ -131,8 +140,13 @@ function privateServer(
     url: `${scheme}://127.0.0.1:${port}`,
     port,
     async start() {
-      const { bin, args, env } = command(port, dir);
-      child = spawn(bin, args, { stdio: 'ignore', env: { ...process.env, ...env } });
+      const { bin, args, env, logFile } = command(port, dir);
+      const log = logFile ? openSync(logFile, 'a') : 'ignore';
+      try {
+        child = spawn(bin, args, { stdio: ['ignore', log, log], env: { ...process.env, ...env } });
+      } finally {
+        if (typeof log === 'number') closeSync(log);
+      }
       await waitForPort(port);
     },
     async crash() {

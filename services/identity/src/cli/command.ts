@@ -7,6 +7,8 @@ export interface CommandResult {
   json: unknown;
   /** Human-readable lines. */
   text: string;
+  /** When not 0: the command ran, its result is printed, and it still reports a failure (1). */
+  exitCode?: number;
 }
 
 /** One deskctl command: its usage line, its options, and what it runs (the same use cases as the API). */

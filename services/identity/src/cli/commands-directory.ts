@@ -1,5 +1,5 @@
-import { CreateUserBody, ROLES, type Role } from '@support-desk/contracts';
-import { Value } from '@sinclair/typebox/value';
+import { ROLES, type Role } from '@support-desk/contracts';
+import { firstUserProblem } from '../use-cases/input-checks.js';
 import { createGroup, getGroup, listGroups } from '../use-cases/groups.js';
 import { createUser, findUserByEmail, getUser, setPassword } from '../use-cases/users.js';
 import { readStdin, required, UsageError } from './args.js';
@@ -35,8 +35,8 @@ export const directoryCommands: Record<string, Command> = {
         isVip: v.vip === true,
         groups: idsFrom(v.groups),
       };
-      const first = Value.Errors(CreateUserBody, body).First();
-      if (first) throw new UsageError(`--${first.path.replace(/^\//, '')} ${first.message}`);
+      const first = firstUserProblem(body);
+      if (first) throw new UsageError(`--${first.field} ${first.message}`);
       if (v['if-missing'] === true) {
         // Idempotent provisioning: an existing account is reported as it is, never changed.
         const existing = await findUserByEmail(deps, body.email);

@@ -1,7 +1,6 @@
-import { CreateUserBody, PLANS, type Plan } from '@support-desk/contracts';
+import { PLANS, type Plan } from '@support-desk/contracts';
+import { firstUserProblem } from '../use-cases/input-checks.js';
 import { notFound } from '@support-desk/platform';
-import { FormatRegistry } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
 import { createApiKey, listApiKeys, revokeApiKey } from '../use-cases/api-keys.js';
 import { bootstrap } from '../use-cases/bootstrap.js';
 import { CLI_ACTOR, cliContext, type Deps, type EventContext } from '../use-cases/deps.js';
@@ -13,11 +12,8 @@ import { rotateDevSigningKey } from '../oauth/keys.js';
 import { parse, parseDuration, positiveInt, required, UsageError } from './args.js';
 import { deadLetterCommands } from './commands-dead-letters.js';
 import { directoryCommands } from './commands-directory.js';
+import { idpCommands } from './commands-idp.js';
 import { type Command, oneOf } from './command.js';
-
-if (!FormatRegistry.Has('email')) {
-  FormatRegistry.Set('email', (v) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v));
-}
 
 const limitsFrom = (values: Record<string, unknown>) => {
   const general = positiveInt(values['rate-limit'], 'rate-limit');
@@ -36,6 +32,7 @@ const allowlistFrom = (value: string) => {
 export const COMMANDS: Record<string, Command> = {
   ...directoryCommands,
   ...deadLetterCommands,
+  ...idpCommands,
   'api-keys create': {
     usage:
       'api-keys create --owner EMAIL --name N --scopes a,b [--plan standard|professional|enterprise] [--rate-limit N] [--events-rate-limit N] [--allow-ip CIDR,...] [--expires-in 30d]',
@@ -180,8 +177,8 @@ export const COMMANDS: Record<string, Command> = {
     async run(deps, ctx, v) {
       const email = required(v, 'email');
       const name = required(v, 'name');
-      const first = Value.Errors(CreateUserBody, { email, name, role: 'admin' }).First();
-      if (first) throw new UsageError(`--${first.path.replace(/^\//, '')} ${first.message}`);
+      const first = firstUserProblem({ email, name, role: 'admin' });
+      if (first) throw new UsageError(`--${first.field} ${first.message}`);
       const result = await bootstrap(deps, ctx, { email, name, ifNone: v['if-none'] === true });
       if (result.skipped) return { json: { skipped: true }, text: 'an admin already exists; nothing to do' };
       return {

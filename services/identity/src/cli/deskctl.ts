@@ -164,7 +164,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(
       parsed.values.json === true ? `${JSON.stringify(result.json, null, 2)}\n` : `${result.text}\n`,
     );
-    return 0;
+    return result.exitCode ?? 0;
   } finally {
     await session.close();
   }

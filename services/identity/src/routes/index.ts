@@ -4,14 +4,16 @@ import type { Deps } from '../use-cases/deps.js';
 import { groupRoutes } from './groups.js';
 import { oauthPageRoutes } from './oauth-pages.js';
 import { oauthTokenRoutes } from './oauth-token.js';
+import { scimRoutes } from './scim.js';
 import { userRoutes } from './users.js';
 import { wellKnownRoutes } from './well-known.js';
 
-/** The public /v1 routes (from the contract), the OAuth pages and token endpoint, well-known. */
-export function registerRoutes(app: HttpApp, deps: Deps, keyring: Keyring): void {
+/** The public /v1 routes (from the contract), the OAuth pages and token endpoint, well-known, SCIM. */
+export async function registerRoutes(app: HttpApp, deps: Deps, keyring: Keyring): Promise<void> {
   userRoutes(app, deps);
   groupRoutes(app, deps);
   oauthPageRoutes(app, deps);
   oauthTokenRoutes(app, deps, keyring);
   wellKnownRoutes(app, deps, keyring);
+  await scimRoutes(app, deps);
 }

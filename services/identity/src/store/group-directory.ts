@@ -1,10 +1,14 @@
 import { TtlCache } from '@support-desk/platform';
 import type { GroupDoc } from './groups.js';
 
-/** What a user view needs of a group: its name, and whether it still counts (not deleted). */
+/**
+ * What a user view needs of a group: its name, and whether it still counts (not deleted); and who
+ * owns it (`local`, or an identity provider connection), which /v1 membership changes check.
+ */
 export interface GroupEntry {
   name: string;
   deleted: boolean;
+  identityProvider: string;
 }
 
 /** Entries kept at most; past it the least recently used go (groups are few: a safety bound). */
@@ -25,9 +29,17 @@ export function createGroupDirectory(ttlMs: number, now: () => number = Date.now
     /** Pass it to `remember` with what a read returns. */
     generation: () => generation,
     get: (id: string): GroupEntry | undefined => entries.get(id, now()),
-    remember(group: Pick<GroupDoc, '_id' | 'name' | 'deletedAt'>, readAt = generation): void {
+    remember(
+      group: Pick<GroupDoc, '_id' | 'name' | 'deletedAt' | 'identityProvider'>,
+      readAt = generation,
+    ): void {
       if (readAt !== generation) return;
-      entries.set(group._id, { name: group.name, deleted: group.deletedAt != null }, ttlMs, now());
+      const entry = {
+        name: group.name,
+        deleted: group.deletedAt != null,
+        identityProvider: group.identityProvider ?? 'local',
+      };
+      entries.set(group._id, entry, ttlMs, now());
     },
     forget(id: string): void {
       generation++;

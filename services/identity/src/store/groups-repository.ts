@@ -1,6 +1,6 @@
 import { type AggregateDecision, type OutboxEntry, updateAggregate } from '@support-desk/platform';
 import type { Connection } from 'mongoose';
-import { createGroupDirectory } from './group-directory.js';
+import { createGroupDirectory, type GroupEntry } from './group-directory.js';
 import { type GroupDoc, groupModel, groupNameKey } from './groups.js';
 
 /**
@@ -28,6 +28,26 @@ export function createGroupsRepository(conn: Connection, { nameCacheTtlMs }: Gro
     const group = await model.findById(id).lean<GroupDoc>().exec();
     if (group) directory.remember(group, readAt);
     return group;
+  };
+  const liveEntries = async (ids: Iterable<string>): Promise<Map<string, GroupEntry>> => {
+    const live = new Map<string, GroupEntry>();
+    const unknown: string[] = [];
+    for (const id of new Set(ids)) {
+      const entry = directory.get(id);
+      if (!entry) unknown.push(id);
+      else if (!entry.deleted) live.set(id, entry);
+    }
+    const read = await Promise.all(unknown.map((id) => findAny(id)));
+    for (const group of read) {
+      if (isLive(group)) {
+        live.set(group._id, {
+          name: group.name,
+          deleted: false,
+          identityProvider: group.identityProvider ?? 'local',
+        });
+      }
+    }
+    return live;
   };
   return {
     async findLive(id: string): Promise<GroupDoc | null> {
@@ -57,16 +77,20 @@ export function createGroupsRepository(conn: Connection, { nameCacheTtlMs }: Gro
      * directory, the others read by `_id` (at once, not one after another).
      */
     async liveNames(ids: Iterable<string>): Promise<Map<string, string>> {
-      const names = new Map<string, string>();
-      const unknown: string[] = [];
-      for (const id of new Set(ids)) {
-        const entry = directory.get(id);
-        if (!entry) unknown.push(id);
-        else if (!entry.deleted) names.set(id, entry.name);
-      }
-      const read = await Promise.all(unknown.map((id) => findAny(id)));
-      for (const group of read) if (isLive(group)) names.set(group._id, group.name);
-      return names;
+      const entries = await liveEntries(ids);
+      return new Map([...entries].map(([id, entry]) => [id, entry.name]));
+    },
+
+    /** Who owns each of the given live groups (`local` or a connection's name), the same way. */
+    async liveOwners(ids: Iterable<string>): Promise<Map<string, string>> {
+      const entries = await liveEntries(ids);
+      return new Map([...entries].map(([id, entry]) => [id, entry.identityProvider]));
+    },
+
+    /** The live groups one identity provider connection owns (at most `limit`). */
+    async ofProvider(identityProvider: string, limit: number): Promise<GroupDoc[]> {
+      const groups = await model.find({ identityProvider }).limit(limit).lean<GroupDoc[]>().exec();
+      return groups.filter(isLive);
     },
 
     /** A new group with its event (a taken name is a duplicate-key error on `nameKey`). */

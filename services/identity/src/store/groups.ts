@@ -11,6 +11,10 @@ export interface GroupDoc {
    */
   nameKey: string;
   description: string;
+  /** The connection that owns the group (`local`: made through /v1 or deskctl). */
+  identityProvider?: string;
+  /** The identity provider's id of the group; null for local groups. */
+  externalId?: string | null;
   deletedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
@@ -23,6 +27,8 @@ export const GroupSchema = new Schema<GroupDoc>(
     name: { type: String, required: true },
     nameKey: { type: String, required: true, unique: true },
     description: { type: String, default: '' },
+    identityProvider: { type: String, default: 'local' },
+    externalId: { type: String, default: null },
     deletedAt: { type: Date, default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
@@ -31,6 +37,8 @@ export const GroupSchema = new Schema<GroupDoc>(
   },
   { collection: 'groups', versionKey: false },
 );
+// A connection's groups (a directory sync's pass over what it owns): one equality, pushed down.
+GroupSchema.index({ identityProvider: 1 });
 outboxPlugin(GroupSchema);
 
 export const groupModel = (conn: Connection) => modelOn<GroupDoc>(conn, 'Group', GroupSchema);

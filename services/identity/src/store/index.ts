@@ -7,6 +7,8 @@ import {
 } from './credentials-repository.js';
 import { groupModel } from './groups.js';
 import { createGroupsRepository, type GroupsRepositoryOptions } from './groups-repository.js';
+import { identityProviderModel } from './identity-providers.js';
+import { createIdentityProvidersRepository } from './identity-providers-repository.js';
 import { grantModel } from './oauth.js';
 import {
   createGrantsRepository,
@@ -14,11 +16,19 @@ import {
   createSessionsRepository,
 } from './oauth-repository.js';
 import { userModel } from './users.js';
+import { createSyncLeasesRepository } from './sync-leases.js';
 import { createUsersRepository } from './users-repository.js';
 
 export type { ApiKeyDoc, OAuthClientDoc, SettingsDoc } from './credentials.js';
 export type { GroupDoc } from './groups.js';
 export { groupNameKey } from './groups.js';
+export type {
+  GroupRoleRule,
+  IdentityProviderDoc,
+  IdentityProviderKind,
+  SyncOutcome,
+  SyncRunSummary,
+} from './identity-providers.js';
 export type { GrantDoc, LoginAttemptDoc, SessionDoc } from './oauth.js';
 export type { FailureCount, PurgeBounds } from './oauth-repository.js';
 export type { UserDoc } from './users.js';
@@ -35,6 +45,8 @@ export function createRepositories(conn: Connection, options: GroupsRepositoryOp
     grants: createGrantsRepository(conn),
     sessions: createSessionsRepository(conn),
     loginAttempts: createLoginAttemptsRepository(conn),
+    identityProviders: createIdentityProvidersRepository(conn),
+    syncLeases: createSyncLeasesRepository(conn),
   };
 }
 
@@ -48,4 +60,5 @@ export const outboxModels = (conn: Connection) => [
   oauthClientModel(conn),
   settingsModel(conn),
   grantModel(conn),
+  identityProviderModel(conn),
 ];

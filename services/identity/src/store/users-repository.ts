@@ -17,6 +17,10 @@ export interface UserListFilter {
   isVip?: boolean;
   /** Case-insensitive substring of the name or the email. */
   search?: string;
+  /** The users of one identity provider connection (SCIM lists). */
+  identityProvider?: string;
+  /** Exactly this name (SCIM `displayName eq`). */
+  name?: string;
 }
 
 export type UserBrief = Pick<UserDoc, '_id' | 'email' | 'name'>;
@@ -65,6 +69,8 @@ export function createUsersRepository(conn: Connection) {
       if (filter.status) query.status = filter.status;
       if (filter.groupId) query.groups = filter.groupId;
       if (filter.isVip !== undefined) query.isVip = filter.isVip;
+      if (filter.identityProvider) query.identityProvider = filter.identityProvider;
+      if (filter.name !== undefined) query.name = filter.name;
       if (filter.search) {
         const re = new RegExp(escapeRegex(filter.search), 'i');
         query.$or = [{ name: re }, { email: re }];
@@ -108,6 +114,13 @@ export function createUsersRepository(conn: Connection) {
       return new Map(counts.map((c) => [c._id, c.n]));
     },
 
+    /**
+     * Every user of one identity provider connection, whatever their status (a directory sync
+     * compares them all with the directory): one equality, pushed down and indexed; at most `limit`.
+     */
+    ofProvider: (identityProvider: string, limit: number) =>
+      model.find({ identityProvider }).limit(limit).lean<UserDoc[]>().exec(),
+
     /** Up to `limit` ids of a group's members. */
     async memberIds(groupId: string, limit: number): Promise<string[]> {
       const members = await model.find({ groups: groupId }, { _id: 1 }).limit(limit).lean<UserDoc[]>();
@@ -123,6 +136,29 @@ export function createUsersRepository(conn: Connection) {
       // The user is stored: a missing or stale entry only costs the next look-up by email its
       // fallback read (which rewrites the entry), so a failure here does not fail the creation.
       await emails.create({ _id: user.emailKey, userId: user._id }).catch(() => undefined);
+    },
+
+    /**
+     * Points the entry of an email (lower-cased) at this user, before an identity provider changes
+     * the user's email to it: false when another user holds that email. A stale entry (its user
+     * no longer has that email) is taken over; the unique `emailKey` stays the rule.
+     */
+    async claimEmail(key: string, userId: string): Promise<boolean> {
+      const entry = await emails.findById(key).lean<UserEmailDoc>().exec();
+      if (entry && entry.userId !== userId) {
+        const holder = await byId(entry.userId);
+        if (holder?.emailKey === key) return false;
+      }
+      if (entry?.userId !== userId) {
+        await emails.updateOne({ _id: key }, { $set: { userId } }, { upsert: true });
+      }
+      return true;
+    },
+
+    /** Drops an email's entry if it still names this user (after the user's email changed). */
+    async releaseEmail(key: string, userId: string): Promise<void> {
+      const entry = await emails.findById(key).lean<UserEmailDoc>().exec();
+      if (entry?.userId === userId) await emails.deleteOne({ _id: key });
     },
 
     /**

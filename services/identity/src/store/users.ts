@@ -16,6 +16,8 @@ export interface UserDoc {
   groups: string[];
   metadata: Record<string, string>;
   identityProvider: string;
+  /** The identity provider's id of this user (SCIM `externalId`, an LDAP entry's id); null for local users. */
+  externalId?: string | null;
   passwordHash: string | null;
   lastLoginAt: Date | null;
   deactivatedAt: Date | null;
@@ -36,6 +38,7 @@ export const UserSchema = new Schema<UserDoc>(
     groups: { type: [String], default: [] },
     metadata: { type: Schema.Types.Mixed, default: {} },
     identityProvider: { type: String, default: 'local' },
+    externalId: { type: String, default: null },
     passwordHash: { type: String, default: null, select: false },
     lastLoginAt: { type: Date, default: null },
     deactivatedAt: { type: Date, default: null },
@@ -49,6 +52,8 @@ export const UserSchema = new Schema<UserDoc>(
 UserSchema.index({ createdAt: -1, _id: -1 });
 UserSchema.index({ groups: 1 });
 UserSchema.index({ role: 1, status: 1 });
+// A connection's users (SCIM lists, a sync's pass over what it owns): one equality, pushed down.
+UserSchema.index({ identityProvider: 1 });
 outboxPlugin(UserSchema);
 
 export const userModel = (conn: Connection) => modelOn<UserDoc>(conn, 'User', UserSchema);

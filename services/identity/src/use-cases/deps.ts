@@ -1,6 +1,8 @@
 import type { NatsNames, Principal } from '@support-desk/contracts';
 import { contextFromPrincipal, type EventContext, type Logger } from '@support-desk/platform';
 import type { IdentityConfig } from '../config.js';
+import type { PasswordReference } from '../ldap/bind-password.js';
+import type { DirectoryQuery, DirectorySnapshot, PageHook } from '../ldap/directory.js';
 import type { Repositories } from '../store/index.js';
 
 /** What every use case needs: the repositories, and the service's settings, names, log and clock. */
@@ -10,6 +12,10 @@ export interface Deps extends Repositories {
   logger: Logger;
   /** Injected so tests can move time (code expiry, throttling windows). */
   clock: () => Date;
+  /** Reads an LDAP directory into a snapshot (the ldapts reader; the composition root gives it). */
+  readDirectory: (query: DirectoryQuery, password: string, onPage?: PageHook) => Promise<DirectorySnapshot>;
+  /** The bind password an LDAP connection's settings point at. */
+  bindPassword: (ref: PasswordReference) => Promise<string>;
 }
 
 export type { EventContext };

@@ -10,6 +10,7 @@ import {
 } from '@support-desk/platform';
 import { type GroupDoc, groupNameKey } from '../store/index.js';
 import type { Deps } from './deps.js';
+import { assertGroupChangeAllowed } from './provider-ownership.js';
 import { applyUserPatch } from './user-changes.js';
 import { listUsers } from './users.js';
 
@@ -27,6 +28,10 @@ function toDetail(g: GroupDoc, count: number): GroupDetail {
     memberCount: count,
     createdAt: new Date(g.createdAt).toISOString(),
     updatedAt: new Date(g.updatedAt).toISOString(),
+    // Only on provisioned groups: a local group's answer is as it always was.
+    ...(g.identityProvider && g.identityProvider !== 'local'
+      ? { identityProvider: g.identityProvider, externalId: g.externalId ?? null }
+      : {}),
   };
 }
 
@@ -50,18 +55,34 @@ export async function getGroup(deps: Deps, id: string) {
 
 const duplicateName = (name: string) => conflict(`A group named "${name}" already exists`);
 
-export async function createGroup(deps: Deps, ctx: EventContext, body: CreateGroupBody) {
+/**
+ * Creates a group (`system.config_changed`). `provisioned`: made by an identity provider
+ * connection, which owns it (`identityProvider`, `externalId`).
+ */
+export async function createGroup(
+  deps: Deps,
+  ctx: EventContext,
+  body: CreateGroupBody,
+  provisioned?: { id: string; identityProvider: string; externalId: string | null },
+) {
   const now = deps.clock();
-  const id = newId('group', now.getTime());
+  const id = provisioned?.id ?? newId('group', now.getTime());
   const name = body.name.trim();
   const description = body.description ?? '';
-  const changes = diffChanges({}, { name, description }, ['name', 'description']);
+  const owner = provisioned ? { identityProvider: provisioned.identityProvider } : {};
+  const changes = diffChanges({}, { name, description, ...owner }, [
+    'name',
+    'description',
+    'identityProvider',
+  ]);
   const event = buildEvent('system.config_changed', id, ctx, changes, now);
   const group: GroupDoc = {
     _id: id,
     name,
     nameKey: groupNameKey(name),
     description,
+    identityProvider: provisioned?.identityProvider ?? 'local',
+    externalId: provisioned?.externalId ?? null,
     deletedAt: null,
     createdAt: now,
     updatedAt: now,
@@ -75,18 +96,26 @@ export async function createGroup(deps: Deps, ctx: EventContext, body: CreateGro
   return toDetail(group, 0);
 }
 
-export async function updateGroup(deps: Deps, ctx: EventContext, id: string, body: UpdateGroupBody) {
+/** `byProvider`: the owning identity provider's change (else a provider-owned name is refused). */
+export async function updateGroup(
+  deps: Deps,
+  ctx: EventContext,
+  id: string,
+  body: UpdateGroupBody,
+  byProvider = false,
+) {
   const after: Record<string, unknown> = {};
   if (body.name !== undefined) after.name = body.name.trim();
   if (body.description !== undefined) after.description = body.description;
   let updated: GroupDoc;
   try {
     // The answer is the group as written: no read after the write.
-    updated = await deps.groups.update(id, (before) => {
+    updated = await deps.groups.update(id, async (before) => {
       const changes = diffChanges(before as unknown as Record<string, unknown>, after, [
         'name',
         'description',
       ]);
+      if (!byProvider) await assertGroupChangeAllowed(deps, before, changes.name ? ['name'] : []);
       if (Object.keys(changes).length === 0) return { write: null, result: before };
       const now = deps.clock();
       const set: Record<string, unknown> = { ...after, updatedAt: now };
@@ -108,8 +137,9 @@ export async function updateGroup(deps: Deps, ctx: EventContext, id: string, bod
  * Soft-deletes the group (its snapshot answers `deleted: true` for read models), frees its name,
  * then removes it from every member, each removal a `user.updated` with `changes.groups`.
  */
-export async function deleteGroup(deps: Deps, ctx: EventContext, id: string) {
-  await deps.groups.update(id, () => {
+export async function deleteGroup(deps: Deps, ctx: EventContext, id: string, byProvider = false) {
+  await deps.groups.update(id, async (before) => {
+    if (!byProvider) await assertGroupChangeAllowed(deps, before, ['existence']);
     const now = deps.clock();
     const event = buildEvent('system.config_changed', id, ctx, { deleted: { from: false, to: true } }, now);
     return {
@@ -147,6 +177,7 @@ async function membership(deps: Deps, group: GroupDoc) {
 // The user's update answers 404 "User not found" itself: no read of the user before it.
 export async function addMember(deps: Deps, ctx: EventContext, id: string, userId: string) {
   const group = await findGroup(deps, id);
+  await assertGroupChangeAllowed(deps, group, ['members']);
   await applyUserPatch(deps, ctx, userId, (u) =>
     u.groups.includes(id) ? {} : { groups: [...u.groups, id] },
   );
@@ -155,6 +186,7 @@ export async function addMember(deps: Deps, ctx: EventContext, id: string, userI
 
 export async function removeMember(deps: Deps, ctx: EventContext, id: string, userId: string) {
   const group = await findGroup(deps, id);
+  await assertGroupChangeAllowed(deps, group, ['members']);
   await applyUserPatch(deps, ctx, userId, (u) =>
     u.groups.includes(id) ? { groups: u.groups.filter((g) => g !== id) } : {},
   );

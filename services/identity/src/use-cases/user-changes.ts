@@ -8,7 +8,7 @@ import {
   notFound,
   type OutboxEntry,
 } from '@support-desk/platform';
-import type { UserDoc } from '../store/index.js';
+import { emailKey, type UserDoc } from '../store/index.js';
 import { revokeUserCredentials } from './credential-sweep.js';
 import { tokensExpireBy } from './grant-revocation.js';
 import type { Deps } from './deps.js';
@@ -61,7 +61,9 @@ export function userChangeEntries(
   return entries;
 }
 
-export type UserPatch = Partial<Pick<UserDoc, 'name' | 'role' | 'groups' | 'isVip' | 'status' | 'metadata'>>;
+export type UserPatch = Partial<
+  Pick<UserDoc, 'name' | 'role' | 'groups' | 'isVip' | 'status' | 'metadata' | 'email' | 'externalId'>
+>;
 
 /**
  * Applies `patch` with optimistic concurrency (the write only lands if the user is unchanged
@@ -83,6 +85,8 @@ export async function applyUserPatch(
     const patch = await makePatch(before);
     const now = deps.clock();
     const set: Record<string, unknown> = { ...patch };
+    // Only identity providers change an email (the caller moved its look-up entry first).
+    if (patch.email !== undefined) set.emailKey = emailKey(patch.email);
     if (patch.status === 'inactive' && before.status !== 'inactive') set.deactivatedAt = now;
     if (patch.status === 'active' && before.status !== 'active') set.deactivatedAt = null;
     const changes = diffChanges(
@@ -91,7 +95,7 @@ export async function applyUserPatch(
         ...set,
         ...(set.deactivatedAt instanceof Date ? { deactivatedAt: set.deactivatedAt.toISOString() } : {}),
       },
-      ['name', 'role', 'groups', 'isVip', 'status', 'metadata', 'deactivatedAt'],
+      ['email', 'name', 'role', 'groups', 'isVip', 'status', 'metadata', 'externalId', 'deactivatedAt'],
     );
     if (Object.keys(changes).length === 0) return { write: null, result: { changes, after: before } };
     const written = { ...set, updatedAt: now };

@@ -23,6 +23,11 @@ import { emailKey, type UserDoc } from '../store/index.js';
 import type { Deps } from './deps.js';
 import { checkPasswordPolicy, hashPassword } from './secrets.js';
 import { revokeUserCredentials } from './credential-sweep.js';
+import {
+  assertNotProvisionedByApi,
+  assertUserDeactivationAllowed,
+  assertUserPatchAllowed,
+} from './provider-ownership.js';
 import { applyUserPatch, findUser, type UserPatch } from './user-changes.js';
 import { groupNames, groupRefs, toDetail, toListItem, toListItems } from './views.js';
 
@@ -58,7 +63,17 @@ export interface CreateUserInput extends CreateUserBody {
   password?: string;
 }
 
-export async function createUser(deps: Deps, ctx: EventContext, input: CreateUserInput) {
+/**
+ * Creates a user (`user.created`). `provisioned`: made by an identity provider connection (the
+ * provisioning use cases), which may name itself in `identityProvider`; /v1 and deskctl may not.
+ */
+export async function createUser(
+  deps: Deps,
+  ctx: EventContext,
+  input: CreateUserInput,
+  provisioned?: { id: string; externalId: string | null },
+) {
+  if (!provisioned) await assertNotProvisionedByApi(deps, input.identityProvider);
   const groups = [...new Set(input.groups ?? [])];
   const names = await assertGroupsExist(deps, groups, 'body.groups');
   let passwordHash: string | null = null;
@@ -68,7 +83,7 @@ export async function createUser(deps: Deps, ctx: EventContext, input: CreateUse
     passwordHash = await hashPassword(input.password);
   }
   const now = deps.clock();
-  const id = newId('user', now.getTime());
+  const id = provisioned?.id ?? newId('user', now.getTime());
   const fields = {
     email: input.email.trim(),
     name: input.name.trim(),
@@ -91,6 +106,7 @@ export async function createUser(deps: Deps, ctx: EventContext, input: CreateUse
         _id: id,
         ...fields,
         emailKey: emailKey(input.email),
+        externalId: provisioned?.externalId ?? null,
         passwordHash,
         lastLoginAt: null,
         deactivatedAt: null,
@@ -135,6 +151,7 @@ export async function updateUser(deps: Deps, ctx: EventContext, id: string, body
     if (body.isVip !== undefined) patch.isVip = body.isVip;
     if (body.status !== undefined) patch.status = body.status;
     if (body.metadata !== undefined) patch.metadata = body.metadata;
+    await assertUserPatchAllowed(deps, before, patch);
     return patch;
   });
   const out: UpdatedUser = { id, updatedAt: new Date(user.updatedAt).toISOString() };
@@ -148,6 +165,7 @@ export async function updateUser(deps: Deps, ctx: EventContext, id: string, body
 
 export async function deactivateUser(deps: Deps, ctx: EventContext, id: string) {
   const { user } = await applyUserPatch(deps, ctx, id, async (before) => {
+    await assertUserDeactivationAllowed(deps, before);
     await assertNotLastAdmin(deps, before);
     return { status: 'inactive' };
   });

@@ -31,6 +31,7 @@ export function toDetail(u: UserDoc, names: Map<string, string>): UserDetail {
     identityProvider: u.identityProvider ?? 'local',
     metadata: u.metadata ?? {},
     deactivatedAt: iso(u.deactivatedAt),
+    ...(u.externalId ? { externalId: u.externalId } : {}),
   };
 }
 

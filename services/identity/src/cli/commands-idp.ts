@@ -1,0 +1,167 @@
+import { ROLES, type Role } from '@support-desk/contracts';
+import type { GroupRoleRule, IdentityProviderKind } from '../store/index.js';
+import {
+  createIdentityProvider,
+  deleteIdentityProvider,
+  findIdentityProvider,
+  IDENTITY_PROVIDER_KINDS,
+  type IdentityProviderView,
+  listIdentityProviders,
+  rotateScimToken,
+  toView,
+  updateIdentityProvider,
+} from '../use-cases/identity-providers.js';
+import { required, UsageError } from './args.js';
+import { type Command, oneOf } from './command.js';
+import { describeRun, LDAP_OPTIONS, LDAP_USAGE, ldapCommands, ldapSettingsFrom } from './commands-ldap.js';
+
+/** `--group-role "Admins=admin"` (repeatable) → rules; the group name may hold `=`, the role may not. */
+export function groupRolesFrom(value: unknown): GroupRoleRule[] | undefined {
+  if (value === undefined) return undefined;
+  return (value as string[]).map((rule) => {
+    const at = rule.lastIndexOf('=');
+    const group = rule.slice(0, at).trim();
+    const role = rule.slice(at + 1).trim();
+    if (at < 1 || !group || !ROLES.includes(role as Role)) {
+      throw new UsageError(`--group-role must look like "GROUP=${ROLES.join('|')}" (got "${rule}")`);
+    }
+    return { group, role: role as Role };
+  });
+}
+
+const describe = (v: IdentityProviderView) =>
+  [
+    `${v.name}  kind=${v.kind}  default-role=${v.defaultRole}${v.disabled ? '  DISABLED' : ''}`,
+    ...v.groupRoles.map((r) => `  group "${r.group}" → ${r.role}`),
+    ...(v.tokenCreatedAt ? [`  SCIM token created ${v.tokenCreatedAt}`] : []),
+    ...(v.ldap ? [`  directory ${String(v.ldap.url)} base ${String(v.ldap.baseDn)}`] : []),
+    ...(v.lastSync ? [`  last sync: ${describeRun(v.lastSync).replace(/\n/g, '\n  ')}`] : []),
+  ].join('\n');
+
+const tokenText = (token: string) =>
+  `\n\n  SCIM base URL: <gateway>/scim/v2\n  bearer token:  ${token}\n\nStore it now: it is shown only once.`;
+
+const nameOf = (pos: string[]) => {
+  if (!pos[0]) throw new UsageError('the identity provider name is required');
+  return pos[0];
+};
+
+/**
+ * The options of `idp create` and `idp update`: shared, so the LDAP sync's settings (its own
+ * flags, added beside these) reach both.
+ */
+export const IDP_SETTINGS_OPTIONS = {
+  'default-role': { type: 'string' },
+  'group-role': { type: 'string', multiple: true },
+  ...LDAP_OPTIONS,
+} as const;
+
+/** Identity provider connections (SCIM and LDAP): see the README's "Identity providers". */
+export const idpCommands: Record<string, Command> = {
+  'idp create': {
+    usage:
+      'idp create NAME --kind scim|ldap [--default-role admin|agent|viewer] [--group-role "GROUP=ROLE"]...\n' +
+      `        ${LDAP_USAGE}`,
+    options: { kind: { type: 'string' }, ...IDP_SETTINGS_OPTIONS },
+    positionals: 1,
+    async run(deps, ctx, v, pos) {
+      const kind = oneOf(required(v, 'kind'), IDENTITY_PROVIDER_KINDS, 'kind') as IdentityProviderKind;
+      const created = await createIdentityProvider(deps, ctx, {
+        name: nameOf(pos),
+        kind,
+        defaultRole: oneOf(v['default-role'], ROLES, 'default-role'),
+        groupRoles: groupRolesFrom(v['group-role']),
+        ldap: ldapSettingsFrom(v, null) ?? null,
+      });
+      const token = 'token' in created ? tokenText(created.token as string) : '';
+      return { json: created, text: `created identity provider ${describe(created)}${token}` };
+    },
+  },
+  'idp update': {
+    usage:
+      'idp update NAME [--default-role admin|agent|viewer] [--group-role "GROUP=ROLE"]...\n' +
+      `        ${LDAP_USAGE}`,
+    options: { ...IDP_SETTINGS_OPTIONS },
+    positionals: 1,
+    async run(deps, ctx, v, pos) {
+      const defaultRole = oneOf(v['default-role'], ROLES, 'default-role');
+      const groupRoles = groupRolesFrom(v['group-role']);
+      const current = ldapSettingsFrom(v, {}) ? await findIdentityProvider(deps, nameOf(pos)) : null;
+      const ldap = current ? ldapSettingsFrom(v, current.ldap) : undefined;
+      if (!defaultRole && !groupRoles && !ldap)
+        throw new UsageError('nothing to change: give --default-role, --group-role or LDAP settings');
+      const view = await updateIdentityProvider(deps, ctx, nameOf(pos), {
+        ...(defaultRole ? { defaultRole } : {}),
+        ...(groupRoles ? { groupRoles } : {}),
+        ...(ldap ? { ldap } : {}),
+      });
+      return { json: view, text: `updated ${describe(view)}` };
+    },
+  },
+  'idp list': {
+    usage: 'idp list',
+    options: {},
+    async run(deps) {
+      const providers = await listIdentityProviders(deps);
+      return {
+        json: { identityProviders: providers },
+        text: providers.map(describe).join('\n') || 'no identity providers',
+      };
+    },
+  },
+  'idp show': {
+    usage: 'idp show NAME',
+    options: {},
+    positionals: 1,
+    async run(deps, _ctx, _v, pos) {
+      const view = toView(await findIdentityProvider(deps, nameOf(pos)));
+      return { json: view, text: describe(view) };
+    },
+  },
+  'idp rotate-token': {
+    usage: 'idp rotate-token NAME',
+    options: {},
+    positionals: 1,
+    async run(deps, ctx, _v, pos) {
+      const rotated = await rotateScimToken(deps, ctx, nameOf(pos));
+      return {
+        json: rotated,
+        text: `new SCIM token for ${rotated.name} (the previous one no longer works)${tokenText(rotated.token)}`,
+      };
+    },
+  },
+  'idp disable': {
+    usage: 'idp disable NAME',
+    options: {},
+    positionals: 1,
+    async run(deps, ctx, _v, pos) {
+      const view = await updateIdentityProvider(deps, ctx, nameOf(pos), { disabled: true });
+      return {
+        json: view,
+        text: `disabled ${view.name}: its token is refused and it is not synced; its users stay as they are`,
+      };
+    },
+  },
+  'idp enable': {
+    usage: 'idp enable NAME',
+    options: {},
+    positionals: 1,
+    async run(deps, ctx, _v, pos) {
+      const view = await updateIdentityProvider(deps, ctx, nameOf(pos), { disabled: false });
+      return { json: view, text: `enabled ${view.name}` };
+    },
+  },
+  'idp delete': {
+    usage: 'idp delete NAME',
+    options: {},
+    positionals: 1,
+    async run(deps, ctx, _v, pos) {
+      const result = await deleteIdentityProvider(deps, ctx, nameOf(pos));
+      return {
+        json: result,
+        text: `deleted ${result.name}: ${result.deactivatedUsers} active user(s) deactivated; its users and groups are now managed through /v1`,
+      };
+    },
+  },
+  ...ldapCommands,
+};

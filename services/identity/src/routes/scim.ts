@@ -1,0 +1,103 @@
+import { AUTHENTICATED_SCIM_HEADER } from '@support-desk/contracts';
+import type { HttpApp } from '@support-desk/platform';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../use-cases/deps.js';
+import { authenticateScimToken, provisioningContext } from '../use-cases/identity-providers.js';
+import type { ScimCall } from '../use-cases/scim/calls.js';
+import { ScimError, scimErrorBody, toScimError } from '../use-cases/scim/errors.js';
+import { scimDiscoveryRoutes } from './scim-discovery.js';
+import { scimResourceRoutes } from './scim-resources.js';
+
+export const SCIM_PREFIX = '/scim/v2';
+const SCIM_CONTENT_TYPE = 'application/scim+json; charset=utf-8';
+const SCIM_BODY_LIMIT = 1024 * 1024;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    scim: ScimCall;
+  }
+}
+
+function sendScimError(reply: FastifyReply, err: ScimError) {
+  if (err.status === 401) reply.header('www-authenticate', 'Bearer realm="scim"');
+  return reply.code(err.status).type(SCIM_CONTENT_TYPE).send(scimErrorBody(err));
+}
+
+/** Fastify's own refusals (a malformed body, 413, 415) and the use cases' errors, as SCIM errors. */
+function scimErrorOf(error: FastifyError): ScimError {
+  const known = toScimError(error);
+  if (known) return known;
+  if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
+    return new ScimError(400, 'invalidSyntax', 'body is not valid JSON');
+  }
+  const status = error.statusCode ?? 500;
+  return status < 500
+    ? new ScimError(status, null, error.message)
+    : new ScimError(500, null, 'Internal server error');
+}
+
+/**
+ * The SCIM 2.0 service provider (RFC 7643/7644) under /scim/v2: its own scope, with SCIM's media
+ * type (`application/scim+json`, JSON accepted too), SCIM error bodies, and its own credential: the
+ * bearer token of an identity provider connection, checked here on every call (the gateway
+ * forwards the call as it came, with its forwarding assertion for the client's address).
+ * Identity answers which connection authenticated (`x-sd-authenticated-scim`) so the gateway
+ * counts the call against that connection's rate limit.
+ */
+export async function scimRoutes(app: HttpApp, deps: Deps): Promise<void> {
+  const baseUrl = `${deps.config.OAUTH_ISSUER}${SCIM_PREFIX}`;
+  await app.register(
+    async (scope: FastifyInstance) => {
+      scope.addContentTypeParser(
+        ['application/scim+json'],
+        { parseAs: 'string', bodyLimit: SCIM_BODY_LIMIT },
+        (_request, body, done) => {
+          try {
+            done(null, body === '' ? undefined : JSON.parse(body as string));
+          } catch {
+            done(new ScimError(400, 'invalidSyntax', 'body is not valid JSON'));
+          }
+        },
+      );
+      // Every SCIM route is public to the principal guard: its credential is the connection token.
+      scope.addHook('onRoute', (route) => {
+        route.config = { ...(route.config ?? {}), public: true } as typeof route.config;
+      });
+      scope.decorateRequest('scim', null as unknown as ScimCall);
+      scope.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+        const auth = request.headers.authorization ?? '';
+        const token = /^Bearer\s+(\S+)$/i.exec(auth)?.[1];
+        const connection = token ? await authenticateScimToken(deps, token) : null;
+        if (!connection) throw new ScimError(401, null, 'A valid SCIM bearer token is required');
+        reply.header(AUTHENTICATED_SCIM_HEADER, connection._id);
+        request.scim = {
+          connection,
+          at: { baseUrl },
+          ctx: provisioningContext(connection, {
+            requestId: request.id,
+            userAgent: request.headers['user-agent'] ?? null,
+            ipAddress: request.clientAddress,
+          }),
+        };
+      });
+      scope.addHook('onSend', async (_request, reply, payload) => {
+        reply.type(SCIM_CONTENT_TYPE);
+        return payload;
+      });
+      scope.setErrorHandler(async (error: FastifyError, request, reply) => {
+        const scimError = scimErrorOf(error);
+        if (scimError.status >= 500) request.log.error({ err: error }, 'SCIM call failed');
+        return sendScimError(reply, scimError);
+      });
+      scope.setNotFoundHandler(async (request, reply) =>
+        sendScimError(
+          reply,
+          new ScimError(404, null, `${request.method} ${request.url.split('?')[0]} is not a SCIM endpoint`),
+        ),
+      );
+      scimDiscoveryRoutes(scope);
+      scimResourceRoutes(scope, deps);
+    },
+    { prefix: SCIM_PREFIX },
+  );
+}

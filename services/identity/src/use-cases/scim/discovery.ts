@@ -1,0 +1,156 @@
+import { MAX_COUNT } from './calls.js';
+import { scimNotFound } from './errors.js';
+import { ENTERPRISE_SCHEMA, GROUP_SCHEMA, type Location, USER_SCHEMA } from './resources.js';
+
+/** The discovery endpoints (RFC 7644 §4): what this service provider supports, and its schemas. */
+
+const SCHEMA_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Schema';
+const RESOURCE_TYPE_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:ResourceType';
+
+export function serviceProviderConfig(at: Location) {
+  return {
+    schemas: ['urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig'],
+    documentationUri: 'https://github.com/support-desk/support-desk/blob/main/services/identity/README.md',
+    patch: { supported: true },
+    bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
+    filter: { supported: true, maxResults: MAX_COUNT },
+    changePassword: { supported: false },
+    sort: { supported: false },
+    etag: { supported: false },
+    authenticationSchemes: [
+      {
+        type: 'oauthbearertoken',
+        name: 'Bearer token',
+        description: 'The connection token printed once by `deskctl idp create NAME --kind scim`.',
+        primary: true,
+      },
+    ],
+    meta: { resourceType: 'ServiceProviderConfig', location: `${at.baseUrl}/ServiceProviderConfig` },
+  };
+}
+
+type Attribute = Record<string, unknown>;
+
+const attribute = (name: string, more: Attribute = {}): Attribute => ({
+  name,
+  type: 'string',
+  multiValued: false,
+  required: false,
+  caseExact: false,
+  mutability: 'readWrite',
+  returned: 'default',
+  uniqueness: 'none',
+  ...more,
+});
+const complex = (name: string, subAttributes: Attribute[], more: Attribute = {}) =>
+  attribute(name, { type: 'complex', subAttributes, ...more });
+
+const SCHEMAS = [
+  {
+    id: USER_SCHEMA,
+    name: 'User',
+    description: 'A Support Desk user (userName and the primary email are the user email)',
+    attributes: [
+      attribute('userName', { required: true, uniqueness: 'server' }),
+      complex('name', [attribute('formatted'), attribute('givenName'), attribute('familyName')]),
+      attribute('displayName'),
+      attribute('title'),
+      attribute('userType'),
+      attribute('preferredLanguage'),
+      attribute('locale'),
+      attribute('timezone'),
+      attribute('active', { type: 'boolean' }),
+      complex('emails', [attribute('value'), attribute('type'), attribute('primary', { type: 'boolean' })], {
+        multiValued: true,
+      }),
+      complex(
+        'groups',
+        [
+          attribute('value', { mutability: 'readOnly' }),
+          attribute('$ref', { type: 'reference', referenceTypes: ['Group'], mutability: 'readOnly' }),
+          attribute('display', { mutability: 'readOnly' }),
+        ],
+        { multiValued: true, mutability: 'readOnly' },
+      ),
+    ],
+  },
+  {
+    id: ENTERPRISE_SCHEMA,
+    name: 'EnterpriseUser',
+    description: 'Enterprise attributes, kept in the user metadata',
+    attributes: [
+      attribute('employeeNumber'),
+      attribute('costCenter'),
+      attribute('organization'),
+      attribute('division'),
+      attribute('department'),
+      complex('manager', [attribute('value')]),
+    ],
+  },
+  {
+    id: GROUP_SCHEMA,
+    name: 'Group',
+    description: 'A Support Desk group',
+    attributes: [
+      attribute('displayName', { required: true, uniqueness: 'server' }),
+      complex(
+        'members',
+        [
+          attribute('value', { mutability: 'immutable' }),
+          attribute('$ref', { type: 'reference', referenceTypes: ['User'], mutability: 'immutable' }),
+          attribute('display', { mutability: 'readOnly' }),
+          attribute('type', { mutability: 'immutable', canonicalValues: ['User'] }),
+        ],
+        { multiValued: true },
+      ),
+    ],
+  },
+];
+
+const schemaResource = (s: (typeof SCHEMAS)[number], at: Location) => ({
+  schemas: [SCHEMA_SCHEMA],
+  ...s,
+  meta: { resourceType: 'Schema', location: `${at.baseUrl}/Schemas/${s.id}` },
+});
+
+const RESOURCE_TYPES = [
+  {
+    id: 'User',
+    name: 'User',
+    endpoint: '/Users',
+    schema: USER_SCHEMA,
+    schemaExtensions: [{ schema: ENTERPRISE_SCHEMA, required: false }],
+  },
+  { id: 'Group', name: 'Group', endpoint: '/Groups', schema: GROUP_SCHEMA, schemaExtensions: [] },
+];
+
+const resourceTypeResource = (r: (typeof RESOURCE_TYPES)[number], at: Location) => ({
+  schemas: [RESOURCE_TYPE_SCHEMA],
+  ...r,
+  meta: { resourceType: 'ResourceType', location: `${at.baseUrl}/ResourceTypes/${r.id}` },
+});
+
+const list = (resources: object[]) => ({
+  schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'],
+  totalResults: resources.length,
+  startIndex: 1,
+  itemsPerPage: resources.length,
+  Resources: resources,
+});
+
+export const listSchemas = (at: Location) => list(SCHEMAS.map((s) => schemaResource(s, at)));
+
+export function getSchema(at: Location, id: string) {
+  const schema = SCHEMAS.find((s) => s.id === id);
+  if (!schema) throw scimNotFound('Schema', id);
+  return schemaResource(schema, at);
+}
+
+export const listResourceTypes = (at: Location) =>
+  list(RESOURCE_TYPES.map((r) => resourceTypeResource(r, at)));
+
+export function getResourceType(at: Location, id: string) {
+  const type = RESOURCE_TYPES.find((r) => r.id === id);
+  if (!type) throw scimNotFound('ResourceType', id);
+  return resourceTypeResource(type, at);
+}

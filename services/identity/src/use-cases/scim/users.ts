@@ -1,0 +1,125 @@
+import type { UserDoc } from '../../store/index.js';
+import type { Deps } from '../deps.js';
+import { findByExternalId, findProvisionedUser, provisionUser, setUserActive } from '../provisioning.js';
+import { applyPatch, type ListParams, listResponse, pageOf, project, type ScimCall } from './calls.js';
+import { ScimError, scimNotFound } from './errors.js';
+import { equalityOf, matches, parseFilter } from './filter.js';
+import { toProvisionedUser, userResource } from './resources.js';
+
+/** A filter without an equality the store can look up reads at most this many of the connection's users. */
+const MAX_SCAN = 10_000;
+
+async function resourcesOf(deps: Deps, call: ScimCall, users: UserDoc[]) {
+  const owners = await deps.groups.liveOwners(users.flatMap((u) => u.groups));
+  const names = await deps.groups.liveNames(
+    [...owners].filter(([, o]) => o === call.connection._id).map(([id]) => id),
+  );
+  return users.map((u) =>
+    userResource(
+      u,
+      u.groups.filter((g) => names.has(g)).map((g) => ({ id: g, name: names.get(g)! })),
+      call.at,
+    ),
+  );
+}
+
+async function requireUser(deps: Deps, call: ScimCall, id: string) {
+  const user = await findProvisionedUser(deps, call.connection, id);
+  if (!user) throw scimNotFound('User', id);
+  return user;
+}
+
+export async function getScimUser(deps: Deps, call: ScimCall, id: string, params: ListParams = {}) {
+  const [resource] = await resourcesOf(deps, call, [await requireUser(deps, call, id)]);
+  return project(resource, params);
+}
+
+/** The users an equality names (one look-up by `_id` each), or null when the filter has none. */
+async function candidates(deps: Deps, call: ScimCall, filter: ReturnType<typeof parseFilter>) {
+  const eq = equalityOf(filter, ['id', 'username', 'emails.value', 'externalid', 'displayname']);
+  if (!eq) return null;
+  const own = (u: UserDoc | null) => (u?.identityProvider === call.connection._id ? [u] : []);
+  switch (eq.attr) {
+    case 'id':
+      return own(await findProvisionedUser(deps, call.connection, eq.value));
+    case 'username':
+    case 'emails.value':
+      return own(await deps.users.findByEmail(eq.value));
+    case 'externalid':
+      return own(await findByExternalId(deps, call.connection, eq.value));
+    default: {
+      const { users } = await deps.users.list(
+        { identityProvider: call.connection._id, name: eq.value },
+        { skip: 0, limit: MAX_SCAN },
+      );
+      return users;
+    }
+  }
+}
+
+/**
+ * GET /Users: without a filter, a page of the connection's users from the store (newest first);
+ * with one, the users its equality names (`userName`, `emails.value`, `externalId`, `id`,
+ * `displayName`) or else up to MAX_SCAN of the connection's users, checked against the whole
+ * filter, then paged.
+ */
+export async function listScimUsers(deps: Deps, call: ScimCall, params: ListParams) {
+  const filter = parseFilter(params.filter);
+  const { startIndex, count } = pageOf(params);
+  if (!filter) {
+    const { users, total } = await deps.users.list(
+      { identityProvider: call.connection._id },
+      { skip: startIndex - 1, limit: Math.max(count, 1) },
+    );
+    const page = count === 0 ? [] : await resourcesOf(deps, call, users);
+    return listResponse(
+      page.map((r) => project(r, params)),
+      total,
+      startIndex,
+    );
+  }
+  const users =
+    (await candidates(deps, call, filter)) ??
+    (await deps.users.list({ identityProvider: call.connection._id }, { skip: 0, limit: MAX_SCAN })).users;
+  const matching = (await resourcesOf(deps, call, users)).filter((r) => matches(r, filter));
+  const page = matching.slice(startIndex - 1, startIndex - 1 + count);
+  return listResponse(
+    page.map((r) => project(r, params)),
+    matching.length,
+    startIndex,
+  );
+}
+
+/** POST /Users: a new user of the connection (409 `uniqueness` when the email or externalId is taken). */
+export async function createScimUser(deps: Deps, call: ScimCall, body: Record<string, unknown>) {
+  const input = toProvisionedUser(body);
+  const existing = input.externalId ? await findByExternalId(deps, call.connection, input.externalId) : null;
+  if (existing)
+    throw new ScimError(409, 'uniqueness', `A user with externalId ${input.externalId} already exists`);
+  const { user } = await provisionUser(deps, call.connection, call.ctx, input);
+  return getScimUser(deps, call, user._id);
+}
+
+/** PUT /Users/:id: the whole user as sent (attributes left out are cleared, `active` defaults to true). */
+export async function replaceScimUser(deps: Deps, call: ScimCall, id: string, body: Record<string, unknown>) {
+  await requireUser(deps, call, id);
+  await provisionUser(deps, call.connection, call.ctx, toProvisionedUser(body), id);
+  return getScimUser(deps, call, id);
+}
+
+/** PATCH /Users/:id: the operations applied to the user's resource, the result provisioned. */
+export async function patchScimUser(deps: Deps, call: ScimCall, id: string, body: unknown) {
+  const [current] = await resourcesOf(deps, call, [await requireUser(deps, call, id)]);
+  const patched = applyPatch(current, body);
+  await provisionUser(deps, call.connection, call.ctx, toProvisionedUser(patched), id);
+  return getScimUser(deps, call, id);
+}
+
+/**
+ * DELETE /Users/:id deactivates: users are never removed (their history stays, as with
+ * `DELETE /v1/users/:id`), so the user still answers with `active: false` afterwards.
+ */
+export async function deleteScimUser(deps: Deps, call: ScimCall, id: string) {
+  await requireUser(deps, call, id);
+  await setUserActive(deps, call.connection, call.ctx, id, false);
+}

@@ -1,0 +1,229 @@
+import t from 'tap';
+import { createIdentityProvider } from '../src/use-cases/identity-providers.js';
+import { cliContext } from '../src/use-cases/deps.js';
+import { body, harness } from './helpers.js';
+
+const SCIM = 'application/scim+json';
+const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+
+t.test('SCIM 2.0 service provider', async (t) => {
+  const h = await harness(t);
+  const { token } = (await createIdentityProvider(h.deps, cliContext(), {
+    name: 'okta',
+    kind: 'scim',
+    defaultRole: 'viewer',
+    groupRoles: [{ group: 'Support Agents', role: 'agent' }],
+  })) as { token: string };
+  const other = (await createIdentityProvider(h.deps, cliContext(), { name: 'entra', kind: 'scim' })) as {
+    token: string;
+  };
+  const call = (
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+    url: string,
+    payload?: object,
+    bearer = token,
+  ) =>
+    h.app.inject({
+      method,
+      url: `/scim/v2${url}`,
+      headers: { authorization: `Bearer ${bearer}`, ...(payload ? { 'content-type': SCIM } : {}) },
+      ...(payload ? { payload: JSON.stringify(payload) } : {}),
+    });
+
+  await t.test('authentication and discovery', async (t) => {
+    let res = await h.app.inject({ method: 'GET', url: '/scim/v2/Users' });
+    t.equal(res.statusCode, 401);
+    t.match(res.headers['content-type'], /application\/scim\+json/);
+    t.match(body(res), { schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'], status: '401' });
+    t.match(res.headers['www-authenticate'], /Bearer/);
+    res = await call('GET', '/Users', undefined, `${token.slice(0, -1)}A`);
+    t.equal(res.statusCode, 401, 'a wrong secret');
+    res = await call('GET', '/ServiceProviderConfig');
+    t.equal(res.statusCode, 200);
+    t.equal(res.headers['x-sd-authenticated-scim'], 'okta', 'tells the gateway which connection to count');
+    t.match(body(res), { patch: { supported: true }, filter: { supported: true, maxResults: 200 } });
+    res = await call('GET', '/ResourceTypes');
+    t.same(
+      body(res).Resources.map((r: { id: string }) => r.id),
+      ['User', 'Group'],
+    );
+    res = await call('GET', '/Schemas/urn:ietf:params:scim:schemas:core:2.0:User');
+    t.equal(body(res).name, 'User');
+    res = await call('GET', '/Nope');
+    t.equal(res.statusCode, 404);
+    t.equal(body(res).status, '404');
+  });
+
+  let userId = '';
+  await t.test('Okta-style: look up, create, read, filter', async (t) => {
+    let res = await call('GET', '/Users?filter=userName%20eq%20%22ada%40example.com%22&startIndex=1&count=2');
+    t.match(body(res), { totalResults: 0, Resources: [] });
+    res = await call('POST', '/Users', {
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+      userName: 'ada@example.com',
+      name: { givenName: 'Ada', familyName: 'Lovelace' },
+      emails: [{ primary: true, value: 'ada@example.com', type: 'work' }],
+      displayName: 'Ada Lovelace',
+      active: true,
+      externalId: '00u1',
+      'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User': { department: 'Support' },
+    });
+    t.equal(res.statusCode, 201, res.body);
+    t.match(res.headers['content-type'], /application\/scim\+json/);
+    const created = body(res);
+    userId = created.id;
+    t.match(created, {
+      userName: 'ada@example.com',
+      displayName: 'Ada Lovelace',
+      active: true,
+      externalId: '00u1',
+      name: { givenName: 'Ada', familyName: 'Lovelace' },
+      meta: { resourceType: 'User', location: `http://127.0.0.1:8080/scim/v2/Users/${userId}` },
+    });
+    const ev = await h.waitForEvent((e) => e.type === 'user.created' && e.resourceId === userId);
+    t.equal(ev.metadata.source, 'scim');
+    res = await h.app.inject({
+      method: 'GET',
+      url: `/v1/users/${userId}`,
+      headers: await h.headers('admin'),
+    });
+    t.match(body(res).data, {
+      identityProvider: 'okta',
+      role: 'viewer',
+      metadata: { department: 'Support', givenName: 'Ada', familyName: 'Lovelace' },
+    });
+
+    res = await call('POST', '/Users', { userName: 'ADA@example.com', name: { formatted: 'Dup' } });
+    t.equal(res.statusCode, 409);
+    t.equal(body(res).scimType, 'uniqueness');
+    for (const filter of [
+      'userName eq "ADA@example.com"',
+      'externalId eq "00u1"',
+      'displayName eq "Ada Lovelace"',
+    ]) {
+      res = await call('GET', `/Users?filter=${encodeURIComponent(filter)}`);
+      t.equal(body(res).totalResults, 1, filter);
+    }
+    res = await call('GET', `/Users?filter=${encodeURIComponent('userName sw "ada" and active eq true')}`);
+    t.equal(
+      body(res).totalResults,
+      1,
+      'without a look-up equality: the connection scanned, the filter evaluated',
+    );
+    res = await call('GET', `/Users?filter=${encodeURIComponent('userName eq')}`);
+    t.equal(res.statusCode, 400);
+    t.equal(body(res).scimType, 'invalidFilter');
+    res = await call('GET', '/Users', undefined, other.token);
+    t.equal(body(res).totalResults, 0, 'another connection sees none of them');
+    res = await call('GET', `/Users/${userId}`, undefined, other.token);
+    t.equal(res.statusCode, 404);
+  });
+
+  await t.test('updates: PATCH as Okta and Entra send them, PUT, deactivation', async (t) => {
+    let res = await call('PATCH', `/Users/${userId}`, {
+      schemas: [PATCH_OP],
+      Operations: [
+        { op: 'replace', value: { name: { givenName: 'Ada', familyName: 'King' }, displayName: 'Ada King' } },
+      ],
+    });
+    t.equal(res.statusCode, 200, res.body);
+    t.equal(body(res).displayName, 'Ada King');
+    res = await call('PATCH', `/Users/${userId}`, {
+      schemas: [PATCH_OP],
+      Operations: [
+        {
+          op: 'Replace',
+          path: 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department',
+          value: 'Ops',
+        },
+        { op: 'Replace', path: 'title', value: 'Lead' },
+      ],
+    });
+    t.equal(res.statusCode, 200, res.body);
+    t.match(body(res), {
+      title: 'Lead',
+      'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User': { department: 'Ops' },
+    });
+    res = await call('PATCH', `/Users/${userId}`, {
+      schemas: [PATCH_OP],
+      Operations: [{ op: 'Replace', path: 'active', value: 'False' }],
+    });
+    t.equal(body(res).active, false, 'Entra sends booleans as strings');
+    const off = await h.waitForEvent((e) => e.type === 'user.deactivated' && e.resourceId === userId);
+    t.equal(off.metadata.source, 'scim');
+    res = await call('PUT', `/Users/${userId}`, {
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+      userName: 'ada.king@example.com',
+      name: { formatted: 'Ada King' },
+      active: true,
+      externalId: '00u1',
+    });
+    t.equal(res.statusCode, 200, res.body);
+    t.match(body(res), { userName: 'ada.king@example.com', active: true });
+    t.notOk(body(res).title, 'PUT replaces: what was not sent is gone');
+    res = await call('PATCH', `/Users/${userId}`, {
+      schemas: [PATCH_OP],
+      Operations: [{ op: 'explode', path: 'x' }],
+    });
+    t.equal(res.statusCode, 400);
+    res = await call('PUT', `/Users/${userId}`, { userName: 'not-an-email' });
+    t.equal(res.statusCode, 400);
+    t.equal(body(res).scimType, 'invalidValue');
+  });
+
+  await t.test('groups: push, members add/remove, the group → role rule, delete', async (t) => {
+    let res = await call('POST', '/Groups', {
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
+      displayName: 'Support Agents',
+      members: [{ value: userId }],
+    });
+    t.equal(res.statusCode, 201, res.body);
+    const groupId = body(res).id;
+    t.same(
+      body(res).members.map((m: { value: string }) => m.value),
+      [userId],
+    );
+    const role = await h.waitForEvent((e) => e.type === 'user.role_changed' && e.resourceId === userId);
+    t.same(role.changes?.role, { from: 'viewer', to: 'agent' });
+    res = await call('GET', `/Users/${userId}`);
+    t.same(
+      body(res).groups.map((g: { value: string }) => g.value),
+      [groupId],
+    );
+    res = await call(
+      'GET',
+      `/Groups?filter=${encodeURIComponent('displayName eq "support agents"')}&excludedAttributes=members`,
+    );
+    t.equal(body(res).totalResults, 1);
+    t.notOk('members' in body(res).Resources[0], 'excludedAttributes=members');
+
+    res = await call('PATCH', `/Groups/${groupId}`, {
+      schemas: [PATCH_OP],
+      Operations: [{ op: 'remove', path: `members[value eq "${userId}"]` }],
+    });
+    t.equal(res.statusCode, 200, res.body);
+    t.same(body(res).members ?? [], []);
+    res = await call('PATCH', `/Groups/${groupId}`, {
+      schemas: [PATCH_OP],
+      Operations: [
+        { op: 'add', path: 'members', value: [{ value: userId }] },
+        { op: 'replace', path: 'displayName', value: 'Support Agents EU' },
+      ],
+    });
+    t.equal(res.statusCode, 200, res.body);
+    t.match(body(res), { displayName: 'Support Agents EU', members: [{ value: userId }] });
+    res = await call('PATCH', `/Groups/${groupId}`, {
+      schemas: [PATCH_OP],
+      Operations: [{ op: 'add', path: 'members', value: [{ value: 'usr_00000000000000000000000000' }] }],
+    });
+    t.equal(res.statusCode, 400, 'a member must be a user of the connection');
+    res = await call('DELETE', `/Groups/${groupId}`);
+    t.equal(res.statusCode, 204);
+    res = await call('GET', `/Groups/${groupId}`);
+    t.equal(res.statusCode, 404);
+    res = await call('DELETE', `/Users/${userId}`);
+    t.equal(res.statusCode, 204);
+    res = await call('GET', `/Users/${userId}`);
+    t.equal(body(res).active, false, 'users are deactivated, never removed');
+  });
+});
