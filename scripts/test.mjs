@@ -19,7 +19,9 @@
 // no test ran. Infra keeps running afterwards unless SD_TEST_INFRA_DOWN=1.
 // Chromium, jq, openssl, curl (browser tests, README walkthrough), slapd and ldap-utils (LDAP sync) are installed with apt when
 // missing and running as root;
-// SD_TEST_SKIP_CHROMIUM=1 skips that. The run's raw TAP is kept in .tap/last-run.tap.
+// SD_TEST_SKIP_CHROMIUM=1 skips that. The SCIM conformance test's checker (PyPI scim2-tester) is
+// installed into a venv in the data directory before the tests (scripts/infra/scim2-tester.mjs).
+// The run's raw TAP is kept in .tap/last-run.tap.
 
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -35,6 +37,7 @@ import {
   up,
 } from './infra.mjs';
 import { ensureCollector } from './infra/otelcol.mjs';
+import { ensureScimTester } from './infra/scim2-tester.mjs';
 import { formatFailures, parseTapSummary, readTap } from './tap-report.mjs';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -281,6 +284,15 @@ async function main() {
       ensureCollector();
     } catch (err) {
       console.log(`warning: ${err.message}; the tracing test will report it.`);
+    }
+  }
+  // The SCIM conformance test runs the PyPI checker scim2-tester from a venv (about 10 s to
+  // install on a fresh machine): likewise before the tests.
+  if (files.some((f) => f.endsWith('scim-conformance.test.js'))) {
+    try {
+      ensureScimTester();
+    } catch (err) {
+      console.log(`warning: ${err.message}; the SCIM conformance test will report it.`);
     }
   }
   if (files.length === 0) {

@@ -32,6 +32,19 @@ t.test('/scim/v2/* goes to identity with the token, its own limit per connection
     payload: JSON.stringify({ userName: 'a@example.com' }),
   });
   t.equal((posted.json().data as EchoCall).bodyBytes, JSON.stringify({ userName: 'a@example.com' }).length);
+  for (const type of ['application/json', 'application/json; charset=utf-8']) {
+    const plain = await gw.app.inject({
+      method: 'POST',
+      url: '/scim/v2/Users',
+      headers: { authorization: `Bearer ${token('plain')}`, 'content-type': type },
+      payload: JSON.stringify({ userName: 'a@example.com' }),
+    });
+    t.equal(
+      (plain.json().data as EchoCall).bodyBytes,
+      JSON.stringify({ userName: 'a@example.com' }).length,
+      `an ${type} body goes as sent (not JSON-encoded again)`,
+    );
+  }
 
   for (let i = 0; i < 5; i++) {
     res = await call('okta', false);

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { Readable } from 'node:stream';
 import httpProxy from '@fastify/http-proxy';
 import { AUTHENTICATED_SCIM_HEADER, type ForwardedCall } from '@support-desk/contracts';
 import type { BoundCall, HttpApp } from '@support-desk/platform';
@@ -119,6 +120,10 @@ export async function registerScimProxy(app: HttpApp, deps: ScimProxyDeps): Prom
       disableRequestLogging: true,
       preHandler: async (request: FastifyRequest, reply: FastifyReply) => {
         if (!(await checkBudget(deps, request, reply))) return reply;
+        // reply-from sends a string body as it is, except under `application/json`, which it
+        // JSON-encodes again (a client sending plain JSON reached identity with a JSON string);
+        // a stream it always sends as it is, so the buffered body goes on as a stream of its bytes.
+        if (typeof request.body === 'string') request.body = Readable.from([Buffer.from(request.body)]);
         request.forwardedAssertion = signForwarded(
           { clientIp: request.ip ?? null, userAgent: request.headers['user-agent'] ?? null },
           { audience: 'identity', method: request.method, url: request.url },

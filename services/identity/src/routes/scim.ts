@@ -5,7 +5,7 @@ import type { Deps } from '../use-cases/deps.js';
 import { authenticateScimToken, provisioningContext } from '../use-cases/identity-providers.js';
 import type { ScimCall } from '../use-cases/scim/calls.js';
 import { ScimError, scimErrorBody, toScimError } from '../use-cases/scim/errors.js';
-import { scimDiscoveryRoutes } from './scim-discovery.js';
+import { scimDiscoveryRoutes, scimUnsupportedRoutes } from './scim-discovery.js';
 import { scimResourceRoutes } from './scim-resources.js';
 
 export const SCIM_PREFIX = '/scim/v2';
@@ -97,6 +97,7 @@ export async function scimRoutes(app: HttpApp, deps: Deps): Promise<void> {
       );
       scimDiscoveryRoutes(scope);
       scimResourceRoutes(scope, deps);
+      scimUnsupportedRoutes(scope);
     },
     { prefix: SCIM_PREFIX },
   );

@@ -101,12 +101,14 @@ export async function updateGroup(
   deps: Deps,
   ctx: EventContext,
   id: string,
-  body: UpdateGroupBody,
+  body: UpdateGroupBody & { externalId?: string | null },
   byProvider = false,
 ) {
   const after: Record<string, unknown> = {};
   if (body.name !== undefined) after.name = body.name.trim();
   if (body.description !== undefined) after.description = body.description;
+  // The provider's id of the group changes only by its provider (claimed by the caller first).
+  if (byProvider && body.externalId !== undefined) after.externalId = body.externalId;
   let updated: GroupDoc;
   try {
     // The answer is the group as written: no read after the write.
@@ -114,6 +116,7 @@ export async function updateGroup(
       const changes = diffChanges(before as unknown as Record<string, unknown>, after, [
         'name',
         'description',
+        'externalId',
       ]);
       if (!byProvider) await assertGroupChangeAllowed(deps, before, changes.name ? ['name'] : []);
       if (Object.keys(changes).length === 0) return { write: null, result: before };

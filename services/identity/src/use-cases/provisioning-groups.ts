@@ -37,6 +37,8 @@ export async function findGroupByExternalId(deps: Deps, connection: Connection, 
 export interface ProvisionedGroup {
   externalId: string | null;
   displayName: string;
+  /** The input is the whole group (SCIM PUT, or after a PATCH): a null `externalId` removes it. */
+  wholeGroup?: boolean;
 }
 
 function checkInput(input: ProvisionedGroup) {
@@ -61,7 +63,32 @@ export async function provisionGroup(
   if (id) existing = await requireProvisionedGroup(deps, connection, id);
   else if (input.externalId) existing = await findGroupByExternalId(deps, connection, input.externalId);
   if (existing) {
-    await updateGroup(deps, ctx, existing._id, { name: input.displayName }, true);
+    const before = existing.externalId ?? null;
+    const externalId = input.externalId ?? (input.wholeGroup ? null : before);
+    if (externalId && externalId !== before) {
+      const isStale = async (holder: string) =>
+        (await findProvisionedGroup(deps, connection, holder)) === null;
+      if (
+        !(await deps.identityProviders.claimExternal(
+          'group',
+          connection._id,
+          externalId,
+          existing._id,
+          isStale,
+        ))
+      ) {
+        throw conflict(`A group with externalId ${externalId} already exists`);
+      }
+    }
+    try {
+      await updateGroup(deps, ctx, existing._id, { name: input.displayName, externalId }, true);
+    } catch (err) {
+      if (externalId && externalId !== before)
+        await deps.identityProviders.releaseExternal('group', connection._id, externalId, existing._id);
+      throw err;
+    }
+    if (before && before !== externalId)
+      await deps.identityProviders.releaseExternal('group', connection._id, before, existing._id);
     const renamed = existing.name !== input.displayName.trim();
     // Group → role rules name groups: a renamed group may give its members another role.
     if (renamed && (connection.groupRoles ?? []).length > 0) {

@@ -28,6 +28,11 @@ export interface ProvisionedUser {
   active: boolean;
   /** The provider's attributes; replaces the user's `metadata` (absent: left as it is). */
   metadata?: Record<string, string>;
+  /**
+   * The input is the whole user (a SCIM PUT, or the resource after a PATCH), so an `externalId`
+   * of null removes the user's; otherwise null leaves it as it is.
+   */
+  wholeUser?: boolean;
 }
 
 /** The user, when it is this connection's (a user of another connection or a local one is not). */
@@ -158,7 +163,7 @@ async function updateProvisionedUser(
   if (newKey !== oldKey && !(await deps.users.claimEmail(newKey, user._id))) {
     throw conflict(`A user with email ${email} already exists`);
   }
-  const externalId = input.externalId ?? user.externalId ?? null;
+  const externalId = input.externalId ?? (input.wholeUser ? null : (user.externalId ?? null));
   if (externalId && externalId !== user.externalId) {
     const isStale = async (holder: string) => (await findProvisionedUser(deps, connection, holder)) === null;
     if (

@@ -98,7 +98,6 @@ const SCHEMAS = [
         [
           attribute('value', { mutability: 'immutable' }),
           attribute('$ref', { type: 'reference', referenceTypes: ['User'], mutability: 'immutable' }),
-          attribute('display', { mutability: 'readOnly' }),
           attribute('type', { mutability: 'immutable', canonicalValues: ['User'] }),
         ],
         { multiValued: true },

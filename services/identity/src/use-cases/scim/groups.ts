@@ -11,7 +11,7 @@ import {
 import { applyPatch, type ListParams, listResponse, pageOf, project, type ScimCall } from './calls.js';
 import { ScimError, scimNotFound } from './errors.js';
 import { equalityOf, matches, parseFilter } from './filter.js';
-import { attr, groupName, groupResource, memberIds } from './resources.js';
+import { externalIdOf, groupName, groupResource, memberIds } from './resources.js';
 
 const withoutMembers = (params: ListParams) => {
   const excluded = (params.excludedAttributes ?? '')
@@ -78,8 +78,7 @@ export async function listScimGroups(deps: Deps, call: ScimCall, params: ListPar
 
 /** POST /Groups: a new group of the connection with its members (409 `uniqueness` for a taken name). */
 export async function createScimGroup(deps: Deps, call: ScimCall, body: Record<string, unknown>) {
-  const externalId =
-    typeof attr(body, 'externalId') === 'string' ? (attr(body, 'externalId') as string) : null;
+  const externalId = externalIdOf(body);
   if (externalId && (await findGroupByExternalId(deps, call.connection, externalId))) {
     throw new ScimError(409, 'uniqueness', `A group with externalId ${externalId} already exists`);
   }
@@ -100,14 +99,12 @@ export async function replaceScimGroup(
   id: string,
   body: Record<string, unknown>,
 ) {
-  const group = await requireGroup(deps, call, id);
-  const externalId =
-    typeof attr(body, 'externalId') === 'string' ? (attr(body, 'externalId') as string) : null;
+  await requireGroup(deps, call, id);
   await provisionGroup(
     deps,
     call.connection,
     call.ctx,
-    { externalId: externalId ?? group.externalId ?? null, displayName: groupName(body) },
+    { externalId: externalIdOf(body), displayName: groupName(body), wholeGroup: true },
     id,
   );
   await changeGroupMembers(deps, call.connection, call.ctx, id, { replace: memberIds(body) });
@@ -123,12 +120,13 @@ export async function patchScimGroup(deps: Deps, call: ScimCall, id: string, bod
   const current = await resourceOf(deps, call, group);
   const patched = applyPatch(current, body);
   const name = groupName(patched);
-  if (name !== group.name) {
+  const externalId = externalIdOf(patched);
+  if (name !== group.name || externalId !== (group.externalId ?? null)) {
     await provisionGroup(
       deps,
       call.connection,
       call.ctx,
-      { externalId: group.externalId ?? null, displayName: name },
+      { externalId, displayName: name, wholeGroup: true },
       id,
     );
   }

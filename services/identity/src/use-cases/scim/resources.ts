@@ -27,6 +27,7 @@ const iso = (d: Date | null | undefined) => (d ? new Date(d).toISOString() : und
  * extension's (department, …; `manager` as its id) and the core ones the domain has no field for.
  */
 const CORE_METADATA = [
+  'formatted',
   'givenName',
   'familyName',
   'title',
@@ -35,6 +36,8 @@ const CORE_METADATA = [
   'locale',
   'timezone',
 ] as const;
+/** The `name` sub-attributes among them (kept under `name`, not at the top level). */
+const NAME_PARTS = new Set<string>(['formatted', 'givenName', 'familyName']);
 const ENTERPRISE_METADATA = [
   'employeeNumber',
   'costCenter',
@@ -67,7 +70,8 @@ export interface Location {
 
 export function userResource(user: UserDoc, groups: { id: string; name: string }[], at: Location): Json {
   const meta = user.metadata ?? {};
-  const name: Json = { formatted: user.name };
+  const name: Json = {};
+  if (meta.formatted) name.formatted = meta.formatted;
   if (meta.givenName) name.givenName = meta.givenName;
   if (meta.familyName) name.familyName = meta.familyName;
   const enterprise: Json = {};
@@ -78,7 +82,7 @@ export function userResource(user: UserDoc, groups: { id: string; name: string }
     id: user._id,
     ...(user.externalId ? { externalId: user.externalId } : {}),
     userName: user.email,
-    name,
+    ...(Object.keys(name).length > 0 ? { name } : {}),
     displayName: user.name,
     emails: [{ value: user.email, type: 'work', primary: true }],
     active: user.status === 'active',
@@ -90,8 +94,7 @@ export function userResource(user: UserDoc, groups: { id: string; name: string }
       location: `${at.baseUrl}/Users/${user._id}`,
     },
   };
-  for (const key of CORE_METADATA)
-    if (meta[key] && key !== 'givenName' && key !== 'familyName') resource[key] = meta[key];
+  for (const key of CORE_METADATA) if (meta[key] && !NAME_PARTS.has(key)) resource[key] = meta[key];
   if (Object.keys(enterprise).length > 0) resource[ENTERPRISE_SCHEMA] = enterprise;
   return resource;
 }
@@ -108,9 +111,8 @@ export function groupResource(
     displayName: group.name,
     ...(members
       ? {
-          members: members.map((m) =>
-            reference(m.id, m.name, `${at.baseUrl}/Users/${m.id}`, { type: 'User' }),
-          ),
+          // RFC 7643 §8.7.1: a member is value, $ref and type (no display, unlike a user's groups).
+          members: members.map((m) => ({ value: m.id, [REF]: `${at.baseUrl}/Users/${m.id}`, type: 'User' })),
         }
       : {}),
     meta: {
@@ -140,17 +142,19 @@ export function toProvisionedUser(body: Json): ProvisionedUser {
   const name = attr(body, 'name');
   const given = text(attr(name, 'givenName'));
   const family = text(attr(name, 'familyName'));
+  const formatted = text(attr(name, 'formatted'));
   const display =
     text(attr(body, 'displayName')) ??
-    text(attr(name, 'formatted')) ??
+    formatted ??
     ([given, family].filter(Boolean).join(' ') || undefined) ??
     text(attr(body, 'userName'));
   const metadata: Record<string, string> = {};
+  if (formatted) metadata.formatted = formatted;
   if (given) metadata.givenName = given;
   if (family) metadata.familyName = family;
   for (const key of CORE_METADATA) {
     const v = text(attr(body, key));
-    if (v && key !== 'givenName' && key !== 'familyName') metadata[key] = v;
+    if (v && !NAME_PARTS.has(key)) metadata[key] = v;
   }
   const enterprise = attr(body, ENTERPRISE_SCHEMA);
   for (const key of ENTERPRISE_METADATA) {
@@ -160,17 +164,22 @@ export function toProvisionedUser(body: Json): ProvisionedUser {
   const manager = attr(enterprise, 'manager');
   const managerId = text(typeof manager === 'string' ? manager : attr(manager, 'value'));
   if (managerId) metadata.manager = managerId;
-  const externalId = attr(body, 'externalId');
-  if (externalId !== undefined && externalId !== null && typeof externalId !== 'string') {
-    throw invalidValue('externalId must be a string');
-  }
   return {
-    externalId: text(externalId) ?? null,
+    externalId: externalIdOf(body),
     email: emailOf(body),
     name: display ?? '',
     active: bool(attr(body, 'active'), 'active') ?? true,
     metadata,
   };
+}
+
+/** A resource's `externalId` (a string, or null when absent). */
+export function externalIdOf(body: Json): string | null {
+  const externalId = attr(body, 'externalId');
+  if (externalId !== undefined && externalId !== null && typeof externalId !== 'string') {
+    throw invalidValue('externalId must be a string');
+  }
+  return text(externalId) ?? null;
 }
 
 /** The member ids of a SCIM Group body (`members: [{value}]`). */

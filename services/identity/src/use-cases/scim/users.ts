@@ -103,7 +103,7 @@ export async function createScimUser(deps: Deps, call: ScimCall, body: Record<st
 /** PUT /Users/:id: the whole user as sent (attributes left out are cleared, `active` defaults to true). */
 export async function replaceScimUser(deps: Deps, call: ScimCall, id: string, body: Record<string, unknown>) {
   await requireUser(deps, call, id);
-  await provisionUser(deps, call.connection, call.ctx, toProvisionedUser(body), id);
+  await provisionUser(deps, call.connection, call.ctx, { ...toProvisionedUser(body), wholeUser: true }, id);
   return getScimUser(deps, call, id);
 }
 
@@ -111,7 +111,13 @@ export async function replaceScimUser(deps: Deps, call: ScimCall, id: string, bo
 export async function patchScimUser(deps: Deps, call: ScimCall, id: string, body: unknown) {
   const [current] = await resourcesOf(deps, call, [await requireUser(deps, call, id)]);
   const patched = applyPatch(current, body);
-  await provisionUser(deps, call.connection, call.ctx, toProvisionedUser(patched), id);
+  await provisionUser(
+    deps,
+    call.connection,
+    call.ctx,
+    { ...toProvisionedUser(patched), wholeUser: true },
+    id,
+  );
   return getScimUser(deps, call, id);
 }
 
