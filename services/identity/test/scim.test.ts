@@ -151,6 +151,12 @@ t.test('SCIM 2.0 service provider', async (t) => {
     t.equal(body(res).active, false, 'Entra sends booleans as strings');
     const off = await h.waitForEvent((e) => e.type === 'user.deactivated' && e.resourceId === userId);
     t.equal(off.metadata.source, 'scim');
+    res = await call('PATCH', `/Users/${userId}`, {
+      schemas: [PATCH_OP],
+      Operations: [{ op: 'remove', path: 'active' }],
+    });
+    t.equal(res.statusCode, 200, res.body);
+    t.equal(body(res).active, false, 'removing active never reactivates a leaver');
     res = await call('PUT', `/Users/${userId}`, {
       schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
       userName: 'ada.king@example.com',

@@ -111,13 +111,11 @@ export async function replaceScimUser(deps: Deps, call: ScimCall, id: string, bo
 export async function patchScimUser(deps: Deps, call: ScimCall, id: string, body: unknown) {
   const [current] = await resourcesOf(deps, call, [await requireUser(deps, call, id)]);
   const patched = applyPatch(current, body);
-  await provisionUser(
-    deps,
-    call.connection,
-    call.ctx,
-    { ...toProvisionedUser(patched), wholeUser: true },
-    id,
-  );
+  const input = toProvisionedUser(patched);
+  // Removing `active` leaves the status as it is: an unassigned flag must never reactivate a
+  // leaver (a PUT without it, a whole resource, still means active).
+  if (patched.active === undefined || patched.active === null) input.active = current.active === true;
+  await provisionUser(deps, call.connection, call.ctx, { ...input, wholeUser: true }, id);
   return getScimUser(deps, call, id);
 }
 
