@@ -13,7 +13,7 @@
 import { startPrivateMongo, startPrivateNats } from '@support-desk/platform/testing';
 import t, { type Test } from 'tap';
 import { cast } from '../src/actors.js';
-import type { Api, HttpResponse } from '../src/http.js';
+import { type Api, type HttpResponse, request } from '../src/http.js';
 import { eventually, sleep, startStack } from '../src/stack.js';
 
 const nats = await startPrivateNats(t);
@@ -49,10 +49,41 @@ interface PhaseFigures {
 // connecting); one reset later may have reached a service.
 const CONNECTION_REFUSED = /ECONNREFUSED|connect ECONNRESET/;
 
-/** One call through a gateway, on to the other when the first refuses the connection. */
+/**
+ * The gateways' readiness, checked every 100 ms as a load balancer's health checks (or
+ * Kubernetes' endpoints) do: a gateway draining before its restart answers `/readyz` with 503 for
+ * SHUTDOWN_DRAIN_MS (1 s here) and gets no new calls meanwhile. Without it a call can reach the
+ * kernel's accept queue of a listener that is closing, and is reset with no answer (`read
+ * ECONNRESET`), which no client can tell from a call that failed after it was served.
+ */
+const gatewayReady = [true, true];
+let watchingReadiness = true;
+const readinessWatch = (async () => {
+  const deadline = Date.now() + 600_000;
+  while (watchingReadiness && Date.now() < deadline) {
+    await Promise.all(
+      gateways.map(async (api, g) => {
+        const res = await request(`${api.root}/readyz`, { timeoutMs: 1000 }).catch(() => null);
+        gatewayReady[g] = res?.status === 200;
+      }),
+    );
+    await sleep(100);
+  }
+})();
+t.teardown(async () => {
+  watchingReadiness = false;
+  await readinessWatch;
+});
+
+/**
+ * One call through a gateway (a ready one first), on to the other when the first refuses the
+ * connection.
+ */
 async function viaAnyGateway(n: number, send: (api: Api) => Promise<HttpResponse>): Promise<HttpResponse> {
   let last: unknown;
-  for (const g of [n % 2, (n + 1) % 2]) {
+  const order = [n % 2, (n + 1) % 2];
+  if (!gatewayReady[order[0]] && gatewayReady[order[1]]) order.reverse();
+  for (const g of order) {
     try {
       return await send(gateways[g]);
     } catch (err) {
