@@ -13,6 +13,7 @@ import type { JWTVerifyGetKey } from 'jose';
 import { type GatewayConfig, listFrom } from './config.js';
 import { subscribeCredentialNotices } from './events/credential-notices.js';
 import { createIdentityClient } from './events/identity-client.js';
+import { registerCors } from './routes/cors.js';
 import { registerDocs } from './routes/docs.js';
 import { registerOAuthProxy } from './routes/oauth.js';
 import { registerScimProxy } from './routes/scim.js';
@@ -89,6 +90,8 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
       reply.header('strict-transport-security', hsts);
     });
   }
+
+  await registerCors(app, config);
 
   const upstreams = {
     requests: listFrom(config.REQUESTS_URL),

@@ -72,6 +72,10 @@ export const gatewayConfigSchema = configSchema({
   /** Failed /v1 authentications per client address (IPv6: per /64) per rate-limit window. */
   AUTH_FAILURES_PER_IP: Type.Integer({ minimum: 1, default: 30 }),
   TRUSTED_PROXIES: Type.String({ default: '' }),
+  /** Origins (`https://app.example.com`, comma-separated, or `*`) browsers may call from; none by default. */
+  CORS_ALLOWED_ORIGINS: Type.String({ default: '' }),
+  CORS_ALLOW_CREDENTIALS: Type.Boolean({ default: false }),
+  CORS_MAX_AGE_SECONDS: Type.Integer({ minimum: 0, maximum: 86_400, default: 600 }),
   TLS_CERT: Type.Optional(Type.String({ minLength: 1 })),
   TLS_KEY: Type.Optional(Type.String({ minLength: 1 })),
   HSTS_MAX_AGE_SECONDS: Type.Integer({ minimum: 0, default: 31_536_000 }),
@@ -84,7 +88,32 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
   if (Boolean(config.TLS_CERT) !== Boolean(config.TLS_KEY)) {
     throw new ConfigError('Invalid configuration: TLS_CERT and TLS_KEY must be set together');
   }
+  checkCorsOrigins(config);
   return config;
+}
+
+/** Each allowed origin is exactly an origin (scheme, host, port), and `*` never has credentials. */
+function checkCorsOrigins(config: GatewayConfig) {
+  const origins = listFrom(config.CORS_ALLOWED_ORIGINS);
+  for (const origin of origins) {
+    if (origin === '*') continue;
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = null;
+    }
+    if (!parsed || parsed.origin !== origin || !/^https?:$/.test(parsed.protocol)) {
+      throw new ConfigError(
+        `Invalid configuration: CORS_ALLOWED_ORIGINS: "${origin}" is not an origin (like https://app.example.com, no path or trailing slash)`,
+      );
+    }
+  }
+  if (origins.includes('*') && config.CORS_ALLOW_CREDENTIALS) {
+    throw new ConfigError(
+      'Invalid configuration: CORS_ALLOW_CREDENTIALS cannot be combined with CORS_ALLOWED_ORIGINS=*',
+    );
+  }
 }
 
 export const listenPort = (config: GatewayConfig) => config.GATEWAY_PORT ?? config.PORT;
