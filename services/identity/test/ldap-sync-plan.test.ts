@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { DirectoryUser } from '../src/ldap/directory.js';
+import type { DirectoryUser } from '../src/use-cases/directory.js';
 import { ldapSettings } from '../src/use-cases/ldap-settings.js';
 import { type CurrentUser, planSync } from '../src/use-cases/ldap-sync-plan.js';
 

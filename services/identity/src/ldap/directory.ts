@@ -1,4 +1,11 @@
 import { Client, type Entry } from 'ldapts';
+import type {
+  DirectoryGroup,
+  DirectoryQuery,
+  DirectorySnapshot,
+  DirectoryUser,
+  PageHook,
+} from '../use-cases/directory.js';
 
 /**
  * Reads an LDAP directory (with ldapts, a maintained pure-TypeScript client) into a snapshot the
@@ -6,52 +13,6 @@ import { Client, type Entry } from 'ldapts';
  * the configured attributes. The whole snapshot is read before anything is decided, so a
  * directory that fails half way yields an error, never half a directory.
  */
-
-export interface DirectoryUser {
-  externalId: string;
-  dn: string;
-  email: string;
-  name: string;
-  active: boolean;
-  metadata: Record<string, string>;
-  /** External ids of the directory groups the user is a member of. */
-  groups: string[];
-}
-
-export interface DirectoryGroup {
-  externalId: string;
-  dn: string;
-  name: string;
-}
-
-export interface DirectorySnapshot {
-  users: DirectoryUser[];
-  groups: DirectoryGroup[];
-  /** Entries the filters selected that cannot become users (no id, no mail, …), with why. */
-  skipped: { dn: string; reason: string }[];
-}
-
-/** What the reader needs of a connection's LDAP settings. */
-export interface DirectoryQuery {
-  url: string;
-  bindDn: string;
-  baseDn: string;
-  userFilter: string;
-  groupFilter: string;
-  attributes: {
-    externalId: string;
-    email: string;
-    name: string;
-    active: string | null;
-    groupName: string;
-    member: string;
-    memberOf: string;
-  };
-  inactiveValues: string[];
-  metadata: Record<string, string>;
-  pageSize: number;
-  timeoutMs: number;
-}
 
 /** The directory could not be read (unreachable, refused the bind, a search failed, too large). */
 export class DirectoryError extends Error {
@@ -104,9 +65,6 @@ function isActive(attrs: Map<string, Value>, q: DirectoryQuery): boolean {
   if (name.toLowerCase() === 'useraccountcontrol') return (Number(value) & 2) === 0;
   return !q.inactiveValues.includes(value.toLowerCase());
 }
-
-/** Between pages: the sync renews its lease there (and stops the read by throwing). */
-export type PageHook = () => Promise<void>;
 
 async function search(
   client: Client,

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../use-cases/deps.js';
 import type { ListParams } from '../use-cases/scim/calls.js';
 import { invalidValue } from '../use-cases/scim/errors.js';
@@ -29,47 +29,59 @@ function objectBody(body: unknown): Body {
   return body as Body;
 }
 
+type Call = FastifyRequest['scim'];
+
+/** One SCIM resource type's use cases, the same six for Users and Groups. */
+interface ResourceUseCases {
+  list(deps: Deps, call: Call, params: ListParams): Promise<unknown>;
+  create(deps: Deps, call: Call, body: Body): Promise<unknown>;
+  get(deps: Deps, call: Call, id: string, params: ListParams): Promise<unknown>;
+  replace(deps: Deps, call: Call, id: string, body: Body): Promise<unknown>;
+  patch(deps: Deps, call: Call, id: string, body: Body): Promise<unknown>;
+  remove(deps: Deps, call: Call, id: string): Promise<void>;
+}
+
+const RESOURCES: Record<'/Users' | '/Groups', ResourceUseCases> = {
+  '/Users': {
+    list: listScimUsers,
+    create: createScimUser,
+    get: getScimUser,
+    replace: replaceScimUser,
+    patch: patchScimUser,
+    remove: deleteScimUser,
+  },
+  '/Groups': {
+    list: listScimGroups,
+    create: createScimGroup,
+    get: getScimGroup,
+    replace: replaceScimGroup,
+    patch: patchScimGroup,
+    remove: deleteScimGroup,
+  },
+};
+
 /** Users and Groups (RFC 7644 §3): each handler is one call into the SCIM use cases. */
 export function scimResourceRoutes(scope: FastifyInstance, deps: Deps): void {
-  scope.get<{ Querystring: ListParams }>('/Users', async (request) =>
-    listScimUsers(deps, request.scim, request.query),
-  );
-  scope.post('/Users', async (request, reply) => {
-    reply.code(201);
-    return createScimUser(deps, request.scim, objectBody(request.body));
-  });
-  scope.get<Id>('/Users/:id', async (request) =>
-    getScimUser(deps, request.scim, request.params.id, request.query),
-  );
-  scope.put<Id>('/Users/:id', async (request) =>
-    replaceScimUser(deps, request.scim, request.params.id, objectBody(request.body)),
-  );
-  scope.patch<Id>('/Users/:id', async (request) =>
-    patchScimUser(deps, request.scim, request.params.id, objectBody(request.body)),
-  );
-  scope.delete<Id>('/Users/:id', async (request, reply) => {
-    await deleteScimUser(deps, request.scim, request.params.id);
-    return reply.code(204).send();
-  });
-
-  scope.get<{ Querystring: ListParams }>('/Groups', async (request) =>
-    listScimGroups(deps, request.scim, request.query),
-  );
-  scope.post('/Groups', async (request, reply) => {
-    reply.code(201);
-    return createScimGroup(deps, request.scim, objectBody(request.body));
-  });
-  scope.get<Id>('/Groups/:id', async (request) =>
-    getScimGroup(deps, request.scim, request.params.id, request.query),
-  );
-  scope.put<Id>('/Groups/:id', async (request) =>
-    replaceScimGroup(deps, request.scim, request.params.id, objectBody(request.body)),
-  );
-  scope.patch<Id>('/Groups/:id', async (request) =>
-    patchScimGroup(deps, request.scim, request.params.id, objectBody(request.body)),
-  );
-  scope.delete<Id>('/Groups/:id', async (request, reply) => {
-    await deleteScimGroup(deps, request.scim, request.params.id);
-    return reply.code(204).send();
-  });
+  for (const [path, uc] of Object.entries(RESOURCES)) {
+    scope.get<{ Querystring: ListParams }>(path, async (request) =>
+      uc.list(deps, request.scim, request.query),
+    );
+    scope.post(path, async (request, reply) => {
+      reply.code(201);
+      return uc.create(deps, request.scim, objectBody(request.body));
+    });
+    scope.get<Id>(`${path}/:id`, async (request) =>
+      uc.get(deps, request.scim, request.params.id, request.query),
+    );
+    scope.put<Id>(`${path}/:id`, async (request) =>
+      uc.replace(deps, request.scim, request.params.id, objectBody(request.body)),
+    );
+    scope.patch<Id>(`${path}/:id`, async (request) =>
+      uc.patch(deps, request.scim, request.params.id, objectBody(request.body)),
+    );
+    scope.delete<Id>(`${path}/:id`, async (request, reply) => {
+      await uc.remove(deps, request.scim, request.params.id);
+      return reply.code(204).send();
+    });
+  }
 }

@@ -2,7 +2,7 @@ import type { NatsNames, Principal } from '@support-desk/contracts';
 import { contextFromPrincipal, type EventContext, type Logger } from '@support-desk/platform';
 import type { IdentityConfig } from '../config.js';
 import type { PasswordReference } from '../ldap/bind-password.js';
-import type { DirectoryQuery, DirectorySnapshot, PageHook } from '../ldap/directory.js';
+import type { DirectoryQuery, DirectorySnapshot, PageHook } from './directory.js';
 import type { Repositories } from '../store/index.js';
 
 /** What every use case needs: the repositories, and the service's settings, names, log and clock. */

@@ -1,4 +1,4 @@
-import type { DirectoryGroup, DirectorySnapshot, DirectoryUser } from '../ldap/directory.js';
+import type { DirectoryGroup, DirectorySnapshot, DirectoryUser } from './directory.js';
 
 /**
  * What one LDAP sync must change so Support Desk matches the directory: a pure function of the
