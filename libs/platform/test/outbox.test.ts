@@ -49,6 +49,18 @@ async function createThing(
   return { id, eventId: event.id };
 }
 
+/** A relay of the model, started, stopped at teardown; its sweep left to the test (1 min). */
+function startedRelay(
+  t: Teardownable,
+  nc: Parameters<typeof createOutboxRelay>[0]['nc'],
+  Thing: Awaited<ReturnType<typeof aggregateModel>>,
+) {
+  const relay = createOutboxRelay({ nc, models: [Thing], logger: testLogger(), pollIntervalMs: 60_000 });
+  t.teardown(() => relay.stop());
+  relay.start();
+  return relay;
+}
+
 async function streamMessages(nc: Parameters<typeof jetstreamManager>[0], stream: string) {
   const jsm = await jetstreamManager(nc);
   const info = await jsm.streams.info(stream);
@@ -64,9 +76,7 @@ async function streamMessages(nc: Parameters<typeof jetstreamManager>[0], stream
 t.test('events written with the change are published in order, then removed', async (t) => {
   const Thing = await aggregateModel(t);
   const { nc, names } = await testNats(t);
-  const relay = createOutboxRelay({ nc, models: [Thing], logger: testLogger(), pollIntervalMs: 60_000 });
-  t.teardown(() => relay.stop());
-  relay.start();
+  const relay = startedRelay(t, nc, Thing);
 
   const { id } = await createThing(Thing, names, 1);
   const second = buildEvent('request.updated', id, systemContext(), { title: { from: 't1', to: 't2' } });
@@ -106,9 +116,7 @@ t.test('events written with the change are published in order, then removed', as
 t.test('a compare-and-set that matched nothing publishes nothing of what it would have added', async (t) => {
   const Thing = await aggregateModel(t);
   const { nc, names } = await testNats(t);
-  const relay = createOutboxRelay({ nc, models: [Thing], logger: testLogger(), pollIntervalMs: 60_000 });
-  t.teardown(() => relay.stop());
-  relay.start();
+  const relay = startedRelay(t, nc, Thing);
   const { id } = await createThing(Thing, names, 1);
   const lost = buildEvent('request.updated', id, systemContext(), { title: { from: 't1', to: 'lost' } });
   const res = await Thing.updateOne(
@@ -171,9 +179,7 @@ t.test('a relay killed between publish and mark-sent causes no duplicate', async
   const entry = doc!.outbox[0];
   await jetstream(nc).publish(entry.subject, entry.payload, { msgID: entry.id });
 
-  const relay = createOutboxRelay({ nc, models: [Thing], logger: testLogger(), pollIntervalMs: 60_000 });
-  t.teardown(() => relay.stop());
-  relay.start();
+  const relay = startedRelay(t, nc, Thing);
   await relay.idle();
   const messages = await streamMessages(nc, names.eventsStream);
   t.equal(messages.length, 1, 'the republish was de-duplicated by Nats-Msg-Id');
