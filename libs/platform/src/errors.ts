@@ -1,22 +1,30 @@
-import { ERROR_STATUS, type ErrorCode } from '@support-desk/contracts';
+import { ERROR_STATUS, type ErrorCode, type ErrorDetail } from '@support-desk/contracts';
 
 /** A failure the client caused or may act on; rendered as the error envelope with its status. */
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly statusCode: number;
   readonly headers: Record<string, string>;
+  /** Every problem of the input, for `error.details` (validation errors). */
+  readonly details: ErrorDetail[] | undefined;
 
-  constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    headers: Record<string, string> = {},
+    details?: ErrorDetail[],
+  ) {
     super(message);
     this.name = 'AppError';
     this.code = code;
     this.statusCode = ERROR_STATUS[code];
     this.headers = headers;
+    this.details = details;
   }
 }
 
 export const validationError = (field: string, message: string) =>
-  new AppError('VALIDATION_ERROR', `${field}: ${message}`);
+  new AppError('VALIDATION_ERROR', `${field}: ${message}`, {}, [{ field, message }]);
 export const notFound = (what: string) => new AppError('NOT_FOUND', `${what} not found`);
 export const conflict = (message: string) => new AppError('CONFLICT', message);
 export const forbidden = (message = 'Insufficient permissions') => new AppError('FORBIDDEN', message);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ErrorCode } from '@support-desk/contracts';
+import type { ErrorCode, ErrorDetail } from '@support-desk/contracts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
   LogController,
@@ -50,10 +50,18 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export const ok = <T>(data: T) => ({ success: true as const, data });
 
-export const errorBody = (code: ErrorCode, message: string) => ({
+export const errorBody = (code: ErrorCode, message: string, details?: ErrorDetail[]) => ({
   success: false as const,
-  error: { code, message },
+  error: details && details.length > 0 ? { code, message, details } : { code, message },
 });
+
+type ErrorEnvelopeLike = { success: false; error: { requestId?: string } };
+const isErrorEnvelope = (payload: unknown): payload is ErrorEnvelopeLike =>
+  typeof payload === 'object' &&
+  payload !== null &&
+  (payload as { success?: unknown }).success === false &&
+  typeof (payload as { error?: unknown }).error === 'object' &&
+  (payload as { error?: unknown }).error !== null;
 
 /** Maps a status fastify or a plugin set to our code. */
 const CODE_FOR_STATUS: Record<number, ErrorCode> = {
@@ -189,6 +197,15 @@ export function createHttpApp({
     if (closing) reply.header('connection', 'close');
   });
 
+  // Every error body names the call (`error.requestId`, the `X-Request-Id` header's value), so a
+  // client can quote it; one place for every error any handler, hook or plugin sends.
+  app.addHook('preSerialization', async (request, _reply, payload) => {
+    if (isErrorEnvelope(payload) && payload.error.requestId === undefined) {
+      return { ...payload, error: { ...payload.error, requestId: request.id } };
+    }
+    return payload;
+  });
+
   app.addHook('onResponse', async (request, reply) => {
     httpDuration.observe(
       {
@@ -218,7 +235,10 @@ export function createHttpApp({
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     if (isAppError(error)) {
-      return reply.code(error.statusCode).headers(error.headers).send(errorBody(error.code, error.message));
+      return reply
+        .code(error.statusCode)
+        .headers(error.headers)
+        .send(errorBody(error.code, error.message, error.details));
     }
     if (error.validation) {
       return reply
