@@ -194,7 +194,11 @@ t.test('upstream down → 502, upstream too slow → 504, in the envelope', asyn
   t.equal(down.statusCode, 502);
   t.same(down.json(), {
     success: false,
-    error: { code: 'SERVER_ERROR', message: down.json().error.message },
+    error: {
+      code: 'SERVER_ERROR',
+      message: down.json().error.message,
+      requestId: down.headers['x-request-id'],
+    },
   });
   const timeout = await app.inject({ method: 'GET', url: '/v1/events', headers: bearer(raw) });
   t.equal(timeout.statusCode, 504);
