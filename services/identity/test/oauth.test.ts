@@ -349,6 +349,24 @@ t.test('OAuth 2.0 authorization server', async (t) => {
     t.equal(r.body.error, 'invalid_request');
     r = await post(`grant_type=refresh_token&refresh_token=x&client_id=cli_unknown`);
     t.same([r.status, r.body.error], [401, 'invalid_client']);
+    // A Basic client name or secret with malformed percent-encoding (RFC 6749 §2.3.1 encodes
+    // them) is a failed client authentication, never a 500.
+    for (const credentials of ['%zz:secret', `${web.client_id}:%E0%A4%A`]) {
+      const res = await fetch(`${issuer}/oauth/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(credentials).toString('base64')}`,
+        },
+        body: 'grant_type=refresh_token&refresh_token=x',
+      });
+      t.same(
+        [res.status, ((await res.json()) as { error: string }).error],
+        [401, 'invalid_client'],
+        `Basic ${credentials}`,
+      );
+      t.match(res.headers.get('www-authenticate'), /^Basic/, 'with the Basic challenge');
+    }
   });
 
   await t.test('deny, revoke, logout', async (t) => {
