@@ -672,6 +672,20 @@ t.test('OAuth 2.0 authorization server', async (t) => {
         .collection('users')
         .updateOne({ _id: legacy.id as never }, { $set: { passwordHash: scryptHash } });
       const browser = new FormBrowser(issuer);
+      // A wrong password against the legacy hash fails exactly as for an unknown account.
+      const failure = async (email: string) => {
+        const page = await browser.get((await authorizeUrl()).url);
+        const res = await browser.post('/oauth/login', {
+          ...formOf(page.html),
+          email,
+          password: 'not the password at all',
+        });
+        return { status: res.status, error: /<p class="error"[^>]*>([^<]*)</.exec(res.html)?.[1] };
+      };
+      const wrong = await failure('legacy@example.com');
+      t.equal(wrong.status, 401, 'a wrong password is refused');
+      t.ok(wrong.error, `with a message: ${wrong.error}`);
+      t.same(wrong, await failure('nobody-legacy@example.com'), 'with the answer an unknown account gets');
       const page = await browser.get((await authorizeUrl()).url);
       const form = formOf(page.html);
       const res = await browser.post('/oauth/login', { ...form, email: 'legacy@example.com', password });
