@@ -74,24 +74,19 @@ for (const [where, redisArgs] of [
 
       const client = testRedis(t, asGateway);
       await client.connect();
-      const denyList = createDenyList({
-        redis: client,
-        prefix: h.config.REDIS_KEY_PREFIX,
-        ttlSeconds: 60,
-        leewaySeconds: 0,
-        cacheTtlMs: 0,
-        logger: testLogger(),
-      });
+      const newDenyList = () =>
+        createDenyList({
+          redis: client,
+          prefix: h.config.REDIS_KEY_PREFIX,
+          ttlSeconds: 60,
+          leewaySeconds: 0,
+          cacheTtlMs: 0,
+          logger: testLogger(),
+        });
+      const denyList = newDenyList();
       await denyList.deny('usr_x', new Date().toISOString());
       await denyList.denyGrant('gnt_x', new Date().toISOString());
-      const fresh = createDenyList({
-        redis: client,
-        prefix: h.config.REDIS_KEY_PREFIX,
-        ttlSeconds: 60,
-        leewaySeconds: 0,
-        cacheTtlMs: 0,
-        logger: testLogger(),
-      });
+      const fresh = newDenyList();
       t.equal(await fresh.isDenied('usr_x'), 'user', 'the deny list writes and reads as the gateway user');
       t.equal(await fresh.isDenied('usr_y', 'gnt_x'), 'grant');
 
