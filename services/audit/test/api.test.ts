@@ -266,6 +266,8 @@ t.test('events API', async (t) => {
       ['until=2026-13-01T00:00:00Z', /query\.until/],
       [`since=${at(5).toISOString()}&until=${at(5).toISOString()}`, /query\.until/],
       ['page=0', /query\.page/],
+      ['page=1e300', /query\.page/],
+      ['page=1.5', /query\.page/],
       ['limit=0', /query\.limit/],
       ['limit=ten', /query\.limit/],
       ['usrId=x', /query\.usrId/],
