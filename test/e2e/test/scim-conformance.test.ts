@@ -4,7 +4,7 @@
 // with a connection's bearer token. Every check must pass except the known failures below, each a
 // documented decision (services/identity/README.md, SCIM section): a new failure fails this test,
 // and so does a known failure that no longer fails (take it off the list and out of the README).
-// The venv is installed by scripts/infra/scim2-tester.mjs (npm test does it before the tests).
+// The venv is installed by scripts/infra/python-tools.mjs (npm test does it before the tests).
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import t from 'tap';
@@ -38,10 +38,14 @@ interface CheckLine {
   reason: string;
 }
 
-const install = spawnSync(process.execPath, [path.join(ROOT, 'scripts/infra/scim2-tester.mjs')], {
-  encoding: 'utf8',
-  timeout: 300_000,
-});
+const install = spawnSync(
+  process.execPath,
+  [path.join(ROOT, 'scripts/infra/python-tools.mjs'), 'scim2-tester'],
+  {
+    encoding: 'utf8',
+    timeout: 300_000,
+  },
+);
 const python = install.stdout.trim().split('\n').pop() ?? '';
 if (install.status !== 0 || !python) {
   t.fail(`scim2-tester could not be installed: ${install.stderr}`);

@@ -1,7 +1,15 @@
+import { errorResponses } from './openapi-errors.js';
+
 type Json = Record<string, unknown>;
 
+const AUTH_LIMITED = {
+  code: 'RATE_LIMITED' as const,
+  message: 'Rate limit exceeded for the auth bucket; retry after 12 s',
+};
+
 /** The OAuth 2.0 endpoints the gateway forwards to identity, as OpenAPI paths. */
-export function oauthPaths(): Json {
+export function oauthPaths(rateHeaders: Json): Json {
+  const rateLimited = errorResponses([429], { response: null, errors: { 429: AUTH_LIMITED } }, rateHeaders);
   const tokenResponse = {
     type: 'object',
     required: ['access_token', 'token_type', 'expires_in'],
@@ -37,7 +45,7 @@ export function oauthPaths(): Json {
             content: { 'text/html': { schema: { type: 'string' } } },
           },
           '302': { description: 'Redirect to redirect_uri with code (or error)' },
-          '429': { $ref: '#/components/responses/429' },
+          ...rateLimited,
         },
       },
     },
@@ -74,7 +82,7 @@ export function oauthPaths(): Json {
             description: 'Client authentication failed',
             content: { 'application/json': { schema: { type: 'object' } } },
           },
-          '429': { $ref: '#/components/responses/429' },
+          ...rateLimited,
         },
       },
     },
