@@ -175,6 +175,18 @@ t.test('every operation has examples, and each validates against its schema', as
     if (route.path.includes(':')) t.ok(op.responses['404'], `${key} documents 404`);
     if (op.requestBody) t.ok(op.responses['413'], `${key} documents 413`);
   }
+  // The OAuth endpoints (written by hand) too: every body they take or answer has an example.
+  for (const [path, item] of Object.entries(doc.paths)) {
+    if (path.startsWith('/v1/')) continue;
+    for (const [method, op] of Object.entries(item)) {
+      const media = [
+        ...Object.entries(op.requestBody?.content ?? {}),
+        ...Object.values(op.responses).flatMap((r) => Object.entries(r.content ?? {})),
+      ];
+      for (const [type, m] of media)
+        t.ok(m.example !== undefined, `${method} ${path} ${type} has an example`);
+    }
+  }
   // No example for a route that does not exist (a renamed route left behind).
   const known = new Set(PUBLIC_ROUTES.map(routeKey));
   for (const key of Object.keys(ROUTE_EXAMPLES)) t.ok(known.has(key), `${key} is a public route`);

@@ -37,14 +37,20 @@ export function oauthPaths(rateHeaders: Json): Json {
           name,
           in: 'query',
           required: name !== 'state',
-          schema: name === 'response_type' ? { const: 'code' } : { type: 'string' },
+          schema: name === 'response_type' ? { const: 'code' } : { type: 'string', minLength: 1 },
         })),
         responses: {
           '200': {
             description: 'Login / consent page',
-            content: { 'text/html': { schema: { type: 'string' } } },
+            content: { 'text/html': { schema: { type: 'string' }, example: '<!doctype html>…' } },
           },
           '302': { description: 'Redirect to redirect_uri with code (or error)' },
+          '400': {
+            description:
+              'Error page: the client is unknown, or redirect_uri is not one registered for it ' +
+              '(never redirected there: RFC 6749 §4.1.2.1)',
+            content: { 'text/html': { schema: { type: 'string' }, example: '<!doctype html>…' } },
+          },
           ...rateLimited,
         },
       },
@@ -60,6 +66,13 @@ export function oauthPaths(rateHeaders: Json): Json {
           required: true,
           content: {
             'application/x-www-form-urlencoded': {
+              example: {
+                grant_type: 'authorization_code',
+                code: 'SplxlOBeZQQYbYS6WxSbIA',
+                client_id: 'cli_01j9zp3a1b2c3d4e5f6g7h8j9k',
+                redirect_uri: 'https://app.example.com/callback',
+                code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+              },
               schema: {
                 oneOf: [
                   form(['grant_type', 'code', 'client_id', 'client_secret', 'redirect_uri', 'code_verifier']),
@@ -72,15 +85,36 @@ export function oauthPaths(rateHeaders: Json): Json {
         responses: {
           '200': {
             description: 'Token response (not wrapped in the envelope)',
-            content: { 'application/json': { schema: tokenResponse } },
+            content: {
+              'application/json': {
+                schema: tokenResponse,
+                example: {
+                  access_token: 'eyJhbGciOiJFUzI1NiIsInR5cCI6ImF0K2p3dCJ9…',
+                  token_type: 'Bearer',
+                  expires_in: 900,
+                  refresh_token: 'rt_8xLOxBtZp8',
+                  scope: 'requests:read requests:write',
+                },
+              },
+            },
           },
           '400': {
-            description: 'OAuth error response',
-            content: { 'application/json': { schema: { type: 'object' } } },
+            description: 'OAuth error response (RFC 6749 §5.2)',
+            content: {
+              'application/json': {
+                schema: { type: 'object' },
+                example: { error: 'invalid_grant', error_description: 'The code is invalid or expired' },
+              },
+            },
           },
           '401': {
             description: 'Client authentication failed',
-            content: { 'application/json': { schema: { type: 'object' } } },
+            content: {
+              'application/json': {
+                schema: { type: 'object' },
+                example: { error: 'invalid_client', error_description: 'Client authentication failed' },
+              },
+            },
           },
           ...rateLimited,
         },

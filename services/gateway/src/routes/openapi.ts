@@ -96,6 +96,8 @@ function requestBody(
         type: 'object',
         properties: { file: { type: 'string', format: 'binary', description: 'The file (one part)' } },
         required: ['file'],
+        // Exactly one part: the service refuses any other field.
+        additionalProperties: false,
       };
   const types = s.consumes ?? ['application/json'];
   const example = ex?.request === undefined ? {} : { example: ex.request };
