@@ -66,15 +66,15 @@ const attachment = {
   url: `/v1/attachments/${ATT}`,
 };
 const groupRef = { id: GRP, name: 'Network' };
-const userItem = {
+const createdUser = {
   ...agent,
   role: 'agent',
   status: 'active',
   isVip: false,
   groups: [groupRef],
   createdAt: CREATED,
-  lastLoginAt: UPDATED,
 };
+const userItem = { ...createdUser, lastLoginAt: UPDATED };
 const groupDetail = {
   ...group,
   description: 'Wi-Fi, VPN and office network',
@@ -196,14 +196,7 @@ export const ROUTE_EXAMPLES: Record<string, RouteExamples> = {
   },
   'POST /v1/users': {
     request: { email: agent.email, name: agent.name, role: 'agent', groups: [GRP], isVip: false },
-    response: ok({
-      ...agent,
-      role: 'agent',
-      status: 'active',
-      isVip: false,
-      groups: [groupRef],
-      createdAt: CREATED,
-    }),
+    response: ok({ ...createdUser }),
     errors: { 409: conflict(`A user with email ${agent.email} already exists`) },
   },
   'GET /v1/users/:id': {

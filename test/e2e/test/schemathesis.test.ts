@@ -5,12 +5,12 @@
 // list below, each with its reason (README, API section): a new failure fails this test, and so
 // does a known one that no longer occurs (take it off the list and out of the README).
 // The venv is installed by scripts/infra/python-tools.mjs (npm test does it before the tests).
-import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { createKey, SUITE_PLAN } from '../src/actors.js';
-import { ROOT, startStack } from '../src/stack.js';
+import { installPythonTool, runTool } from '../src/python-tools.js';
+import { startStack } from '../src/stack.js';
 
 const STRICT_VALIDATION = 'being fixed in issue 17 strict validation';
 
@@ -66,14 +66,9 @@ interface Report {
   errors: unknown[];
 }
 
-const install = spawnSync(
-  process.execPath,
-  [path.join(ROOT, 'scripts/infra/python-tools.mjs'), 'schemathesis'],
-  { encoding: 'utf8', timeout: 300_000 },
-);
-const python = install.stdout.trim().split('\n').pop() ?? '';
-if (install.status !== 0 || !python) {
-  t.fail(`schemathesis could not be installed: ${install.stderr}`);
+const install = installPythonTool('schemathesis');
+if ('error' in install) {
+  t.fail(install.error);
 } else {
   const stack = await startStack(t);
 
@@ -82,7 +77,12 @@ if (install.status !== 0 || !python) {
     await stack.deskctlJson(['bootstrap', '--email', email, '--name', 'Schemathesis']);
     const { key } = await createKey(stack, email, ['admin'], SUITE_PLAN, 'schemathesis');
     const reportDir = path.join(stack.logDir, 'schemathesis');
-    const run = await runSchemathesis(path.join(path.dirname(python), 'st'), stack.origin, key, reportDir);
+    const run = await runSchemathesis(
+      path.join(path.dirname(install.python), 'st'),
+      stack.origin,
+      key,
+      reportDir,
+    );
     const reportFile = fs.readdirSync(reportDir).find((f) => f.endsWith('.json'));
     t.ok(reportFile, `schemathesis wrote its report (exit ${run.code}, stderr: ${run.stderr.slice(-2000)})`);
     if (!reportFile) return;
@@ -158,13 +158,5 @@ async function runSchemathesis(st: string, origin: string, key: string, reportDi
   ];
   fs.mkdirSync(reportDir, { recursive: true });
   // In the report directory: Schemathesis keeps a cache in its working directory.
-  const child = spawn(st, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: reportDir });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
-  const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
-  clearTimeout(timer);
-  return { code, stdout, stderr };
+  return runTool(st, args, { timeoutMs: RUN_TIMEOUT_MS, cwd: reportDir });
 }
