@@ -176,7 +176,7 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
     rateLimiter,
     signForwarded: createForwardedSigner(config.PRINCIPAL_SIGNING_KEY),
   });
-  registerDocs(app, { serverUrl: config.OAUTH_ISSUER });
+  await registerDocs(app, { serverUrl: config.OAUTH_ISSUER });
 
   return {
     app,

@@ -4,6 +4,8 @@ import {
   identityRouteSchemas,
   PUBLIC_ROUTES,
   type PublicRoute,
+  ROUTE_EXAMPLES,
+  type RouteExamples,
   type RouteSchemaMap,
   type RouteSchemas,
   requestsRouteSchemas,
@@ -13,6 +15,7 @@ import {
 } from '@support-desk/contracts';
 import type { TSchema } from '@sinclair/typebox';
 import { openApiPath, pathParams } from '../use-cases/route-table.js';
+import { errorResponses, errorStatuses } from './openapi-errors.js';
 import { oauthPaths } from './openapi-oauth.js';
 
 type Json = Record<string, unknown>;
@@ -22,20 +25,8 @@ export interface OpenApiOptions {
   serverUrl: string;
   routes?: readonly PublicRoute[];
   schemaMaps?: RouteSchemaMap[];
+  examples?: Record<string, RouteExamples>;
 }
-
-const ERROR_RESPONSES: Record<string, string> = {
-  '400': 'VALIDATION_ERROR: the input is invalid (the message names the field)',
-  '401': 'UNAUTHORIZED: missing, invalid, expired or revoked credential',
-  '403': 'FORBIDDEN: the credential lacks the scope, or the address is not allowed',
-  '404': 'NOT_FOUND: no such resource',
-  '413': 'PAYLOAD_TOO_LARGE: the body exceeds its limit',
-  '429': 'RATE_LIMITED: the bucket named in the message is exhausted; see Retry-After',
-  '500': 'SERVER_ERROR: internal error (the message carries an error id)',
-  '502': 'SERVER_ERROR: the owning service is unreachable',
-  '503': 'SERVICE_UNAVAILABLE: a dependency is unavailable',
-  '504': 'SERVICE_UNAVAILABLE: the owning service did not answer in time',
-};
 
 const RATE_HEADERS: Record<string, string> = {
   'X-RateLimit-Limit': 'Requests allowed in the window for this bucket',
@@ -93,19 +84,38 @@ function parameters(route: PublicRoute, s: RouteSchemas | undefined, components:
   return out;
 }
 
-function requestBody(s: RouteSchemas | undefined, components: Json): Json | undefined {
+function requestBody(
+  s: RouteSchemas | undefined,
+  ex: RouteExamples | undefined,
+  components: Json,
+): Json | undefined {
   if (!s?.body && !s?.consumes) return undefined;
   const schema = s.body
     ? schemaTo(s.body, components)
-    : { type: 'object', properties: { file: { type: 'string', format: 'binary' } }, required: ['file'] };
+    : {
+        type: 'object',
+        properties: { file: { type: 'string', format: 'binary', description: 'The file (one part)' } },
+        required: ['file'],
+        // Exactly one part: the service refuses any other field.
+        additionalProperties: false,
+      };
   const types = s.consumes ?? ['application/json'];
-  return { required: true, content: Object.fromEntries(types.map((t) => [t, { schema }])) };
+  const example = ex?.request === undefined ? {} : { example: ex.request };
+  return { required: true, content: Object.fromEntries(types.map((t) => [t, { schema, ...example }])) };
 }
 
-function successResponses(route: PublicRoute, s: RouteSchemas | undefined, components: Json): Json {
-  const headers = Object.fromEntries(
-    Object.keys(RATE_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]),
-  );
+const RATE_HEADER_REFS = Object.fromEntries(
+  Object.keys(RATE_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]),
+);
+
+function successResponses(
+  route: PublicRoute,
+  s: RouteSchemas | undefined,
+  ex: RouteExamples | undefined,
+  components: Json,
+): Json {
+  const headers = RATE_HEADER_REFS;
+  const example = ex ? { example: ex.response } : {};
   if (!s) {
     const status = route.method === 'POST' ? '201' : '200';
     return {
@@ -114,13 +124,21 @@ function successResponses(route: PublicRoute, s: RouteSchemas | undefined, compo
   }
   const out: Json = {};
   for (const [status, schema] of Object.entries(s.response)) {
+    if (Number(status) >= 400) continue; // errors: errorResponses
     const content = s.produces
-      ? Object.fromEntries(s.produces.map((t) => [t, { schema: { type: 'string', format: 'binary' } }]))
-      : { 'application/json': { schema: schemaTo(schema, components) } };
+      ? Object.fromEntries(
+          s.produces.map((t) => [t, { schema: { type: 'string', format: 'binary' }, ...example }]),
+        )
+      : { 'application/json': { schema: schemaTo(schema, components), ...example } };
     out[status] = { description: s.description ?? route.summary, headers, content };
   }
   return out;
 }
+
+/** The scope and bucket in words, for readers of the description (the extensions say it for tools). */
+const accessNote = (route: PublicRoute) =>
+  `**Scope:** ${route.scope === 'authenticated' ? 'any valid credential' : `\`${route.scope}\``} · ` +
+  `**Rate bucket:** \`${route.bucket}\``;
 
 const operationId = (route: PublicRoute) =>
   `${route.method.toLowerCase()}${route.path
@@ -141,6 +159,7 @@ export function buildOpenApi({
   serverUrl,
   routes = PUBLIC_ROUTES,
   schemaMaps = [requestsRouteSchemas, identityRouteSchemas, auditRouteSchemas],
+  examples = ROUTE_EXAMPLES,
 }: OpenApiOptions): Json {
   const schemas: Json = {};
   schemas.ErrorEnvelope = schemaTo({ ...ErrorEnvelope, $id: undefined }, schemas);
@@ -148,60 +167,43 @@ export function buildOpenApi({
   const paths: Record<string, Json> = {};
   for (const route of routes) {
     const s = merged[routeKey(route)];
+    const ex = examples[routeKey(route)];
     const scopes = route.scope === 'authenticated' ? [] : [route.scope];
-    const body = requestBody(s, schemas);
-    const errors = ['400', '401', '403', '404', ...(body ? ['413'] : []), '429', '500', '502', '503', '504'];
+    const body = requestBody(s, ex, schemas);
     const path = openApiPath(route.path);
     paths[path] ??= {};
     paths[path][route.method.toLowerCase()] = {
       operationId: operationId(route),
       tags: [route.path.split('/')[2] ?? 'v1'],
       summary: route.summary,
-      ...(s?.description ? { description: s.description } : {}),
+      description: [s?.description, accessNote(route)].filter(Boolean).join('\n\n'),
       security: [{ apiKey: scopes }, { oauth2: scopes }],
       'x-required-scope': route.scope,
       'x-rate-limit-bucket': route.bucket,
       parameters: parameters(route, s, schemas),
       ...(body ? { requestBody: body } : {}),
       responses: {
-        ...successResponses(route, s, schemas),
-        ...Object.fromEntries(errors.map((code) => [code, { $ref: `#/components/responses/${code}` }])),
+        ...successResponses(route, s, ex, schemas),
+        ...errorResponses(errorStatuses(route, s, ex, Boolean(body)), ex, RATE_HEADER_REFS),
       },
     };
   }
-  const envelope = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } };
   return {
     openapi: '3.1.0',
     info: {
       title: 'Support Desk API',
       version: '1.0.0',
       description:
-        'Help-desk API. Authenticate with `Authorization: Bearer <API key or OAuth access token>`. ' +
-        'Every response is `{success, data}` or `{success: false, error: {code, message}}`.',
+        'Help-desk API. Authenticate with `Authorization: Bearer <API key or OAuth access token>` ' +
+        '(in this reference: **Authorize**, then paste an API key under `apiKey`). ' +
+        'Every response is `{success, data}` or `{success: false, error: {code, message, details?, requestId}}`. ' +
+        'Each operation names the scope it needs (`x-required-scope`) and the rate-limit bucket it ' +
+        'counts against (`x-rate-limit-bucket`).',
     },
     servers: [{ url: serverUrl }],
-    paths: { ...paths, ...oauthPaths() },
+    paths: { ...paths, ...oauthPaths(RATE_HEADER_REFS) },
     components: {
       schemas,
-      responses: Object.fromEntries(
-        Object.entries(ERROR_RESPONSES).map(([code, description]) => [
-          code,
-          {
-            description,
-            content: envelope,
-            ...(code === '429'
-              ? {
-                  headers: {
-                    'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } },
-                    ...Object.fromEntries(
-                      Object.keys(RATE_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]),
-                    ),
-                  },
-                }
-              : {}),
-          },
-        ]),
-      ),
       headers: Object.fromEntries(
         Object.entries(RATE_HEADERS).map(([h, description]) => [
           h,
