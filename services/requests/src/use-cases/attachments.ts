@@ -68,6 +68,11 @@ class Sniffer extends Transform {
 export interface IncomingFile {
   filename: string | undefined;
   stream: Readable & { truncated?: boolean };
+  /**
+   * Reads what follows the file in the body, and fails if it holds another file: read after the
+   * bytes are stored and before the request is changed, so a refused body leaves nothing behind.
+   */
+  rest?: () => Promise<void>;
 }
 
 const tooLarge = (max: number) =>
@@ -121,6 +126,7 @@ export async function storeAttachment(
     await pipeline(file.stream, sniffer, upload);
     if (file.stream.truncated) throw tooLarge(deps.attachmentMaxBytes);
     if (sniffer.size === 0) throw validationError('body.file', 'is empty');
+    await file.rest?.();
   } catch (err) {
     await deps.files.remove(id).catch(() => undefined);
     if (isTooLarge(err)) throw tooLarge(deps.attachmentMaxBytes);
