@@ -150,3 +150,14 @@ export function paginationLinks(
   }
   return linkHeader(url, links);
 }
+
+/** Sets the `Link` header of a list answer on the reply and hands the answer back. */
+export function withPageLinks<T extends { pagination: PagePagination | CursorPagination }>(
+  request: { url: string },
+  reply: { header(name: string, value: string): unknown },
+  answer: T,
+): T {
+  const links = paginationLinks(request.url, answer.pagination);
+  if (links) reply.header('link', links);
+  return answer;
+}
