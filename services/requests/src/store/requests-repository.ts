@@ -10,7 +10,7 @@ import {
   updateAggregate,
 } from '@support-desk/platform';
 import type { Connection, FilterQuery } from 'mongoose';
-import { requestOrder, type RequestSort } from './request-order.js';
+import { requestOrders, type RequestSort } from './request-order.js';
 import { PRIORITY_RANK, type RequestRecord, requestModel } from './requests.js';
 import type { SlaState } from './sla-state.js';
 
@@ -174,7 +174,7 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
      */
     async list(filter: RequestListFilter, sort: RequestSort, window: RequestListWindow) {
       const query = listQuery(filter);
-      const { sort: order, condition } = keysetQuery(requestOrder(sort), window.seek);
+      const { sort: order, condition } = keysetQuery(requestOrders.keys(sort), window.seek);
       const find = model
         .find(allOf(query, condition), LIST_FIELDS)
         .sort(order)

@@ -15,14 +15,11 @@ import {
   decodeCursor,
   encodeCursor,
   listPage,
-  listWindow,
   parseEnumList,
-  parseSort,
-  readLimit,
-  seekOf,
+  planList,
   validationError,
 } from '@support-desk/platform';
-import { type RequestSort, requestPosition, requestSortKinds } from '../store/request-order.js';
+import { requestOrders, type RequestSort } from '../store/request-order.js';
 import type { RequestListFilter } from '../store/requests-repository.js';
 import type { Deps } from './deps.js';
 import { person, requestDetail, sharedFields } from './queries.js';
@@ -32,8 +29,6 @@ import { person, requestDetail, sharedFields } from './queries.js';
  * paging by page (with a count) or by cursor (a keyset seek, no count); one find either way.
  */
 export async function listRequests(deps: Deps, query: ListRequestsQuery) {
-  const sortSpec = query.sort ?? DEFAULT_REQUEST_SORT;
-  const sort = parseSort(sortSpec) as RequestSort;
   const filter: RequestListFilter = {
     status: parseEnumList('query.status', query.status, REQUEST_STATUSES),
     priority: parseEnumList('query.priority', query.priority, PRIORITIES),
@@ -43,16 +38,14 @@ export async function listRequests(deps: Deps, query: ListRequestsQuery) {
     createdBefore: query.createdBefore ? new Date(query.createdBefore) : undefined,
     search: query.q,
   };
-  const scope: CursorScope = { sort: sortSpec, kinds: requestSortKinds(sort), filters: { ...filter } };
-  const window = listWindow(query, scope);
-  const { docs, total } = await deps.requests.list(filter, sort, {
-    skip: window.mode === 'page' ? window.skip : 0,
-    limit: readLimit(window),
-    seek: seekOf(window),
-    count: window.mode === 'page',
+  const plan = planList<RequestSort['field']>(query, DEFAULT_REQUEST_SORT, requestOrders.kinds, {
+    ...filter,
+  });
+  const { docs, total } = await deps.requests.list(filter, plan.sort, {
+    ...plan.read,
     maxTimeMs: filter.search ? deps.lists.searchMaxTimeMs : undefined,
   });
-  const page = listPage(docs, window, scope, (d) => requestPosition(d, sort), total);
+  const page = listPage(docs, plan.window, plan.scope, (d) => requestOrders.position(d, plan.sort), total);
   const people = await deps.directory.knownUsers(page.items.map((d) => d.requester.id));
   const requests: RequestListItem[] = page.items.map((d) => ({
     ...sharedFields(d),
