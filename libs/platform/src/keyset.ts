@@ -73,3 +73,9 @@ export function listOrders<F extends string, D extends { _id: string }>(
     }),
   };
 }
+
+/**
+ * The condition of a multi-value filter: one value is an equality (FerretDB on PostgreSQL pushes
+ * it down), several an `$in` (pushed down nowhere on FerretDB; one index range each on MongoDB).
+ */
+export const oneOf = <T>(values: T[]) => (values.length === 1 ? values[0] : { $in: values });

@@ -4,6 +4,7 @@ import {
   escapeRegex,
   type KeysetSeek,
   keysetQuery,
+  oneOf,
   type OutboxEntry,
   selectOutbox,
   updateAggregate,
@@ -34,9 +35,6 @@ export interface UserListWindow {
   seek?: KeysetSeek;
   count: boolean;
 }
-
-/** One value is an equality (pushed down by FerretDB on PostgreSQL); several, an `$in`. */
-const oneOf = <T>(values: T[]) => (values.length === 1 ? values[0] : { $in: values });
 
 function listQuery(filter: UserListFilter): FilterQuery<UserDoc> {
   const query: FilterQuery<UserDoc> = {};

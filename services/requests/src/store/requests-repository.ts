@@ -1,9 +1,7 @@
-import type { Priority, RequestStatus } from '@support-desk/contracts';
+import type { Priority } from '@support-desk/contracts';
 import {
   AppError,
   type AggregateDecision,
-  escapeRegex,
-  type KeysetSeek,
   keysetQuery,
   type OutboxEntry,
   selectOutbox,
@@ -11,11 +9,20 @@ import {
 } from '@support-desk/platform';
 import type { Connection, FilterQuery } from 'mongoose';
 import { requestOrders, type RequestSort } from './request-order.js';
+import {
+  allOf,
+  CHANGE_ORDER,
+  type ChangePosition,
+  isTimeLimitError,
+  LIST_FIELDS,
+  listQuery,
+  type RequestListFilter,
+  type RequestListWindow,
+  VISIBLE,
+} from './request-queries.js';
 import { PRIORITY_RANK, type RequestRecord, requestModel } from './requests.js';
 import type { SlaState } from './sla-state.js';
 
-/** The soft-delete rule as a query condition, for the queries that select many requests. */
-const VISIBLE = { deletedAt: null };
 /**
  * The same rule checked on a document read by `_id`: a read by `_id` alone is the one query
  * FerretDB pushes down on every backend (with `deletedAt` in the filter it decodes the whole
@@ -24,73 +31,9 @@ const VISIBLE = { deletedAt: null };
 const isVisible = (doc: Pick<RequestRecord, 'deletedAt'>) => doc.deletedAt == null;
 
 /** A request as read for a change: with its pending outbox, which counts against its size. */
+export type { ChangePosition, RequestListFilter, RequestListWindow };
+
 export type RequestForUpdate = RequestRecord & { outbox?: unknown };
-
-/** The list's filters, each optional (already validated); a list of values matches any of them. */
-export interface RequestListFilter {
-  status?: RequestStatus[];
-  priority?: Priority[];
-  assignedTo?: string;
-  assignedGroup?: string;
-  createdAfter?: Date;
-  createdBefore?: Date;
-  /** Plain text found in the title, the description or a tag, case-insensitively. */
-  search?: string;
-}
-
-/** What one list call reads: a page by skip (and the count), or by keyset seek. */
-export interface RequestListWindow {
-  skip: number;
-  limit: number;
-  seek?: KeysetSeek;
-  count: boolean;
-  /** The store's time budget for the query (a search), in ms. */
-  maxTimeMs?: number;
-}
-
-/** The store gave up on a query past its `maxTimeMS` (MaxTimeMSExpired, on MongoDB and FerretDB). */
-const isTimeLimitError = (err: unknown) => (err as { code?: unknown } | null)?.code === 50;
-
-/** One value is an equality (pushed down by FerretDB on PostgreSQL); several, an `$in`. */
-const oneOf = <T>(values: T[]) => (values.length === 1 ? values[0] : { $in: values });
-
-function listQuery(filter: RequestListFilter): FilterQuery<RequestRecord> {
-  const query: FilterQuery<RequestRecord> = { ...VISIBLE };
-  if (filter.status) query.status = oneOf(filter.status);
-  if (filter.priority) query.priority = oneOf(filter.priority);
-  if (filter.assignedTo) query.assignedTo = filter.assignedTo;
-  if (filter.assignedGroup) query.assignedGroup = filter.assignedGroup;
-  if (filter.createdAfter || filter.createdBefore) {
-    query.createdAt = {
-      ...(filter.createdAfter ? { $gte: filter.createdAfter } : {}),
-      ...(filter.createdBefore ? { $lt: filter.createdBefore } : {}),
-    };
-  }
-  if (filter.search) {
-    // The client's text as a literal (escaped), anywhere in the field; a tag matches element-wise.
-    const text = new RegExp(escapeRegex(filter.search), 'i');
-    query.$or = [{ title: text }, { description: text }, { tags: text }];
-  }
-  return query;
-}
-
-/** Both conditions: the filters' and the keyset's (each may hold an `$or`). */
-const allOf = (
-  query: FilterQuery<RequestRecord>,
-  condition: object | undefined,
-): FilterQuery<RequestRecord> => (condition ? { $and: [query, condition] } : query);
-
-/** The changes feed's order: the change time, then the id (a request's `updatedAt` moves on every write). */
-const CHANGE_ORDER = [
-  { field: 'updatedAt', descending: false },
-  { field: '_id', descending: false },
-];
-
-/** A position in the changes feed: after this change time and id. */
-export interface ChangePosition {
-  at: Date;
-  id: string;
-}
 
 /** With `priority` in a write, its rank too (the order `sort=priority` reads). */
 function withRank<R>(decision: AggregateDecision<R>): AggregateDecision<R> {
@@ -115,20 +58,6 @@ export type SlaCandidate = Pick<
   '_id' | 'sla' | 'status' | 'firstResponseAt' | 'clockStoppedAt' | 'deletedAt'
 >;
 const SLA_FIELDS = { _id: 1, sla: 1, status: 1, firstResponseAt: 1, clockStoppedAt: 1 };
-
-const LIST_FIELDS = {
-  title: 1,
-  description: 1,
-  status: 1,
-  priority: 1,
-  category: 1,
-  createdAt: 1,
-  updatedAt: 1,
-  assignedTo: 1,
-  assignedGroup: 1,
-  requester: 1,
-  priorityRank: 1,
-};
 
 /** The condition under which an SLA check is due as of `now`. */
 function dueFilter(check: SlaDueCheck, now: Date): FilterQuery<RequestRecord> {
