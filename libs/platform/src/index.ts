@@ -28,3 +28,6 @@ export * from './identity-rpc.js';
 export * from './telemetry/propagation.js';
 export * from './telemetry/flush.js';
 export * from './entity-tags.js';
+export * from './cursor.js';
+export * from './keyset.js';
+export * from './list-query.js';
