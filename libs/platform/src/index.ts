@@ -27,3 +27,6 @@ export * from './event-decoder.js';
 export * from './identity-rpc.js';
 export * from './telemetry/propagation.js';
 export * from './telemetry/flush.js';
+export * from './cursor.js';
+export * from './keyset.js';
+export * from './list-query.js';
