@@ -87,7 +87,9 @@ t.test('events API', async (t) => {
     t.equal(status, 200);
     t.equal(body.success, true);
     t.same(ids(body), newestFirst.slice(0, 20), 'timestamp desc, id desc on ties');
-    t.same(body.data.pagination, { page: 1, limit: 20, total: 30, pages: 2, hasMore: true });
+    const { nextCursor, ...pagination } = body.data.pagination;
+    t.same(pagination, { page: 1, limit: 20, total: 30, pages: 2, hasMore: true });
+    t.match(nextCursor, /^[A-Za-z0-9_-]+$/, 'page mode also gives the cursor after the page');
     const assigned = body.data.events.find((e: { type: string }) => e.type === 'request.assigned');
     t.notOk(assigned, 'older events are on page 2');
     const first = body.data.events[0];
@@ -103,17 +105,28 @@ t.test('events API', async (t) => {
   t.test('pagination boundaries and hasMore', async (t) => {
     const p2 = (await get('/v1/events?page=2')).body;
     t.same(ids(p2), newestFirst.slice(20, 30));
-    t.same(p2.data.pagination, { page: 2, limit: 20, total: 30, pages: 2, hasMore: false });
+    t.same(p2.data.pagination, { page: 2, limit: 20, total: 30, pages: 2, hasMore: false, nextCursor: null });
     const exact = (await get('/v1/events?limit=15&page=2')).body.data.pagination;
-    t.same(exact, { page: 2, limit: 15, total: 30, pages: 2, hasMore: false }, 'last full page: no more');
+    t.same(
+      exact,
+      { page: 2, limit: 15, total: 30, pages: 2, hasMore: false, nextCursor: null },
+      'last full page: no more',
+    );
     t.equal((await get('/v1/events?limit=15&page=1')).body.data.pagination.hasMore, true);
     const beyond = (await get('/v1/events?page=9')).body;
     t.same(beyond.data.events, []);
-    t.same(beyond.data.pagination, { page: 9, limit: 20, total: 30, pages: 2, hasMore: false });
+    t.same(beyond.data.pagination, {
+      page: 9,
+      limit: 20,
+      total: 30,
+      pages: 2,
+      hasMore: false,
+      nextCursor: null,
+    });
     t.equal((await get('/v1/events?limit=500')).body.data.pagination.limit, 100, 'limit clamped to 100');
     t.equal((await get('/v1/events?limit=100')).body.data.events.length, 30);
     const empty = (await get('/v1/events?resourceId=nothing')).body.data.pagination;
-    t.same(empty, { page: 1, limit: 20, total: 0, pages: 0, hasMore: false });
+    t.same(empty, { page: 1, limit: 20, total: 0, pages: 0, hasMore: false, nextCursor: null });
   });
 
   t.test('every filter alone', async (t) => {
@@ -234,7 +247,7 @@ t.test('events API', async (t) => {
     ] as const) {
       const res = await get(`/v1/requests/${requestB}/events`, headers);
       t.equal(res.status, 404, who);
-      t.same(res.body.error, { code: 'NOT_FOUND', message: 'Request not found' });
+      t.match(res.body.error, { code: 'NOT_FOUND', message: 'Request not found' });
     }
     const kept = await get(`/v1/requests/${requestB}/events`, admin);
     t.equal(kept.status, 200, 'admin: kept for audit');
