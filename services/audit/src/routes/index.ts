@@ -35,11 +35,14 @@ export function registerRoutes(app: HttpApp, { events, requestHistory, exportEve
       );
     }
     const lines = await exportEvents(request.query);
-    return reply
-      .type(NDJSON)
-      .header('cache-control', 'no-store')
-      .header('x-content-type-options', 'nosniff')
-      .send(Readable.from(lines));
+    return (
+      reply
+        .type(NDJSON)
+        .header('cache-control', 'no-store')
+        .header('x-content-type-options', 'nosniff')
+        // One chunk in hand at a time: the next is produced only once the socket took this one.
+        .send(Readable.from(lines, { highWaterMark: 1 }))
+    );
   });
 
   contractRoute(app, schemas, 'GET /v1/events/:id', (request) => events.get(request.params.id));
