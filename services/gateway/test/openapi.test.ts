@@ -115,3 +115,25 @@ t.test('every $ref resolves and schemas come from the route schema maps', async 
   t.ok(list.responses['200']);
   t.ok(withSchema.paths['/v1/requests'].post.responses['201'], 'unmapped POST still documented');
 });
+
+t.test('the audit export is documented as an NDJSON stream of event lines, with its 406', async (t) => {
+  const doc = buildOpenApi({ serverUrl: 'https://desk.example.com' }) as {
+    paths: Record<string, Record<string, { responses: Record<string, any>; 'x-rate-limit-bucket': string }>>;
+  };
+  const op = doc.paths['/v1/events/export'].get;
+  const ok = op.responses['200'].content;
+  t.same(Object.keys(ok), ['application/x-ndjson'], 'produces NDJSON only');
+  const lines = ok['application/x-ndjson'].schema.anyOf as { properties: Record<string, unknown> }[];
+  t.ok(
+    lines.some((l) => 'cursor' in l.properties && 'id' in l.properties),
+    'an event line with its cursor',
+  );
+  t.ok(
+    lines.some((l) => 'nextCursor' in l.properties && 'count' in l.properties),
+    'the end line',
+  );
+  t.same(op.responses['406'], { $ref: '#/components/responses/406' });
+  t.equal(op['x-rate-limit-bucket'], 'events');
+  const download = doc.paths['/v1/attachments/{id}'].get.responses['200'].content;
+  t.same(download, { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } });
+});

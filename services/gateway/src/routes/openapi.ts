@@ -29,6 +29,7 @@ const ERROR_RESPONSES: Record<string, string> = {
   '401': 'UNAUTHORIZED: missing, invalid, expired or revoked credential',
   '403': 'FORBIDDEN: the credential lacks the scope, or the address is not allowed',
   '404': 'NOT_FOUND: no such resource',
+  '406': 'NOT_ACCEPTABLE: the Accept header rules out every content type the operation produces',
   '413': 'PAYLOAD_TOO_LARGE: the body exceeds its limit',
   '429': 'RATE_LIMITED: the bucket named in the message is exhausted; see Retry-After',
   '500': 'SERVER_ERROR: internal error (the message carries an error id)',
@@ -114,9 +115,12 @@ function successResponses(route: PublicRoute, s: RouteSchemas | undefined, compo
   }
   const out: Json = {};
   for (const [status, schema] of Object.entries(s.response)) {
-    const content = s.produces
-      ? Object.fromEntries(s.produces.map((t) => [t, { schema: { type: 'string', format: 'binary' } }]))
-      : { 'application/json': { schema: schemaTo(schema, components) } };
+    if (Number(status) >= 400) continue; // the common error responses
+    // A produced type (a download, an NDJSON stream) is described by the route's own schema: a
+    // binary string for a file, one line's schema for NDJSON.
+    const content = Object.fromEntries(
+      (s.produces ?? ['application/json']).map((t) => [t, { schema: schemaTo(schema, components) }]),
+    );
     out[status] = { description: s.description ?? route.summary, headers, content };
   }
   return out;
@@ -150,7 +154,21 @@ export function buildOpenApi({
     const s = merged[routeKey(route)];
     const scopes = route.scope === 'authenticated' ? [] : [route.scope];
     const body = requestBody(s, schemas);
-    const errors = ['400', '401', '403', '404', ...(body ? ['413'] : []), '429', '500', '502', '503', '504'];
+    // The route's own error statuses with a common description (406 on a negotiated route).
+    const own = Object.keys(s?.response ?? {}).filter((c) => c === '406');
+    const errors = [
+      '400',
+      '401',
+      '403',
+      '404',
+      ...own,
+      ...(body ? ['413'] : []),
+      '429',
+      '500',
+      '502',
+      '503',
+      '504',
+    ];
     const path = openApiPath(route.path);
     paths[path] ??= {};
     paths[path][route.method.toLowerCase()] = {
