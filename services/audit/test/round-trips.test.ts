@@ -34,6 +34,11 @@ const BATCH = 50;
 const EXPECTED: Record<string, Trips> = {
   'GET /v1/events': { store: ['aggregate events', 'find events'], nats: 0 },
   'GET /v1/events?type&resourceType&since': { store: ['aggregate events', 'find events'], nats: 0 },
+  'GET /v1/events?cursor': { store: ['find events'], nats: 0 },
+  'GET /v1/events/export (9 events, AUDIT_EXPORT_BATCH_SIZE 4)': {
+    store: ['find events', 'getMore', 'getMore'],
+    nats: 0,
+  },
   'GET /v1/events/:id': { store: ['find events'], nats: 0 },
   'GET /v1/requests/:id/events (admin)': { store: ['find events'], nats: 0 },
   'GET /v1/requests/:id/events (agent)': { store: ['find events'], nats: 0 },
@@ -52,6 +57,7 @@ t.test('round trips of audit operations', async (t) => {
       // The batch is written when full: one insert for the BATCH events below, never a partial one.
       AUDIT_BATCH_FLUSH_MS: '1000',
       AUDIT_STATS_LOG_MS: '0',
+      AUDIT_EXPORT_BATCH_SIZE: '4',
     }),
     logger: testLogger(),
     conn,
@@ -96,6 +102,11 @@ t.test('round trips of audit operations', async (t) => {
   await measure('GET /v1/events', () => get('/v1/events'));
   await measure('GET /v1/events?type&resourceType&since', () =>
     get(`/v1/events?type=request.created,request.updated&resourceType=request&since=2020-01-01T00:00:00Z`),
+  );
+  const { nextCursor } = (await get('/v1/events?limit=2')).json().data.pagination;
+  await measure('GET /v1/events?cursor', () => get(`/v1/events?limit=2&cursor=${nextCursor}`));
+  await measure('GET /v1/events/export (9 events, AUDIT_EXPORT_BATCH_SIZE 4)', () =>
+    get('/v1/events/export'),
   );
   await measure('GET /v1/events/:id', () => get(`/v1/events/${stored[0].id}`));
   await measure('GET /v1/requests/:id/events (admin)', () => get(`/v1/requests/${request}/events`));
