@@ -16,6 +16,7 @@ import {
   EnumListQuery,
   EventPagination,
   MAX_CURSOR_LENGTH,
+  PagePagination,
 } from './pagination.js';
 import type { RouteSchemaMap } from './routes.js';
 import { DateTimeString } from './schema.js';
@@ -76,10 +77,7 @@ const NullableCursor = (description: string) => Type.Union([Type.String(), Type.
 
 /** Page mode of `GET /v1/events`: the spec's page object with `hasMore`, plus `nextCursor`. */
 export const EventPagePagination = Type.Object(
-  {
-    ...EventPagination.properties,
-    nextCursor: NullableCursor('Continue after this page with `cursor=<nextCursor>`; null on the last page.'),
-  },
+  { ...PagePagination.properties, hasMore: EventPagination.properties.hasMore },
   { additionalProperties: false },
 );
 export type EventPagePagination = Static<typeof EventPagePagination>;

@@ -1,19 +1,9 @@
 import { type DomainEvent, EVENT_TYPES, newId } from '@support-desk/contracts';
-import {
-  asCaller,
-  signCallsLikeTheGateway,
-  testEnv,
-  testLogger,
-  testMongo,
-  testNats,
-  testPrincipal,
-} from '@support-desk/platform/testing';
+import { asCaller, testMongo, testPrincipal } from '@support-desk/platform/testing';
 import t from 'tap';
-import { composeService } from '../src/composition.js';
-import { loadAuditConfig } from '../src/config.js';
 import { toStoredEvent } from '../src/events/ingestion.js';
 import { eventModel } from '../src/store/event-model.js';
-import { actors, makeEvent, prepareStore } from './helpers.js';
+import { actors, makeEvent, prepareStore, composeForTest } from './helpers.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 const at = (minutes: number) => new Date(T0 + minutes * 60_000);
@@ -21,16 +11,7 @@ const at = (minutes: number) => new Date(T0 + minutes * 60_000);
 t.test('events API', async (t) => {
   const conn = await testMongo(t, 'audit');
   await prepareStore(conn);
-  const { nc, names } = await testNats(t);
-  const service = await composeService({
-    config: loadAuditConfig({ PRINCIPAL_VERIFY_KEYS: testEnv.principalKeys.verifyKeys }),
-    logger: testLogger(),
-    conn,
-    nc,
-    names,
-  });
-  const app = signCallsLikeTheGateway(service.app, 'audit');
-  t.teardown(() => app.close());
+  const { app } = await composeForTest(t, conn);
 
   const requestA = newId('request');
   const requestB = newId('request');

@@ -1,21 +1,11 @@
 // Cursor pagination of the events lists (issue 17): keyset pages stable under concurrent inserts,
 // Link headers, multi-value filters, bad cursors, and the request history's cursor mode.
 import { type DomainEvent, newId, REQUEST_EVENTS_MAX } from '@support-desk/contracts';
-import {
-  asCaller,
-  signCallsLikeTheGateway,
-  testEnv,
-  testLogger,
-  testMongo,
-  testNats,
-  testPrincipal,
-} from '@support-desk/platform/testing';
+import { asCaller, testMongo, testPrincipal } from '@support-desk/platform/testing';
 import t from 'tap';
-import { composeService } from '../src/composition.js';
-import { loadAuditConfig } from '../src/config.js';
 import { toStoredEvent } from '../src/events/ingestion.js';
 import { eventModel } from '../src/store/event-model.js';
-import { actors, makeEvent, prepareStore } from './helpers.js';
+import { actors, makeEvent, prepareStore, composeForTest } from './helpers.js';
 
 const T0 = Date.parse('2026-03-01T00:00:00.000Z');
 const at = (seconds: number) => new Date(T0 + seconds * 1000);
@@ -24,16 +14,7 @@ type Json = Record<string, any>;
 t.test('cursor pagination of the events lists', async (t) => {
   const conn = await testMongo(t, 'audit');
   await prepareStore(conn);
-  const { nc, names } = await testNats(t);
-  const service = await composeService({
-    config: loadAuditConfig({ PRINCIPAL_VERIFY_KEYS: testEnv.principalKeys.verifyKeys }),
-    logger: testLogger(),
-    conn,
-    nc,
-    names,
-  });
-  const app = signCallsLikeTheGateway(service.app, 'audit');
-  t.teardown(() => app.close());
+  const { app } = await composeForTest(t, conn);
   const store = async (events: DomainEvent[]) =>
     eventModel(conn).collection.insertMany(events.map((e) => toStoredEvent(e)) as never[]);
 

@@ -8,18 +8,12 @@ import {
   asCaller,
   asPrincipal,
   eventually,
-  signCallsLikeTheGateway,
   testCountedMongo,
-  testEnv,
-  testLogger,
-  testNats,
   testPrincipal,
 } from '@support-desk/platform/testing';
 import type { mongo } from 'mongoose';
 import t from 'tap';
-import { composeService } from '../src/composition.js';
-import { loadAuditConfig } from '../src/config.js';
-import { actors, countEvents, makeEvent, prepareStore, publish } from './helpers.js';
+import { actors, countEvents, makeEvent, prepareStore, publish, composeForTest } from './helpers.js';
 
 const COUNT = 3000;
 const BATCH = 200;
@@ -36,23 +30,9 @@ const parseLines = (text: string): Json[] =>
 t.test('export', async (t) => {
   const conn = await testCountedMongo(t, 'audit');
   await prepareStore(conn);
-  const { nc, names } = await testNats(t);
-  const service = await composeService({
-    config: loadAuditConfig({
-      PRINCIPAL_VERIFY_KEYS: testEnv.principalKeys.verifyKeys,
-      AUDIT_EXPORT_BATCH_SIZE: String(BATCH),
-      AUDIT_STATS_LOG_MS: '0',
-    }),
-    logger: testLogger(),
-    conn,
-    nc,
-    names,
-  });
-  await service.start();
-  const app = signCallsLikeTheGateway(service.app, 'audit');
-  t.teardown(async () => {
-    await app.close();
-    await service.close();
+  const { app, nc, names } = await composeForTest(t, conn, {
+    env: { AUDIT_EXPORT_BATCH_SIZE: String(BATCH), AUDIT_STATS_LOG_MS: '0' },
+    start: true,
   });
 
   // 3,000 events through NATS and the ingestion, 3.5 KB each (about 10 MB in all, more than the

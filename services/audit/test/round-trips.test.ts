@@ -7,20 +7,16 @@ import {
   asCaller,
   eventually,
   roundTripCounter,
-  signCallsLikeTheGateway,
   testCountedMongo,
   testEnv,
   testLogger,
-  testNats,
   testPrincipal,
 } from '@support-desk/platform/testing';
 import t from 'tap';
-import { composeService } from '../src/composition.js';
-import { loadAuditConfig } from '../src/config.js';
 import { toStoredEvent } from '../src/events/ingestion.js';
 import { eventModel } from '../src/store/event-model.js';
 import { startRetention } from '../src/store/retention.js';
-import { actors, makeEvent, prepareStore, publish } from './helpers.js';
+import { actors, makeEvent, prepareStore, publish, composeForTest } from './helpers.js';
 
 interface Trips {
   store: string[];
@@ -49,26 +45,15 @@ const EXPECTED: Record<string, Trips> = {
 t.test('round trips of audit operations', async (t) => {
   const conn = await testCountedMongo(t, 'audit');
   await prepareStore(conn);
-  const { nc, names } = await testNats(t);
-  const service = await composeService({
-    config: loadAuditConfig({
-      PRINCIPAL_VERIFY_KEYS: testEnv.principalKeys.verifyKeys,
+  const { app, nc, names } = await composeForTest(t, conn, {
+    env: {
       AUDIT_BATCH_SIZE: String(BATCH),
       // The batch is written when full: one insert for the BATCH events below, never a partial one.
       AUDIT_BATCH_FLUSH_MS: '1000',
       AUDIT_STATS_LOG_MS: '0',
       AUDIT_EXPORT_BATCH_SIZE: '4',
-    }),
-    logger: testLogger(),
-    conn,
-    nc,
-    names,
-  });
-  await service.start();
-  const app = signCallsLikeTheGateway(service.app, 'audit');
-  t.teardown(async () => {
-    await app.close();
-    await service.close();
+    },
+    start: true,
   });
   const counter = roundTripCounter(conn, nc);
   const measured = new Map<string, Trips>();
