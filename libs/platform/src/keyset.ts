@@ -1,4 +1,4 @@
-import type { CursorKeyValue } from './cursor.js';
+import type { CursorKeyKind, CursorKeyValue } from './cursor.js';
 
 /**
  * Keyset ("seek") paging for the stores: the page after an item is the items whose sort keys
@@ -40,3 +40,42 @@ export function keysetQuery(order: readonly SortKey[], seek?: KeysetSeek) {
   });
   return { sort, condition: branches.length === 1 ? branches[0]! : { $or: branches } };
 }
+
+/** The stored keys behind one `sort` field of a list (before the `_id` tie-break) and their kinds. */
+export interface OrderKeys {
+  fields: string[];
+  kinds: CursorKeyKind[];
+}
+
+/** One of a list's orders: a field of its table, ascending or descending. */
+export interface ListSort<F extends string> {
+  field: F;
+  descending: boolean;
+}
+
+/**
+ * A list's orders, from the table of each `sort` field's stored keys: the store's sort keys
+ * (ties broken by the next key, then `_id`, all in one direction), a cursor's key kinds, and an
+ * item's position. `valueOf` reads a key off a document (default: the field itself).
+ */
+export function listOrders<F extends string, D extends { _id: string }>(
+  table: Record<F, OrderKeys>,
+  valueOf: (doc: D, field: string) => CursorKeyValue = (doc, field) =>
+    (doc as unknown as Record<string, CursorKeyValue>)[field]!,
+) {
+  return {
+    kinds: (sort: ListSort<F>) => table[sort.field].kinds,
+    keys: (sort: ListSort<F>): SortKey[] =>
+      [...table[sort.field].fields, '_id'].map((field) => ({ field, descending: sort.descending })),
+    position: (doc: D, sort: ListSort<F>) => ({
+      keys: table[sort.field].fields.map((field) => valueOf(doc, field)),
+      id: doc._id,
+    }),
+  };
+}
+
+/**
+ * The condition of a multi-value filter: one value is an equality (FerretDB on PostgreSQL pushes
+ * it down), several an `$in` (pushed down nowhere on FerretDB; one index range each on MongoDB).
+ */
+export const oneOf = <T>(values: T[]) => (values.length === 1 ? values[0] : { $in: values });

@@ -1,5 +1,6 @@
 import { type CursorPagination, type PagePagination, paginate, pageWindow } from '@support-desk/contracts';
 import {
+  type CursorKeyKind,
   type CursorKeyValue,
   type CursorPosition,
   type CursorScope,
@@ -9,6 +10,7 @@ import {
   type PageLink,
 } from './cursor.js';
 import { AppError, validationError } from './errors.js';
+import type { ListSort } from './keyset.js';
 
 /**
  * The use-case side of a list that pages both ways (issue 17): which mode a call is in, the
@@ -149,4 +151,39 @@ export function paginationLinks(
       links.push({ rel: 'prev', set: { cursor: pagination.prevCursor, page: undefined } });
   }
   return linkHeader(url, links);
+}
+
+/** Sets the `Link` header of a list answer on the reply and hands the answer back. */
+export function withPageLinks<T extends { pagination: PagePagination | CursorPagination }>(
+  request: { url: string },
+  reply: { header(name: string, value: string): unknown },
+  answer: T,
+): T {
+  const links = paginationLinks(request.url, answer.pagination);
+  if (links) reply.header('link', links);
+  return answer;
+}
+
+/**
+ * Everything a list call decides before reading: its order (`sort` or the default), the scope
+ * its cursors are valid for, its window (page or cursor mode) and what the store reads
+ * (`read`: skip, limit, seek, whether to count).
+ */
+export function planList<F extends string>(
+  query: PagingQuery & { sort?: string },
+  defaultSort: string,
+  kinds: (sort: ListSort<F>) => CursorKeyKind[],
+  filters: Record<string, unknown>,
+) {
+  const spec = query.sort ?? defaultSort;
+  const sort = parseSort(spec) as ListSort<F>;
+  const scope: CursorScope = { sort: spec, kinds: kinds(sort), filters };
+  const window = listWindow(query, scope);
+  const read = {
+    skip: window.mode === 'page' ? window.skip : 0,
+    limit: readLimit(window),
+    seek: seekOf(window),
+    count: window.mode === 'page',
+  };
+  return { sort, scope, window, read };
 }

@@ -1,5 +1,5 @@
 import type { ActorRole, EventType, ResourceType } from '@support-desk/contracts';
-import { type KeysetSeek, keysetQuery, type SortKey } from '@support-desk/platform';
+import { type KeysetSeek, keysetQuery, oneOf, type SortKey } from '@support-desk/platform';
 import type { Connection, FilterQuery } from 'mongoose';
 import { eventModel, type StoredEvent } from './event-model.js';
 
@@ -26,16 +26,13 @@ const OLDEST_FIRST: SortKey[] = [
   { field: '_id', descending: false },
 ];
 
-/** One value: an equality (pushed down to FerretDB's backend); several: `$in` (never pushed down). */
-const oneOrIn = <T>(values: T[]) => (values.length === 1 ? values[0] : { $in: values });
-
 function toQuery(f: EventFilter): FilterQuery<StoredEvent> {
   const q: FilterQuery<StoredEvent> = {};
-  if (f.types?.length) q.type = oneOrIn(f.types);
-  if (f.resourceTypes?.length) q.resourceType = oneOrIn(f.resourceTypes);
+  if (f.types?.length) q.type = oneOf(f.types);
+  if (f.resourceTypes?.length) q.resourceType = oneOf(f.resourceTypes);
   if (f.resourceId) q.resourceId = f.resourceId;
   if (f.actorId) q['actor.id'] = f.actorId;
-  if (f.actorRoles?.length) q['actor.role'] = oneOrIn(f.actorRoles);
+  if (f.actorRoles?.length) q['actor.role'] = oneOf(f.actorRoles);
   if (f.since || f.until) {
     q.timestamp = {};
     if (f.since) q.timestamp.$gte = f.since;
