@@ -1,12 +1,27 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { ErrorEnvelope, Ok } from './envelope.js';
-import { Actor, Changes, EVENT_TYPES, EventMetadata, EventTypeSchema, ResourceTypeSchema } from './events.js';
+import {
+  Actor,
+  Changes,
+  EVENT_TYPES,
+  EventMetadata,
+  EventTypeSchema,
+  RESOURCE_TYPES,
+  ResourceTypeSchema,
+} from './events.js';
 import { IdSchema } from './ids.js';
-import { EventPagination, PageQuery } from './pagination.js';
+import {
+  CursorPageQuery,
+  CursorPagination,
+  EnumListQuery,
+  EventPagination,
+  MAX_CURSOR_LENGTH,
+  PagePagination,
+} from './pagination.js';
 import type { RouteSchemaMap } from './routes.js';
-import { DateTimeString, StringEnum } from './schema.js';
+import { DateTimeString } from './schema.js';
 
-const ACTOR_ROLES = ['admin', 'agent', 'viewer', 'system'] as const;
+export const ACTOR_ROLES = ['admin', 'agent', 'viewer', 'system'] as const;
 export type ActorRole = (typeof ACTOR_ROLES)[number];
 
 /** Most events `GET /v1/requests/:id/events` returns (oldest first); documented in services/audit. */
@@ -58,48 +73,143 @@ export const RequestEventItem = Type.Object(
 );
 export type RequestEventItem = Static<typeof RequestEventItem>;
 
+const NullableCursor = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
+
+/** Page mode of `GET /v1/events`: the spec's page object with `hasMore`, plus `nextCursor`. */
+export const EventPagePagination = Type.Object(
+  { ...PagePagination.properties, hasMore: EventPagination.properties.hasMore },
+  { additionalProperties: false },
+);
+export type EventPagePagination = Static<typeof EventPagePagination>;
+
 export const EventList = Type.Object(
-  { events: Type.Array(EventListItem), pagination: EventPagination },
+  {
+    events: Type.Array(EventListItem),
+    pagination: Type.Union([EventPagePagination, CursorPagination], {
+      description:
+        'Page mode (no `cursor`): `page`, `limit`, `total`, `pages`, `hasMore` and `nextCursor`. Cursor mode ' +
+        '(`cursor` given): `limit`, `nextCursor`, `prevCursor`, `hasMore`, without a total.',
+    }),
+  },
   { additionalProperties: false },
 );
 export type EventList = Static<typeof EventList>;
 
 export const RequestEventList = Type.Object(
-  { events: Type.Array(RequestEventItem) },
+  {
+    events: Type.Array(RequestEventItem),
+    // Only in cursor mode (`cursor` or `limit` given): the spec's answer has no pagination object.
+    pagination: Type.Optional(CursorPagination),
+  },
   { additionalProperties: false },
 );
 export type RequestEventList = Static<typeof RequestEventList>;
 
-/**
- * `GET /v1/events` query. `type` is checked against the catalogue by the service (so the 400
- * names the unknown value); unknown parameters are refused so a misspelt filter never silently
- * widens an audit query.
- */
-export const EventsQuery = Type.Object(
+/** One event line of `GET /v1/events/export`: the list item plus the cursor to resume after it. */
+export const EventExportLine = Type.Object(
   {
-    type: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 1000,
-        description: `One event type or several separated by commas (any of them matches). Types: ${EVENT_TYPES.join(', ')}.`,
-      }),
-    ),
-    resourceType: Type.Optional(ResourceTypeSchema),
-    resourceId: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 200, description: 'Exact resource id' }),
-    ),
-    userId: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 200, description: 'Events performed by this actor id' }),
-    ),
-    'actor.role': Type.Optional(StringEnum(ACTOR_ROLES, { description: "The actor's role" })),
-    actorRole: Type.Optional(StringEnum(ACTOR_ROLES, { description: 'Alias of `actor.role`' })),
-    since: Type.Optional(DateTimeString('Events at or after this instant (inclusive, RFC 3339)')),
-    until: Type.Optional(DateTimeString('Events strictly before this instant (exclusive, RFC 3339)')),
-    ...PageQuery,
+    ...EventListItem.properties,
+    cursor: Type.String({
+      description: 'Resume after this event: `GET /v1/events/export?cursor=<cursor>` with the same filters.',
+    }),
   },
   { additionalProperties: false },
 );
+export type EventExportLine = Static<typeof EventExportLine>;
+
+/** The last line of a complete export; a stream without it was cut (resume from the last `cursor`). */
+export const EventExportEnd = Type.Object(
+  {
+    type: Type.Literal('end', { description: 'Marks the end line (never an event type)' }),
+    count: Type.Integer({ minimum: 0, description: 'Event lines in this answer' }),
+    nextCursor: NullableCursor(
+      'Resume after the last event sent (later events, or the rest when `hasMore`); null when nothing ' +
+        'was sent and no `cursor` was given.',
+    ),
+    hasMore: Type.Boolean({ description: 'Whether `limit` cut the export before its end' }),
+  },
+  { additionalProperties: false },
+);
+export type EventExportEnd = Static<typeof EventExportEnd>;
+
+/**
+ * The filters of `GET /v1/events` and of its export. `type` is checked against the catalogue by
+ * the service (so the 400 names the unknown value), as are the comma lists of `resourceType` and
+ * `actor.role`.
+ */
+const EventFilterQuery = {
+  type: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 1000,
+      description: `One event type or several separated by commas (any of them matches). Types: ${EVENT_TYPES.join(', ')}.`,
+    }),
+  ),
+  resourceType: Type.Optional(EnumListQuery(RESOURCE_TYPES, 'Resource type')),
+  resourceId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Exact resource id' })),
+  userId: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 200, description: 'Events performed by this actor id' }),
+  ),
+  'actor.role': Type.Optional(EnumListQuery(ACTOR_ROLES, "The actor's role")),
+  actorRole: Type.Optional(EnumListQuery(ACTOR_ROLES, 'Alias of `actor.role`')),
+  since: Type.Optional(DateTimeString('Events at or after this instant (inclusive, RFC 3339)')),
+  until: Type.Optional(DateTimeString('Events strictly before this instant (exclusive, RFC 3339)')),
+};
+
+/**
+ * `GET /v1/events` query: the filters, `page`/`limit` as the spec says, or `cursor`. Unknown
+ * parameters are refused so a misspelt filter never silently widens an audit query.
+ */
+export const EventsQuery = Type.Object(
+  { ...EventFilterQuery, ...CursorPageQuery },
+  { additionalProperties: false },
+);
 export type EventsQuery = Static<typeof EventsQuery>;
+
+/** Most event lines one export answer may be bounded to with `limit`. */
+export const EXPORT_LIMIT_MAX = 10_000_000;
+
+/** `GET /v1/events/export` query: the list's filters, `cursor` to resume, `limit` to bound it. */
+export const EventsExportQuery = Type.Object(
+  {
+    ...EventFilterQuery,
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_CURSOR_LENGTH,
+        description:
+          "Resume after the event whose line carried this `cursor` (or an end line's `nextCursor`); the " +
+          'same filters must be sent (`since`/`until` may change). Oldest first, so resuming at the end ' +
+          'later gives the events stored since.',
+      }),
+    ),
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: EXPORT_LIMIT_MAX,
+        description: 'At most this many event lines (default: all); the end line says `hasMore`.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type EventsExportQuery = Static<typeof EventsExportQuery>;
+
+/** `GET /v1/requests/:id/events` query: none (the spec's answer), or a cursor page. */
+export const RequestEventsQuery = Type.Object(
+  {
+    cursor: CursorPageQuery.cursor,
+    // No schema default: its absence (with no cursor) selects the spec's unpaginated answer.
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: 'Events per page (default 20 once paging); values above 100 are clamped to 100.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type RequestEventsQuery = Static<typeof RequestEventsQuery>;
 
 const EventIdParams = Type.Object({ id: IdSchema('event') }, { additionalProperties: false });
 const RequestIdParams = Type.Object({ id: IdSchema('request') }, { additionalProperties: false });
@@ -111,9 +221,27 @@ export const auditRouteSchemas = {
   'GET /v1/events': {
     description:
       'Newest first (timestamp, then id, descending). `since` is inclusive, `until` exclusive. ' +
-      '`limit` defaults to 20; values above 100 are clamped to 100. Requires the admin scope.',
+      '`limit` defaults to 20; values above 100 are clamped to 100. Page mode (`page`) counts the ' +
+      'matches; cursor mode (`cursor` from `pagination.nextCursor`/`prevCursor` or the `Link` header) ' +
+      'does not, has no depth limit and is stable under concurrent inserts. `Link` carries `next` and ' +
+      '`prev`. Requires the admin scope.',
     querystring: EventsQuery,
     response: { 200: Ok(EventList), ...errors(400, 401, 403) },
+  },
+  'GET /v1/events/export': {
+    description:
+      'The filtered audit log as NDJSON (`application/x-ndjson`), oldest first (timestamp, then id), ' +
+      'streamed: one event per line in the list shape plus `cursor`, then an end line ' +
+      '`{"type":"end","count","nextCursor","hasMore"}`. A stream without the end line was cut: resume ' +
+      "with `cursor` = the last line's `cursor`. Send `Accept: application/x-ndjson` (or `*/*`, or none); " +
+      '`Accept: application/json` alone is 406. Errors before the first line are the JSON envelope. ' +
+      'Requires the admin scope.',
+    querystring: EventsExportQuery,
+    produces: ['application/x-ndjson'],
+    response: {
+      200: Type.Union([EventExportLine, EventExportEnd], { description: 'One line of the stream' }),
+      ...errors(400, 401, 403, 406),
+    },
   },
   'GET /v1/events/:id': {
     description: 'One event with `metadata` and the actor role. Requires the admin scope.',
@@ -122,9 +250,12 @@ export const auditRouteSchemas = {
   },
   'GET /v1/requests/:id/events': {
     description:
-      `Events of one request, oldest first, without pagination (at most ${REQUEST_EVENTS_MAX}: the oldest ones). ` +
+      `Events of one request, oldest first. Without \`cursor\` and \`limit\`: every event, without ` +
+      `pagination (at most ${REQUEST_EVENTS_MAX}: the oldest ones; a \`Link\` header \`next\` leads to ` +
+      'the rest). With `limit` (default 20, at most 100) or `cursor`: one page and a cursor `pagination`. ' +
       'An unknown request has no events (empty list).',
     params: RequestIdParams,
+    querystring: RequestEventsQuery,
     response: { 200: Ok(RequestEventList), ...errors(400, 401, 403) },
   },
 } satisfies RouteSchemaMap;

@@ -2,7 +2,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { idPattern } from './ids.js';
 import { StringEnum } from './schema.js';
 
-const RESOURCE_TYPES = ['request', 'user', 'system'] as const;
+export const RESOURCE_TYPES = ['request', 'user', 'system'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
 export const ResourceTypeSchema = StringEnum(RESOURCE_TYPES);
 

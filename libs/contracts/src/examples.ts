@@ -33,12 +33,19 @@ const GRP = 'grp_01j9zn8a1b2c3d4e5f6g7h8j9k';
 const EVT = 'evt_01j9zq3k4n0a1b2c3d4e5f6g7h';
 const CREATED = '2025-03-14T09:26:53.589Z';
 const UPDATED = '2025-03-14T10:02:11.204Z';
+const CURSOR = 'eyJ2IjoxLCJzIjoiLWNyZWF0ZWRBdCJ9';
 
 const requester = { id: USR, email: 'dana@example.com', name: 'Dana Reyes' };
 const agent = { id: AGENT, email: 'sam@example.com', name: 'Sam Okafor' };
 const group = { id: GRP, name: 'Network' };
 const ok = (data: unknown) => ({ success: true, data });
-const page = (total: number) => ({ page: 1, limit: 20, total, pages: Math.ceil(total / 20) });
+const page = (total: number) => ({
+  page: 1,
+  limit: 20,
+  total,
+  pages: Math.ceil(total / 20),
+  nextCursor: total > 20 ? CURSOR : null,
+});
 
 const requestCore = {
   id: REQ,
@@ -94,6 +101,23 @@ const statusChanged = {
   ipAddress: '203.0.113.7',
 };
 
+const requestDetail = {
+  ...requestCore,
+  tags: ['vpn', 'wifi'],
+  assignedTo: agent,
+  assignedGroup: group,
+  requester: { ...requester, isVip: false },
+  sla: {
+    tier: 'standard:high',
+    responseTarget: '2025-03-14T13:26:53.589Z',
+    resolutionTarget: '2025-03-15T09:26:53.589Z',
+    responseStatus: 'met',
+    resolutionStatus: 'on_track',
+  },
+  comments: [comment],
+  attachments: [attachment],
+};
+
 const notFound = (what: string): ErrorExample => ({ code: 'NOT_FOUND', message: `${what} not found` });
 const conflict = (message: string): ErrorExample => ({ code: 'CONFLICT', message });
 const forbidden = (message: string): ErrorExample => ({ code: 'FORBIDDEN', message });
@@ -119,23 +143,17 @@ export const ROUTE_EXAMPLES: Record<string, RouteExamples> = {
     },
     response: ok({ id: REQ, title: requestCore.title, status: 'open', createdAt: CREATED }),
   },
-  'GET /v1/requests/:id': {
+  'GET /v1/requests/changes': {
     response: ok({
-      ...requestCore,
-      tags: ['vpn', 'wifi'],
-      assignedTo: agent,
-      assignedGroup: group,
-      requester: { ...requester, isVip: false },
-      sla: {
-        tier: 'standard:high',
-        responseTarget: '2025-03-14T13:26:53.589Z',
-        resolutionTarget: '2025-03-15T09:26:53.589Z',
-        responseStatus: 'met',
-        resolutionStatus: 'on_track',
-      },
-      comments: [comment],
-      attachments: [attachment],
+      changes: [
+        { id: REQ, deleted: false, request: requestDetail },
+        { id: 'req_01jd2k9w8v7t6s5r4q3p2n1m0k', deleted: true, deletedAt: UPDATED },
+      ],
+      pagination: { limit: 100, nextCursor: CURSOR, hasMore: false },
     }),
+  },
+  'GET /v1/requests/:id': {
+    response: ok(requestDetail),
     errors: { 404: notFound('Request') },
   },
   'PATCH /v1/requests/:id': {
@@ -269,6 +287,10 @@ export const ROUTE_EXAMPLES: Record<string, RouteExamples> = {
   },
   'GET /v1/events': {
     response: ok({ events: [statusChanged], pagination: { ...page(1), hasMore: false } }),
+  },
+  'GET /v1/events/export': {
+    // One line of the NDJSON stream (an event line; the last line is {type: 'end', …}).
+    response: { ...statusChanged, cursor: CURSOR },
   },
   'GET /v1/events/:id': {
     response: ok({

@@ -54,6 +54,7 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   r('POST', '/v1/groups/:id/members', 'users:write', 'identity', 'Add a member'),
   r('DELETE', '/v1/groups/:id/members/:userId', 'users:write', 'identity', 'Remove a member'),
   r('GET', '/v1/events', 'admin', 'audit', 'List audit events', 'events'),
+  r('GET', '/v1/events/export', 'admin', 'audit', 'Export the audit log as NDJSON', 'events'),
   r('GET', '/v1/events/:id', 'admin', 'audit', 'Read one audit event', 'events'),
 ];
 

@@ -89,7 +89,8 @@ t.test('error codes map to their statuses', async (t) => {
   t.equal(ERROR_STATUS.UNAUTHORIZED, 401);
   t.equal(ERROR_STATUS.RATE_LIMITED, 429);
   t.equal(ERROR_STATUS.SERVICE_UNAVAILABLE, 503);
-  t.equal(Object.keys(ERROR_STATUS).length, 13);
+  t.equal(ERROR_STATUS.NOT_ACCEPTABLE, 406, 'the export refuses an Accept it cannot serve');
+  t.equal(Object.keys(ERROR_STATUS).length, 14);
 });
 
 t.test('NATS names are namespaced', async (t) => {

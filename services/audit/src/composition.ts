@@ -20,6 +20,8 @@ import { eventModel } from './store/event-model.js';
 import { eventQueries } from './store/event-queries.js';
 import { type Retention, startRetention } from './store/retention.js';
 import { eventsService } from './use-cases/events.js';
+import { eventExporter } from './use-cases/export.js';
+import { requestHistory } from './use-cases/request-events.js';
 
 export interface AuditDeps {
   config: AuditConfig;
@@ -40,7 +42,12 @@ export async function composeService(deps: AuditDeps): Promise<ComposedService> 
   const app = createHttpApp({ logger });
   const health = registerHealth(app, { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) });
   requirePrincipal(app, { verifyKeys: config.PRINCIPAL_VERIFY_KEYS, audience: 'audit' });
-  registerRoutes(app, eventsService(eventQueries(conn)));
+  const store = eventQueries(conn);
+  registerRoutes(app, {
+    events: eventsService(store),
+    requestHistory: requestHistory(store),
+    exportEvents: eventExporter(store, { batchSize: config.AUDIT_EXPORT_BATCH_SIZE }),
+  });
 
   let retention: Retention | undefined;
   let ingestion: Ingestion | undefined;

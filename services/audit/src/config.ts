@@ -21,6 +21,8 @@ export const auditConfigSchema = configSchema({
   AUDIT_RETENTION_SWEEP_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 60_000 }),
   AUDIT_RETENTION_SWEEP_BATCH: Type.Integer({ minimum: 1, maximum: 100_000, default: 5000 }),
   AUDIT_STATS_LOG_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 60_000 }),
+  /** Events per store batch (`getMore`) of `GET /v1/events/export`: what one export holds at once. */
+  AUDIT_EXPORT_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 10_000, default: 500 }),
 });
 
 export type AuditConfig = Static<typeof auditConfigSchema>;

@@ -1,19 +1,9 @@
 import { type DomainEvent, EVENT_TYPES, newId } from '@support-desk/contracts';
-import {
-  asCaller,
-  signCallsLikeTheGateway,
-  testEnv,
-  testLogger,
-  testMongo,
-  testNats,
-  testPrincipal,
-} from '@support-desk/platform/testing';
+import { asCaller, testMongo, testPrincipal } from '@support-desk/platform/testing';
 import t from 'tap';
-import { composeService } from '../src/composition.js';
-import { loadAuditConfig } from '../src/config.js';
 import { toStoredEvent } from '../src/events/ingestion.js';
 import { eventModel } from '../src/store/event-model.js';
-import { actors, makeEvent, prepareStore } from './helpers.js';
+import { actors, makeEvent, prepareStore, composeForTest } from './helpers.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 const at = (minutes: number) => new Date(T0 + minutes * 60_000);
@@ -21,16 +11,7 @@ const at = (minutes: number) => new Date(T0 + minutes * 60_000);
 t.test('events API', async (t) => {
   const conn = await testMongo(t, 'audit');
   await prepareStore(conn);
-  const { nc, names } = await testNats(t);
-  const service = await composeService({
-    config: loadAuditConfig({ PRINCIPAL_VERIFY_KEYS: testEnv.principalKeys.verifyKeys }),
-    logger: testLogger(),
-    conn,
-    nc,
-    names,
-  });
-  const app = signCallsLikeTheGateway(service.app, 'audit');
-  t.teardown(() => app.close());
+  const { app } = await composeForTest(t, conn);
 
   const requestA = newId('request');
   const requestB = newId('request');
@@ -87,7 +68,9 @@ t.test('events API', async (t) => {
     t.equal(status, 200);
     t.equal(body.success, true);
     t.same(ids(body), newestFirst.slice(0, 20), 'timestamp desc, id desc on ties');
-    t.same(body.data.pagination, { page: 1, limit: 20, total: 30, pages: 2, hasMore: true });
+    const { nextCursor, ...pagination } = body.data.pagination;
+    t.same(pagination, { page: 1, limit: 20, total: 30, pages: 2, hasMore: true });
+    t.match(nextCursor, /^[A-Za-z0-9_-]+$/, 'page mode also gives the cursor after the page');
     const assigned = body.data.events.find((e: { type: string }) => e.type === 'request.assigned');
     t.notOk(assigned, 'older events are on page 2');
     const first = body.data.events[0];
@@ -103,17 +86,28 @@ t.test('events API', async (t) => {
   t.test('pagination boundaries and hasMore', async (t) => {
     const p2 = (await get('/v1/events?page=2')).body;
     t.same(ids(p2), newestFirst.slice(20, 30));
-    t.same(p2.data.pagination, { page: 2, limit: 20, total: 30, pages: 2, hasMore: false });
+    t.same(p2.data.pagination, { page: 2, limit: 20, total: 30, pages: 2, hasMore: false, nextCursor: null });
     const exact = (await get('/v1/events?limit=15&page=2')).body.data.pagination;
-    t.same(exact, { page: 2, limit: 15, total: 30, pages: 2, hasMore: false }, 'last full page: no more');
+    t.same(
+      exact,
+      { page: 2, limit: 15, total: 30, pages: 2, hasMore: false, nextCursor: null },
+      'last full page: no more',
+    );
     t.equal((await get('/v1/events?limit=15&page=1')).body.data.pagination.hasMore, true);
     const beyond = (await get('/v1/events?page=9')).body;
     t.same(beyond.data.events, []);
-    t.same(beyond.data.pagination, { page: 9, limit: 20, total: 30, pages: 2, hasMore: false });
+    t.same(beyond.data.pagination, {
+      page: 9,
+      limit: 20,
+      total: 30,
+      pages: 2,
+      hasMore: false,
+      nextCursor: null,
+    });
     t.equal((await get('/v1/events?limit=500')).body.data.pagination.limit, 100, 'limit clamped to 100');
     t.equal((await get('/v1/events?limit=100')).body.data.events.length, 30);
     const empty = (await get('/v1/events?resourceId=nothing')).body.data.pagination;
-    t.same(empty, { page: 1, limit: 20, total: 0, pages: 0, hasMore: false });
+    t.same(empty, { page: 1, limit: 20, total: 0, pages: 0, hasMore: false, nextCursor: null });
   });
 
   t.test('every filter alone', async (t) => {

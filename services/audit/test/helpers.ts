@@ -17,8 +17,16 @@ import {
   type EventContext,
   type NatsConnection,
 } from '@support-desk/platform';
-import { testLogger } from '@support-desk/platform/testing';
+import {
+  signCallsLikeTheGateway,
+  testEnv,
+  testLogger,
+  testNats,
+  type Teardownable,
+} from '@support-desk/platform/testing';
 import type { Connection } from 'mongoose';
+import { composeService } from '../src/composition.js';
+import { loadAuditConfig } from '../src/config.js';
 import { type Ingestion, type IngestionOptions, startIngestion } from '../src/events/ingestion.js';
 import { eventModel } from '../src/store/event-model.js';
 
@@ -104,3 +112,30 @@ export async function ingest(
 
 export const countEvents = (conn: Connection, filter: Record<string, unknown> = {}) =>
   eventModel(conn).countDocuments(filter);
+
+/**
+ * The service as production composes it, on `conn` and a fresh NATS namespace, configured by
+ * `env` (the AUDIT_* variables); `app.inject` signs calls like the gateway (`asCaller`). With
+ * `start`, its background work (ingestion, retention) runs too. Closed at teardown.
+ */
+export async function composeForTest(
+  t: Teardownable,
+  conn: Connection,
+  { env = {}, start = false }: { env?: Record<string, string>; start?: boolean } = {},
+) {
+  const { nc, names } = await testNats(t);
+  const service = await composeService({
+    config: loadAuditConfig({ PRINCIPAL_VERIFY_KEYS: testEnv.principalKeys.verifyKeys, ...env }),
+    logger: testLogger(),
+    conn,
+    nc,
+    names,
+  });
+  if (start) await service.start();
+  const app = signCallsLikeTheGateway(service.app, 'audit');
+  t.teardown(async () => {
+    await app.close();
+    if (start) await service.close();
+  });
+  return { app, nc, names };
+}

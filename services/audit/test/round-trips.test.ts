@@ -7,20 +7,16 @@ import {
   asCaller,
   eventually,
   roundTripCounter,
-  signCallsLikeTheGateway,
   testCountedMongo,
   testEnv,
   testLogger,
-  testNats,
   testPrincipal,
 } from '@support-desk/platform/testing';
 import t from 'tap';
-import { composeService } from '../src/composition.js';
-import { loadAuditConfig } from '../src/config.js';
 import { toStoredEvent } from '../src/events/ingestion.js';
 import { eventModel } from '../src/store/event-model.js';
 import { startRetention } from '../src/store/retention.js';
-import { actors, makeEvent, prepareStore, publish } from './helpers.js';
+import { actors, makeEvent, prepareStore, publish, composeForTest } from './helpers.js';
 
 interface Trips {
   store: string[];
@@ -34,6 +30,11 @@ const BATCH = 50;
 const EXPECTED: Record<string, Trips> = {
   'GET /v1/events': { store: ['aggregate events', 'find events'], nats: 0 },
   'GET /v1/events?type&resourceType&since': { store: ['aggregate events', 'find events'], nats: 0 },
+  'GET /v1/events?cursor': { store: ['find events'], nats: 0 },
+  'GET /v1/events/export (9 events, AUDIT_EXPORT_BATCH_SIZE 4)': {
+    store: ['find events', 'getMore', 'getMore'],
+    nats: 0,
+  },
   'GET /v1/events/:id': { store: ['find events'], nats: 0 },
   'GET /v1/requests/:id/events (admin)': { store: ['find events'], nats: 0 },
   'GET /v1/requests/:id/events (agent)': { store: ['find events'], nats: 0 },
@@ -44,25 +45,15 @@ const EXPECTED: Record<string, Trips> = {
 t.test('round trips of audit operations', async (t) => {
   const conn = await testCountedMongo(t, 'audit');
   await prepareStore(conn);
-  const { nc, names } = await testNats(t);
-  const service = await composeService({
-    config: loadAuditConfig({
-      PRINCIPAL_VERIFY_KEYS: testEnv.principalKeys.verifyKeys,
+  const { app, nc, names } = await composeForTest(t, conn, {
+    env: {
       AUDIT_BATCH_SIZE: String(BATCH),
       // The batch is written when full: one insert for the BATCH events below, never a partial one.
       AUDIT_BATCH_FLUSH_MS: '1000',
       AUDIT_STATS_LOG_MS: '0',
-    }),
-    logger: testLogger(),
-    conn,
-    nc,
-    names,
-  });
-  await service.start();
-  const app = signCallsLikeTheGateway(service.app, 'audit');
-  t.teardown(async () => {
-    await app.close();
-    await service.close();
+      AUDIT_EXPORT_BATCH_SIZE: '4',
+    },
+    start: true,
   });
   const counter = roundTripCounter(conn, nc);
   const measured = new Map<string, Trips>();
@@ -96,6 +87,11 @@ t.test('round trips of audit operations', async (t) => {
   await measure('GET /v1/events', () => get('/v1/events'));
   await measure('GET /v1/events?type&resourceType&since', () =>
     get(`/v1/events?type=request.created,request.updated&resourceType=request&since=2020-01-01T00:00:00Z`),
+  );
+  const { nextCursor } = (await get('/v1/events?limit=2')).json().data.pagination;
+  await measure('GET /v1/events?cursor', () => get(`/v1/events?limit=2&cursor=${nextCursor}`));
+  await measure('GET /v1/events/export (9 events, AUDIT_EXPORT_BATCH_SIZE 4)', () =>
+    get('/v1/events/export'),
   );
   await measure('GET /v1/events/:id', () => get(`/v1/events/${stored[0].id}`));
   await measure('GET /v1/requests/:id/events (admin)', () => get(`/v1/requests/${request}/events`));

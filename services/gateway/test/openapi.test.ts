@@ -201,3 +201,23 @@ t.test('the attachment download documents what it is served as', async (t) => {
   t.match(op.description, /detected from the bytes/);
   t.match(op.description, /nosniff/);
 });
+
+t.test('the audit export is documented as an NDJSON stream of event lines, with its 406', async (t) => {
+  const doc = buildOpenApi({ serverUrl: 'https://desk.example.com' }) as {
+    paths: Record<string, Record<string, { responses: Record<string, any>; 'x-rate-limit-bucket': string }>>;
+  };
+  const op = doc.paths['/v1/events/export'].get;
+  const ok = op.responses['200'].content;
+  t.same(Object.keys(ok), ['application/x-ndjson'], 'produces NDJSON only');
+  const lines = ok['application/x-ndjson'].schema.anyOf as { properties: Record<string, unknown> }[];
+  t.ok(
+    lines.some((l) => 'cursor' in l.properties && 'id' in l.properties),
+    'an event line with its cursor',
+  );
+  t.ok(
+    lines.some((l) => 'nextCursor' in l.properties && 'count' in l.properties),
+    'the end line',
+  );
+  t.ok(op.responses['406'], 'documents 406');
+  t.equal(op['x-rate-limit-bucket'], 'events');
+});

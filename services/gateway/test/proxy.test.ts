@@ -314,3 +314,50 @@ t.test(
     t.equal(live.calls.length, 26);
   },
 );
+
+/**
+ * An NDJSON export that lasts several times UPSTREAM_TIMEOUT_MS passes through whole and
+ * unbuffered: undici's body timeout is the longest silence between two chunks (and is suspended
+ * while the client holds the stream back), not a bound on the whole answer.
+ */
+t.test('a long streamed answer passes through while its chunks keep coming', async (t) => {
+  const LINES = 12;
+  const streaming = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    let n = 0;
+    const timer = setInterval(() => {
+      res.write(`${JSON.stringify({ n })}\n`);
+      if (++n === LINES) {
+        clearInterval(timer);
+        res.end(`${JSON.stringify({ type: 'end', count: LINES })}\n`);
+      }
+    }, 100);
+    res.on('close', () => clearInterval(timer));
+  });
+  await new Promise<void>((r) => streaming.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    streaming.closeAllConnections();
+    streaming.close();
+  });
+  const h = await harness(t);
+  // 12 chunks 100 ms apart: about 1.2 s in all, more than twice the timeout, never 500 ms silent.
+  const { app } = await h.gateway({
+    AUDIT_URL: `http://127.0.0.1:${(streaming.address() as AddressInfo).port}`,
+    UPSTREAM_TIMEOUT_MS: 500,
+  });
+  const { raw } = h.identity.addKey(h.identity.addUser('admin'));
+  const res = await app.inject({
+    method: 'GET',
+    url: '/v1/events/export',
+    headers: { ...bearer(raw), accept: 'application/x-ndjson' },
+  });
+  t.equal(res.statusCode, 200);
+  t.match(res.headers['content-type'], /^application\/x-ndjson/);
+  t.equal(res.headers['transfer-encoding'], 'chunked', 'passed on as a stream, not buffered and re-sent');
+  const lines = res.body
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  t.equal(lines.length, LINES + 1, 'every line');
+  t.same(lines.at(-1), { type: 'end', count: LINES }, 'to the end line');
+});

@@ -240,6 +240,9 @@ t.test("the spec's endpoint tables: every method + path is served through the ga
   await call('DELETE', '/v1/groups/:id', P(spare.id), () => a.delete(`/v1/groups/${spare.id}`));
   await call('GET', '/v1/events', {}, () => a.get('/v1/events'));
   if (event?.id) await call('GET', '/v1/events/:id', P(event.id), () => a.get(`/v1/events/${event.id}`));
+  await call('GET', '/v1/events/export', {}, () =>
+    a.get('/v1/events/export?limit=1', { headers: { accept: 'application/x-ndjson' } }),
+  );
 
   // What those writes must have produced in the audit log (checked at the end of the file).
   ledger.record(req.id, 'request.created', 'request.priority_changed', 'request.comment_added');
@@ -254,9 +257,9 @@ t.test("the spec's endpoint tables: every method + path is served through the ga
     t.ok(served.get(key) && served.get(key)!.status < 300, `spec endpoint served: ${key}`);
   for (const key of table)
     t.ok(served.get(key) && served.get(key)!.status < 300, `route table entry served: ${key}`);
-  // Every success above is in the envelope (the download is the file itself).
+  // Every success above is in the envelope (the download is the file itself, the export NDJSON).
   for (const [key, res] of served) {
-    if (key === 'GET /v1/attachments/:id' || res.status >= 300) continue;
+    if (key === 'GET /v1/attachments/:id' || key === 'GET /v1/events/export' || res.status >= 300) continue;
     t.ok(res.isJson && res.json.success === true && 'data' in res.json, `${key}: success envelope`);
   }
   // The OAuth endpoints are served outside /v1 (the flows are in oauth.test).

@@ -213,11 +213,13 @@ t.test('pagination: page/limit defaults and maximum, hasMore', async (t) => {
   const first = expectOk(t, await admin.api.get('/v1/events'), 200, 'GET /v1/events');
   const total = first?.pagination?.total;
   t.ok(total > 20, `more than one default page (${total})`);
+  const { nextCursor, ...pagination } = first?.pagination ?? {};
   t.same(
-    first?.pagination,
+    pagination,
     { page: 1, limit: 20, total, pages: Math.ceil(total / 20), hasMore: true },
     'defaults + hasMore',
   );
+  t.match(nextCursor, /^[A-Za-z0-9_-]+$/, 'and the cursor after the page');
   t.equal(first?.events?.length, 20, '20 by default');
   const last = expectOk(
     t,

@@ -1,5 +1,7 @@
 import {
-  type ActorRole,
+  ACTOR_ROLES,
+  type CursorPagination,
+  type PagePagination,
   type EventDetail,
   type EventList,
   type EventListItem,
@@ -7,16 +9,23 @@ import {
   type EventsQuery,
   isEventType,
   paginateEvents,
-  pageWindow,
-  REQUEST_EVENTS_MAX,
+  RESOURCE_TYPES,
   type RequestEventItem,
-  type RequestEventList,
 } from '@support-desk/contracts';
-import { notFound, validationError } from '@support-desk/platform';
+import {
+  type CursorScope,
+  listPage,
+  listWindow,
+  notFound,
+  parseEnumList,
+  readLimit,
+  seekOf,
+  validationError,
+} from '@support-desk/platform';
 import { fromStoredChanges, type StoredEvent } from '../store/event-model.js';
 import type { EventFilter, EventQueries } from '../store/event-queries.js';
 
-/** `a,b, c` → the distinct types; an unknown or empty entry is a 400 naming query.type. */
+/** `a,b, c` → the distinct types, sorted; an unknown or empty entry is a 400 naming query.type. */
 export function parseTypes(value: string): EventType[] {
   const types = new Set<EventType>();
   for (const raw of value.split(',')) {
@@ -25,22 +34,25 @@ export function parseTypes(value: string): EventType[] {
     if (!isEventType(t)) throw validationError('query.type', `unknown event type "${t.slice(0, 60)}"`);
     types.add(t);
   }
-  return [...types];
+  // Sorted, so the same set gives the same cursor fingerprint whatever order it was sent in.
+  return [...types].sort();
 }
 
 /** The query (already schema-validated) as a store filter; cross-field checks are 400s. */
-export function toFilter(q: EventsQuery): EventFilter {
+export function toFilter(q: Omit<EventsQuery, 'page' | 'limit' | 'cursor'>): EventFilter {
   const filter: EventFilter = {};
   if (q.type !== undefined) filter.types = parseTypes(q.type);
-  if (q.resourceType) filter.resourceType = q.resourceType;
+  const resourceTypes = parseEnumList('query.resourceType', q.resourceType, RESOURCE_TYPES);
+  if (resourceTypes) filter.resourceTypes = resourceTypes;
   if (q.resourceId) filter.resourceId = q.resourceId;
   if (q.userId) filter.actorId = q.userId;
-  const dotted = q['actor.role'];
-  if (dotted && q.actorRole && dotted !== q.actorRole) {
+  const dotted = parseEnumList('query.actor.role', q['actor.role'], ACTOR_ROLES);
+  const alias = parseEnumList('query.actorRole', q.actorRole, ACTOR_ROLES);
+  if (dotted && alias && dotted.join() !== alias.join()) {
     throw validationError('query.actorRole', 'contradicts query.actor.role (send one of them)');
   }
-  const role: ActorRole | undefined = dotted ?? q.actorRole;
-  if (role) filter.actorRole = role;
+  const roles = dotted ?? alias;
+  if (roles) filter.actorRoles = roles;
   if (q.since) filter.since = new Date(q.since);
   if (q.until) filter.until = new Date(q.until);
   if (filter.since && filter.until && filter.until <= filter.since) {
@@ -95,45 +107,42 @@ export function toRequestItem(e: StoredEvent): RequestEventItem {
   return item;
 }
 
+/** An event's place in either order: its timestamp, then its id. */
+export const positionOf = (e: StoredEvent) => ({ keys: [e.timestamp], id: e._id });
+
+/** What a `GET /v1/events` cursor is valid for: the newest-first order of these filters. */
+const listScope = (filter: EventFilter): CursorScope => ({
+  sort: '-timestamp',
+  kinds: ['date'],
+  filters: { ...filter },
+});
+
 /** The events use cases: read-only, no HTTP. */
 export function eventsService(store: EventQueries) {
   return {
+    /**
+     * Page mode (skip and count, as the spec says, plus `nextCursor`) or cursor mode (a keyset
+     * seek of `limit + 1` events, no count: no depth limit, stable under inserts).
+     */
     async list(query: EventsQuery): Promise<EventList> {
       const filter = toFilter(query);
-      const window = pageWindow(query.page, query.limit);
-      const { items, total } = await store.page(filter, window.skip, window.limit);
-      return { events: items.map(toListItem), pagination: paginateEvents(window, total) };
+      const scope = listScope(filter);
+      const window = listWindow(query, scope);
+      if (window.mode === 'page') {
+        const { items, total } = await store.page(filter, window.skip, window.limit);
+        const { pagination } = listPage(items, window, scope, positionOf, total);
+        const { hasMore } = paginateEvents(window, total);
+        return { events: items.map(toListItem), pagination: { ...(pagination as PagePagination), hasMore } };
+      }
+      const docs = await store.seek(filter, seekOf(window)!, readLimit(window));
+      const { items, pagination } = listPage(docs, window, scope, positionOf);
+      return { events: items.map(toListItem), pagination: pagination as CursorPagination };
     },
 
     async get(id: string): Promise<EventDetail> {
       const e = await store.byId(id);
       if (!e) throw notFound('Event');
       return toDetail(e);
-    },
-
-    /**
-     * The history of one request, oldest first, at most REQUEST_EVENTS_MAX (the oldest); an
-     * unknown request has none. A deleted request answers 404 like the request itself, except to
-     * an admin: its history stays readable for audit. One read of the store (two when cut).
-     */
-    async ofRequest(
-      requestId: string,
-      reader: { admin: boolean },
-    ): Promise<RequestEventList & { truncated: boolean }> {
-      const items = await store.ofResource('request', requestId, REQUEST_EVENTS_MAX + 1);
-      const truncated = items.length > REQUEST_EVENTS_MAX;
-      // Every request has at least its request.created: a history with no event at all is of a
-      // request that does not exist (or whose creation audit has not taken in yet, a moment).
-      if (items.length === 0) throw notFound('Request');
-      if (!reader.admin) {
-        // The history read holds every event of the request unless it was cut: then ask the
-        // store whether the deletion is among the rest.
-        const deleted = truncated
-          ? await store.hasEvent('request', requestId, 'request.deleted')
-          : items.some((e) => e.type === 'request.deleted');
-        if (deleted) throw notFound('Request');
-      }
-      return { events: items.slice(0, REQUEST_EVENTS_MAX).map(toRequestItem), truncated };
     },
   };
 }

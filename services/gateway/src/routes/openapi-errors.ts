@@ -25,6 +25,10 @@ const COMMON_ERRORS: Record<number, { description: string; example: ErrorExample
     description: 'NOT_FOUND: no such resource (or one the caller may not see)',
     example: { code: 'NOT_FOUND', message: 'Request not found' },
   },
+  406: {
+    description: 'NOT_ACCEPTABLE: the Accept header rules out every content type the operation produces',
+    example: { code: 'NOT_ACCEPTABLE', message: 'This operation produces application/x-ndjson' },
+  },
   409: {
     description: 'CONFLICT: the change is not allowed in the current state',
     example: { code: 'CONFLICT', message: 'The request was changed concurrently; retry' },

@@ -125,11 +125,14 @@ function successResponses(
   const out: Json = {};
   for (const [status, schema] of Object.entries(s.response)) {
     if (Number(status) >= 400) continue; // errors: errorResponses
-    const content = s.produces
-      ? Object.fromEntries(
-          s.produces.map((t) => [t, { schema: { type: 'string', format: 'binary' }, ...example }]),
-        )
-      : { 'application/json': { schema: schemaTo(schema, components), ...example } };
+    // A produced type (a download, an NDJSON stream) is described by the route's own schema: a
+    // binary string for a file, one line's schema for NDJSON.
+    const content = Object.fromEntries(
+      (s.produces ?? ['application/json']).map((t) => [
+        t,
+        { schema: schemaTo(schema, components), ...example },
+      ]),
+    );
     out[status] = { description: s.description ?? route.summary, headers, content };
   }
   return out;
