@@ -30,6 +30,23 @@ const event = (id = newId('event')) => ({
   timestamp: new Date().toISOString(),
 });
 
+/** The dead letter a consumer of an older release wrote for an event with a field it refused. */
+const olderReleaseDeadLetter = (
+  model: ReturnType<typeof deadLetterStore>['model'],
+  consumer: string,
+  message: { type: string; [field: string]: unknown },
+) =>
+  model.create({
+    stream: names.eventsStream,
+    consumer,
+    subject: `${stack.run}.events.${message.type}`,
+    streamSequence: 0,
+    deliveryCount: 1,
+    reason: 'not a DomainEvent: /tenantId unknown property (an older release)',
+    data: JSON.stringify(message),
+    failedAt: new Date(),
+  });
+
 t.test('deskctl lists, shows and replays audit dead letters; a replayed event lands once', async (t) => {
   // A message no release can read (dead-lettered by audit itself), and a good event whose dead
   // letter an older audit wrote (as a release that refused an unknown field would have).
@@ -38,16 +55,7 @@ t.test('deskctl lists, shows and replays audit dead letters; a replayed event la
   await eventually(async () => (await deadLetters.countDocuments()) === 1, {
     what: 'the poison dead-lettered',
   });
-  await deadLetters.create({
-    stream: names.eventsStream,
-    consumer: 'audit',
-    subject: `${stack.run}.events.user.login`,
-    streamSequence: 0,
-    deliveryCount: 1,
-    reason: 'not a DomainEvent: /tenantId unknown property (an older release)',
-    data: JSON.stringify({ ...good, tenantId: 'ten_1' }),
-    failedAt: new Date(),
-  });
+  await olderReleaseDeadLetter(deadLetters, 'audit', { ...good, tenantId: 'ten_1' });
 
   const list = await stack.deskctlJson(['dead-letters', 'list', '--service', 'audit']);
   t.equal(list.total, 2, 'both listed');
@@ -106,16 +114,7 @@ t.test("deskctl lists, shows and replays the requests read model's dead letters;
   const requestsDeadLetters = deadLetterStore(requestsConn).model;
   // The poison published above reached the read model's user-event consumer too: it stays.
   const poisons = (await requestsDeadLetters.find().lean()).map((d) => String(d._id));
-  await requestsDeadLetters.create({
-    stream: names.eventsStream,
-    consumer: 'requests-read-model-users',
-    subject: `${stack.run}.events.user.updated`,
-    streamSequence: 0,
-    deliveryCount: 1,
-    reason: 'not a DomainEvent: /tenantId unknown property (an older release)',
-    data: JSON.stringify(updated),
-    failedAt: new Date(),
-  });
+  await olderReleaseDeadLetter(requestsDeadLetters, 'requests-read-model-users', updated);
 
   const list = await stack.deskctlJson(['dead-letters', 'list', '--service', 'requests']);
   t.equal(list.total, poisons.length + 1, 'listed');
