@@ -49,7 +49,7 @@ interface Acked {
       comments: Set<string>;
       attachments: Set<string>;
       /** Each priority update in order, and whether the client saw it succeed. */
-      updates: { priority: string; acked: boolean }[];
+      updates: PriorityUpdate[];
       attempts: Record<string, number>;
     }
   >;
@@ -127,12 +127,29 @@ function summary(figures: PhaseFigures) {
   return { ...figures, failures: kinds };
 }
 
+/**
+ * A priority update as the client saw it: acknowledged, or failed; a failure is `inFlight` when
+ * the call may still be running in a service after the client got its answer (the client's
+ * gateway died mid-call, or answered 504 while the service was still at it), so it may land
+ * after the client's next update.
+ */
+interface PriorityUpdate {
+  priority: string;
+  acked: boolean;
+  inFlight: boolean;
+}
+
 /** Four workers, each looping create → update → comment → upload until told to stop. */
 function drive(acked: Acked) {
   const figures: PhaseFigures = { attempted: 0, acknowledged: 0, failed: 0, failures: [], slowestMs: 0 };
   let running = true;
   let n = 0;
-  const step = async (what: string, send: (api: Api) => Promise<HttpResponse>, ok: number) => {
+  const step = async (
+    what: string,
+    send: (api: Api) => Promise<HttpResponse>,
+    ok: number,
+    outcome: { inFlight: boolean } = { inFlight: false },
+  ) => {
     figures.attempted++;
     const i = n++;
     const started = Date.now();
@@ -143,6 +160,7 @@ function drive(acked: Acked) {
         return res;
       }
       figures.failed++;
+      outcome.inFlight = res.status === 504;
       // An answer that is not the envelope shows as such, and fails the phase's check.
       const code = res.json?.success === false ? res.json.error?.code : undefined;
       figures.failures.push(
@@ -151,6 +169,7 @@ function drive(acked: Acked) {
     } catch (err) {
       figures.failed++;
       figures.failures.push(`${what}: ${(err as Error).message}`);
+      outcome.inFlight = !/ECONNREFUSED/.test(String((err as Error).message));
     } finally {
       figures.slowestMs = Math.max(figures.slowestMs, Date.now() - started);
     }
@@ -179,17 +198,19 @@ function drive(acked: Acked) {
       const record = {
         comments: new Set<string>(),
         attachments: new Set<string>(),
-        updates: [] as { priority: string; acked: boolean }[],
+        updates: [] as PriorityUpdate[],
         attempts,
       };
       acked.requests.set(id, record);
       for (const priority of ['high', 'medium']) {
+        const outcome = { inFlight: false };
         const updated = await step(
           'update',
           (api) => api.patch(`/v1/requests/${id}`, { priority }, { timeoutMs: CLIENT_TIMEOUT_MS }),
           200,
+          outcome,
         );
-        record.updates.push({ priority, acked: updated !== null });
+        record.updates.push({ priority, acked: updated !== null, inFlight: outcome.inFlight });
       }
       const comment = await step(
         'comment',
@@ -223,11 +244,13 @@ function drive(acked: Acked) {
 /**
  * The priority a request may have now: the last acknowledged update's, or a later update's (a
  * call the client saw fail may still have landed); with none acknowledged, any, or the first.
+ * An earlier update that was still in flight when the client moved on may also have landed last.
  */
-function possiblePriorities(updates: { priority: string; acked: boolean }[]): string[] {
+function possiblePriorities(updates: PriorityUpdate[]): string[] {
   const lastAcked = updates.map((u) => u.acked).lastIndexOf(true);
   const from = updates.slice(Math.max(lastAcked, 0)).map((u) => u.priority);
-  return lastAcked < 0 ? ['low', ...from] : from;
+  const late = updates.slice(0, Math.max(lastAcked, 0)).filter((u) => u.inFlight);
+  return [...(lastAcked < 0 ? ['low'] : []), ...from, ...late.map((u) => u.priority)];
 }
 
 /**
@@ -239,6 +262,8 @@ async function verify(t: Test, acked: Acked) {
   let duplicated = 0;
   let missingEvents = 0;
   let staleUpdates = 0;
+  /** Requests whose last update to land was one the client saw fail (it was still in flight). */
+  let failedButLanded = 0;
   for (const [id, record] of acked.requests) {
     const read = await admin.api.get(`/v1/requests/${id}`);
     if (read.status !== 200) {
@@ -247,7 +272,13 @@ async function verify(t: Test, acked: Acked) {
     }
     const comments = new Set((read.json.data.comments as { id: string }[]).map((c) => c.id));
     const attachments = new Set((read.json.data.attachments as { id: string }[]).map((a) => a.id));
-    if (!possiblePriorities(record.updates).includes(read.json.data.priority)) staleUpdates++;
+    const priority = read.json.data.priority as string;
+    if (!possiblePriorities(record.updates).includes(priority)) {
+      staleUpdates++;
+      t.comment(`${id}: priority ${priority} after ${JSON.stringify(record.updates)}`);
+    } else if (record.updates.some((u) => u.inFlight && u.priority === priority && !u.acked)) {
+      failedButLanded++;
+    }
     for (const c of record.comments) if (!comments.has(c)) lost++;
     for (const a of record.attachments) if (!attachments.has(a)) lost++;
     const expected: Record<string, number> = {
@@ -283,7 +314,7 @@ async function verify(t: Test, acked: Acked) {
   t.equal(missingEvents, 0, 'no event lost');
   t.equal(duplicated, 0, 'no event duplicated');
   t.same(deadLetters, { audit: 0, requests: 0 }, 'nothing dead-lettered, by audit or by requests');
-  return { lost, staleUpdates, missingEvents, duplicated, deadLettered: deadLetters };
+  return { lost, staleUpdates, failedButLanded, missingEvents, duplicated, deadLettered: deadLetters };
 }
 
 t.test('a rolling restart of every process fails no client call', async (t) => {
