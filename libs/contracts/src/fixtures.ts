@@ -24,6 +24,11 @@ export const fixtures = {
     unversioned: read<Json[]>('notices.unversioned.json'),
     future: read<Json[]>('notices.future.json'),
   }),
+  /**
+   * Principal assertions' claims as the gateway signs them, without `iat`/`exp`: an assertion
+   * lives seconds, so a test stamps the time and signs the claims with a key of its own.
+   */
+  principal: () => read<Record<'v1' | 'unversioned' | 'future', Json>>('principal.json'),
   rpc: () =>
     read<
       Record<

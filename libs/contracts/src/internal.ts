@@ -1,4 +1,4 @@
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { RoleSchema, ScopeSchema } from './scopes.js';
 import { StringEnum } from './schema.js';
 
@@ -130,6 +130,52 @@ export interface IdentityRpc {
   getSettings: { request: Record<string, never>; reply: SettingsReply };
 }
 export type IdentityRpcName = keyof IdentityRpc;
+
+/** A rate-limit pair as a reader checks it (extra fields ignored, unlike `RateLimits`). */
+const ReplyLimits = Type.Union([
+  Type.Object({ general: Type.Integer({ minimum: 1 }), events: Type.Integer({ minimum: 1 }) }),
+  Type.Null(),
+]);
+const NotFound = Type.Object({ found: Type.Literal(false) });
+
+/**
+ * What a client of identity's RPC checks in each reply (a tolerant reader, as for events): the
+ * fields callers read, with extra fields allowed, so a newer identity may add fields and a reply
+ * that is not the shape at all is a clear error at the client (`RpcError`) rather than a crash
+ * deeper in. A refusal reason is any string: a reason this release does not know is still a
+ * refusal. The TypeScript types above are what identity writes.
+ */
+export const IDENTITY_RPC_REPLIES = {
+  resolveApiKey: Type.Union([
+    Type.Object({ valid: Type.Literal(false), reason: Type.String() }),
+    Type.Object({
+      valid: Type.Literal(true),
+      keyId: Type.String(),
+      owner: UserSnapshot,
+      scopes: Type.Array(Type.String()),
+      plan: StringEnum(PLANS),
+      limits: ReplyLimits,
+      allowlist: Type.Array(Type.String()),
+      globalAllowlist: Type.Array(Type.String()),
+      expiresAt: Type.Union([Type.String(), Type.Null()]),
+    }),
+  ]),
+  getUser: Type.Union([NotFound, Type.Object({ found: Type.Literal(true), user: UserSnapshot })]),
+  getGroup: Type.Union([NotFound, Type.Object({ found: Type.Literal(true), group: GroupSnapshot })]),
+  getOAuthClient: Type.Union([
+    NotFound,
+    Type.Object({
+      found: Type.Literal(true),
+      client: Type.Object({
+        clientId: Type.String(),
+        name: Type.String(),
+        plan: StringEnum(PLANS),
+        limits: ReplyLimits,
+      }),
+    }),
+  ]),
+  getSettings: Type.Object({ globalAllowlist: Type.Array(Type.String()) }),
+} satisfies Record<IdentityRpcName, TSchema>;
 
 /**
  * Published on `credentialNotices` whenever a credential must stop working at once.

@@ -9,6 +9,9 @@ import {
   NoticeEnvelope,
   EVENT_CATALOGUE,
   EVENT_TYPES,
+  IDENTITY_RPC_REPLIES,
+  type IdentityRpcName,
+  Principal,
   effectiveScopes,
   ERROR_STATUS,
   expandScopes,
@@ -152,4 +155,36 @@ t.test('frozen fixtures: what this release writes, and what it must go on readin
     t.ok(Value.Check(NoticeEnvelope, n), `notice ${String(n.kind)} v${String(n.v ?? 'none')}: the envelope`);
   }
   t.notOk(isNoticeKind('session_revoked'), 'a kind from the future is recognisably unknown');
+});
+
+t.test('frozen RPC fixtures: every operation has requests and replies of every version', async (t) => {
+  const rpc = fixtures.rpc();
+  const operations = Object.keys(IDENTITY_RPC_REPLIES) as IdentityRpcName[];
+  for (const version of ['v1', 'unversioned', 'future'] as const) {
+    const { requests, replies } = rpc[version];
+    t.same(Object.keys(requests).sort(), [...operations].sort(), `${version}: a request of every operation`);
+    t.same(Object.keys(replies).sort(), [...operations].sort(), `${version}: a reply of every operation`);
+    for (const name of operations) {
+      const envelope = replies[name] as { v?: unknown; ok: unknown; reply: unknown };
+      t.equal(envelope.ok, true, `${version} ${name}: an answer`);
+      t.ok(Value.Check(IDENTITY_RPC_REPLIES[name], envelope.reply), `${version} ${name}: the reply is read`);
+      t.equal(envelope.v, version === 'unversioned' ? undefined : version === 'v1' ? 1 : 2);
+      t.equal(requests[name].v, version === 'unversioned' ? undefined : version === 'v1' ? 1 : 2);
+    }
+  }
+  const user = rpc.v1.replies.getUser.reply as { user: Record<string, unknown> };
+  const { name: _dropped, ...nameless } = user.user;
+  t.notOk(
+    Value.Check(IDENTITY_RPC_REPLIES.getUser, { found: true, user: nameless }),
+    'a reply without a field callers read is refused',
+  );
+  t.notOk(Value.Check(IDENTITY_RPC_REPLIES.getSettings, { globalAllowlist: 'all' }), 'or with a wrong type');
+});
+
+t.test('frozen principal fixtures: v1 is what the gateway signs; the future goes beyond', async (t) => {
+  const principal = fixtures.principal();
+  t.ok(Value.Check(Principal, principal.v1.p), 'v1: the principal this release asserts');
+  t.equal(principal.v1.v, 1);
+  t.notOk('v' in principal.unversioned, 'unversioned: as gateways signed before versions existed');
+  t.notOk(Value.Check(Principal, principal.future.p), 'future: fields this release does not know');
 });

@@ -1,7 +1,15 @@
-import type { IdentityRpc, IdentityRpcName, NatsNames } from '@support-desk/contracts';
+import {
+  IDENTITY_RPC_REPLIES,
+  type IdentityRpc,
+  type IdentityRpcName,
+  type NatsNames,
+} from '@support-desk/contracts';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { TSchema } from '@sinclair/typebox';
+import type { ValueErrorIterator } from '@sinclair/typebox/errors';
+import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler';
 import type { Logger } from './logger.js';
-import { callRpc, serveRpc } from './rpc.js';
+import { callRpc, RpcError, serveRpc } from './rpc.js';
 
 /** Asks identity one of its request-reply operations (answered by one of its replicas). */
 export interface IdentityRpcClient {
@@ -11,14 +19,48 @@ export interface IdentityRpcClient {
   ): Promise<IdentityRpc[K]['reply']>;
 }
 
-/** The one client of identity's RPC table; throws `RpcError` or a NATS error when it cannot answer. */
+const replyCheckers: Record<IdentityRpcName, TypeCheck<TSchema>> = {
+  resolveApiKey: TypeCompiler.Compile(IDENTITY_RPC_REPLIES.resolveApiKey),
+  getUser: TypeCompiler.Compile(IDENTITY_RPC_REPLIES.getUser),
+  getGroup: TypeCompiler.Compile(IDENTITY_RPC_REPLIES.getGroup),
+  getOAuthClient: TypeCompiler.Compile(IDENTITY_RPC_REPLIES.getOAuthClient),
+  getSettings: TypeCompiler.Compile(IDENTITY_RPC_REPLIES.getSettings),
+};
+
+/**
+ * The first problem of a value, as a path and a message. A reply is a union (found or not, valid
+ * or not): rather than "expected union value", name the problem of the alternative that matched
+ * furthest (the longest path), e.g. `/user/email Expected required property`.
+ */
+function firstProblem(errors: ValueErrorIterator): string {
+  const first = errors.First();
+  if (!first) return '(root) is invalid';
+  const deepest = first.errors
+    .map((alternative) => ({ alternative, path: alternative.First()?.path ?? '' }))
+    .sort((a, b) => b.path.length - a.path.length)[0];
+  if (deepest) return firstProblem(deepest.alternative);
+  return `${first.path || '(root)'} ${first.message}`;
+}
+
+/**
+ * The one client of identity's RPC table; throws `RpcError` or a NATS error when it cannot answer.
+ * Each reply is checked against its tolerant schema (`IDENTITY_RPC_REPLIES`: the fields callers
+ * read, extra fields allowed): a reply without them is an `RpcError` naming the field.
+ */
 export function identityRpcClient(
   nc: NatsConnection,
   names: NatsNames,
   timeoutMs: number,
 ): IdentityRpcClient {
   return {
-    call: (name, request) => callRpc(nc, names.rpc[name], request, timeoutMs),
+    async call(name, request) {
+      const reply = await callRpc<typeof request, unknown>(nc, names.rpc[name], request, timeoutMs);
+      const checker = replyCheckers[name];
+      if (!checker.Check(reply)) {
+        throw new RpcError(`${names.rpc[name]}: malformed reply: ${firstProblem(checker.Errors(reply))}`);
+      }
+      return reply as IdentityRpc[typeof name]['reply'];
+    },
   };
 }
 

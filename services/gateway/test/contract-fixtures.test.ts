@@ -40,7 +40,7 @@ t.test('credential notices of every version are applied; an unknown kind is skip
 t.test("identity's RPC replies of every version are read", async (t) => {
   const { nc, names } = await testNats(t);
   const rpc = fixtures.rpc();
-  let reply = rpc.v1.replies;
+  let reply: Record<string, unknown> = rpc.v1.replies;
   const seen: unknown[] = [];
   const subs = (['getUser', 'resolveApiKey', 'getOAuthClient', 'getSettings'] as const).map((name) =>
     nc.subscribe(names.rpc[name], {
@@ -53,19 +53,21 @@ t.test("identity's RPC replies of every version are read", async (t) => {
   t.teardown(() => subs.forEach((s) => s.unsubscribe()));
   const client = () =>
     createIdentityClient({ nc, names, rpcTimeoutMs: 1000, apiKeyTtlMs: 0, userTtlMs: 0, clientTtlMs: 0 });
-  const v1 = client();
   const user = (rpc.v1.replies.getUser.reply as { user: { id: string } }).user;
-  t.match(await v1.getUser(user.id), { id: user.id, role: 'agent' }, 'v1 getUser');
-  t.match(await v1.resolveApiKey('sd_key_x_y'), { valid: true, plan: 'standard' }, 'v1 resolveApiKey');
-  t.match(await v1.getOAuthClient('cli_x'), { plan: 'professional' }, 'v1 getOAuthClient');
-  t.same(await v1.globalAllowlist(), ['203.0.113.0/24'], 'v1 getSettings');
+  for (const version of ['v1', 'unversioned', 'future'] as const) {
+    reply = rpc[version].replies;
+    const c = client();
+    t.match(await c.getUser(user.id), { id: user.id, role: 'agent' }, `${version} getUser`);
+    t.match(
+      await c.resolveApiKey('sd_key_x_y'),
+      { valid: true, plan: 'standard', owner: { id: user.id } },
+      `${version} resolveApiKey`,
+    );
+    t.match(await c.getOAuthClient('cli_x'), { plan: 'professional' }, `${version} getOAuthClient`);
+    t.same(await c.globalAllowlist(), ['203.0.113.0/24'], `${version} getSettings`);
+  }
   t.match(seen[0], { v: 1, id: user.id }, 'requests carry their version');
-  reply = { ...rpc.v1.replies, ...rpc.unversioned.replies };
-  t.match(await client().getUser(user.id), { id: user.id }, 'an unversioned reply');
-  reply = { ...rpc.v1.replies, ...rpc.future.replies };
-  t.match(
-    await client().getUser(user.id),
-    { id: user.id, role: 'agent' },
-    'a future reply: extra fields ignored',
-  );
+  // A reply without the fields the gateway reads: identity is unavailable, not a crash later on.
+  reply = { ...rpc.v1.replies, getUser: { v: 1, ok: true, reply: { found: true, user: { id: user.id } } } };
+  await t.rejects(client().getUser(user.id), { code: 'SERVICE_UNAVAILABLE' }, 'a malformed reply');
 });

@@ -134,9 +134,19 @@ export class Api {
     return this.send('DELETE', path, options);
   }
 
-  upload(path: string, filename: string, content: Buffer, contentType?: string) {
+  upload(
+    path: string,
+    filename: string,
+    content: Buffer,
+    contentType?: string,
+    options: RequestOptions = {},
+  ) {
     const form = multipart('file', filename, content, contentType);
-    return this.send('POST', path, { body: form.body, headers: { 'content-type': form.contentType } });
+    return this.send('POST', path, {
+      ...options,
+      body: form.body,
+      headers: { ...options.headers, 'content-type': form.contentType },
+    });
   }
 }
 

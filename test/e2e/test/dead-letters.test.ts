@@ -1,11 +1,11 @@
-// Dead letters through deskctl, on the real stack: an operator lists what audit could not take,
-// looks at one, and replays it; a replayed event lands exactly once, and one that still cannot
-// be read stays a dead letter.
+// Dead letters through deskctl, on the real stack: an operator lists what audit (or requests' read
+// model) could not take, looks at one, and replays it; a replayed event lands exactly once, and
+// one that still cannot be read stays a dead letter.
 import { jetstream } from '@nats-io/jetstream';
 import { natsNames, newId } from '@support-desk/contracts';
 import { connectMongo, connectNats, deadLetterStore, encodeJson } from '@support-desk/platform';
 import t from 'tap';
-import { cast } from '../src/actors.js';
+import { cast, createActor } from '../src/actors.js';
 import { eventually, startStack } from '../src/stack.js';
 
 const stack = await startStack(t);
@@ -16,6 +16,8 @@ const nc = await connectNats({ url: stack.env.NATS_URL, name: `e2e-dead-letters-
 t.teardown(() => nc.drain());
 const names = natsNames(stack.run);
 const deadLetters = deadLetterStore(conn).model;
+const requestsConn = await connectMongo({ url: stack.env.MONGO_URL, dbName: `${stack.run}_requests` });
+t.teardown(() => requestsConn.close());
 
 const event = (id = newId('event')) => ({
   v: 1,
@@ -28,6 +30,23 @@ const event = (id = newId('event')) => ({
   timestamp: new Date().toISOString(),
 });
 
+/** The dead letter a consumer of an older release wrote for an event with a field it refused. */
+const olderReleaseDeadLetter = (
+  model: ReturnType<typeof deadLetterStore>['model'],
+  consumer: string,
+  message: { type: string; [field: string]: unknown },
+) =>
+  model.create({
+    stream: names.eventsStream,
+    consumer,
+    subject: `${stack.run}.events.${message.type}`,
+    streamSequence: 0,
+    deliveryCount: 1,
+    reason: 'not a DomainEvent: /tenantId unknown property (an older release)',
+    data: JSON.stringify(message),
+    failedAt: new Date(),
+  });
+
 t.test('deskctl lists, shows and replays audit dead letters; a replayed event lands once', async (t) => {
   // A message no release can read (dead-lettered by audit itself), and a good event whose dead
   // letter an older audit wrote (as a release that refused an unknown field would have).
@@ -36,16 +55,7 @@ t.test('deskctl lists, shows and replays audit dead letters; a replayed event la
   await eventually(async () => (await deadLetters.countDocuments()) === 1, {
     what: 'the poison dead-lettered',
   });
-  await deadLetters.create({
-    stream: names.eventsStream,
-    consumer: 'audit',
-    subject: `${stack.run}.events.user.login`,
-    streamSequence: 0,
-    deliveryCount: 1,
-    reason: 'not a DomainEvent: /tenantId unknown property (an older release)',
-    data: JSON.stringify({ ...good, tenantId: 'ten_1' }),
-    failedAt: new Date(),
-  });
+  await olderReleaseDeadLetter(deadLetters, 'audit', { ...good, tenantId: 'ten_1' });
 
   const list = await stack.deskctlJson(['dead-letters', 'list', '--service', 'audit']);
   t.equal(list.total, 2, 'both listed');
@@ -81,4 +91,56 @@ t.test('deskctl lists, shows and replays audit dead letters; a replayed event la
   t.equal(all.failed.length, 1);
   const usage = await stack.deskctl(['dead-letters', 'replay'], { json: false });
   t.equal(usage.code, 2, 'naming nothing is a usage error');
+});
+
+t.test("deskctl lists, shows and replays the requests read model's dead letters; once each", async (t) => {
+  // The read model missed a rename: an older requests release dead-lettered the user.updated
+  // event, so its entry still has the name from before. (The rename is made for real first, and
+  // the entry set back, so that identity holds the new name the replay will fetch.)
+  const renamee = await createActor(stack, 'agent', 'renamee');
+  t.equal((await admin.api.patch(`/v1/users/${renamee.id}`, { name: 'Renamed Later' })).status, 200);
+  const readModel = requestsConn.collection<{ _id: string; name: string }>('users_read_model');
+  await eventually(async () => (await readModel.findOne({ _id: renamee.id }))?.name === 'Renamed Later', {
+    what: 'the rename in the read model',
+  });
+  await readModel.updateOne({ _id: renamee.id }, { $set: { name: 'Before Rename' } });
+  const updated = {
+    ...event(),
+    type: 'user.updated',
+    resourceId: renamee.id,
+    changes: { name: { from: renamee.name, to: 'Renamed Later' } },
+    tenantId: 'ten_1',
+  };
+  const requestsDeadLetters = deadLetterStore(requestsConn).model;
+  // The poison published above reached the read model's user-event consumer too: it stays.
+  const poisons = (await requestsDeadLetters.find().lean()).map((d) => String(d._id));
+  await olderReleaseDeadLetter(requestsDeadLetters, 'requests-read-model-users', updated);
+
+  const list = await stack.deskctlJson(['dead-letters', 'list', '--service', 'requests']);
+  t.equal(list.total, poisons.length + 1, 'listed');
+  const letter = list.deadLetters.find((d: { id: string }) => !poisons.includes(d.id));
+  t.match(letter, { consumer: 'requests-read-model-users', subject: `${stack.run}.events.user.updated` });
+  const shown = await stack.deskctlJson(['dead-letters', 'show', letter.id, '--service', 'requests']);
+  t.match(JSON.parse(shown.data), { id: updated.id, resourceId: renamee.id }, 'the message as it arrived');
+
+  const replay = await stack.deskctlJson(['dead-letters', 'replay', letter.id, '--service', 'requests']);
+  t.same(replay, { replayed: [letter.id], failed: [] }, 'replayed');
+  const entries = async () => readModel.find({ _id: renamee.id }).toArray();
+  t.match(await entries(), [{ _id: renamee.id, name: 'Renamed Later' }], 'applied: one entry, the new name');
+  const again = await stack.deskctlJson(['dead-letters', 'replay', letter.id, '--service', 'requests']);
+  t.same(again, { replayed: [], failed: [] }, 'a second replay finds nothing to do');
+  const all = await stack.deskctlJson(['dead-letters', 'replay', '--all', '--service', 'requests']);
+  t.same(all.replayed, [], 'nor does --all');
+  t.same(
+    all.failed.map((f: { id: string }) => f.id),
+    poisons,
+    'which only retries the poison, in vain',
+  );
+  t.equal((await entries()).length, 1, 'still exactly one entry');
+  const left = await stack.deskctlJson(['dead-letters', 'list', '--service', 'requests']);
+  t.same(
+    left.deadLetters.map((d: { id: string }) => d.id),
+    poisons,
+    'the replayed one is gone',
+  );
 });

@@ -4,8 +4,9 @@
 //   1. every process is restarted one at a time with SIGTERM (a rolling deploy): no client call
 //      may fail;
 //   2. one replica of each service is killed with SIGKILL and started again: calls may fail while
-//      it is gone (502/503 in the envelope, never a hang), but every write the client saw succeed
-//      is readable afterwards and has exactly one audit record, and nothing is dead-lettered;
+//      it is gone (502/503/504 in the envelope, never a hang past the upstream timeout), but every
+//      write the client saw succeed is readable afterwards (an update as the last one acknowledged)
+//      and has exactly one audit record, and nothing is dead-lettered by audit or requests;
 //   3. the NATS server is killed with SIGKILL and started again, and the store is paused with
 //      SIGSTOP for a few seconds: the same holds.
 // The stack runs on a private NATS server and store (this file kills them), Redis is shared.
@@ -18,9 +19,24 @@ import { eventually, sleep, startStack } from '../src/stack.js';
 
 const nats = await startPrivateNats(t);
 const store = await startPrivateMongo(t);
+/**
+ * The gateway's wait for a service (5 s here, 30 s by default): a call to a paused store or a
+ * replica that died mid-call is answered 504 by then. The client waits a little longer, so a call
+ * that hangs past the bound shows as a duration, not a client timeout.
+ */
+const UPSTREAM_TIMEOUT_MS = 5000;
+/** Before the upstream call, the gateway may wait for identity (RPC_TIMEOUT_MS, 2 s) and Redis. */
+const HANG_BOUND_MS = UPSTREAM_TIMEOUT_MS + 2000 + 1000;
+const CLIENT_TIMEOUT_MS = HANG_BOUND_MS + 2000;
 const stack = await startStack(t, {
   replicas: 2,
-  env: { NATS_URL: nats.url, MONGO_URL: store.url, SHUTDOWN_DRAIN_MS: '1000', SLA_MONITOR_ENABLED: 'false' },
+  env: {
+    NATS_URL: nats.url,
+    MONGO_URL: store.url,
+    SHUTDOWN_DRAIN_MS: '1000',
+    SLA_MONITOR_ENABLED: 'false',
+    UPSTREAM_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS),
+  },
 });
 const { admin, agent } = await cast(stack);
 const gateways = [0, 1].map((g) => stack.apiVia(g, agent.key));
@@ -32,7 +48,8 @@ interface Acked {
     {
       comments: Set<string>;
       attachments: Set<string>;
-      priorityChanges: number;
+      /** Each priority update in order, and whether the client saw it succeed. */
+      updates: PriorityUpdate[];
       attempts: Record<string, number>;
     }
   >;
@@ -43,7 +60,16 @@ interface PhaseFigures {
   acknowledged: number;
   failed: number;
   failures: string[];
+  /** The longest call, from the first gateway tried to the answer (or error). */
+  slowestMs: number;
 }
+
+/**
+ * A failed call's answer: 502 SERVER_ERROR (no replica could be reached), 503 SERVICE_UNAVAILABLE
+ * (a service without its store or NATS, or identity unreachable for a credential), or 504
+ * SERVICE_UNAVAILABLE (no answer within UPSTREAM_TIMEOUT_MS: the store paused), always the envelope.
+ */
+const ENVELOPE_FAILURE = '(502 SERVER_ERROR|503 SERVICE_UNAVAILABLE|504 SERVICE_UNAVAILABLE)';
 
 // Only a connection that was never made is safe to send elsewhere (refused, or reset while
 // connecting); one reset later may have reached a service.
@@ -94,14 +120,39 @@ async function viaAnyGateway(n: number, send: (api: Api) => Promise<HttpResponse
   throw last;
 }
 
+/** A phase's figures for the log: failures counted by kind (`update: 504 SERVICE_UNAVAILABLE`). */
+function summary(figures: PhaseFigures) {
+  const kinds: Record<string, number> = {};
+  for (const f of figures.failures) kinds[f.slice(0, 80)] = (kinds[f.slice(0, 80)] ?? 0) + 1;
+  return { ...figures, failures: kinds };
+}
+
+/**
+ * A priority update as the client saw it: acknowledged, or failed; a failure is `inFlight` when
+ * the call may still be running in a service after the client got its answer (the client's
+ * gateway died mid-call, or answered 504 while the service was still at it), so it may land
+ * after the client's next update.
+ */
+interface PriorityUpdate {
+  priority: string;
+  acked: boolean;
+  inFlight: boolean;
+}
+
 /** Four workers, each looping create → update → comment → upload until told to stop. */
 function drive(acked: Acked) {
-  const figures: PhaseFigures = { attempted: 0, acknowledged: 0, failed: 0, failures: [] };
+  const figures: PhaseFigures = { attempted: 0, acknowledged: 0, failed: 0, failures: [], slowestMs: 0 };
   let running = true;
   let n = 0;
-  const step = async (what: string, send: (api: Api) => Promise<HttpResponse>, ok: number) => {
+  const step = async (
+    what: string,
+    send: (api: Api) => Promise<HttpResponse>,
+    ok: number,
+    outcome: { inFlight: boolean } = { inFlight: false },
+  ) => {
     figures.attempted++;
     const i = n++;
+    const started = Date.now();
     try {
       const res = await viaAnyGateway(i, send);
       if (res.status === ok) {
@@ -109,10 +160,18 @@ function drive(acked: Acked) {
         return res;
       }
       figures.failed++;
-      figures.failures.push(`${what}: ${res.status} ${res.text.slice(0, 120)}`);
+      outcome.inFlight = res.status === 504;
+      // An answer that is not the envelope shows as such, and fails the phase's check.
+      const code = res.json?.success === false ? res.json.error?.code : undefined;
+      figures.failures.push(
+        `${what}: ${res.status} ${typeof code === 'string' ? code : `not the envelope: ${res.text.slice(0, 120)}`}`,
+      );
     } catch (err) {
       figures.failed++;
       figures.failures.push(`${what}: ${(err as Error).message}`);
+      outcome.inFlight = !/ECONNREFUSED/.test(String((err as Error).message));
+    } finally {
+      figures.slowestMs = Math.max(figures.slowestMs, Date.now() - started);
     }
     return null;
   };
@@ -121,7 +180,11 @@ function drive(acked: Acked) {
       const created = await step(
         'create',
         (api) =>
-          api.post('/v1/requests', { title: `fault ${w}`, description: 'steady mix', priority: 'low' }),
+          api.post(
+            '/v1/requests',
+            { title: `fault ${w}`, description: 'steady mix', priority: 'low' },
+            { timeoutMs: CLIENT_TIMEOUT_MS },
+          ),
         201,
       );
       if (!created) continue;
@@ -135,23 +198,33 @@ function drive(acked: Acked) {
       const record = {
         comments: new Set<string>(),
         attachments: new Set<string>(),
-        priorityChanges: 0,
+        updates: [] as PriorityUpdate[],
         attempts,
       };
       acked.requests.set(id, record);
       for (const priority of ['high', 'medium']) {
-        if (await step('update', (api) => api.patch(`/v1/requests/${id}`, { priority }), 200))
-          record.priorityChanges++;
+        const outcome = { inFlight: false };
+        const updated = await step(
+          'update',
+          (api) => api.patch(`/v1/requests/${id}`, { priority }, { timeoutMs: CLIENT_TIMEOUT_MS }),
+          200,
+          outcome,
+        );
+        record.updates.push({ priority, acked: updated !== null, inFlight: outcome.inFlight });
       }
       const comment = await step(
         'comment',
-        (api) => api.post(`/v1/requests/${id}/comments`, { content: 'noted' }),
+        (api) =>
+          api.post(`/v1/requests/${id}/comments`, { content: 'noted' }, { timeoutMs: CLIENT_TIMEOUT_MS }),
         201,
       );
       if (comment) record.comments.add(comment.json.data.id);
       const upload = await step(
         'upload',
-        (api) => api.upload(`/v1/requests/${id}/attachments`, 'log.txt', Buffer.from(`log of ${id}`)),
+        (api) =>
+          api.upload(`/v1/requests/${id}/attachments`, 'log.txt', Buffer.from(`log of ${id}`), undefined, {
+            timeoutMs: CLIENT_TIMEOUT_MS,
+          }),
         201,
       );
       if (upload) record.attachments.add(upload.json.data.id);
@@ -168,11 +241,29 @@ function drive(acked: Acked) {
   };
 }
 
-/** Every acknowledged write is readable, with exactly one audit record; no dead letters. */
+/**
+ * The priority a request may have now: the last acknowledged update's, or a later update's (a
+ * call the client saw fail may still have landed); with none acknowledged, any, or the first.
+ * An earlier update that was still in flight when the client moved on may also have landed last.
+ */
+function possiblePriorities(updates: PriorityUpdate[]): string[] {
+  const lastAcked = updates.map((u) => u.acked).lastIndexOf(true);
+  const from = updates.slice(Math.max(lastAcked, 0)).map((u) => u.priority);
+  const late = updates.slice(0, Math.max(lastAcked, 0)).filter((u) => u.inFlight);
+  return [...(lastAcked < 0 ? ['low'] : []), ...from, ...late.map((u) => u.priority)];
+}
+
+/**
+ * Every acknowledged write is readable (an update as the last one acknowledged), with exactly one
+ * audit record; nothing dead-lettered by audit or by requests' read model.
+ */
 async function verify(t: Test, acked: Acked) {
   let lost = 0;
   let duplicated = 0;
   let missingEvents = 0;
+  let staleUpdates = 0;
+  /** Requests whose last update to land was one the client saw fail (it was still in flight). */
+  let failedButLanded = 0;
   for (const [id, record] of acked.requests) {
     const read = await admin.api.get(`/v1/requests/${id}`);
     if (read.status !== 200) {
@@ -181,13 +272,20 @@ async function verify(t: Test, acked: Acked) {
     }
     const comments = new Set((read.json.data.comments as { id: string }[]).map((c) => c.id));
     const attachments = new Set((read.json.data.attachments as { id: string }[]).map((a) => a.id));
+    const priority = read.json.data.priority as string;
+    if (!possiblePriorities(record.updates).includes(priority)) {
+      staleUpdates++;
+      t.comment(`${id}: priority ${priority} after ${JSON.stringify(record.updates)}`);
+    } else if (record.updates.some((u) => u.inFlight && u.priority === priority && !u.acked)) {
+      failedButLanded++;
+    }
     for (const c of record.comments) if (!comments.has(c)) lost++;
     for (const a of record.attachments) if (!attachments.has(a)) lost++;
     const expected: Record<string, number> = {
       'request.created': 1,
       'request.comment_added': record.comments.size,
       'request.attachment_added': record.attachments.size,
-      'request.priority_changed': record.priorityChanges,
+      'request.priority_changed': record.updates.filter((u) => u.acked).length,
     };
     const counts = await eventually(
       async () => {
@@ -207,12 +305,16 @@ async function verify(t: Test, acked: Acked) {
     const most: Record<string, number> = { 'request.created': 1, ...record.attempts };
     for (const [type, n] of Object.entries(most)) if ((counts[type] ?? 0) > n) duplicated++;
   }
-  const deadLetters = await stack.deskctlJson(['dead-letters', 'list', '--service', 'audit']);
+  const deadLetters = {
+    audit: (await stack.deskctlJson(['dead-letters', 'list', '--service', 'audit'])).total as number,
+    requests: (await stack.deskctlJson(['dead-letters', 'list', '--service', 'requests'])).total as number,
+  };
   t.equal(lost, 0, 'no acknowledged write lost');
+  t.equal(staleUpdates, 0, 'every request has the priority of its last acknowledged update');
   t.equal(missingEvents, 0, 'no event lost');
   t.equal(duplicated, 0, 'no event duplicated');
-  t.equal(deadLetters.total, 0, 'nothing dead-lettered');
-  return { lost, missingEvents, duplicated, deadLettered: deadLetters.total };
+  t.same(deadLetters, { audit: 0, requests: 0 }, 'nothing dead-lettered, by audit or by requests');
+  return { lost, staleUpdates, failedButLanded, missingEvents, duplicated, deadLettered: deadLetters };
 }
 
 t.test('a rolling restart of every process fails no client call', async (t) => {
@@ -224,10 +326,9 @@ t.test('a rolling restart of every process fails no client call', async (t) => {
   const figures = await driver.stop();
   t.ok(figures.acknowledged > 50, `${figures.acknowledged} writes acknowledged of ${figures.attempted}`);
   t.same(figures.failures, [], 'no client call failed');
+  t.ok(figures.slowestMs < HANG_BOUND_MS, `no call hung (slowest ${figures.slowestMs} ms)`);
   const outcome = await verify(t, acked);
-  console.log(
-    `# rolling restart: ${JSON.stringify({ ...figures, failures: figures.failures.length, ...outcome })}`,
-  );
+  console.log(`# rolling restart: ${JSON.stringify({ ...summary(figures), ...outcome })}`);
 });
 
 t.test('a replica of each service killed: acknowledged writes survive, once each', async (t) => {
@@ -241,9 +342,17 @@ t.test('a replica of each service killed: acknowledged writes survive, once each
   t.ok(figures.acknowledged > 50, `${figures.acknowledged} writes acknowledged of ${figures.attempted}`);
   // A failure is an answer in the envelope, or the connection to the gateway that was killed.
   for (const f of figures.failures)
-    t.match(f, /: (50[234] |socket hang up|(read |connect )?ECONNRESET)/, `a failure: ${f}`);
+    t.match(
+      f,
+      new RegExp(`: (${ENVELOPE_FAILURE}|socket hang up|(read |connect )?ECONNRESET)`),
+      `a failure: ${f}`,
+    );
+  t.ok(
+    figures.slowestMs < HANG_BOUND_MS,
+    `no call hung past the upstream timeout (slowest ${figures.slowestMs} ms)`,
+  );
   const outcome = await verify(t, acked);
-  console.log(`# crashes: ${JSON.stringify({ ...figures, failures: figures.failures.length, ...outcome })}`);
+  console.log(`# crashes: ${JSON.stringify({ ...summary(figures), ...outcome })}`);
 });
 
 t.test('NATS killed and the store paused: acknowledged writes survive, once each', async (t) => {
@@ -260,9 +369,12 @@ t.test('NATS killed and the store paused: acknowledged writes survive, once each
   await sleep(2000);
   const figures = await driver.stop();
   t.ok(figures.acknowledged > 20, `${figures.acknowledged} writes acknowledged of ${figures.attempted}`);
-  for (const f of figures.failures) t.match(f, /: 50[234] /, `a failure is an answer in the envelope: ${f}`);
-  const outcome = await verify(t, acked);
-  console.log(
-    `# NATS and store: ${JSON.stringify({ ...figures, failures: figures.failures.length, ...outcome })}`,
+  for (const f of figures.failures)
+    t.match(f, new RegExp(`: ${ENVELOPE_FAILURE}$`), `a failure is an answer in the envelope: ${f}`);
+  t.ok(
+    figures.slowestMs < HANG_BOUND_MS,
+    `no call hung past the upstream timeout (slowest ${figures.slowestMs} ms)`,
   );
+  const outcome = await verify(t, acked);
+  console.log(`# NATS and store: ${JSON.stringify({ ...summary(figures), ...outcome })}`);
 });

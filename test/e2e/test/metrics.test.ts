@@ -3,44 +3,14 @@
 // stays low-cardinality (no ids, no emails, no raw paths), however many distinct ids were used.
 import t from 'tap';
 import { cast } from '../src/actors.js';
-import { request } from '../src/http.js';
+import { scrape as scrapeInstance, total } from '../src/metrics.js';
 import { eventually, startStack } from '../src/stack.js';
 import { createRequest } from '../src/world.js';
 
 const stack = await startStack(t);
 const { agent } = await cast(stack);
 
-interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-/** The text exposition format, as far as these assertions need it (no escapes in our labels). */
-function parse(text: string): Sample[] {
-  const samples: Sample[] = [];
-  for (const line of text.split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)/.exec(line);
-    if (!m) continue;
-    const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
-      labels[l[1]] = l[2];
-    samples.push({ name: m[1], labels, value: Number(m[3]) });
-  }
-  return samples;
-}
-
-async function scrape(instance: string): Promise<Sample[]> {
-  const res = await request(`${stack.metricsOrigins[instance]}/metrics`);
-  if (res.status !== 200) throw new Error(`${instance}: GET /metrics answered ${res.status}`);
-  return parse(res.text);
-}
-
-const total = (samples: Sample[], name: string, labels: Record<string, string> = {}) =>
-  samples
-    .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
-    .reduce((sum, s) => sum + s.value, 0);
+const scrape = (instance: string) => scrapeInstance(stack, instance);
 
 // Traffic: creates, reads by many distinct ids (found and not), comments, refused credentials.
 const ids: string[] = [];

@@ -7,16 +7,21 @@
 import t from 'tap';
 import { cast, createActor, createKey } from '../src/actors.js';
 import type { Json } from '../src/http.js';
+import { scrape, total } from '../src/metrics.js';
 import { eventually, sleep, startStack } from '../src/stack.js';
 import { createRequest } from '../src/world.js';
 
-// Low priority, standard tier: first response due after 12 s, resolution after 18 s.
+// Low priority, standard tier: first response due after 12 s, resolution after 18 s; warnings at a
+// quarter of each (3 s, 4.5 s). A warning is skipped by design when a monitor first sees the
+// request past its target (the breach then says it all); windows of 9 s and 13.5 s against passes
+// every 250 ms leave no room for that here, so each clock must warn exactly once.
 const POLICY = { standard: { low: { responseMinutes: 0.2, resolutionMinutes: 0.3 } } };
 const stack = await startStack(t, {
   replicas: 2,
   env: {
     SLA_POLICY: JSON.stringify(POLICY),
     SLA_MONITOR_INTERVAL_MS: '250',
+    SLA_WARNING_RATIO: '0.25',
     // 500 concurrent calls on a loaded test machine can keep a gateway's event loop from reading
     // Redis's answers within the default 250 ms; fail-open then admits the call (a CI run saw 65
     // of 60). This file is about exact counting across replicas; fail-open has its own tests.
@@ -79,7 +84,7 @@ t.test('SLA alerts are emitted once per request and clock, with two monitors run
   for (const clock of ['response', 'resolution']) {
     for (const type of ['system.sla_breach', 'system.sla_warning']) {
       const n = alerts.filter((e) => e.type === type && `sla.${clock}Status` in (e.changes ?? {})).length;
-      t.ok(type === 'system.sla_breach' ? n === 1 : n <= 1, `${type} for the ${clock} clock: ${n}`);
+      t.equal(n, 1, `${type} for the ${clock} clock: exactly one`);
     }
   }
 });
@@ -105,21 +110,29 @@ t.test('a revoked key and a deactivated user are refused by both gateways within
     t.equal((await via(g, keyed.key).get('/v1/me')).status, 200, `gateway ${g + 1} accepts the key first`);
     t.equal((await via(g, user.key).get('/v1/me')).status, 200);
   }
-  await stack.deskctlJson(['api-keys', 'revoke', keyed.keyId]);
-  t.equal((await admin.api.delete(`/v1/users/${user.id}`)).status, 200);
-  for (const g of [0, 1]) {
-    await eventually(async () => (await via(g, keyed.key).get('/v1/me')).status === 401 || null, {
-      timeoutMs: 1000,
+  await Promise.all([
+    stack.deskctlJson(['api-keys', 'revoke', keyed.keyId]),
+    admin.api.delete(`/v1/users/${user.id}`).then((res) => t.equal(res.status, 200, 'deactivated')),
+  ]);
+  // One start for every check, which all run at once: each gateway's refusal is timed from the
+  // moment both changes were made, not from the end of the check before it.
+  const start = Date.now();
+  const refusedAfter = async (g: number, key: string, what: string) => {
+    await eventually(async () => (await via(g, key).get('/v1/me')).status === 401 || null, {
+      timeoutMs: 5000,
       intervalMs: 50,
-      what: `gateway ${g + 1} refuses the revoked key`,
+      what: `gateway ${g + 1} refuses the ${what}`,
     });
-    await eventually(async () => (await via(g, user.key).get('/v1/me')).status === 401 || null, {
-      timeoutMs: 1000,
-      intervalMs: 50,
-      what: `gateway ${g + 1} refuses the deactivated user`,
-    });
-    t.pass(`gateway ${g + 1}: both refused within 1 s`);
-  }
+    return { what: `gateway ${g + 1}, ${what}`, ms: Date.now() - start };
+  };
+  const refusals = await Promise.all(
+    [0, 1].flatMap((g) => [
+      refusedAfter(g, keyed.key, 'revoked key'),
+      refusedAfter(g, user.key, 'deactivated user'),
+    ]),
+  );
+  t.comment(`refused after: ${refusals.map((r) => `${r.what} ${r.ms} ms`).join('; ')}`);
+  for (const r of refusals) t.ok(r.ms <= 1000, `${r.what}: refused within 1 s (${r.ms} ms)`);
 });
 
 t.test('a user renamed in identity shows in reads served by either requests replica', async (t) => {
@@ -131,18 +144,37 @@ t.test('a user renamed in identity shows in reads served by either requests repl
   });
   const id = created.json.data.id as string;
   t.equal((await admin.api.patch(`/v1/users/${requester.id}`, { name: 'Renamed Person' })).status, 200);
-  // Calls alternate over both requests replicas (BalancedPool): ten reads in a row must agree.
-  await eventually(
+  // Reads through the gateways, which spread them over both requests replicas (BalancedPool);
+  // each replica's own /metrics count of `GET /v1/requests/:id` says how many of a round it
+  // served. A round counts when all ten reads show the new name and both replicas served some.
+  const replicas = stack.instances.filter((i) => i.startsWith('requests'));
+  t.equal(replicas.length, 2);
+  const servedReads = async () =>
+    Promise.all(
+      replicas.map(async (r) =>
+        total(await scrape(stack, r), 'http_server_request_duration_seconds_count', {
+          method: 'GET',
+          route: '/v1/requests/:id',
+        }),
+      ),
+    );
+  const served = await eventually(
     async () => {
+      const before = await servedReads();
       const names = await Promise.all(
         Array.from(
           { length: 10 },
           async (_, i) => (await via(i % 2, admin.key).get(`/v1/requests/${id}`)).json.data.requester.name,
         ),
       );
-      return names.every((n) => n === 'Renamed Person') || null;
+      const after = await servedReads();
+      const byReplica = after.map((n, r) => n - before[r]);
+      return (
+        (names.every((n) => n === 'Renamed Person') && byReplica.every((n) => n > 0) && byReplica) || null
+      );
     },
-    { what: 'the new name on every replica' },
+    { what: 'the new name in reads served by both replicas' },
   );
-  t.pass('every read, whichever replica served it, shows the new name');
+  t.comment(`reads served per requests replica: ${served.join(', ')}`);
+  t.pass('every read, served by either replica, shows the new name');
 });
