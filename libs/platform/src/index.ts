@@ -27,3 +27,4 @@ export * from './event-decoder.js';
 export * from './identity-rpc.js';
 export * from './telemetry/propagation.js';
 export * from './telemetry/flush.js';
+export * from './human-bytes.js';

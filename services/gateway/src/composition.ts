@@ -19,6 +19,7 @@ import { registerOAuthProxy } from './routes/oauth.js';
 import { registerScimProxy } from './routes/scim.js';
 import { createUpstreamHealth } from './routes/upstream-health.js';
 import { refuseAmbiguousPaths, registerPublicRoutes } from './routes/proxy.js';
+import { collectServedPaths } from './routes/unmatched.js';
 import './routes/request-context.js';
 import { createDenyList } from './store/deny-list.js';
 import { createRateLimiter } from './store/rate-limiter.js';
@@ -83,6 +84,9 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
     trustProxy: trustProxyFrom(config.TRUSTED_PROXIES),
     https: deps.https ?? null,
   });
+
+  // Before any route: the table of served paths the 405 and 404 answers read.
+  const servedPaths = collectServedPaths(app);
 
   if (deps.https) {
     const hsts = `max-age=${config.HSTS_MAX_AGE_SECONDS}; includeSubDomains`;
@@ -177,6 +181,7 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
     signForwarded: createForwardedSigner(config.PRINCIPAL_SIGNING_KEY),
   });
   registerDocs(app, { serverUrl: config.OAUTH_ISSUER });
+  servedPaths.registerUnmatched({ cors: listFrom(config.CORS_ALLOWED_ORIGINS).length > 0 });
 
   return {
     app,

@@ -1,6 +1,6 @@
 import replyFrom from '@fastify/reply-from';
 import { hasScope, type OwningService, type PublicRoute } from '@support-desk/contracts';
-import { errorBody, type HttpApp, isAppError } from '@support-desk/platform';
+import { errorBody, type HttpApp, humanBytes, isAppError } from '@support-desk/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../use-cases/authenticator.js';
 import type { FastPrincipalSigner } from '../use-cases/principal-signer.js';
@@ -158,6 +158,9 @@ export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promi
   const onRequest = guard(deps);
   const hooks = fromOptions(false);
   const { config } = deps;
+  // The file's own limit is named (the multipart framing allowance is an implementation detail).
+  const attachmentsMessage = `attachments are limited to ${humanBytes(config.ATTACHMENT_MAX_BYTES)}`;
+  const jsonMessage = `JSON bodies are limited to ${humanBytes(config.JSON_BODY_LIMIT_BYTES)}`;
   for (const [service, allRoutes] of routesByService()) {
     // Calls that change something go on a connection of their own (see `upstreamPool`); reads
     // reuse kept-alive ones. Two scopes, each with its pool.
@@ -172,16 +175,17 @@ export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promi
           const limit = upload
             ? config.ATTACHMENT_MAX_BYTES + MULTIPART_OVERHEAD_BYTES
             : config.JSON_BODY_LIMIT_BYTES;
+          const tooLarge = upload ? attachmentsMessage : jsonMessage;
           const declared = Number(request.headers['content-length'] ?? 0);
           if (declared > limit) {
-            done(payloadTooLarge(limit), undefined);
+            done(payloadTooLarge(tooLarge), undefined);
             return;
           }
           // Uploads stream to the service, counted on the way (read only once a connection is
           // made, so a refused one can go to another replica); JSON bodies (small) are read
           // first, so they can be sent whole again.
-          if (upload) done(null, new DeferredBody(limitStream(request, payload, limit)));
-          else bufferBody(payload, limit, done);
+          if (upload) done(null, new DeferredBody(limitStream(request, payload, limit, tooLarge)));
+          else bufferBody(payload, limit, tooLarge, done);
         });
         await scope.register(replyFrom, {
           ...upstreamPool(config, deps.upstreams[service as OwningService], {
@@ -195,7 +199,9 @@ export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promi
           scope.route({
             method: route.method,
             url: route.path,
-            exposeHeadRoute: false,
+            // HEAD wherever GET is served: the same guard (it counts as a call) and the same
+            // forward; the service answers HEAD itself (fastify's HEAD twin of its GET route).
+            exposeHeadRoute: route.method === 'GET',
             config: { publicRoute: route },
             onRequest,
             handler: (request, reply) =>
