@@ -10,7 +10,7 @@ import {
 } from '@support-desk/platform';
 import { Redis } from 'ioredis';
 import type { JWTVerifyGetKey } from 'jose';
-import { type GatewayConfig, listFrom } from './config.js';
+import { type GatewayConfig, idempotencyInFlightMs, listFrom } from './config.js';
 import { subscribeCredentialNotices } from './events/credential-notices.js';
 import { createIdentityClient } from './events/identity-client.js';
 import { registerCors } from './routes/cors.js';
@@ -22,6 +22,7 @@ import { refuseAmbiguousPaths, registerPublicRoutes } from './routes/proxy.js';
 import { collectServedPaths } from './routes/unmatched.js';
 import './routes/request-context.js';
 import { createDenyList } from './store/deny-list.js';
+import { createIdempotencyStore } from './store/idempotency-store.js';
 import { createRateLimiter } from './store/rate-limiter.js';
 import { createAuthFailureThrottle } from './use-cases/auth-failure-throttle.js';
 import { createAuthenticator } from './use-cases/authenticator.js';
@@ -165,6 +166,12 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
     authFailures: createAuthFailureThrottle({ limiter: rateLimiter, limit: config.AUTH_FAILURES_PER_IP }),
     rateLimiter,
     signPrincipal: createFastPrincipalSigner(config.PRINCIPAL_SIGNING_KEY),
+    idempotency: createIdempotencyStore({
+      redis,
+      prefix: config.REDIS_KEY_PREFIX,
+      ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS,
+      inFlightMs: idempotencyInFlightMs(config),
+    }),
   });
   await registerOAuthProxy(app, {
     config,

@@ -11,6 +11,8 @@ import {
   rateLimitHeaders,
 } from '../store/rate-limiter.js';
 import type { AuthFailureThrottle } from '../use-cases/auth-failure-throttle.js';
+import type { IdempotencyStore } from '../store/idempotency-store.js';
+import { idempotencyHooks } from './idempotency.js';
 import type { UpstreamHealth } from './upstream-health.js';
 import {
   ambiguousPath,
@@ -41,7 +43,12 @@ export interface ProxyDeps {
   authenticator: Authenticator;
   rateLimiter: RateLimiter | null;
   signPrincipal: FastPrincipalSigner;
+  /** Idempotency-Key claims and stored answers (POST and PATCH); null: the header is ignored (bench). */
+  idempotency: IdempotencyStore | null;
 }
+
+/** The methods an Idempotency-Key applies to (DELETE is idempotent by itself). */
+const KEYED = new Set(['POST', 'PATCH']);
 
 function sendError(
   reply: FastifyReply,
@@ -156,7 +163,9 @@ export function refuseAmbiguousPaths(app: HttpApp): void {
 /** Registers every PUBLIC_ROUTES entry, per owning service, as an authenticated proxy route. */
 export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promise<void> {
   const onRequest = guard(deps);
-  const hooks = fromOptions(false);
+  const plainHooks = fromOptions(false);
+  const idempotency = deps.idempotency && idempotencyHooks(deps.idempotency);
+  const keyedHooks = { ...plainHooks, onResponse: idempotency?.onResponse } as typeof plainHooks;
   const { config } = deps;
   // The file's own limit is named (the multipart framing allowance is an implementation detail).
   const attachmentsMessage = `attachments are limited to ${humanBytes(config.ATTACHMENT_MAX_BYTES)}`;
@@ -196,6 +205,8 @@ export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promi
           disableRequestLogging: true,
         });
         for (const route of routes) {
+          const keyed = idempotency !== null && KEYED.has(route.method);
+          const hooks = keyed ? keyedHooks : plainHooks;
           scope.route({
             method: route.method,
             url: route.path,
@@ -204,6 +215,7 @@ export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promi
             exposeHeadRoute: route.method === 'GET',
             config: { publicRoute: route },
             onRequest,
+            ...(keyed ? { preHandler: idempotency.preHandler, onSend: idempotency.onSend } : {}),
             handler: (request, reply) =>
               reply.from(
                 request.forwardUrl,
