@@ -29,7 +29,13 @@ const ERROR_RESPONSES: Record<string, string> = {
   '401': 'UNAUTHORIZED: missing, invalid, expired or revoked credential',
   '403': 'FORBIDDEN: the credential lacks the scope, or the address is not allowed',
   '404': 'NOT_FOUND: no such resource',
-  '413': 'PAYLOAD_TOO_LARGE: the body exceeds its limit',
+  '405': 'METHOD_NOT_ALLOWED: the path exists but not with this method; Allow lists the methods it has',
+  '409':
+    'CONFLICT: the resource is in another state, or a call with this Idempotency-Key is still running (see Retry-After)',
+  '413':
+    'PAYLOAD_TOO_LARGE: the body exceeds its limit (named in human units, e.g. "JSON bodies are limited to 1 MiB")',
+  '422':
+    'IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for a different request (method, path, query or body)',
   '429': 'RATE_LIMITED: the bucket named in the message is exhausted; see Retry-After',
   '500': 'SERVER_ERROR: internal error (the message carries an error id)',
   '502': 'SERVER_ERROR: the owning service is unreachable',
@@ -43,6 +49,20 @@ const RATE_HEADERS: Record<string, string> = {
   'X-RateLimit-Reset': 'Unix time (seconds) at which at least one more request is admitted',
   'RateLimit-Policy': 'IETF draft: "<bucket>";q=<limit>;w=<window seconds>',
   RateLimit: 'IETF draft: "<bucket>";r=<remaining>;t=<seconds to reset>',
+};
+
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Makes the call safe to retry: the first answer (status, body, Location) is kept for 24 h per ' +
+    'credential and key, and a retry with the same key and the same request gets it again ' +
+    '(`Idempotent-Replayed: true`) instead of running twice. The same key with a different request ' +
+    'is 422; a retry while the first call runs is 409 with Retry-After; 5xx answers are not kept. ' +
+    '1–255 printable ASCII characters (a UUID is a good key).',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+  example: '5f0c6a4e-2b1d-4c53-9a57-0d3f8e1b7c21',
 };
 
 /** TypeBox → plain JSON Schema; every schema carrying `$id` becomes a component and a `$ref`. */
@@ -102,10 +122,14 @@ function requestBody(s: RouteSchemas | undefined, components: Json): Json | unde
   return { required: true, content: Object.fromEntries(types.map((t) => [t, { schema }])) };
 }
 
+/** POST and PATCH take an Idempotency-Key (the gateway's `routes/idempotency.ts`). */
+const isKeyed = (route: PublicRoute) => route.method === 'POST' || route.method === 'PATCH';
+
 function successResponses(route: PublicRoute, s: RouteSchemas | undefined, components: Json): Json {
-  const headers = Object.fromEntries(
+  const headers: Json = Object.fromEntries(
     Object.keys(RATE_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]),
   );
+  if (isKeyed(route)) headers['Idempotent-Replayed'] = { $ref: '#/components/headers/Idempotent-Replayed' };
   if (!s) {
     const status = route.method === 'POST' ? '201' : '200';
     return {
@@ -150,7 +174,11 @@ export function buildOpenApi({
     const s = merged[routeKey(route)];
     const scopes = route.scope === 'authenticated' ? [] : [route.scope];
     const body = requestBody(s, schemas);
-    const errors = ['400', '401', '403', '404', ...(body ? ['413'] : []), '429', '500', '502', '503', '504'];
+    const keyed = isKeyed(route);
+    const errors = [
+      ...['400', '401', '403', '404', ...(keyed ? ['409'] : []), ...(body ? ['413'] : [])],
+      ...[...(keyed ? ['422'] : []), '429', '500', '502', '503', '504'],
+    ];
     const path = openApiPath(route.path);
     paths[path] ??= {};
     paths[path][route.method.toLowerCase()] = {
@@ -161,7 +189,10 @@ export function buildOpenApi({
       security: [{ apiKey: scopes }, { oauth2: scopes }],
       'x-required-scope': route.scope,
       'x-rate-limit-bucket': route.bucket,
-      parameters: parameters(route, s, schemas),
+      parameters: [
+        ...parameters(route, s, schemas),
+        ...(keyed ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
+      ],
       ...(body ? { requestBody: body } : {}),
       responses: {
         ...successResponses(route, s, schemas),
@@ -177,7 +208,10 @@ export function buildOpenApi({
       version: '1.0.0',
       description:
         'Help-desk API. Authenticate with `Authorization: Bearer <API key or OAuth access token>`. ' +
-        'Every response is `{success, data}` or `{success: false, error: {code, message}}`.',
+        'Every response is `{success, data}` or `{success: false, error: {code, message}}`. ' +
+        'HEAD is served wherever GET is (same status and headers, no body; counted like GET). ' +
+        'A path called with a method it does not have is `405 METHOD_NOT_ALLOWED` with `Allow`. ' +
+        'POST and PATCH take an `Idempotency-Key` header: a retry with the same key gets the first answer again.',
     },
     servers: [{ url: serverUrl }],
     paths: { ...paths, ...oauthPaths() },
@@ -189,6 +223,16 @@ export function buildOpenApi({
           {
             description,
             content: envelope,
+            ...(code === '405'
+              ? {
+                  headers: { Allow: { description: 'The methods the path has', schema: { type: 'string' } } },
+                }
+              : {}),
+            ...(code === '409'
+              ? {
+                  headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
+                }
+              : {}),
             ...(code === '429'
               ? {
                   headers: {
@@ -202,12 +246,20 @@ export function buildOpenApi({
           },
         ]),
       ),
-      headers: Object.fromEntries(
-        Object.entries(RATE_HEADERS).map(([h, description]) => [
-          h,
-          { description, schema: { type: h.startsWith('X-') ? 'integer' : 'string' } },
-        ]),
-      ),
+      headers: {
+        ...Object.fromEntries(
+          Object.entries(RATE_HEADERS).map(([h, description]) => [
+            h,
+            { description, schema: { type: h.startsWith('X-') ? 'integer' : 'string' } },
+          ]),
+        ),
+        'Idempotent-Replayed': {
+          description:
+            '`true` when this is the stored answer to an earlier call with the same Idempotency-Key',
+          schema: { type: 'string', enum: ['true'] },
+        },
+      },
+      parameters: { IdempotencyKey: IDEMPOTENCY_KEY_PARAMETER },
       securitySchemes: {
         apiKey: {
           type: 'http',
