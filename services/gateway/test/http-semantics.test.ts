@@ -131,3 +131,38 @@ t.test('with CORS on, Allow names OPTIONS and preflights still work', async (t) 
   t.match(preflight.headers['access-control-allow-headers'], /idempotency-key/);
   t.match(preflight.headers['access-control-expose-headers'], /idempotent-replayed/);
 });
+
+t.test('OAuth and SCIM size limits are named in human units', async (t) => {
+  const h = await harness(t, { JSON_BODY_LIMIT_BYTES: 2048 });
+  const { app } = await h.gateway();
+  const token = await app.inject({
+    method: 'POST',
+    url: '/oauth/token',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: `grant_type=client_credentials&pad=${'x'.repeat(70 * 1024)}`,
+  });
+  t.equal(token.statusCode, 413);
+  t.equal(token.json().error.code, 'PAYLOAD_TOO_LARGE');
+  t.equal(token.json().error.message, 'OAuth request bodies are limited to 64 KiB');
+  t.equal(token.json().error.requestId, token.headers['x-request-id']);
+  const scim = await app.inject({
+    method: 'POST',
+    url: '/scim/v2/Users',
+    headers: { 'content-type': 'application/scim+json', authorization: 'Bearer sdscim_okta_x' },
+    payload: JSON.stringify({ userName: 'x'.repeat(4096) }),
+  });
+  t.equal(scim.statusCode, 413);
+  t.match(scim.headers['content-type'], /application\/scim\+json/);
+  t.same(scim.json(), {
+    schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
+    status: '413',
+    detail: 'SCIM request bodies are limited to 2 KiB',
+  });
+  const fine = await app.inject({
+    method: 'POST',
+    url: '/oauth/token',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'grant_type=client_credentials',
+  });
+  t.equal(fine.statusCode, 200, 'smaller bodies go through');
+});

@@ -4,7 +4,7 @@ import type { UpstreamHealth } from './upstream-health.js';
 import type { FastifyReplyFromHooks } from '@fastify/reply-from';
 import { FORWARDED_HEADER, INTERNAL_HEADERS, PRINCIPAL_HEADER } from '@support-desk/contracts';
 import { AppError, errorBody, traceContextHeaders } from '@support-desk/platform';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayConfig } from '../config.js';
 import { upstreamErrors } from '../metrics.js';
 
@@ -26,6 +26,23 @@ export function poolOptions(config: GatewayConfig) {
 
 /** A 413 that names the limit in human units (`attachments are limited to 25 MiB`). */
 export const payloadTooLarge = (message: string) => new AppError('PAYLOAD_TOO_LARGE', message);
+
+/**
+ * A scope whose bodies fastify limits (`bodyLimit`) answers its 413 with `message` (the limit in
+ * human units) instead of the framework's generic one; every other error goes on to the app's
+ * handler.
+ */
+export function nameBodyLimit(
+  scope: FastifyInstance,
+  message: string,
+  send?: (reply: FastifyReply) => unknown,
+) {
+  scope.setErrorHandler((error: FastifyError, _request, reply) => {
+    if (error.code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw error;
+    if (send) return send(reply);
+    throw payloadTooLarge(message);
+  });
+}
 
 /**
  * Passes the body through while counting it: over `limit` bytes the stream errors, the upstream
