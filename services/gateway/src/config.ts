@@ -121,7 +121,9 @@ function checkCorsOrigins(config: GatewayConfig) {
 /**
  * How long an Idempotency-Key claim lives while its first call runs: a gateway that dies mid-call
  * never stores the answer, and its claim must not block the key for the whole TTL. At least 60 s,
- * and longer than the upstream timeout (a call cannot outlive it).
+ * and 30 s longer than the upstream timeout, which bounds the wait for a service's answer (an
+ * upload still streaming from a slow client when the claim expires is the exception: a retry
+ * after that runs again; see the README).
  */
 export const idempotencyInFlightMs = (config: GatewayConfig) =>
   Math.max(60_000, config.UPSTREAM_TIMEOUT_MS + 30_000);
