@@ -1,0 +1,70 @@
+import { freePort, testEnv } from '@support-desk/platform/testing';
+import t from 'tap';
+import { loadGatewayConfig } from '../src/config.js';
+import { bearer, harness } from './helpers.js';
+import { json, startWrites } from './write-upstream.js';
+
+t.test('Redis unreachable: a call with a key is 503, one without is served', async (t) => {
+  const writes = await startWrites(t);
+  const h = await harness(t, { REQUESTS_URL: writes.url });
+  const { app } = await h.gateway({}, `redis://127.0.0.1:${await freePort()}`);
+  const { raw } = h.identity.addKey(h.identity.addUser('admin'));
+  const keyed = await app.inject({
+    method: 'POST',
+    url: '/v1/requests',
+    headers: { ...bearer(raw), ...json('k-1') },
+    payload: '{}',
+  });
+  t.equal(keyed.statusCode, 503);
+  t.equal(keyed.json().error.code, 'SERVICE_UNAVAILABLE');
+  t.equal(writes.calls.length, 0);
+  const plain = await app.inject({
+    method: 'POST',
+    url: '/v1/requests',
+    headers: { ...bearer(raw), ...json() },
+    payload: '{}',
+  });
+  t.equal(plain.statusCode, 201, 'the rate limiter fails open, and no key means no guarantee asked');
+});
+
+t.test('IDEMPOTENCY_TTL_SECONDS is validated', async (t) => {
+  const env = { PRINCIPAL_SIGNING_KEY: testEnv.principalKeys.signingKey };
+  t.equal(loadGatewayConfig(env).IDEMPOTENCY_TTL_SECONDS, 86_400, '24 h by default');
+  t.throws(() => loadGatewayConfig({ ...env, IDEMPOTENCY_TTL_SECONDS: '10' }), /IDEMPOTENCY_TTL_SECONDS/);
+  t.throws(() => loadGatewayConfig({ ...env, IDEMPOTENCY_TTL_SECONDS: 'soon' }), /IDEMPOTENCY_TTL_SECONDS/);
+});
+
+t.test('the OpenAPI document names the header, the replay marker and the 409/422', async (t) => {
+  const h = await harness(t);
+  const { app } = await h.gateway();
+  const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json();
+  const keyRef = { $ref: '#/components/parameters/IdempotencyKey' };
+  t.equal(doc.components.parameters.IdempotencyKey.name, 'Idempotency-Key');
+  t.equal(doc.components.parameters.IdempotencyKey.in, 'header');
+  for (const [path, method] of [
+    ['/v1/requests', 'post'],
+    ['/v1/requests/{id}', 'patch'],
+    ['/v1/requests/{id}/attachments', 'post'],
+    ['/v1/groups/{id}/members', 'post'],
+  ]) {
+    const op = doc.paths[path][method];
+    t.same(op.parameters.at(-1), keyRef, `${method} ${path}: Idempotency-Key`);
+    t.ok(op.responses['409'] && op.responses['422'], `${method} ${path}: 409 and 422`);
+    const success = Object.entries(op.responses).find(([s]) => s.startsWith('2'))?.[1] as {
+      headers: Record<string, unknown>;
+    };
+    t.ok(success.headers['Idempotent-Replayed'], `${method} ${path}: Idempotent-Replayed`);
+  }
+  for (const [path, method] of [
+    ['/v1/requests', 'get'],
+    ['/v1/requests/{id}', 'delete'],
+  ]) {
+    const op = doc.paths[path][method];
+    t.notOk(
+      op.parameters.some((p: unknown) => JSON.stringify(p) === JSON.stringify(keyRef)),
+      `${method} ${path}: no key`,
+    );
+    t.notOk(op.responses['422'], `${method} ${path}: no 422`);
+  }
+  t.ok(doc.components.responses['405'].headers.Allow, '405 documented with Allow');
+});
