@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { freePort, testEnv } from '@support-desk/platform/testing';
 import t from 'tap';
 import { loadGatewayConfig } from '../src/config.js';
@@ -67,4 +69,46 @@ t.test('the OpenAPI document names the header, the replay marker and the 409/422
     t.notOk(op.responses['422'], `${method} ${path}: no 422`);
   }
   t.ok(doc.components.responses['405'].headers.Allow, '405 documented with Allow');
+});
+
+t.test('a client that hangs up before the answer: the answer is still stored for its retry', async (t) => {
+  const writes = await startWrites(t);
+  const h = await harness(t, { REQUESTS_URL: writes.url });
+  const { app } = await h.gateway();
+  const { raw } = h.identity.addKey(h.identity.addUser('admin'));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (app.server.address() as AddressInfo).port;
+  const key = `hangup-${Date.now()}`;
+  const body = JSON.stringify({ title: 'VPN down' });
+  writes.hold();
+  const client = httpRequest({
+    port,
+    host: '127.0.0.1',
+    method: 'POST',
+    path: '/v1/requests',
+    headers: { ...bearer(raw), ...json(key), 'content-length': String(body.length) },
+  });
+  client.on('error', () => undefined);
+  client.end(body);
+  for (let i = 0; i < 200 && writes.calls.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  t.equal(writes.calls.length, 1, 'the call reached the service');
+  client.destroy();
+  await new Promise((r) => setTimeout(r, 50));
+  writes.release();
+  const retry = async () =>
+    app.inject({
+      method: 'POST',
+      url: '/v1/requests',
+      headers: { ...bearer(raw), ...json(key) },
+      payload: body,
+    });
+  let answer = await retry();
+  // Bounded: the first call's answer is stored moments after the service gives it.
+  for (let i = 0; i < 100 && answer.statusCode === 409; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    answer = await retry();
+  }
+  t.equal(answer.statusCode, 201);
+  t.equal(answer.headers['idempotent-replayed'], 'true', 'the retry gets the answer the client missed');
+  t.equal(writes.calls.length, 1, 'and the service saw one call');
 });
