@@ -12,6 +12,7 @@ import {
   SCOPES,
 } from '@support-desk/contracts';
 import type { TSchema } from '@sinclair/typebox';
+import { takesIdempotencyKey } from '../use-cases/idempotency.js';
 import { openApiPath, pathParams } from '../use-cases/route-table.js';
 import { oauthPaths } from './openapi-oauth.js';
 
@@ -123,7 +124,7 @@ function requestBody(s: RouteSchemas | undefined, components: Json): Json | unde
 }
 
 /** POST and PATCH take an Idempotency-Key (the gateway's `routes/idempotency.ts`). */
-const isKeyed = (route: PublicRoute) => route.method === 'POST' || route.method === 'PATCH';
+const isKeyed = (route: PublicRoute) => takesIdempotencyKey(route.method);
 
 function successResponses(route: PublicRoute, s: RouteSchemas | undefined, components: Json): Json {
   const headers: Json = Object.fromEntries(

@@ -11,6 +11,7 @@ import {
   rateLimitHeaders,
 } from '../store/rate-limiter.js';
 import type { AuthFailureThrottle } from '../use-cases/auth-failure-throttle.js';
+import { takesIdempotencyKey } from '../use-cases/idempotency.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
 import { idempotencyHooks } from './idempotency.js';
 import type { UpstreamHealth } from './upstream-health.js';
@@ -46,9 +47,6 @@ export interface ProxyDeps {
   /** Idempotency-Key claims and stored answers (POST and PATCH); null: the header is ignored (bench). */
   idempotency: IdempotencyStore | null;
 }
-
-/** The methods an Idempotency-Key applies to (DELETE is idempotent by itself). */
-const KEYED = new Set(['POST', 'PATCH']);
 
 function sendError(
   reply: FastifyReply,
@@ -205,7 +203,7 @@ export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promi
           disableRequestLogging: true,
         });
         for (const route of routes) {
-          const keyed = idempotency !== null && KEYED.has(route.method);
+          const keyed = idempotency !== null && takesIdempotencyKey(route.method);
           const hooks = keyed ? keyedHooks : plainHooks;
           scope.route({
             method: route.method,

@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
 
+/** The methods an Idempotency-Key applies to (GET, HEAD and DELETE are idempotent by themselves). */
+export const takesIdempotencyKey = (method: string) => method === 'POST' || method === 'PATCH';
+
 /** Longest Idempotency-Key accepted (Stripe's limit; a UUID is 36). */
 export const IDEMPOTENCY_KEY_MAX = 255;
 const PRINTABLE_ASCII = /^[\x20-\x7E]+$/;
