@@ -41,8 +41,9 @@ RUN npm ci --omit=dev --no-audit --no-fund \
 COPY --from=build /dist-out/ ./
 # A numeric non-root user above 10000 (never a host user's id), the one the Kubernetes chart
 # runs as (deploy/helm/support-desk-service/values.yaml: securityContext). The one directory a
-# service writes to (identity's development signing key file when OAUTH_SIGNING_KEYS is unset)
-# is owned by it; under Kubernetes the root filesystem is read-only and /tmp is an emptyDir.
+# service writes to (identity's development signing key file, IDENTITY_DATA_DIR, when
+# OAUTH_SIGNING_KEYS is unset and NODE_ENV is not production) is owned by it; under Kubernetes
+# the root filesystem is read-only and /tmp is an emptyDir. `npm run deploy:check` checks this.
 RUN groupadd --gid 10001 app \
  && useradd --uid 10001 --gid 10001 --no-create-home --shell /usr/sbin/nologin app \
  && mkdir -p /app/.data && chown 10001:10001 /app/.data

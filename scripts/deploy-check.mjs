@@ -15,6 +15,7 @@ import { startControlPlane } from './deploy/apiserver.mjs';
 import {
   conftest,
   dockerfileAgrees,
+  dockerfileOwnsDataDir,
   helmLint,
   helmServerDryRun,
   helmTemplate,
@@ -90,6 +91,14 @@ async function check() {
     writeCrdSchemas(crdSchemas);
     const values = YAML.parse(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8'));
     report('Dockerfile agrees with the chart (user, tini)', dockerfileAgrees(values));
+    report("Dockerfile gives identity's data directory to its non-root user", dockerfileOwnsDataDir());
+    // As the fixtures below prove for the manifest checkers: this one can fail.
+    const dockerfile = fs.readFileSync(path.join(DEPLOY, '..', 'Dockerfile'), 'utf8');
+    report(
+      'a Dockerfile that does not chown the data directory is rejected',
+      dockerfileOwnsDataDir(dockerfile.replace(/\bchown\b/g, 'true')),
+      { expectFailure: 'does not chown' },
+    );
 
     // helm lint and render, for every release at the oldest and the newest Kubernetes.
     const rendered = {};

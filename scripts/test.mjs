@@ -19,8 +19,9 @@
 // no test ran. Infra keeps running afterwards unless SD_TEST_INFRA_DOWN=1.
 // Chromium, jq, openssl, curl (browser tests, README walkthrough), slapd and ldap-utils (LDAP sync) are installed with apt when
 // missing and running as root;
-// SD_TEST_SKIP_CHROMIUM=1 skips that. The SCIM conformance test's checker (PyPI scim2-tester) is
-// installed into a venv in the data directory before the tests (scripts/infra/scim2-tester.mjs).
+// SD_TEST_SKIP_CHROMIUM=1 skips that. The PyPI tools of the SCIM conformance and Schemathesis tests
+// (scim2-tester, schemathesis) are installed into venvs in the data directory before the tests
+// (scripts/infra/python-tools.mjs).
 // The run's raw TAP is kept in .tap/last-run.tap.
 
 import { spawn } from 'node:child_process';
@@ -37,7 +38,7 @@ import {
   up,
 } from './infra.mjs';
 import { ensureCollector } from './infra/otelcol.mjs';
-import { ensureScimTester } from './infra/scim2-tester.mjs';
+import { ensurePythonTool, PYTHON_TOOLS } from './infra/python-tools.mjs';
 import { formatFailures, parseTapSummary, readTap } from './tap-report.mjs';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -286,13 +287,14 @@ async function main() {
       console.log(`warning: ${err.message}; the tracing test will report it.`);
     }
   }
-  // The SCIM conformance test runs the PyPI checker scim2-tester from a venv (about 10 s to
-  // install on a fresh machine): likewise before the tests.
-  if (files.some((f) => f.endsWith('scim-conformance.test.js'))) {
+  // The SCIM conformance and Schemathesis tests run PyPI tools from venvs (10-20 s each to install
+  // on a fresh machine): likewise before the tests.
+  for (const [name, { testFile }] of Object.entries(PYTHON_TOOLS)) {
+    if (!files.some((f) => f.endsWith(testFile))) continue;
     try {
-      ensureScimTester();
+      ensurePythonTool(name);
     } catch (err) {
-      console.log(`warning: ${err.message}; the SCIM conformance test will report it.`);
+      console.log(`warning: ${err.message}; ${testFile} will report it.`);
     }
   }
   if (files.length === 0) {

@@ -147,3 +147,34 @@ export function dockerfileAgrees(values) {
     problems.push('the Dockerfile ENTRYPOINT is not ["/usr/bin/tini", "--"]');
   return { ok: problems.length === 0, output: problems.join('\n') };
 }
+
+/**
+ * The runtime stage creates the data directory identity writes its development signing key
+ * under (IDENTITY_DATA_DIR defaults to `<app>/.data/identity`: services/identity/src/config.ts)
+ * and gives it to the image's USER, so the non-root user can create the key there.
+ */
+export function dockerfileOwnsDataDir(
+  dockerfile = fs.readFileSync(path.join(DEPLOY, '..', 'Dockerfile'), 'utf8'),
+) {
+  const runtime = dockerfile.split(/^FROM\s/m).at(-1);
+  // RUN instructions with their continuation lines joined.
+  const runs = [...runtime.replace(/\\\n/g, ' ').matchAll(/^RUN\s+(.*)$/gm)].map((m) => m[1]);
+  const workdir = [...runtime.matchAll(/^WORKDIR\s+(\S+)\s*$/gm)].at(-1)?.[1];
+  const user = runtime.match(/^USER\s+(\d+)(?::(\d+))?\s*$/m);
+  const problems = [];
+  if (!workdir) problems.push('the runtime stage has no WORKDIR');
+  if (!user) problems.push('the runtime stage has no numeric USER');
+  if (problems.length === 0) {
+    const dataDir = `${workdir.replace(/\/$/, '')}/.data`;
+    const words = runs.flatMap((r) => r.split(/\s*&&\s*/)).map((c) => c.trim().split(/\s+/));
+    const makes = words.some((w) => w[0] === 'mkdir' && w.slice(1).includes(dataDir));
+    const owner = new RegExp(`^${user[1]}(:${user[2] ?? '\\d+'})?$`);
+    const chowns = words.some(
+      (w) => w[0] === 'chown' && w.some((a) => owner.test(a)) && w.slice(1).includes(dataDir),
+    );
+    if (!makes) problems.push(`the runtime stage does not create ${dataDir} (identity's data directory)`);
+    const named = user[2] ? `${user[1]}:${user[2]}` : user[1];
+    if (!chowns) problems.push(`the runtime stage does not chown ${dataDir} to the USER ${named}`);
+  }
+  return { ok: problems.length === 0, output: problems.join('\n') };
+}

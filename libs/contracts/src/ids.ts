@@ -14,7 +14,7 @@ export const ID_PREFIX = {
   oauthGrant: 'gnt',
 } as const;
 
-type IdKind = keyof typeof ID_PREFIX;
+export type IdKind = keyof typeof ID_PREFIX;
 
 // Crockford base32, lower case: sorts lexicographically in time order.
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
@@ -72,6 +72,24 @@ export function isId(kind: IdKind, value: unknown): value is string {
   return typeof value === 'string' && new RegExp(idPattern(kind)).test(value);
 }
 
-/** TypeBox schema for an id of one kind (malformed ids fail validation with 400). */
+/** What an id of this kind looks like, for messages: `req_01jd2k3m4n5p6q7r8s9t0v1w2x`. */
+export const idExample = (kind: IdKind) => `${ID_PREFIX[kind]}_01jd2k3m4n5p6q7r8s9t0v1w2x`;
+
+const KIND_BY_PATTERN = new Map(
+  (Object.keys(ID_PREFIX) as IdKind[]).map((kind) => [idPattern(kind), kind] as const),
+);
+
+/** The kind of id a schema pattern (from `IdSchema`) describes, to name it in an error. */
+export const idKindOfPattern = (pattern: unknown): IdKind | undefined =>
+  typeof pattern === 'string' ? KIND_BY_PATTERN.get(pattern) : undefined;
+
+/**
+ * TypeBox schema for an id of one kind. In a path a malformed id answers 404 like an unknown one
+ * (ids are opaque); in a body or query it is a 400 naming the expected shape.
+ */
 export const IdSchema = (kind: IdKind, description?: string) =>
-  Type.String({ pattern: idPattern(kind), description: description ?? `${ID_PREFIX[kind]}_ id` });
+  Type.String({
+    pattern: idPattern(kind),
+    description: description ?? `${ID_PREFIX[kind]}_ id`,
+    examples: [idExample(kind)],
+  });

@@ -10,3 +10,4 @@ export * from './subjects.js';
 export * from './audit.js';
 export * from './identity.js';
 export * from './requests.js';
+export * from './examples.js';

@@ -256,9 +256,15 @@ export const requestsRouteSchemas = {
     response: { 201: Ok(UploadedAttachment) },
   },
   'GET /v1/attachments/:id': {
-    description: 'The file bytes, served as a download.',
+    description:
+      'The file bytes as uploaded, served as a download. `Content-Type` is the type detected from the ' +
+      'bytes at upload (file-type signatures: `image/png`, `application/pdf`, `application/zip`, …), ' +
+      '`application/octet-stream` when none matched (plain text among them); the type the uploader ' +
+      'claimed is never used. With `Content-Disposition: attachment` (the original file name), ' +
+      "`X-Content-Type-Options: nosniff`, `Content-Security-Policy: default-src 'none'; sandbox` and " +
+      '`Cache-Control: private, no-store`.',
     params: AttachmentIdParams,
-    produces: ['application/octet-stream'],
+    produces: ['application/octet-stream', 'application/pdf', 'image/png', 'image/jpeg', '*/*'],
     response: { 200: Type.String({ format: 'binary' }) },
   },
 } satisfies RouteSchemaMap;

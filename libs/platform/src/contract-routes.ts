@@ -3,6 +3,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
 import type { HttpApp } from './http.js';
 import { ok } from './http.js';
+import { entityTag, holdsCurrent, revisionOf } from './entity-tags.js';
 import { requireScope } from './principal.js';
 
 type StaticOf<S> = S extends TSchema ? Static<S> : unknown;
@@ -67,6 +68,13 @@ export function contractRoute<M extends RouteSchemaMap, K extends keyof M & stri
     handler: async (request, reply) => {
       const data = await handler(request as unknown as ContractRequest<M[K]>, reply);
       if (data === reply) return reply;
+      // A single read marked with its revision gets an ETag, and a 304 when the client holds it.
+      const revision = revisionOf(data);
+      if (revision !== undefined) {
+        const tag = entityTag(revision, data);
+        reply.header('etag', tag);
+        if (holdsCurrent(request.headers['if-none-match'], tag)) return reply.code(304).send();
+      }
       return reply.code(status).send(ok(data));
     },
   });

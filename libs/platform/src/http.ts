@@ -15,6 +15,7 @@ import Fastify, {
 import type { Logger } from './logger.js';
 import { AppError, isAppError } from './errors.js';
 import { nulCharacterPath } from './nul-character.js';
+import { type AjvError, validationFailure, validatorCompiler } from './validation.js';
 import { histogram } from './metrics.js';
 import { isDatabaseUnreachable } from './mongo.js';
 import { activeTraceId } from './telemetry/propagation.js';
@@ -77,37 +78,6 @@ const CODE_FOR_STATUS: Record<number, ErrorCode> = {
   503: 'SERVICE_UNAVAILABLE',
 };
 
-interface AjvError {
-  keyword: string;
-  instancePath: string;
-  message?: string;
-  params: Record<string, unknown>;
-}
-
-const CONTEXT_LABEL: Record<string, string> = {
-  querystring: 'query',
-  params: 'path',
-  body: 'body',
-  headers: 'header',
-};
-
-/** "query.limit must be >= 1": names the field and where it came from. */
-export function describeValidation(errors: AjvError[], context = 'body'): string {
-  const e = errors[0];
-  if (!e) return 'Invalid request';
-  const segments = e.instancePath.split('/').filter(Boolean);
-  if (e.keyword === 'required') segments.push(String(e.params.missingProperty));
-  if (e.keyword === 'additionalProperties') segments.push(String(e.params.additionalProperty));
-  const field = [CONTEXT_LABEL[context] ?? context, ...segments].join('.');
-  let message = e.message ?? 'is invalid';
-  if (e.keyword === 'required') message = 'is required';
-  else if (e.keyword === 'additionalProperties') message = 'is not a known field';
-  else if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues))
-    message = `must be one of: ${(e.params.allowedValues as unknown[]).join(', ')}`;
-  else if (e.keyword === 'pattern') message = 'has an invalid format';
-  return `${field} ${message}`;
-}
-
 /** What the router refused, without echoing the input. */
 function frameworkMessage(error: { code?: string; message: string }): string {
   if (error.code === 'FST_ERR_BAD_URL') return 'The path has malformed percent-encoding';
@@ -146,9 +116,6 @@ export function createHttpApp({
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    ajv: {
-      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
-    },
     // A call that reaches the listener while it closes (a connection accepted before the listener
     // ends) is served like any other, with `Connection: close`: the drain before `close()` has
     // already moved traffic elsewhere, and a bare 503 would fail a write in a rolling restart.
@@ -163,6 +130,8 @@ export function createHttpApp({
     },
     ...(https ? { https } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as HttpApp;
+
+  app.setValidatorCompiler(validatorCompiler);
 
   // JSON only: text/plain and friends get 415 rather than a string body.
   app.removeContentTypeParser('text/plain');
@@ -234,21 +203,14 @@ export function createHttpApp({
   });
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
-    if (isAppError(error)) {
+    const failure = error.validation
+      ? validationFailure(error.validation as AjvError[], error.validationContext)
+      : error;
+    if (isAppError(failure)) {
       return reply
-        .code(error.statusCode)
-        .headers(error.headers)
-        .send(errorBody(error.code, error.message, error.details));
-    }
-    if (error.validation) {
-      return reply
-        .code(400)
-        .send(
-          errorBody(
-            'VALIDATION_ERROR',
-            describeValidation(error.validation as AjvError[], error.validationContext),
-          ),
-        );
+        .code(failure.statusCode)
+        .headers(failure.headers)
+        .send(errorBody(failure.code, failure.message, failure.details));
     }
     if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
       return reply.code(400).send(errorBody('VALIDATION_ERROR', 'body is not valid JSON'));

@@ -28,3 +28,4 @@ export * from './identity-rpc.js';
 export * from './telemetry/propagation.js';
 export * from './telemetry/flush.js';
 export * from './human-bytes.js';
+export * from './entity-tags.js';

@@ -75,7 +75,7 @@ t.test('events API', async (t) => {
   const viewer = asCaller(testPrincipal('viewer'));
   const get = async (url: string, headers = admin) => {
     const res = await app.inject({ method: 'GET', url, headers });
-    return { status: res.statusCode, body: res.json() };
+    return { status: res.statusCode, body: res.json(), headers: res.headers };
   };
   const ids = (body: { data: { events: { id: string }[] } }) => body.data.events.map((e) => e.id);
   const newestFirst = [...events]
@@ -205,8 +205,9 @@ t.test('events API', async (t) => {
     t.equal(missing.status, 404);
     t.equal(missing.body.error.code, 'NOT_FOUND');
     const bad = await get('/v1/events/not-an-id');
-    t.equal(bad.status, 400);
-    t.match(bad.body.error.message, /path\.id/);
+    t.equal(bad.status, 404, 'a malformed id names no event: 404 like an unknown one');
+    t.equal(bad.body.error.code, 'NOT_FOUND');
+    t.match(bad.body.error.message, /event ids look like evt_/);
   });
 
   t.test('events of one request: oldest first, no pagination', async (t) => {
@@ -223,8 +224,11 @@ t.test('events API', async (t) => {
     t.same(status0.changes, { status: { from: 'open', to: 'in_progress' } });
     t.notOk('changes' in body.data.events[0]);
     const none = await get(`/v1/requests/${newId('request')}/events`, agent);
-    t.same(none.body, { success: true, data: { events: [] } }, 'unknown request: empty list');
-    t.equal((await get('/v1/requests/usr_x/events')).status, 400, 'malformed request id');
+    t.equal(none.status, 404, 'unknown request: 404, not an empty list');
+    t.equal(none.body.error.code, 'NOT_FOUND');
+    const noneForAdmin = await get(`/v1/requests/${newId('request')}/events`, admin);
+    t.equal(noneForAdmin.status, 404, 'unknown request: 404 to an admin too');
+    t.equal((await get('/v1/requests/usr_x/events')).status, 404, 'malformed request id: 404');
   });
 
   t.test("a deleted request's history: 404 like the request, except to an admin", async (t) => {
@@ -234,7 +238,11 @@ t.test('events API', async (t) => {
     ] as const) {
       const res = await get(`/v1/requests/${requestB}/events`, headers);
       t.equal(res.status, 404, who);
-      t.same(res.body.error, { code: 'NOT_FOUND', message: 'Request not found' });
+      t.same(res.body.error, {
+        code: 'NOT_FOUND',
+        message: 'Request not found',
+        requestId: res.headers['x-request-id'],
+      });
     }
     const kept = await get(`/v1/requests/${requestB}/events`, admin);
     t.equal(kept.status, 200, 'admin: kept for audit');
@@ -258,6 +266,8 @@ t.test('events API', async (t) => {
       ['until=2026-13-01T00:00:00Z', /query\.until/],
       [`since=${at(5).toISOString()}&until=${at(5).toISOString()}`, /query\.until/],
       ['page=0', /query\.page/],
+      ['page=1e300', /query\.page/],
+      ['page=1.5', /query\.page/],
       ['limit=0', /query\.limit/],
       ['limit=ten', /query\.limit/],
       ['usrId=x', /query\.usrId/],

@@ -187,7 +187,7 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
     rateLimiter,
     signForwarded: createForwardedSigner(config.PRINCIPAL_SIGNING_KEY),
   });
-  registerDocs(app, { serverUrl: config.OAUTH_ISSUER });
+  await registerDocs(app, { serverUrl: config.OAUTH_ISSUER });
   servedPaths.registerUnmatched({ cors: listFrom(config.CORS_ALLOWED_ORIGINS).length > 0 });
 
   return {

@@ -220,7 +220,7 @@ export async function harness(t: Test, overrides: Partial<GatewayConfig> = {}): 
     REDIS_KEY_PREFIX: `${uniqueName('gw')}:`,
     UPSTREAM_TIMEOUT_MS: 2000,
     // The files make dozens of deliberate 401s from 127.0.0.1; the per-address limit on failed
-    // authentications has its own test, with its own low limit.
+    // authentications has its own test (auth-failures.test.ts), with a low limit.
     AUTH_FAILURES_PER_IP: 100_000,
     ...overrides,
   });

@@ -68,7 +68,8 @@ t.test('the OpenAPI document names the header, the replay marker and the 409/422
     );
     t.notOk(op.responses['422'], `${method} ${path}: no 422`);
   }
-  t.ok(doc.components.responses['405'].headers.Allow, '405 documented with Allow');
+  t.match(doc.info.description, /405 METHOD_NOT_ALLOWED` with `Allow`/, '405 documented');
+  t.ok(doc.paths['/v1/requests'].post.responses['409'].headers['Retry-After'], '409 says when to retry');
 });
 
 t.test('a client that hangs up before the answer: the answer is still stored for its retry', async (t) => {

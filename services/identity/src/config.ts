@@ -1,7 +1,14 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Static, Type } from '@sinclair/typebox';
-import { baseConfig, configSchema, loadConfig, metricsConfig, principalConfig } from '@support-desk/platform';
+import {
+  baseConfig,
+  ConfigError,
+  configSchema,
+  loadConfig,
+  metricsConfig,
+  principalConfig,
+} from '@support-desk/platform';
 
 /** `<repo>/.data/identity`, from dist/src/config.js. */
 const DEFAULT_DATA_DIR = resolve(fileURLToPath(import.meta.url), '../../../../../.data/identity');
@@ -57,8 +64,19 @@ export const identityServiceConfigSchema = configSchema({
 
 export type IdentityServiceConfig = Static<typeof identityServiceConfigSchema>;
 
+/**
+ * In production the signing keys come from OAUTH_SIGNING_KEYS (compose and Kubernetes require
+ * it): a key file generated per replica would sign tokens the other replicas do not publish, and
+ * under Kubernetes the file system is read-only. The generated key file is for development.
+ */
 export function loadIdentityServiceConfig(env: NodeJS.ProcessEnv = process.env): IdentityServiceConfig {
-  return loadConfig(identityServiceConfigSchema, env);
+  const config = loadConfig(identityServiceConfigSchema, env);
+  if (config.NODE_ENV === 'production' && !config.OAUTH_SIGNING_KEYS) {
+    throw new ConfigError(
+      'Invalid configuration: OAUTH_SIGNING_KEYS must be set in production (a generated key file is for development)',
+    );
+  }
+  return config;
 }
 
 /**

@@ -349,6 +349,24 @@ t.test('OAuth 2.0 authorization server', async (t) => {
     t.equal(r.body.error, 'invalid_request');
     r = await post(`grant_type=refresh_token&refresh_token=x&client_id=cli_unknown`);
     t.same([r.status, r.body.error], [401, 'invalid_client']);
+    // A Basic client name or secret with malformed percent-encoding (RFC 6749 §2.3.1 encodes
+    // them) is a failed client authentication, never a 500.
+    for (const credentials of ['%zz:secret', `${web.client_id}:%E0%A4%A`]) {
+      const res = await fetch(`${issuer}/oauth/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(credentials).toString('base64')}`,
+        },
+        body: 'grant_type=refresh_token&refresh_token=x',
+      });
+      t.same(
+        [res.status, ((await res.json()) as { error: string }).error],
+        [401, 'invalid_client'],
+        `Basic ${credentials}`,
+      );
+      t.match(res.headers.get('www-authenticate'), /^Basic/, 'with the Basic challenge');
+    }
   });
 
   await t.test('deny, revoke, logout', async (t) => {
@@ -654,6 +672,20 @@ t.test('OAuth 2.0 authorization server', async (t) => {
         .collection('users')
         .updateOne({ _id: legacy.id as never }, { $set: { passwordHash: scryptHash } });
       const browser = new FormBrowser(issuer);
+      // A wrong password against the legacy hash fails exactly as for an unknown account.
+      const failure = async (email: string) => {
+        const page = await browser.get((await authorizeUrl()).url);
+        const res = await browser.post('/oauth/login', {
+          ...formOf(page.html),
+          email,
+          password: 'not the password at all',
+        });
+        return { status: res.status, error: /<p class="error"[^>]*>([^<]*)</.exec(res.html)?.[1] };
+      };
+      const wrong = await failure('legacy@example.com');
+      t.equal(wrong.status, 401, 'a wrong password is refused');
+      t.ok(wrong.error, `with a message: ${wrong.error}`);
+      t.same(wrong, await failure('nobody-legacy@example.com'), 'with the answer an unknown account gets');
       const page = await browser.get((await authorizeUrl()).url);
       const form = formOf(page.html);
       const res = await browser.post('/oauth/login', { ...form, email: 'legacy@example.com', password });

@@ -178,7 +178,7 @@ t.test('attachments: upload, download byte-identical, limits, malformed bodies',
     (await h.call(agent.principal, 'GET', '/v1/attachments/att_0000000000aaaaaaaaaaaaaaaa')).status,
     404,
   );
-  t.equal((await h.call(agent.principal, 'GET', '/v1/attachments/nope')).status, 400);
+  t.equal((await h.call(agent.principal, 'GET', '/v1/attachments/nope')).status, 404, 'malformed id: 404');
   await h.call(admin.principal, 'DELETE', `/v1/requests/${id}`);
   t.equal(
     (await h.call(agent.principal, 'GET', `/v1/attachments/${up.body.data.id}`)).status,

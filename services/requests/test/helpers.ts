@@ -47,6 +47,8 @@ export interface Harness {
     method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
     url: string,
     payload?: unknown,
+    /** Extra request headers (If-Match, If-None-Match, …). */
+    headers?: Record<string, string>,
   ) => Promise<{ status: number; body: any; headers: Record<string, unknown> }>;
   /** Every event published on this test's stream so far (after the relay is idle). */
   events: (filter?: { resourceId?: string; type?: string }) => Promise<DomainEvent[]>;
@@ -101,11 +103,11 @@ export async function harness(
     identity,
     stopIdentity,
     config,
-    async call(principal, method, url, payload) {
+    async call(principal, method, url, payload, headers = {}) {
       const res = await app.inject({
         method,
         url,
-        headers: asPrincipal(principal, { audience: 'requests', method, url }),
+        headers: { ...headers, ...asPrincipal(principal, { audience: 'requests', method, url }) },
         ...(payload !== undefined ? { payload: payload as Record<string, unknown> } : {}),
       });
       // FerretDB v1 (local/test store) does not make single-document updates atomic: the relay's

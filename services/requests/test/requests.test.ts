@@ -148,8 +148,9 @@ t.test('bad input is 400 naming the field, nothing written', async (t) => {
   t.equal(await model.countDocuments({}), 0, 'nothing written');
 
   const bad = await h.call(agent.principal, 'GET', '/v1/requests/not-an-id');
-  t.equal(bad.status, 400);
-  t.match(bad.body.error.message, /path\.id/);
+  t.equal(bad.status, 404, 'a malformed id names no request: 404 like an unknown one');
+  t.equal(bad.body.error.code, 'NOT_FOUND');
+  t.match(bad.body.error.message, /request ids look like req_/);
   const missing = await h.call(agent.principal, 'GET', '/v1/requests/req_0000000000aaaaaaaaaaaaaaaa');
   t.equal(missing.status, 404);
   t.equal(missing.body.error.code, 'NOT_FOUND');
@@ -228,6 +229,8 @@ t.test('list filters, sort and pagination edges', async (t) => {
     '?limit=abc',
     '?page=0',
     '?page=x',
+    '?page=1e300',
+    '?page=1.5',
     '?status=nope',
     '?priority=p1',
     '?createdAfter=yesterday',

@@ -164,7 +164,8 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
     RATE_LIMIT_PREFIX: `${run}:`,
     REDIS_KEY_PREFIX: `${run}:gw:`,
     // Every suite call comes from 127.0.0.1, and the suites make hundreds of deliberate 401s:
-    // the per-address limit on failed authentications is proven by the gateway's own tests.
+    // the per-address limit on failed authentications is proven by the gateway's own test
+    // (services/gateway/test/auth-failures.test.ts), with a limit low enough to reach.
     AUTH_FAILURES_PER_IP: '100000',
     GATEWAY_PORT: String(ports.gateway),
     REQUESTS_PORT: String(ports.requests),

@@ -3,7 +3,7 @@
 // internal note), through the gateway on the real stack. Each cell names the status it must
 // answer; a route added to PUBLIC_ROUTES without its row here fails the first test.
 import { PUBLIC_ROUTES } from '@support-desk/contracts';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { type Actor, cast, createActor } from '../src/actors.js';
 import type { Api, HttpResponse, Json } from '../src/http.js';
 import { eventually, startStack } from '../src/stack.js';
@@ -61,10 +61,9 @@ const ownRequests: Partial<Record<Role, string>> = {
 };
 const othersRequest = await newRequest(other);
 const withNote = await newRequest(other);
-data(
-  await admin.api.post(`/v1/requests/${withNote}/comments`, { content: 'note', isInternal: true }),
-  'note',
-);
+/** An internal note's text: no answer to a role that may not see it contains it. */
+const NOTE = 'matrix internal note, staff only';
+data(await admin.api.post(`/v1/requests/${withNote}/comments`, { content: NOTE, isInternal: true }), 'note');
 const ownAttachments: Partial<Record<Role, string>> = {
   admin: await attachmentOn(ownRequests.admin!),
   agent: await attachmentOn(ownRequests.agent!),
@@ -121,7 +120,12 @@ const comment = { content: 'matrix comment' };
 const ROWS: Row[] = [
   {
     route: 'GET /v1/requests',
-    cells: { other: { call: fixed({ path: '/v1/requests' }), expect: is(200, 200, 200) } },
+    // List items carry no comments, so there is no internal-note cell; deleted requests are
+    // absent from every role's list (checked below), the live ones present.
+    cells: {
+      other: { call: fixed({ path: '/v1/requests' }), expect: is(200, 200, 200) },
+      deleted: { call: fixed({ path: '/v1/requests?limit=100' }), expect: is(200, 200, 200) },
+    },
   },
   {
     route: 'POST /v1/requests',
@@ -386,15 +390,35 @@ for (const row of ROWS) {
           cell.expect[role],
           `${role} × ${ownership}: ${res.status} ${res.status >= 400 ? res.text : ''}`,
         );
-        if (ownership === 'internal' && row.route === 'GET /v1/requests/:id' && res.status === 200) {
-          const notes = (res.json.data.comments as { isInternal: boolean }[]).filter((c) => c.isInternal);
-          t.equal(
-            notes.length,
-            role === 'viewer' ? 0 : 1,
-            `${role} × internal: the note is seen only by staff`,
-          );
-        }
+        if (res.status === 200) checkBody(t, row.route, ownership as Ownership, role, res);
       }
     }
   });
+}
+
+/** What a 200 may show: deleted requests never listed, internal notes only to staff. */
+function checkBody(t: Test, route: string, ownership: Ownership, role: Role, res: HttpResponse) {
+  if (route === 'GET /v1/requests' && ownership === 'deleted') {
+    const { requests, pagination } = res.json.data as { requests: { id: string }[]; pagination: Json };
+    t.ok(pagination.total <= 100, `${role} × deleted: the whole list is on this page`);
+    const ids = requests.map((r) => r.id);
+    t.notOk(ids.includes(deletedReq) || ids.includes(requestToDelete), `${role} × deleted: not listed`);
+    t.ok(ids.includes(othersRequest), `${role} × deleted: a live request is`);
+  }
+  if (ownership !== 'internal') return;
+  const staff = role === 'admin' || role === 'agent';
+  if (route === 'GET /v1/requests/:id') {
+    const notes = (res.json.data.comments as { isInternal: boolean }[]).filter((c) => c.isInternal);
+    t.equal(notes.length, staff ? 1 : 0, `${role} × internal: the note is seen only by staff`);
+    t.equal(res.text.includes(NOTE), staff, `${role} × internal: its text only to staff`);
+  }
+  if (route === 'GET /v1/requests/:id/events') {
+    // The audit log is readable more widely than notes: the event says a note was added, never what.
+    const events = res.json.data.events as { type: string; changes?: Json }[];
+    t.ok(
+      events.some((e) => e.type === 'request.comment_added' && e.changes?.comment?.to?.isInternal === true),
+      `${role} × internal: the note's event is listed`,
+    );
+    t.notOk(res.text.includes(NOTE), `${role} × internal: without the note's text`);
+  }
 }

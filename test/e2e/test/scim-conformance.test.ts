@@ -4,10 +4,10 @@
 // with a connection's bearer token. Every check must pass except the known failures below, each a
 // documented decision (services/identity/README.md, SCIM section): a new failure fails this test,
 // and so does a known failure that no longer fails (take it off the list and out of the README).
-// The venv is installed by scripts/infra/scim2-tester.mjs (npm test does it before the tests).
-import { spawn, spawnSync } from 'node:child_process';
+// The venv is installed by scripts/infra/python-tools.mjs (npm test does it before the tests).
 import path from 'node:path';
 import t from 'tap';
+import { installPythonTool, runTool } from '../src/python-tools.js';
 import { ROOT, startStack } from '../src/stack.js';
 
 /** What the checker may report as failed (ERROR or CRITICAL), by check key, with the reason. */
@@ -38,20 +38,16 @@ interface CheckLine {
   reason: string;
 }
 
-const install = spawnSync(process.execPath, [path.join(ROOT, 'scripts/infra/scim2-tester.mjs')], {
-  encoding: 'utf8',
-  timeout: 300_000,
-});
-const python = install.stdout.trim().split('\n').pop() ?? '';
-if (install.status !== 0 || !python) {
-  t.fail(`scim2-tester could not be installed: ${install.stderr}`);
+const install = installPythonTool('scim2-tester');
+if ('error' in install) {
+  t.fail(install.error);
 } else {
   // The checker makes some 200 calls in a few seconds: above the default per-connection limit.
   const stack = await startStack(t, { env: { SCIM_RATE_LIMIT: '100000' } });
 
   t.test('scim2-tester against /scim/v2 through the gateway', async (t) => {
     const idp = await stack.deskctlJson(['idp', 'create', 'conformance', '--kind', 'scim']);
-    const run = await runChecker(python, `${stack.origin}/scim/v2`, idp.token as string);
+    const run = await runChecker(install.python, `${stack.origin}/scim/v2`, idp.token as string);
     t.equal(run.code, 0, `the checker ran (stderr: ${run.stderr.slice(-2000)})`);
     t.ok(run.summary, 'the checker printed its summary');
     t.comment(`scim2-tester: ${JSON.stringify(run.summary)}`);
@@ -81,18 +77,11 @@ if (install.status !== 0 || !python) {
 }
 
 async function runChecker(python: string, url: string, token: string) {
-  const child = spawn(
+  const { code, stdout, stderr } = await runTool(
     python,
     [path.join(ROOT, 'test/tools/scim2-tester/check.py'), '--url', url, '--token', token],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { timeoutMs: CHECKER_TIMEOUT_MS },
   );
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const timer = setTimeout(() => child.kill('SIGKILL'), CHECKER_TIMEOUT_MS);
-  const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
-  clearTimeout(timer);
   const checks: CheckLine[] = [];
   let summary: Record<string, number> | null = null;
   for (const text of stdout.split('\n')) {

@@ -122,6 +122,9 @@ export function eventsService(store: EventQueries) {
     ): Promise<RequestEventList & { truncated: boolean }> {
       const items = await store.ofResource('request', requestId, REQUEST_EVENTS_MAX + 1);
       const truncated = items.length > REQUEST_EVENTS_MAX;
+      // Every request has at least its request.created: a history with no event at all is of a
+      // request that does not exist (or whose creation audit has not taken in yet, a moment).
+      if (items.length === 0) throw notFound('Request');
       if (!reader.admin) {
         // The history read holds every event of the request unless it was cut: then ask the
         // store whether the deletion is among the rest.

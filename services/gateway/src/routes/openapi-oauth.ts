@@ -1,7 +1,15 @@
+import { errorResponses } from './openapi-errors.js';
+
 type Json = Record<string, unknown>;
 
+const AUTH_LIMITED = {
+  code: 'RATE_LIMITED' as const,
+  message: 'Rate limit exceeded for the auth bucket; retry after 12 s',
+};
+
 /** The OAuth 2.0 endpoints the gateway forwards to identity, as OpenAPI paths. */
-export function oauthPaths(): Json {
+export function oauthPaths(rateHeaders: Json): Json {
+  const rateLimited = errorResponses([429], { response: null, errors: { 429: AUTH_LIMITED } }, rateHeaders);
   const tokenResponse = {
     type: 'object',
     required: ['access_token', 'token_type', 'expires_in'],
@@ -29,15 +37,21 @@ export function oauthPaths(): Json {
           name,
           in: 'query',
           required: name !== 'state',
-          schema: name === 'response_type' ? { const: 'code' } : { type: 'string' },
+          schema: name === 'response_type' ? { const: 'code' } : { type: 'string', minLength: 1 },
         })),
         responses: {
           '200': {
             description: 'Login / consent page',
-            content: { 'text/html': { schema: { type: 'string' } } },
+            content: { 'text/html': { schema: { type: 'string' }, example: '<!doctype html>…' } },
           },
           '302': { description: 'Redirect to redirect_uri with code (or error)' },
-          '429': { $ref: '#/components/responses/429' },
+          '400': {
+            description:
+              'Error page: the client is unknown, or redirect_uri is not one registered for it ' +
+              '(never redirected there: RFC 6749 §4.1.2.1)',
+            content: { 'text/html': { schema: { type: 'string' }, example: '<!doctype html>…' } },
+          },
+          ...rateLimited,
         },
       },
     },
@@ -52,6 +66,13 @@ export function oauthPaths(): Json {
           required: true,
           content: {
             'application/x-www-form-urlencoded': {
+              example: {
+                grant_type: 'authorization_code',
+                code: 'SplxlOBeZQQYbYS6WxSbIA',
+                client_id: 'cli_01j9zp3a1b2c3d4e5f6g7h8j9k',
+                redirect_uri: 'https://app.example.com/callback',
+                code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+              },
               schema: {
                 oneOf: [
                   form(['grant_type', 'code', 'client_id', 'client_secret', 'redirect_uri', 'code_verifier']),
@@ -64,17 +85,38 @@ export function oauthPaths(): Json {
         responses: {
           '200': {
             description: 'Token response (not wrapped in the envelope)',
-            content: { 'application/json': { schema: tokenResponse } },
+            content: {
+              'application/json': {
+                schema: tokenResponse,
+                example: {
+                  access_token: 'eyJhbGciOiJFUzI1NiIsInR5cCI6ImF0K2p3dCJ9…',
+                  token_type: 'Bearer',
+                  expires_in: 900,
+                  refresh_token: 'rt_8xLOxBtZp8',
+                  scope: 'requests:read requests:write',
+                },
+              },
+            },
           },
           '400': {
-            description: 'OAuth error response',
-            content: { 'application/json': { schema: { type: 'object' } } },
+            description: 'OAuth error response (RFC 6749 §5.2)',
+            content: {
+              'application/json': {
+                schema: { type: 'object' },
+                example: { error: 'invalid_grant', error_description: 'The code is invalid or expired' },
+              },
+            },
           },
           '401': {
             description: 'Client authentication failed',
-            content: { 'application/json': { schema: { type: 'object' } } },
+            content: {
+              'application/json': {
+                schema: { type: 'object' },
+                example: { error: 'invalid_client', error_description: 'Client authentication failed' },
+              },
+            },
           },
-          '429': { $ref: '#/components/responses/429' },
+          ...rateLimited,
         },
       },
     },

@@ -4,6 +4,8 @@ import {
   identityRouteSchemas,
   PUBLIC_ROUTES,
   type PublicRoute,
+  ROUTE_EXAMPLES,
+  type RouteExamples,
   type RouteSchemaMap,
   type RouteSchemas,
   requestsRouteSchemas,
@@ -14,6 +16,7 @@ import {
 import type { TSchema } from '@sinclair/typebox';
 import { takesIdempotencyKey } from '../use-cases/idempotency.js';
 import { openApiPath, pathParams } from '../use-cases/route-table.js';
+import { errorResponses, errorStatuses } from './openapi-errors.js';
 import { oauthPaths } from './openapi-oauth.js';
 
 type Json = Record<string, unknown>;
@@ -23,26 +26,8 @@ export interface OpenApiOptions {
   serverUrl: string;
   routes?: readonly PublicRoute[];
   schemaMaps?: RouteSchemaMap[];
+  examples?: Record<string, RouteExamples>;
 }
-
-const ERROR_RESPONSES: Record<string, string> = {
-  '400': 'VALIDATION_ERROR: the input is invalid (the message names the field)',
-  '401': 'UNAUTHORIZED: missing, invalid, expired or revoked credential',
-  '403': 'FORBIDDEN: the credential lacks the scope, or the address is not allowed',
-  '404': 'NOT_FOUND: no such resource',
-  '405': 'METHOD_NOT_ALLOWED: the path exists but not with this method; Allow lists the methods it has',
-  '409':
-    'CONFLICT: the resource is in another state, or a call with this Idempotency-Key is still running (see Retry-After)',
-  '413':
-    'PAYLOAD_TOO_LARGE: the body exceeds its limit (named in human units, e.g. "JSON bodies are limited to 1 MiB")',
-  '422':
-    'IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for a different request (method, path, query or body)',
-  '429': 'RATE_LIMITED: the bucket named in the message is exhausted; see Retry-After',
-  '500': 'SERVER_ERROR: internal error (the message carries an error id)',
-  '502': 'SERVER_ERROR: the owning service is unreachable',
-  '503': 'SERVICE_UNAVAILABLE: a dependency is unavailable',
-  '504': 'SERVICE_UNAVAILABLE: the owning service did not answer in time',
-};
 
 const RATE_HEADERS: Record<string, string> = {
   'X-RateLimit-Limit': 'Requests allowed in the window for this bucket',
@@ -50,20 +35,6 @@ const RATE_HEADERS: Record<string, string> = {
   'X-RateLimit-Reset': 'Unix time (seconds) at which at least one more request is admitted',
   'RateLimit-Policy': 'IETF draft: "<bucket>";q=<limit>;w=<window seconds>',
   RateLimit: 'IETF draft: "<bucket>";r=<remaining>;t=<seconds to reset>',
-};
-
-const IDEMPOTENCY_KEY_PARAMETER = {
-  name: 'Idempotency-Key',
-  in: 'header',
-  required: false,
-  description:
-    'Makes the call safe to retry: the first answer (status, body, Location) is kept for 24 h per ' +
-    'credential and key, and a retry with the same key and the same request gets it again ' +
-    '(`Idempotent-Replayed: true`) instead of running twice. The same key with a different request ' +
-    'is 422; a retry while the first call runs is 409 with Retry-After; 5xx answers are not kept. ' +
-    '1–255 printable ASCII characters (a UUID is a good key).',
-  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
-  example: '5f0c6a4e-2b1d-4c53-9a57-0d3f8e1b7c21',
 };
 
 /** TypeBox → plain JSON Schema; every schema carrying `$id` becomes a component and a `$ref`. */
@@ -114,23 +85,57 @@ function parameters(route: PublicRoute, s: RouteSchemas | undefined, components:
   return out;
 }
 
-function requestBody(s: RouteSchemas | undefined, components: Json): Json | undefined {
+function requestBody(
+  s: RouteSchemas | undefined,
+  ex: RouteExamples | undefined,
+  components: Json,
+): Json | undefined {
   if (!s?.body && !s?.consumes) return undefined;
   const schema = s.body
     ? schemaTo(s.body, components)
-    : { type: 'object', properties: { file: { type: 'string', format: 'binary' } }, required: ['file'] };
+    : {
+        type: 'object',
+        properties: { file: { type: 'string', format: 'binary', description: 'The file (one part)' } },
+        required: ['file'],
+        // Exactly one part: the service refuses any other field.
+        additionalProperties: false,
+      };
   const types = s.consumes ?? ['application/json'];
-  return { required: true, content: Object.fromEntries(types.map((t) => [t, { schema }])) };
+  const example = ex?.request === undefined ? {} : { example: ex.request };
+  return { required: true, content: Object.fromEntries(types.map((t) => [t, { schema, ...example }])) };
 }
 
-/** POST and PATCH take an Idempotency-Key (the gateway's `routes/idempotency.ts`). */
-const isKeyed = (route: PublicRoute) => takesIdempotencyKey(route.method);
+const RATE_HEADER_REFS = Object.fromEntries(
+  Object.keys(RATE_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]),
+);
 
-function successResponses(route: PublicRoute, s: RouteSchemas | undefined, components: Json): Json {
-  const headers: Json = Object.fromEntries(
-    Object.keys(RATE_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]),
-  );
-  if (isKeyed(route)) headers['Idempotent-Replayed'] = { $ref: '#/components/headers/Idempotent-Replayed' };
+/** POST and PATCH take an Idempotency-Key (the gateway's `routes/idempotency.ts`). */
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Makes the call safe to retry: the first answer (status, body, Location) is kept for 24 h per ' +
+    'credential and key, and a retry with the same key and the same request gets it again ' +
+    '(`Idempotent-Replayed: true`) instead of running twice. The same key with a different request ' +
+    'is 422; a retry while the first call runs is 409 with Retry-After; 5xx answers are not kept. ' +
+    '1–255 printable ASCII characters (a UUID is a good key).',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+  example: '5f0c6a4e-2b1d-4c53-9a57-0d3f8e1b7c21',
+};
+const KEYED_HEADER_REFS = {
+  ...RATE_HEADER_REFS,
+  'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' },
+};
+
+function successResponses(
+  route: PublicRoute,
+  s: RouteSchemas | undefined,
+  ex: RouteExamples | undefined,
+  components: Json,
+): Json {
+  const headers = takesIdempotencyKey(route.method) ? KEYED_HEADER_REFS : RATE_HEADER_REFS;
+  const example = ex ? { example: ex.response } : {};
   if (!s) {
     const status = route.method === 'POST' ? '201' : '200';
     return {
@@ -139,13 +144,21 @@ function successResponses(route: PublicRoute, s: RouteSchemas | undefined, compo
   }
   const out: Json = {};
   for (const [status, schema] of Object.entries(s.response)) {
+    if (Number(status) >= 400) continue; // errors: errorResponses
     const content = s.produces
-      ? Object.fromEntries(s.produces.map((t) => [t, { schema: { type: 'string', format: 'binary' } }]))
-      : { 'application/json': { schema: schemaTo(schema, components) } };
+      ? Object.fromEntries(
+          s.produces.map((t) => [t, { schema: { type: 'string', format: 'binary' }, ...example }]),
+        )
+      : { 'application/json': { schema: schemaTo(schema, components), ...example } };
     out[status] = { description: s.description ?? route.summary, headers, content };
   }
   return out;
 }
+
+/** The scope and bucket in words, for readers of the description (the extensions say it for tools). */
+const accessNote = (route: PublicRoute) =>
+  `**Scope:** ${route.scope === 'authenticated' ? 'any valid credential' : `\`${route.scope}\``} · ` +
+  `**Rate bucket:** \`${route.bucket}\``;
 
 const operationId = (route: PublicRoute) =>
   `${route.method.toLowerCase()}${route.path
@@ -166,6 +179,7 @@ export function buildOpenApi({
   serverUrl,
   routes = PUBLIC_ROUTES,
   schemaMaps = [requestsRouteSchemas, identityRouteSchemas, auditRouteSchemas],
+  examples = ROUTE_EXAMPLES,
 }: OpenApiOptions): Json {
   const schemas: Json = {};
   schemas.ErrorEnvelope = schemaTo({ ...ErrorEnvelope, $id: undefined }, schemas);
@@ -173,80 +187,49 @@ export function buildOpenApi({
   const paths: Record<string, Json> = {};
   for (const route of routes) {
     const s = merged[routeKey(route)];
+    const ex = examples[routeKey(route)];
     const scopes = route.scope === 'authenticated' ? [] : [route.scope];
-    const body = requestBody(s, schemas);
-    const keyed = isKeyed(route);
-    const errors = [
-      ...['400', '401', '403', '404', ...(keyed ? ['409'] : []), ...(body ? ['413'] : [])],
-      ...[...(keyed ? ['422'] : []), '429', '500', '502', '503', '504'],
-    ];
+    const body = requestBody(s, ex, schemas);
     const path = openApiPath(route.path);
     paths[path] ??= {};
     paths[path][route.method.toLowerCase()] = {
       operationId: operationId(route),
       tags: [route.path.split('/')[2] ?? 'v1'],
       summary: route.summary,
-      ...(s?.description ? { description: s.description } : {}),
+      description: [s?.description, accessNote(route)].filter(Boolean).join('\n\n'),
       security: [{ apiKey: scopes }, { oauth2: scopes }],
       'x-required-scope': route.scope,
       'x-rate-limit-bucket': route.bucket,
       parameters: [
         ...parameters(route, s, schemas),
-        ...(keyed ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
+        ...(takesIdempotencyKey(route.method) ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
       ],
       ...(body ? { requestBody: body } : {}),
       responses: {
-        ...successResponses(route, s, schemas),
-        ...Object.fromEntries(errors.map((code) => [code, { $ref: `#/components/responses/${code}` }])),
+        ...successResponses(route, s, ex, schemas),
+        ...errorResponses(errorStatuses(route, s, ex, Boolean(body)), ex, RATE_HEADER_REFS),
       },
     };
   }
-  const envelope = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } };
   return {
     openapi: '3.1.0',
     info: {
       title: 'Support Desk API',
       version: '1.0.0',
       description:
-        'Help-desk API. Authenticate with `Authorization: Bearer <API key or OAuth access token>`. ' +
-        'Every response is `{success, data}` or `{success: false, error: {code, message}}`. ' +
+        'Help-desk API. Authenticate with `Authorization: Bearer <API key or OAuth access token>` ' +
+        '(in this reference: **Authorize**, then paste an API key under `apiKey`). ' +
+        'Every response is `{success, data}` or `{success: false, error: {code, message, details?, requestId}}`. ' +
+        'Each operation names the scope it needs (`x-required-scope`) and the rate-limit bucket it ' +
+        'counts against (`x-rate-limit-bucket`). ' +
         'HEAD is served wherever GET is (same status and headers, no body; counted like GET). ' +
         'A path called with a method it does not have is `405 METHOD_NOT_ALLOWED` with `Allow`. ' +
         'POST and PATCH take an `Idempotency-Key` header: a retry with the same key gets the first answer again.',
     },
     servers: [{ url: serverUrl }],
-    paths: { ...paths, ...oauthPaths() },
+    paths: { ...paths, ...oauthPaths(RATE_HEADER_REFS) },
     components: {
       schemas,
-      responses: Object.fromEntries(
-        Object.entries(ERROR_RESPONSES).map(([code, description]) => [
-          code,
-          {
-            description,
-            content: envelope,
-            ...(code === '405'
-              ? {
-                  headers: { Allow: { description: 'The methods the path has', schema: { type: 'string' } } },
-                }
-              : {}),
-            ...(code === '409'
-              ? {
-                  headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
-                }
-              : {}),
-            ...(code === '429'
-              ? {
-                  headers: {
-                    'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } },
-                    ...Object.fromEntries(
-                      Object.keys(RATE_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]),
-                    ),
-                  },
-                }
-              : {}),
-          },
-        ]),
-      ),
       headers: {
         ...Object.fromEntries(
           Object.entries(RATE_HEADERS).map(([h, description]) => [

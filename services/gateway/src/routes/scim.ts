@@ -24,6 +24,8 @@ export interface ScimProxyDeps {
 }
 
 export const SCIM_PREFIX = '/scim/v2';
+/** The prefix spelt as is: what the proxy forwards is then exactly the path received. */
+const CANONICAL_PREFIX = /^\/scim\/v2(?:[/?]|$)/;
 
 /** The connection a SCIM token names (`sdscim_<name>_<secret>`), or null. */
 export function scimConnectionOf(request: FastifyRequest): string | null {
@@ -121,6 +123,9 @@ export async function registerScimProxy(app: HttpApp, deps: ScimProxyDeps): Prom
       preValidation: async () => undefined,
       disableRequestLogging: true,
       preHandler: async (request: FastifyRequest, reply: FastifyReply) => {
+        // The router also matches a prefix spelt with escapes (`/scim/%762/…`), which the proxy
+        // then forwards as `/scim/v2/…`: the assertion would bind a path identity never sees.
+        if (!CANONICAL_PREFIX.test(request.url)) return sendScimError(reply, 404, 'Not found');
         if (!(await checkBudget(deps, request, reply))) return reply;
         // reply-from sends a string body as it is, except under `application/json`, which it
         // JSON-encodes again (a client sending plain JSON reached identity with a JSON string);

@@ -1,5 +1,5 @@
 import { identityRouteSchemas as schemas } from '@support-desk/contracts';
-import { contextFromPrincipal, contractRoute, type HttpApp } from '@support-desk/platform';
+import { contextFromPrincipal, contractRoute, type HttpApp, ifMatchRevisions } from '@support-desk/platform';
 import type { Deps } from '../use-cases/deps.js';
 import {
   addMember,
@@ -19,10 +19,23 @@ export function groupRoutes(app: HttpApp, deps: Deps): void {
   );
   contractRoute(app, schemas, 'GET /v1/groups/:id', (request) => getGroup(deps, request.params.id));
   contractRoute(app, schemas, 'PATCH /v1/groups/:id', (request) =>
-    updateGroup(deps, contextFromPrincipal(request.principal), request.params.id, request.body),
+    updateGroup(
+      deps,
+      contextFromPrincipal(request.principal),
+      request.params.id,
+      request.body,
+      false,
+      ifMatchRevisions(request.headers['if-match']),
+    ),
   );
   contractRoute(app, schemas, 'DELETE /v1/groups/:id', (request) =>
-    deleteGroup(deps, contextFromPrincipal(request.principal), request.params.id),
+    deleteGroup(
+      deps,
+      contextFromPrincipal(request.principal),
+      request.params.id,
+      false,
+      ifMatchRevisions(request.headers['if-match']),
+    ),
   );
   contractRoute(app, schemas, 'GET /v1/groups/:id/members', (request) =>
     listMembers(deps, request.params.id, request.query.page, request.query.limit),

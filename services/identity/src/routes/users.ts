@@ -1,5 +1,5 @@
 import { identityRouteSchemas as schemas } from '@support-desk/contracts';
-import { contextFromPrincipal, contractRoute, type HttpApp } from '@support-desk/platform';
+import { contextFromPrincipal, contractRoute, type HttpApp, ifMatchRevisions } from '@support-desk/platform';
 import type { Deps } from '../use-cases/deps.js';
 import { createUser, deactivateUser, getMe, getUser, listUsers, updateUser } from '../use-cases/users.js';
 
@@ -10,10 +10,21 @@ export function userRoutes(app: HttpApp, deps: Deps): void {
   );
   contractRoute(app, schemas, 'GET /v1/users/:id', (request) => getUser(deps, request.params.id));
   contractRoute(app, schemas, 'PATCH /v1/users/:id', (request) =>
-    updateUser(deps, contextFromPrincipal(request.principal), request.params.id, request.body),
+    updateUser(
+      deps,
+      contextFromPrincipal(request.principal),
+      request.params.id,
+      request.body,
+      ifMatchRevisions(request.headers['if-match']),
+    ),
   );
   contractRoute(app, schemas, 'DELETE /v1/users/:id', (request) =>
-    deactivateUser(deps, contextFromPrincipal(request.principal), request.params.id),
+    deactivateUser(
+      deps,
+      contextFromPrincipal(request.principal),
+      request.params.id,
+      ifMatchRevisions(request.headers['if-match']),
+    ),
   );
   contractRoute(app, schemas, 'GET /v1/me', (request) => getMe(deps, request.principal));
 }

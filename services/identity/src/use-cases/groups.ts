@@ -7,6 +7,8 @@ import {
   eventEntry,
   isDuplicateKeyError,
   notFound,
+  requireRevision,
+  withRevision,
 } from '@support-desk/platform';
 import { type GroupDoc, groupNameKey } from '../store/index.js';
 import type { Deps } from './deps.js';
@@ -50,7 +52,7 @@ export async function listGroups(deps: Deps) {
 
 export async function getGroup(deps: Deps, id: string) {
   const group = await findGroup(deps, id);
-  return toDetail(group, await deps.users.countMembers(id));
+  return withRevision(toDetail(group, await deps.users.countMembers(id)), group.rev);
 }
 
 const duplicateName = (name: string) => conflict(`A group named "${name}" already exists`);
@@ -103,6 +105,7 @@ export async function updateGroup(
   id: string,
   body: UpdateGroupBody & { externalId?: string | null },
   byProvider = false,
+  ifMatch?: readonly number[],
 ) {
   const after: Record<string, unknown> = {};
   if (body.name !== undefined) after.name = body.name.trim();
@@ -113,6 +116,7 @@ export async function updateGroup(
   try {
     // The answer is the group as written: no read after the write.
     updated = await deps.groups.update(id, async (before) => {
+      requireRevision(before, ifMatch, 'Group');
       const changes = diffChanges(before as unknown as Record<string, unknown>, after, [
         'name',
         'description',
@@ -140,8 +144,15 @@ export async function updateGroup(
  * Soft-deletes the group (its snapshot answers `deleted: true` for read models), frees its name,
  * then removes it from every member, each removal a `user.updated` with `changes.groups`.
  */
-export async function deleteGroup(deps: Deps, ctx: EventContext, id: string, byProvider = false) {
+export async function deleteGroup(
+  deps: Deps,
+  ctx: EventContext,
+  id: string,
+  byProvider = false,
+  ifMatch?: readonly number[],
+) {
   await deps.groups.update(id, async (before) => {
+    requireRevision(before, ifMatch, 'Group');
     if (!byProvider) await assertGroupChangeAllowed(deps, before, ['existence']);
     const now = deps.clock();
     const event = buildEvent('system.config_changed', id, ctx, { deleted: { from: false, to: true } }, now);

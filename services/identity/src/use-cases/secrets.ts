@@ -58,16 +58,21 @@ export interface PasswordCheck {
 }
 
 /**
- * Checks a password against a stored hash. Without one (unknown account, no password set) it
- * checks against a dummy hash, so every failure costs the same time (no enumeration by timing).
+ * Checks a password against a stored hash. Every path runs one argon2id verification: against
+ * the stored hash, or against a dummy hash when there is none (unknown account, no password
+ * set) or it is a legacy scrypt hash, so every failure costs at least the same time (no
+ * enumeration by timing). A legacy hash is checked with scrypt alongside, in parallel on
+ * libuv's thread pool, so it adds time only where scrypt is slower than argon2id, and only
+ * until the account's next sign-in replaces the hash.
  */
 export async function verifyPassword(password: string, stored: string | null): Promise<PasswordCheck> {
-  if (stored?.startsWith('scrypt$')) {
-    const valid = await scryptVerify(password, stored);
-    return { valid, needsRehash: valid };
-  }
+  const legacy = stored?.startsWith('scrypt$') ? stored : null;
   const hash = stored?.startsWith('$argon2') ? stored : await dummy();
-  const matches = await argon2.verify(hash, password.normalize('NFKC')).catch(() => false);
+  const [matches, legacyValid] = await Promise.all([
+    argon2.verify(hash, password.normalize('NFKC')).catch(() => false),
+    legacy ? scryptVerify(password, legacy) : false,
+  ]);
+  if (legacy) return { valid: legacyValid, needsRehash: legacyValid };
   const valid = matches && hash === stored;
   return { valid, needsRehash: valid && argon2.needsRehash(hash, ARGON2) };
 }

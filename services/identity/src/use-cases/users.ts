@@ -16,8 +16,10 @@ import {
   eventEntry,
   isDuplicateKeyError,
   notFound,
+  requireRevision,
   unauthorized,
   validationError,
+  withRevision,
 } from '@support-desk/platform';
 import { emailKey, type UserDoc } from '../store/index.js';
 import type { Deps } from './deps.js';
@@ -48,7 +50,7 @@ export async function listUsers(deps: Deps, query: UserListQuery & { groupId?: s
 
 export async function getUser(deps: Deps, id: string) {
   const user = await findUser(deps, id);
-  return toDetail(user, await groupNames(deps, user.groups));
+  return withRevision(toDetail(user, await groupNames(deps, user.groups)), user.rev);
 }
 
 /** Throws 400 naming `field` unless every id is a live group; returns their names. */
@@ -138,10 +140,18 @@ async function assertNotLastAdmin(deps: Deps, user: UserDoc): Promise<void> {
     throw conflict('The last active admin cannot be demoted or deactivated');
 }
 
-export async function updateUser(deps: Deps, ctx: EventContext, id: string, body: UpdateUserBody) {
+/** `ifMatch`: the revisions an `If-Match` header accepts (undefined: no precondition). */
+export async function updateUser(
+  deps: Deps,
+  ctx: EventContext,
+  id: string,
+  body: UpdateUserBody,
+  ifMatch?: readonly number[],
+) {
   const groups = body.groups ? [...new Set(body.groups)] : undefined;
   const names = groups ? await assertGroupsExist(deps, groups, 'body.groups') : undefined;
   const { user, changes } = await applyUserPatch(deps, ctx, id, async (before) => {
+    requireRevision(before, ifMatch, 'User');
     const demoted = body.role !== undefined && body.role !== 'admin';
     if (demoted || body.status === 'inactive') await assertNotLastAdmin(deps, before);
     const patch: UserPatch = {};
@@ -163,8 +173,9 @@ export async function updateUser(deps: Deps, ctx: EventContext, id: string, body
   return out;
 }
 
-export async function deactivateUser(deps: Deps, ctx: EventContext, id: string) {
+export async function deactivateUser(deps: Deps, ctx: EventContext, id: string, ifMatch?: readonly number[]) {
   const { user } = await applyUserPatch(deps, ctx, id, async (before) => {
+    requireRevision(before, ifMatch, 'User');
     await assertUserDeactivationAllowed(deps, before);
     await assertNotLastAdmin(deps, before);
     return { status: 'inactive' };

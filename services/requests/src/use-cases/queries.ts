@@ -6,7 +6,7 @@ import {
   type RequestDetail,
   type RequestListItem,
 } from '@support-desk/contracts';
-import { notFound } from '@support-desk/platform';
+import { notFound, withRevision } from '@support-desk/platform';
 import type { UserEntry } from '../store/directory.js';
 import type { RequestRecord } from '../store/requests.js';
 import type { Deps } from './deps.js';
@@ -109,5 +109,5 @@ export async function getRequest(deps: Deps, principal: Principal, id: string): 
     })),
   };
   if (d.status === 'resolved' || d.status === 'closed') detail.resolution = d.resolution ?? null;
-  return detail;
+  return withRevision(detail, d.rev);
 }

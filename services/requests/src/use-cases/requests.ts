@@ -13,6 +13,7 @@ import {
   diffChanges,
   type EventContext,
   eventEntry,
+  requireRevision,
   validationError,
 } from '@support-desk/platform';
 import type { RequestRecord } from '../store/requests.js';
@@ -189,10 +190,18 @@ export function planUpdate(
   return { set, events, status: target };
 }
 
-export async function updateRequest(deps: Deps, principal: Principal, id: string, body: UpdateRequestBody) {
+/** `ifMatch`: the revisions an `If-Match` header accepts (undefined: no precondition). */
+export async function updateRequest(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  body: UpdateRequestBody,
+  ifMatch?: readonly number[],
+) {
   const ctx = contextFromPrincipal(principal);
   const verified = new Set<string>();
   return deps.requests.update(id, async (current) => {
+    requireRevision(current, ifMatch, 'Request');
     // References are checked only when they change (keeping a since-deactivated assignee is fine).
     if (body.assignedTo && body.assignedTo !== current.assignedTo && !verified.has(body.assignedTo)) {
       await requireAssignee(deps, body.assignedTo, 'body.assignedTo');
@@ -222,8 +231,14 @@ export async function updateRequest(deps: Deps, principal: Principal, id: string
   });
 }
 
-export async function deleteRequest(deps: Deps, principal: Principal, id: string) {
-  return deps.requests.update(id, () => {
+export async function deleteRequest(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  ifMatch?: readonly number[],
+) {
+  return deps.requests.update(id, (current) => {
+    requireRevision(current, ifMatch, 'Request');
     const now = deps.clock();
     const event = buildEvent(
       'request.deleted',

@@ -1,0 +1,132 @@
+import type { ErrorExample, PublicRoute, RouteExamples, RouteSchemas } from '@support-desk/contracts';
+import { takesIdempotencyKey } from '../use-cases/idempotency.js';
+import { pathParams } from '../use-cases/route-table.js';
+
+type Json = Record<string, unknown>;
+
+/** What each status means for any route, with the example shown where a route has none of its own. */
+const COMMON_ERRORS: Record<number, { description: string; example: ErrorExample }> = {
+  400: {
+    description: 'VALIDATION_ERROR: the input is invalid; `details` lists every problem',
+    example: {
+      code: 'VALIDATION_ERROR',
+      message: 'query.limit must be >= 1',
+      details: [{ field: 'query.limit', message: 'must be >= 1' }],
+    },
+  },
+  401: {
+    description: 'UNAUTHORIZED: missing, invalid, expired or revoked credential',
+    example: { code: 'UNAUTHORIZED', message: 'Missing or invalid credentials' },
+  },
+  403: {
+    description: 'FORBIDDEN: the credential lacks the scope, or the address is not allowed',
+    example: { code: 'FORBIDDEN', message: 'This operation requires the requests:write scope' },
+  },
+  404: {
+    description: 'NOT_FOUND: no such resource (or one the caller may not see)',
+    example: { code: 'NOT_FOUND', message: 'Request not found' },
+  },
+  409: {
+    description:
+      'CONFLICT: the change is not allowed in the current state, or a call with this Idempotency-Key is still running (see Retry-After)',
+    example: { code: 'CONFLICT', message: 'The request was changed concurrently; retry' },
+  },
+  413: {
+    description: 'PAYLOAD_TOO_LARGE: the body exceeds its limit (named in human units)',
+    example: { code: 'PAYLOAD_TOO_LARGE', message: 'JSON bodies are limited to 1 MiB' },
+  },
+  415: {
+    description: 'UNSUPPORTED_MEDIA_TYPE: the body is not in the documented content type',
+    example: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the body as application/json' },
+  },
+  422: {
+    description:
+      'IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for a different request (method, path, query or body)',
+    example: {
+      code: 'IDEMPOTENCY_KEY_REUSED',
+      message:
+        'This Idempotency-Key was already used for a different request (method, path, query or body); use a new key for a new request',
+    },
+  },
+  429: {
+    description: 'RATE_LIMITED: the bucket named in the message is exhausted; see Retry-After',
+    example: {
+      code: 'RATE_LIMITED',
+      message: 'Rate limit exceeded for the general bucket; retry after 12 s',
+    },
+  },
+  500: {
+    description: 'SERVER_ERROR: internal error (the message carries an error id)',
+    example: { code: 'SERVER_ERROR', message: 'Internal error (id 5f2c1e0a)' },
+  },
+  502: {
+    description: 'SERVER_ERROR: the owning service is unreachable',
+    example: { code: 'SERVER_ERROR', message: 'The requests service is unreachable' },
+  },
+  503: {
+    description: 'SERVICE_UNAVAILABLE: a dependency is unavailable',
+    example: { code: 'SERVICE_UNAVAILABLE', message: 'Rate limiting is unavailable; retry later' },
+  },
+  504: {
+    description: 'SERVICE_UNAVAILABLE: the owning service did not answer in time',
+    example: { code: 'SERVICE_UNAVAILABLE', message: 'The requests service did not answer in time' },
+  },
+};
+
+/** The statuses every proxied route can answer, whatever its service does. */
+const GATEWAY_ERRORS = [400, 401, 403, 429, 500, 502, 503, 504];
+
+const EXAMPLE_REQUEST_ID = '5b0e6f8c-3c1d-4f7a-9a52-0d9f3c2b7e41';
+
+/** An error example as the client receives it: in the envelope, with the call's request id. */
+export const errorEnvelopeExample = (error: ErrorExample) => ({
+  success: false,
+  error: { ...error, requestId: EXAMPLE_REQUEST_ID },
+});
+
+/**
+ * The error statuses of one route: the gateway's own, 404 where the path names a resource, 413 and
+ * 415 where there is a body, those its schema map declares and those its examples show.
+ */
+export function errorStatuses(
+  route: PublicRoute,
+  schemas: RouteSchemas | undefined,
+  examples: RouteExamples | undefined,
+  hasBody: boolean,
+): number[] {
+  const statuses = new Set(GATEWAY_ERRORS);
+  if (pathParams(route.path).length > 0) statuses.add(404);
+  if (hasBody) [413, 415].forEach((s) => statuses.add(s));
+  if (takesIdempotencyKey(route.method)) [409, 422].forEach((s) => statuses.add(s));
+  for (const status of Object.keys(schemas?.response ?? {}).map(Number))
+    if (status >= 400) statuses.add(status);
+  for (const status of Object.keys(examples?.errors ?? {}).map(Number)) statuses.add(status);
+  return [...statuses].sort((a, b) => a - b);
+}
+
+/** The error responses of one operation, each the ErrorEnvelope with an example. */
+export function errorResponses(statuses: number[], examples: RouteExamples | undefined, headers: Json): Json {
+  return Object.fromEntries(
+    statuses.map((status) => {
+      const common = COMMON_ERRORS[status];
+      if (!common) throw new Error(`no description for error status ${status}`);
+      const example = examples?.errors?.[status] ?? common.example;
+      return [
+        String(status),
+        {
+          description: common.description,
+          ...(status === 429 ? { headers: { 'Retry-After': RETRY_AFTER, ...headers } } : {}),
+          ...(status === 409 ? { headers: { 'Retry-After': RETRY_AFTER } } : {}),
+          content: {
+            'application/json': {
+              schema: { $ref: '#/components/schemas/ErrorEnvelope' },
+              example: errorEnvelopeExample(example),
+            },
+          },
+        },
+      ];
+    }),
+  );
+}
+
+const RETRY_AFTER = { description: 'Seconds to wait before retrying', schema: { type: 'integer' } };
