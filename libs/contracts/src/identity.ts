@@ -1,10 +1,10 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { ErrorEnvelope, Ok } from './envelope.js';
 import { IdSchema } from './ids.js';
-import { PageQuery, Pagination } from './pagination.js';
+import { CursorPageQuery, EnumListQuery, ListPagination, SortQuery } from './pagination.js';
 import type { RouteSchemaMap } from './routes.js';
 import { DateTimeString, StringEnum } from './schema.js';
-import { RoleSchema, ScopeSchema } from './scopes.js';
+import { ROLES, RoleSchema, ScopeSchema } from './scopes.js';
 
 /** Documented input limits (README of services/identity). */
 const IDENTITY_LIMITS = {
@@ -20,7 +20,7 @@ const IDENTITY_LIMITS = {
   identityProvider: 64,
 } as const;
 
-const USER_STATUSES = ['active', 'inactive'] as const;
+export const USER_STATUSES = ['active', 'inactive'] as const;
 const UserStatusSchema = StringEnum(USER_STATUSES);
 
 const DateTimeOrNull = Type.Union([DateTimeString(), Type.Null()]);
@@ -83,22 +83,38 @@ export type UserDetail = Static<typeof UserDetail>;
 
 const UserIdParams = Type.Object({ id: IdSchema('user') }, { additionalProperties: false });
 
+/** The orders of the users and group members lists (`sort`); `-` prefix = descending. */
+export const USER_SORT_FIELDS = ['createdAt', 'updatedAt', 'name', 'email'] as const;
+export const DEFAULT_USER_SORT = '-createdAt';
+
+/** What the users list and the group members list share: enum filters, sort and paging. */
+const userListParams = {
+  role: Type.Optional(EnumListQuery(ROLES, 'Role')),
+  status: Type.Optional(EnumListQuery(USER_STATUSES, 'Status')),
+  sort: Type.Optional(
+    SortQuery(
+      USER_SORT_FIELDS,
+      DEFAULT_USER_SORT,
+      '`name` compares code points (upper case before lower case; no locale collation, which the ' +
+        'local store lacks); `email` compares the lower-cased address.',
+    ),
+  ),
+  ...CursorPageQuery,
+};
+
 export const UserListQuery = Type.Object(
   {
-    role: Type.Optional(RoleSchema),
-    status: Type.Optional(UserStatusSchema),
+    ...userListParams,
     groupId: Type.Optional(IdSchema('group')),
     isVip: Type.Optional(Type.Boolean()),
     search: Type.Optional(Type.String({ maxLength: IDENTITY_LIMITS.search })),
-    page: Type.Optional(PageQuery.page),
-    limit: Type.Optional(PageQuery.limit),
   },
   { additionalProperties: false },
 );
 export type UserListQuery = Static<typeof UserListQuery>;
 
 const UserList = Type.Object(
-  { users: Type.Array(UserListItem), pagination: Pagination },
+  { users: Type.Array(UserListItem), pagination: ListPagination },
   { additionalProperties: false },
 );
 
@@ -243,10 +259,11 @@ export type UpdateGroupBody = Static<typeof UpdateGroupBody>;
 
 const AddMemberBody = Type.Object({ userId: IdSchema('user') }, { additionalProperties: false });
 
-const MembersQuery = Type.Object(
-  { page: Type.Optional(PageQuery.page), limit: Type.Optional(PageQuery.limit) },
-  { additionalProperties: false },
-);
+const LIST_PAGING =
+  'Pages by `page` (with a total) or by `cursor` (no total, stable under concurrent inserts, no depth limit); the `Link` header (RFC 8288) carries the `next` and `prev` URIs. `role` and `status` take several values separated by commas.';
+
+export const MembersQuery = Type.Object(userListParams, { additionalProperties: false });
+export type MembersQuery = Static<typeof MembersQuery>;
 
 const GroupMembership = Type.Object(
   {
@@ -266,7 +283,9 @@ const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) =>
 /** Public request/response schemas of the identity service, keyed by route (see PUBLIC_ROUTES). */
 export const identityRouteSchemas = {
   'GET /v1/users': {
-    description: 'Newest first. `search` is a case-insensitive substring of name or email.',
+    description:
+      'Newest first unless `sort` says otherwise. `search` is a case-insensitive substring of name or email. ' +
+      LIST_PAGING,
     querystring: UserListQuery,
     response: { 200: Ok(UserList), ...errors(400, 401, 403) },
   },
@@ -328,7 +347,8 @@ export const identityRouteSchemas = {
     },
   },
   'GET /v1/groups/:id/members': {
-    description: 'Members of the group (user list columns), newest first.',
+    description:
+      'Members of the group (user list columns), newest first unless `sort` says otherwise. ' + LIST_PAGING,
     params: GroupIdParams,
     querystring: MembersQuery,
     response: { 200: Ok(UserList), ...errors(400, 401, 403, 404) },

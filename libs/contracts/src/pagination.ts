@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 
 const DEFAULT_PAGE_LIMIT = 20;
-const MAX_PAGE_LIMIT = 100;
+export const MAX_PAGE_LIMIT = 100;
 /**
  * The highest page number accepted. Numbers such as `1e300` are integers to JSON Schema; without
  * a bound they reached the store as a skip it cannot represent (a 500). 1,000,000 pages of 100
@@ -63,3 +63,104 @@ export function paginate(window: PageWindow, total: number): Pagination {
 export function paginateEvents(window: PageWindow, total: number): EventPagination {
   return { ...paginate(window, total), hasMore: window.skip + window.limit < total };
 }
+
+// ---- Cursor pagination (issue 17): `cursor` in, `nextCursor` out, beside page/limit. ----
+
+/** The longest cursor accepted: a cursor is a few sort key values, an id and a fingerprint. */
+export const MAX_CURSOR_LENGTH = 1024;
+
+const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
+
+/**
+ * The query parameters of a list that pages both ways: `page`/`limit` as the spec says, and
+ * `cursor`. `page` has no schema default here (the default, 1, is applied by `pageWindow`) so a
+ * list can tell `page` given from `page` absent: `page` together with `cursor` is a 400.
+ */
+export const CursorPageQuery = {
+  page: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: MAX_PAGE,
+      description: `Page number, from 1 (default 1, at most ${MAX_PAGE}). Not together with \`cursor\`.`,
+    }),
+  ),
+  limit: Type.Optional(PageQuery.limit),
+  cursor: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: MAX_CURSOR_LENGTH,
+      description:
+        'Opaque position from a previous answer (`pagination.nextCursor` / `prevCursor`, or the `Link` ' +
+        'header): the items after (or before) it in the same order. Pass the same filters and `sort` as ' +
+        'the call that returned it (otherwise 400); `limit` may change. Not together with `page`. ' +
+        'Stable under concurrent inserts: no item is skipped or repeated among those that existed when ' +
+        'paging started.',
+    }),
+  ),
+};
+
+/**
+ * `pagination` of a list answered in page mode (no `cursor`): the spec's page object plus
+ * `nextCursor`, the position after the last item of this page (null on the last page), so a
+ * client can continue with cursors from here.
+ */
+export const PagePagination = Type.Object(
+  {
+    ...Pagination.properties,
+    nextCursor: NullableString('Continue after this page with `cursor=<nextCursor>`; null on the last page.'),
+  },
+  { additionalProperties: false },
+);
+export type PagePagination = Static<typeof PagePagination>;
+
+/** `pagination` of a list answered in cursor mode (`cursor` given): no count is made. */
+export const CursorPagination = Type.Object(
+  {
+    limit: Type.Integer({ minimum: 1, maximum: MAX_PAGE_LIMIT }),
+    nextCursor: NullableString('The items after this page; null when there are none (yet).'),
+    prevCursor: NullableString('The items before this page; null when this page starts the list.'),
+    hasMore: Type.Boolean({ description: 'Whether `nextCursor` leads to more items.' }),
+  },
+  { additionalProperties: false },
+);
+export type CursorPagination = Static<typeof CursorPagination>;
+
+/** A list's `pagination`: page mode (with `total`/`pages`) or cursor mode (without a count). */
+export const ListPagination = Type.Union([PagePagination, CursorPagination], {
+  description:
+    'Page mode (no `cursor`): `page`, `limit`, `total`, `pages` and `nextCursor`. Cursor mode (`cursor` ' +
+    'given): `limit`, `nextCursor`, `prevCursor`, `hasMore`, without a total.',
+});
+export type ListPagination = Static<typeof ListPagination>;
+
+/**
+ * `sort` query parameter of a list: each field ascending, or descending with a `-` prefix. An
+ * unknown value is a 400 listing the allowed ones (the enum).
+ */
+export function SortQuery<const F extends readonly string[]>(fields: F, defaultSort: string, notes = '') {
+  const values = fields.flatMap((f) => [f, `-${f}`]);
+  return Type.Unsafe<string>({
+    type: 'string',
+    enum: values,
+    description:
+      `Order of the list: one of ${values.map((v) => `\`${v}\``).join(', ')} (\`-\` = descending; ` +
+      `default \`${defaultSort}\`). Ties are broken by id in the same direction.${notes ? ` ${notes}` : ''}`,
+  });
+}
+
+/** The longest comma-separated filter value accepted (each value is also checked). */
+const MAX_ENUM_LIST_LENGTH = 200;
+
+/**
+ * A filter that takes one value or several separated by commas (`status=open,pending`): any of
+ * them matches. The values are checked by the list (an unknown one is a 400 naming the allowed
+ * values), so the schema only bounds the length and documents the values.
+ */
+export const EnumListQuery = (values: readonly string[], what: string) =>
+  Type.String({
+    minLength: 1,
+    maxLength: MAX_ENUM_LIST_LENGTH,
+    description: `${what}: one value, or several separated by commas (any of them matches). Values: ${values
+      .map((v) => `\`${v}\``)
+      .join(', ')}.`,
+  });

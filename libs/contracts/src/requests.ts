@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Ok } from './envelope.js';
 import { IdSchema } from './ids.js';
-import { Pagination, PageQuery } from './pagination.js';
+import { CursorPageQuery, EnumListQuery, ListPagination, PageQuery, SortQuery } from './pagination.js';
 import type { RouteSchemaMap } from './routes.js';
 import { DateTimeString, StringEnum } from './schema.js';
 
@@ -137,16 +137,40 @@ export type RequestDetail = Static<typeof RequestDetail>;
 const SupportRequestParams = Type.Object({ id: IdSchema('request') }, { additionalProperties: false });
 const AttachmentIdParams = Type.Object({ id: IdSchema('attachment') }, { additionalProperties: false });
 
+/** The orders `GET /v1/requests` offers (`sort`); `-` prefix = descending. */
+export const REQUEST_SORT_FIELDS = ['createdAt', 'updatedAt', 'priority'] as const;
+export const DEFAULT_REQUEST_SORT = '-createdAt';
+/** The longest `q` accepted: the search is a regex scan, bounded in input as well as in time. */
+export const REQUEST_SEARCH_MAX = 100;
+
 export const ListRequestsQuery = Type.Object(
   {
-    status: Type.Optional(RequestStatusSchema),
-    priority: Type.Optional(PrioritySchema),
+    status: Type.Optional(EnumListQuery(REQUEST_STATUSES, 'Status')),
+    priority: Type.Optional(EnumListQuery(PRIORITIES, 'Priority')),
     assignedTo: Type.Optional(IdSchema('user')),
     groupId: Type.Optional(IdSchema('group')),
     createdAfter: Type.Optional(DateTimeString('Created at or after this instant.')),
     createdBefore: Type.Optional(DateTimeString('Created strictly before this instant.')),
-    page: Type.Optional(PageQuery.page),
-    limit: Type.Optional(PageQuery.limit),
+    q: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: REQUEST_SEARCH_MAX,
+        pattern: '\\S',
+        description:
+          `Search: requests whose title, description or one of whose tags contains this text, ` +
+          `case-insensitively (plain text, not a pattern; at most ${REQUEST_SEARCH_MAX} characters). ` +
+          'Combines with the other filters; a scan of the filtered requests (see the README for its cost).',
+      }),
+    ),
+    sort: Type.Optional(
+      SortQuery(
+        REQUEST_SORT_FIELDS,
+        DEFAULT_REQUEST_SORT,
+        '`priority` orders by severity (low < medium < high < critical), so `-priority` lists critical ' +
+          'first; ties by `createdAt`, then id, in the same direction.',
+      ),
+    ),
+    ...CursorPageQuery,
   },
   { additionalProperties: false },
 );
@@ -210,16 +234,84 @@ export const UploadedAttachment = Type.Object(
   { additionalProperties: false },
 );
 const RequestList = Type.Object(
-  { requests: Type.Array(RequestListItem), pagination: Pagination },
+  { requests: Type.Array(RequestListItem), pagination: ListPagination },
+  { additionalProperties: false },
+);
+
+/** The changes feed's query: where to resume, and how many changes at most. */
+export const RequestChangesQuery = Type.Object(
+  {
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1024,
+        description:
+          'The `nextCursor` of the previous call; without it the feed starts from the beginning ' +
+          '(every request, the deleted ones as tombstones).',
+      }),
+    ),
+    limit: Type.Optional(PageQuery.limit),
+  },
+  { additionalProperties: false },
+);
+export type RequestChangesQuery = Static<typeof RequestChangesQuery>;
+
+/** One change of the feed: the request as it is now, or the tombstone of a deleted one. */
+export const RequestChange = Type.Union([
+  Type.Object(
+    {
+      id: IdSchema('request'),
+      deleted: Type.Literal(false),
+      request: RequestDetail,
+    },
+    {
+      additionalProperties: false,
+      description: 'A created or changed request, as `GET /v1/requests/:id` shows it to the caller.',
+    },
+  ),
+  Type.Object(
+    { id: IdSchema('request'), deleted: Type.Literal(true), deletedAt: DateTimeString() },
+    { additionalProperties: false, description: 'A deleted request: drop it from the mirror.' },
+  ),
+]);
+export type RequestChange = Static<typeof RequestChange>;
+
+const RequestChanges = Type.Object(
+  {
+    changes: Type.Array(RequestChange),
+    pagination: Type.Object(
+      {
+        limit: Type.Integer({ minimum: 1 }),
+        nextCursor: Type.String({
+          description: 'Always present: poll again with it for the changes after these.',
+        }),
+        hasMore: Type.Boolean({ description: 'More changes are ready now: call again at once.' }),
+      },
+      { additionalProperties: false },
+    ),
+  },
   { additionalProperties: false },
 );
 
 /** Public request/response schemas of the requests service, keyed by route (see PUBLIC_ROUTES). */
 export const requestsRouteSchemas = {
   'GET /v1/requests': {
-    description: 'Newest first. `limit` above 100 is clamped to 100.',
+    description:
+      'Newest first unless `sort` says otherwise. `limit` above 100 is clamped to 100. Pages by `page` ' +
+      '(with a total) or by `cursor` (no total, stable under concurrent inserts, no depth limit); the ' +
+      '`Link` header (RFC 8288) carries the `next` and `prev` URIs. Multi-value filters take values ' +
+      'separated by commas.',
     querystring: ListRequestsQuery,
     response: { 200: Ok(RequestList) },
+  },
+  'GET /v1/requests/changes': {
+    description:
+      'Every request changed after `cursor`, in change order (oldest change first), each once at its ' +
+      'latest state; deleted requests as tombstones. Mirror the data set: start without a cursor, ' +
+      'apply each change (upsert, or delete a tombstone), call again with `nextCursor` while ' +
+      '`hasMore`, then poll with it. Changes appear after a short settle delay (see the README).',
+    querystring: RequestChangesQuery,
+    response: { 200: Ok(RequestChanges) },
   },
   'POST /v1/requests': {
     description: 'The caller is the requester. Status is `assigned` when created with an assignee.',

@@ -31,6 +31,7 @@ const r = (
 export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   r('GET', '/v1/requests', 'requests:read', 'requests', 'List support requests'),
   r('POST', '/v1/requests', 'requests:write', 'requests', 'Create a support request'),
+  r('GET', '/v1/requests/changes', 'requests:read', 'requests', 'Changes feed of support requests'),
   r('GET', '/v1/requests/:id', 'requests:read', 'requests', 'Read one support request'),
   r('PATCH', '/v1/requests/:id', 'requests:write', 'requests', 'Update a support request'),
   r('DELETE', '/v1/requests/:id', 'admin', 'requests', 'Delete a support request (admin)'),

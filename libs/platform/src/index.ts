@@ -29,3 +29,6 @@ export * from './telemetry/propagation.js';
 export * from './telemetry/flush.js';
 export * from './human-bytes.js';
 export * from './entity-tags.js';
+export * from './cursor.js';
+export * from './keyset.js';
+export * from './list-query.js';

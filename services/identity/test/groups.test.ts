@@ -61,7 +61,13 @@ t.test('groups API', async (t) => {
     t.notOk(body(res).data.pagination);
     res = await inject('GET', `/v1/groups/${gid}/members?limit=1`);
     t.equal(res.statusCode, 200);
-    t.same(body(res).data.pagination, { page: 1, limit: 1, total: 2, pages: 2 });
+    t.same(body(res).data.pagination, {
+      page: 1,
+      limit: 1,
+      total: 2,
+      pages: 2,
+      nextCursor: body(res).data.pagination.nextCursor,
+    });
     t.equal(body(res).data.users[0].id, u2);
     res = await inject('GET', `/v1/users?groupId=${gid}`);
     t.equal(body(res).data.pagination.total, 2);

@@ -83,6 +83,11 @@ t.test('round trips of every public identity operation', async (t) => {
   // Users
   await measure('GET /v1/users', () => api('GET', '/v1/users'));
   await measure('GET /v1/users?role&search', () => api('GET', '/v1/users?role=agent&search=ali'));
+  const byName = '/v1/users?role=agent,admin&sort=name&limit=1';
+  const { nextCursor } = (await api('GET', byName)).pagination;
+  await measure('GET /v1/users?role=agent,admin&sort=name&cursor= (cursor mode)', () =>
+    api('GET', `${byName}&cursor=${nextCursor}`),
+  );
   await measure('GET /v1/users/:id', () => api('GET', `/v1/users/${alice.id}`));
   // As on a replica that has not read these groups yet (or after their change).
   h.deps.groups.forget(g1.id);

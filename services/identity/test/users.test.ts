@@ -141,7 +141,14 @@ t.test('users API', async (t) => {
     t.equal(res.statusCode, 200);
     const data = body(res).data;
     t.equal(data.users.length, 2);
-    t.same(data.pagination, { page: 1, limit: 2, total: 6, pages: 3 });
+    t.same(data.pagination, {
+      page: 1,
+      limit: 2,
+      total: 6,
+      pages: 3,
+      nextCursor: data.pagination.nextCursor,
+    });
+    t.type(data.pagination.nextCursor, 'string');
     t.equal(data.users[0].email, 'bulk4@corp.test', 'newest first');
     t.same(
       Object.keys(data.users[0]).sort(),

@@ -28,6 +28,7 @@ import { createRequestsRepository } from './store/requests-repository.js';
 import { createSlaAlertsRepository, slaAlertModel } from './store/sla-alerts.js';
 import type { Deps } from './use-cases/deps.js';
 import { Directory } from './use-cases/directory.js';
+import { rankStoredRequests } from './use-cases/request-lists.js';
 import { parseSlaPolicy } from './use-cases/sla.js';
 import { createSlaMonitor } from './use-cases/sla-monitor.js';
 
@@ -73,6 +74,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
     logger,
     publicBaseUrl: config.PUBLIC_BASE_URL,
     attachmentMaxBytes: config.ATTACHMENT_MAX_BYTES,
+    lists: { searchMaxTimeMs: config.REQUEST_SEARCH_MAX_TIME_MS, changesSettleMs: config.CHANGES_SETTLE_MS },
   };
 
   const app = createHttpApp({ logger });
@@ -100,6 +102,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
       started = true;
       await ensureIndexes(conn);
       await deps.files.ensureIndexes();
+      await rankStoredRequests(deps);
       relay.start();
       const refreshers = {
         refreshUser: (id: string) => deps.directory.refreshUser(id),

@@ -132,10 +132,23 @@ t.test('attachments: upload, download byte-identical, limits, malformed bodies',
     'empty file',
   );
   t.equal((await upload(Buffer.from('{"a":1}'), agent.principal, id, 'application/json')).status, 415);
+  const twoFiles = await upload(
+    multipartBody([
+      { name: 'file', filename: 'one.pdf', data: PDF },
+      { name: 'file', filename: 'two.pdf', data: PDF },
+    ]),
+  );
+  t.equal(twoFiles.status, 400, 'two file parts: refused');
+  t.match(twoFiles.body.error.message, /exactly one file part/);
   t.same(
     { files: await files.countDocuments(), chunks: await chunks.countDocuments() },
     before,
-    'nothing stored by failures',
+    'nothing stored by failures (the first of two files included)',
+  );
+  const detail = await h.call(agent.principal, 'GET', `/v1/requests/${id}`);
+  t.notOk(
+    (detail.body.data.attachments as { filename: string }[]).some((a) => a.filename === 'one.pdf'),
+    'the request did not take the first of two files',
   );
 
   t.equal(

@@ -79,7 +79,7 @@ t.test('create, single read and list shapes', async (t) => {
 
   const list = await h.call(agent.principal, 'GET', '/v1/requests');
   t.equal(list.status, 200);
-  t.same(list.body.data.pagination, { page: 1, limit: 20, total: 2, pages: 1 });
+  t.same(list.body.data.pagination, { page: 1, limit: 20, total: 2, pages: 1, nextCursor: null });
   const item = list.body.data.requests.find((r: { id: string }) => r.id === withAssignee.body.data.id);
   t.same(Object.keys(item).sort(), [
     'assignedGroup',
@@ -214,7 +214,14 @@ t.test('list filters, sort and pagination edges', async (t) => {
   t.same(idsOf(await list(`?createdAfter=${t2}&createdBefore=${t4}&priority=high`)), [ids[2]]);
 
   const p1 = await list('?limit=2');
-  t.same(p1.data.pagination, { page: 1, limit: 2, total: 5, pages: 3 });
+  t.same(p1.data.pagination, {
+    page: 1,
+    limit: 2,
+    total: 5,
+    pages: 3,
+    nextCursor: p1.data.pagination.nextCursor,
+  });
+  t.type(p1.data.pagination.nextCursor, 'string', 'a cursor to continue with');
   t.same(idsOf(p1), [ids[4], ids[3]]);
   const p3 = await list('?limit=2&page=3');
   t.same(idsOf(p3), [ids[0]]);

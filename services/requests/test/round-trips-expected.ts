@@ -84,6 +84,14 @@ export const EXPECTED: Record<string, ExpectedTrips> = {
   },
   'GET /v1/requests?status=in_progress': { call: ['aggregate requests', 'find requests'] },
   'GET /v1/requests (page 1 of all)': { call: ['aggregate requests', 'find requests'] },
+  'GET /v1/requests?limit=2 (page mode, with nextCursor)': { call: ['aggregate requests', 'find requests'] },
+  // A cursor page counts nothing: one find, after the keyset position.
+  'GET /v1/requests?cursor= (cursor mode)': { call: ['find requests'] },
+  'GET /v1/requests?q=printer&status=open,in_progress&sort=-priority': {
+    call: ['aggregate requests', 'find requests'],
+  },
+  // One find; each request's people come from the directory memory like a single read's.
+  'GET /v1/requests/changes (people cached)': { call: ['find requests'] },
   'GET /v1/attachments/:id': {
     call: ['find attachments.chunks', 'find attachments.files', 'find requests'],
   },

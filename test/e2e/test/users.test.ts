@@ -306,11 +306,15 @@ t.test('users: every filter, page and limit', async (t) => {
   const total = all?.pagination?.total;
   t.same(
     all?.pagination,
-    { page: 1, limit: 20, total, pages: Math.ceil(total / 20) },
-    'defaults page 1, limit 20',
+    { page: 1, limit: 20, total, pages: Math.ceil(total / 20), nextCursor: all?.pagination?.nextCursor },
+    'defaults page 1, limit 20 (and a cursor to continue with)',
   );
   const small = expectOk(t, await admin.api.get('/v1/users?limit=2&page=2'), 200, 'limit 2 page 2');
-  t.same(small?.pagination, { page: 2, limit: 2, total, pages: Math.ceil(total / 2) }, 'page/limit echoed');
+  t.same(
+    small?.pagination,
+    { page: 2, limit: 2, total, pages: Math.ceil(total / 2), nextCursor: small?.pagination?.nextCursor },
+    'page/limit echoed',
+  );
   t.equal(small?.users?.length, Math.min(2, Math.max(0, total - 2)), 'two per page');
   const clamp = expectOk(t, await admin.api.get('/v1/users?limit=500'), 200, 'limit 500');
   t.equal(clamp?.pagination?.limit, 100, 'limit clamped to 100');
@@ -374,7 +378,11 @@ t.test('groups and membership with memberCount', async (t) => {
 
   const members = expectOk(t, await agent.api.get(`/v1/groups/${g.id}/members`), 200, 'GET members');
   t.same(members?.users?.map((x: Json) => x.id).sort(), [u1.id, u2.id].sort(), 'both members');
-  t.same(members?.pagination, { page: 1, limit: 20, total: 2, pages: 1 }, 'members are paginated');
+  t.same(
+    members?.pagination,
+    { page: 1, limit: 20, total: 2, pages: 1, nextCursor: null },
+    'members are paginated (the last page: no cursor onwards)',
+  );
   for (const m of members?.users ?? []) expectShape(t, UserListItem, m, 'member (user list columns)');
   const page = expectOk(
     t,

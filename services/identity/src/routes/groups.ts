@@ -1,5 +1,11 @@
 import { identityRouteSchemas as schemas } from '@support-desk/contracts';
-import { contextFromPrincipal, contractRoute, type HttpApp, ifMatchRevisions } from '@support-desk/platform';
+import {
+  contextFromPrincipal,
+  contractRoute,
+  type HttpApp,
+  ifMatchRevisions,
+  withPageLinks,
+} from '@support-desk/platform';
 import type { Deps } from '../use-cases/deps.js';
 import {
   addMember,
@@ -37,8 +43,8 @@ export function groupRoutes(app: HttpApp, deps: Deps): void {
       ifMatchRevisions(request.headers['if-match']),
     ),
   );
-  contractRoute(app, schemas, 'GET /v1/groups/:id/members', (request) =>
-    listMembers(deps, request.params.id, request.query.page, request.query.limit),
+  contractRoute(app, schemas, 'GET /v1/groups/:id/members', async (request, reply) =>
+    withPageLinks(request, reply, await listMembers(deps, request.params.id, request.query)),
   );
   contractRoute(app, schemas, 'POST /v1/groups/:id/members', (request) =>
     addMember(deps, contextFromPrincipal(request.principal), request.params.id, request.body.userId),

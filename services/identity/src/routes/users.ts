@@ -1,10 +1,18 @@
 import { identityRouteSchemas as schemas } from '@support-desk/contracts';
-import { contextFromPrincipal, contractRoute, type HttpApp, ifMatchRevisions } from '@support-desk/platform';
+import {
+  contextFromPrincipal,
+  contractRoute,
+  type HttpApp,
+  ifMatchRevisions,
+  withPageLinks,
+} from '@support-desk/platform';
 import type { Deps } from '../use-cases/deps.js';
 import { createUser, deactivateUser, getMe, getUser, listUsers, updateUser } from '../use-cases/users.js';
 
 export function userRoutes(app: HttpApp, deps: Deps): void {
-  contractRoute(app, schemas, 'GET /v1/users', (request) => listUsers(deps, request.query));
+  contractRoute(app, schemas, 'GET /v1/users', async (request, reply) =>
+    withPageLinks(request, reply, await listUsers(deps, request.query)),
+  );
   contractRoute(app, schemas, 'POST /v1/users', (request) =>
     createUser(deps, contextFromPrincipal(request.principal), request.body),
   );

@@ -2,17 +2,22 @@ import type { Role } from '@support-desk/contracts';
 import {
   type AggregateDecision,
   escapeRegex,
+  type KeysetSeek,
+  keysetQuery,
+  oneOf,
   type OutboxEntry,
   selectOutbox,
   updateAggregate,
 } from '@support-desk/platform';
 import type { Connection, FilterQuery } from 'mongoose';
+import { DEFAULT_USER_ORDER, userOrders, type UserSort } from './user-order.js';
 import { type UserDoc, type UserEmailDoc, userEmailModel, userModel } from './users.js';
 
 /** The users list's filters, each optional (already validated). */
 export interface UserListFilter {
-  role?: Role;
-  status?: 'active' | 'inactive';
+  /** Any of these roles, any of these statuses. */
+  role?: Role[];
+  status?: UserDoc['status'][];
   groupId?: string;
   isVip?: boolean;
   /** Case-insensitive substring of the name or the email. */
@@ -21,6 +26,29 @@ export interface UserListFilter {
   identityProvider?: string;
   /** Exactly this name (SCIM `displayName eq`). */
   name?: string;
+}
+
+/** What one list call reads: a page by skip (with the count), or after a keyset position. */
+export interface UserListWindow {
+  skip: number;
+  limit: number;
+  seek?: KeysetSeek;
+  count: boolean;
+}
+
+function listQuery(filter: UserListFilter): FilterQuery<UserDoc> {
+  const query: FilterQuery<UserDoc> = {};
+  if (filter.role) query.role = oneOf(filter.role);
+  if (filter.status) query.status = oneOf(filter.status);
+  if (filter.groupId) query.groups = filter.groupId;
+  if (filter.isVip !== undefined) query.isVip = filter.isVip;
+  if (filter.identityProvider) query.identityProvider = filter.identityProvider;
+  if (filter.name !== undefined) query.name = filter.name;
+  if (filter.search) {
+    const re = new RegExp(escapeRegex(filter.search), 'i');
+    query.$or = [{ name: re }, { email: re }];
+  }
+  return query;
 }
 
 export type UserBrief = Pick<UserDoc, '_id' | 'email' | 'name'>;
@@ -39,6 +67,25 @@ export function createUsersRepository(conn: Connection) {
     const fields = select(withPassword, forUpdate);
     if (fields) query.select(fields);
     return query.lean<UserDoc>().exec();
+  };
+  /**
+   * A page of users in `sort` order, by skip or after a keyset position, and (when `count`)
+   * the total matching: one find, and one count run beside it.
+   */
+  const page = async (filter: UserListFilter, sort: UserSort, window: UserListWindow) => {
+    const query = listQuery(filter);
+    const { sort: order, condition } = keysetQuery(userOrders.keys(sort), window.seek);
+    const [users, total] = await Promise.all([
+      model
+        .find(condition ? { $and: [query, condition] } : query)
+        .sort(order)
+        .skip(window.skip)
+        .limit(window.limit)
+        .lean<UserDoc[]>()
+        .exec(),
+      window.count ? model.countDocuments(query).exec() : undefined,
+    ]);
+    return { users, total };
   };
   return {
     findById: (id: string) => byId(id),
@@ -63,29 +110,12 @@ export function createUsersRepository(conn: Connection) {
     },
 
     /** A page of users, newest first, with the total matching. */
-    async list(filter: UserListFilter, page: { skip: number; limit: number }) {
-      const query: FilterQuery<UserDoc> = {};
-      if (filter.role) query.role = filter.role;
-      if (filter.status) query.status = filter.status;
-      if (filter.groupId) query.groups = filter.groupId;
-      if (filter.isVip !== undefined) query.isVip = filter.isVip;
-      if (filter.identityProvider) query.identityProvider = filter.identityProvider;
-      if (filter.name !== undefined) query.name = filter.name;
-      if (filter.search) {
-        const re = new RegExp(escapeRegex(filter.search), 'i');
-        query.$or = [{ name: re }, { email: re }];
-      }
-      const [users, total] = await Promise.all([
-        model
-          .find(query)
-          .sort({ createdAt: -1, _id: -1 })
-          .skip(page.skip)
-          .limit(page.limit)
-          .lean<UserDoc[]>(),
-        model.countDocuments(query),
-      ]);
-      return { users, total };
+    async list(filter: UserListFilter, window: { skip: number; limit: number }) {
+      const { users, total } = await page(filter, DEFAULT_USER_ORDER, { ...window, count: true });
+      return { users, total: total ?? 0 };
     },
+
+    page,
 
     /** Email and name of each of these users (for listings of what they own). */
     briefs: (ids: string[]) =>

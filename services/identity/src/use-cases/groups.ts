@@ -1,4 +1,10 @@
-import { type CreateGroupBody, type GroupDetail, newId, type UpdateGroupBody } from '@support-desk/contracts';
+import {
+  type CreateGroupBody,
+  type GroupDetail,
+  type MembersQuery,
+  newId,
+  type UpdateGroupBody,
+} from '@support-desk/contracts';
 import {
   buildEvent,
   conflict,
@@ -179,9 +185,9 @@ async function removeGroupFromMembers(deps: Deps, ctx: EventContext, groupId: st
   }
 }
 
-export async function listMembers(deps: Deps, id: string, page?: number, limit?: number) {
+export async function listMembers(deps: Deps, id: string, query: MembersQuery) {
   await findGroup(deps, id);
-  return listUsers(deps, { groupId: id, page, limit });
+  return listUsers(deps, { ...query, groupId: id });
 }
 
 async function membership(deps: Deps, group: GroupDoc) {

@@ -236,7 +236,7 @@ export async function deleteIdentityProvider(deps: Deps, ctx: EventContext, name
   let deactivated = 0;
   for (let round = 0; round < MAX_DEACTIVATED_ON_DELETE / 100; round++) {
     const { users } = await deps.users.list(
-      { identityProvider: name, status: 'active' },
+      { identityProvider: name, status: ['active'] },
       { skip: 0, limit: 100 },
     );
     if (users.length === 0) break;

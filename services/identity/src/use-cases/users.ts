@@ -1,10 +1,11 @@
 import {
   type Changes,
   type CreateUserBody,
+  DEFAULT_USER_SORT,
   newId,
   type Principal,
-  paginate,
-  pageWindow,
+  ROLES,
+  USER_STATUSES,
   type UpdatedUser,
   type UpdateUserBody,
   type UserListQuery,
@@ -15,13 +16,17 @@ import {
   type EventContext,
   eventEntry,
   isDuplicateKeyError,
+  listPage,
   notFound,
+  parseEnumList,
+  planList,
   requireRevision,
   unauthorized,
   validationError,
   withRevision,
 } from '@support-desk/platform';
-import { emailKey, type UserDoc } from '../store/index.js';
+import { emailKey, type UserDoc, type UserListFilter } from '../store/index.js';
+import { userOrders, type UserSort } from '../store/user-order.js';
 import type { Deps } from './deps.js';
 import { checkPasswordPolicy, hashPassword } from './secrets.js';
 import { revokeUserCredentials } from './credential-sweep.js';
@@ -33,19 +38,19 @@ import {
 import { applyUserPatch, findUser, type UserPatch } from './user-changes.js';
 import { groupNames, groupRefs, toDetail, toListItem, toListItems } from './views.js';
 
-export async function listUsers(deps: Deps, query: UserListQuery & { groupId?: string }) {
-  const window = pageWindow(query.page, query.limit);
-  const { users, total } = await deps.users.list(
-    {
-      role: query.role,
-      status: query.status,
-      groupId: query.groupId,
-      isVip: query.isVip,
-      search: query.search,
-    },
-    window,
-  );
-  return { users: await toListItems(deps, users), pagination: paginate(window, total) };
+/** `GET /v1/users` and a group's members: filters, sort, and paging by page or by cursor. */
+export async function listUsers(deps: Deps, query: UserListQuery) {
+  const filter: UserListFilter = {
+    role: parseEnumList('query.role', query.role, ROLES),
+    status: parseEnumList('query.status', query.status, USER_STATUSES),
+    groupId: query.groupId,
+    isVip: query.isVip,
+    search: query.search,
+  };
+  const plan = planList<UserSort['field']>(query, DEFAULT_USER_SORT, userOrders.kinds, { ...filter });
+  const { users, total } = await deps.users.page(filter, plan.sort, plan.read);
+  const page = listPage(users, plan.window, plan.scope, (u) => userOrders.position(u, plan.sort), total);
+  return { users: await toListItems(deps, page.items), pagination: page.pagination };
 }
 
 export async function getUser(deps: Deps, id: string) {

@@ -1,4 +1,4 @@
-import multipart from '@fastify/multipart';
+import multipart, { type Multipart, type MultipartFile } from '@fastify/multipart';
 import { requestsRouteSchemas as schemas } from '@support-desk/contracts';
 import { AppError, contractRoute, type HttpApp, validationError } from '@support-desk/platform';
 import {
@@ -25,7 +25,7 @@ function multipartError(err: unknown): unknown {
     case 'FST_PARTS_LIMIT':
     case 'FST_FILES_LIMIT':
     case 'FST_FIELDS_LIMIT':
-      return validationError('body', 'send exactly one file part named file');
+      return oneFilePartOnly();
     case 'FST_REQ_FILE_TOO_LARGE':
       return err;
     default:
@@ -35,12 +35,38 @@ function multipartError(err: unknown): unknown {
   }
 }
 
+type Parts = AsyncIterableIterator<Multipart>;
+
+/** The first file part (form fields before it are ignored, as `request.file()` does). */
+async function firstFile(parts: Parts): Promise<MultipartFile | undefined> {
+  // next() by hand: leaving a for-await loop would close the iterator, and the rest of the body
+  // is still to be read (noFurtherFile).
+  for (let next = await parts.next(); !next.done; next = await parts.next()) {
+    if (next.value.type === 'file') return next.value;
+  }
+  return undefined;
+}
+
+/** The rest of the body holds no second file part (a third is past busboy's `files` limit). */
+async function noFurtherFile(parts: Parts): Promise<void> {
+  for await (const part of parts) {
+    if (part.type === 'file') {
+      part.file.resume();
+      throw oneFilePartOnly();
+    }
+  }
+}
+
+const oneFilePartOnly = () => validationError('body', 'send exactly one file part named file');
+
 /** Registered in their own encapsulated scope, so the multipart parser applies to the upload only. */
 export async function attachmentRoutes(app: HttpApp, deps: Deps): Promise<void> {
   await app.register(multipart, {
     limits: {
       fileSize: deps.attachmentMaxBytes,
-      files: 1,
+      // Two: busboy drops files past its limit silently, so a second file must reach
+      // noFurtherFile to be refused (and the first removed) instead of being ignored.
+      files: 2,
       fields: 4,
       parts: 5,
       fieldNameSize: 100,
@@ -58,7 +84,8 @@ export async function attachmentRoutes(app: HttpApp, deps: Deps): Promise<void> 
     const checked = await checkUploadAllowed(deps, request.principal, request.params.id);
     let result: Awaited<ReturnType<typeof storeAttachment>>;
     try {
-      const file = await request.file();
+      const parts = request.parts();
+      const file = await firstFile(parts);
       if (!file) throw validationError('body.file', 'is required');
       if (file.fieldname !== 'file') {
         file.file.resume();
@@ -68,7 +95,7 @@ export async function attachmentRoutes(app: HttpApp, deps: Deps): Promise<void> 
         deps,
         request.principal,
         request.params.id,
-        { filename: file.filename, stream: file.file },
+        { filename: file.filename, stream: file.file, rest: () => noFurtherFile(parts) },
         isTooLarge,
         checked,
       );

@@ -1,12 +1,30 @@
 import { requestsRouteSchemas as schemas } from '@support-desk/contracts';
-import { contractRoute, type HttpApp, ifMatchRevisions } from '@support-desk/platform';
+import {
+  contractRoute,
+  type HttpApp,
+  ifMatchRevisions,
+  linkHeader,
+  withPageLinks,
+} from '@support-desk/platform';
 import type { Deps } from '../use-cases/deps.js';
-import { getRequest, listRequests } from '../use-cases/queries.js';
+import { getRequest } from '../use-cases/queries.js';
+import { listRequestChanges, listRequests } from '../use-cases/request-lists.js';
 import { createRequest, deleteRequest, updateRequest } from '../use-cases/requests.js';
 import { addComment } from '../use-cases/comments.js';
 
 export function requestRoutes(app: HttpApp, deps: Deps): void {
-  contractRoute(app, schemas, 'GET /v1/requests', (request) => listRequests(deps, request.query));
+  contractRoute(app, schemas, 'GET /v1/requests', async (request, reply) =>
+    withPageLinks(request, reply, await listRequests(deps, request.query)),
+  );
+  contractRoute(app, schemas, 'GET /v1/requests/changes', async (request, reply) => {
+    const answer = await listRequestChanges(deps, request.principal, request.query);
+    // The next poll, as a link too (always there: the feed never ends).
+    reply.header(
+      'link',
+      linkHeader(request.url, [{ rel: 'next', set: { cursor: answer.pagination.nextCursor } }]),
+    );
+    return answer;
+  });
   contractRoute(app, schemas, 'POST /v1/requests', (request) =>
     createRequest(deps, request.principal, request.body),
   );

@@ -1,16 +1,28 @@
-import type { Priority, RequestStatus } from '@support-desk/contracts';
+import type { Priority } from '@support-desk/contracts';
 import {
+  AppError,
   type AggregateDecision,
+  keysetQuery,
   type OutboxEntry,
   selectOutbox,
   updateAggregate,
 } from '@support-desk/platform';
 import type { Connection, FilterQuery } from 'mongoose';
-import { type RequestRecord, requestModel } from './requests.js';
+import { requestOrders, type RequestSort } from './request-order.js';
+import {
+  allOf,
+  CHANGE_ORDER,
+  type ChangePosition,
+  isTimeLimitError,
+  LIST_FIELDS,
+  listQuery,
+  type RequestListFilter,
+  type RequestListWindow,
+  VISIBLE,
+} from './request-queries.js';
+import { PRIORITY_RANK, type RequestRecord, requestModel } from './requests.js';
 import type { SlaState } from './sla-state.js';
 
-/** The soft-delete rule as a query condition, for the queries that select many requests. */
-const VISIBLE = { deletedAt: null };
 /**
  * The same rule checked on a document read by `_id`: a read by `_id` alone is the one query
  * FerretDB pushes down on every backend (with `deletedAt` in the filter it decodes the whole
@@ -19,16 +31,18 @@ const VISIBLE = { deletedAt: null };
 const isVisible = (doc: Pick<RequestRecord, 'deletedAt'>) => doc.deletedAt == null;
 
 /** A request as read for a change: with its pending outbox, which counts against its size. */
+export type { ChangePosition, RequestListFilter, RequestListWindow };
+
 export type RequestForUpdate = RequestRecord & { outbox?: unknown };
 
-/** The list's filters, each optional (already validated). */
-export interface RequestListFilter {
-  status?: RequestStatus;
-  priority?: Priority;
-  assignedTo?: string;
-  assignedGroup?: string;
-  createdAfter?: Date;
-  createdBefore?: Date;
+/** With `priority` in a write, its rank too (the order `sort=priority` reads). */
+function withRank<R>(decision: AggregateDecision<R>): AggregateDecision<R> {
+  const priority = decision.write?.set?.priority as Priority | undefined;
+  if (!decision.write || !priority) return decision;
+  return {
+    ...decision,
+    write: { ...decision.write, set: { ...decision.write.set, priorityRank: PRIORITY_RANK[priority] } },
+  };
 }
 
 /** One SLA check the monitor makes: which clock, warning or breach, and its exactly-once marker. */
@@ -44,19 +58,6 @@ export type SlaCandidate = Pick<
   '_id' | 'sla' | 'status' | 'firstResponseAt' | 'clockStoppedAt' | 'deletedAt'
 >;
 const SLA_FIELDS = { _id: 1, sla: 1, status: 1, firstResponseAt: 1, clockStoppedAt: 1 };
-
-const LIST_FIELDS = {
-  title: 1,
-  description: 1,
-  status: 1,
-  priority: 1,
-  category: 1,
-  createdAt: 1,
-  updatedAt: 1,
-  assignedTo: 1,
-  assignedGroup: 1,
-  requester: 1,
-};
 
 /** The condition under which an SLA check is due as of `now`. */
 function dueFilter(check: SlaDueCheck, now: Date): FilterQuery<RequestRecord> {
@@ -82,7 +83,7 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
   return {
     /** A new request with the events that announce it, in one insert. */
     async insert(record: RequestRecord, outbox: OutboxEntry[]): Promise<void> {
-      await model.create({ ...record, outbox });
+      await model.create({ ...record, priorityRank: PRIORITY_RANK[record.priority], outbox });
     },
 
     async findVisible(id: string): Promise<RequestRecord | null> {
@@ -96,29 +97,79 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
       return doc && isVisible(doc) ? doc : null;
     },
 
-    /** A page of visible requests, newest first, with the total matching. */
-    async list(filter: RequestListFilter, page: { skip: number; limit: number }) {
-      const query: FilterQuery<RequestRecord> = { ...VISIBLE };
-      if (filter.status) query.status = filter.status;
-      if (filter.priority) query.priority = filter.priority;
-      if (filter.assignedTo) query.assignedTo = filter.assignedTo;
-      if (filter.assignedGroup) query.assignedGroup = filter.assignedGroup;
-      if (filter.createdAfter || filter.createdBefore) {
-        query.createdAt = {
-          ...(filter.createdAfter ? { $gte: filter.createdAfter } : {}),
-          ...(filter.createdBefore ? { $lt: filter.createdBefore } : {}),
-        };
+    /**
+     * A page of visible requests in `sort` order (by skip, or after a keyset position), and in
+     * page mode the total matching: one find, and one count run beside it.
+     */
+    async list(filter: RequestListFilter, sort: RequestSort, window: RequestListWindow) {
+      const query = listQuery(filter);
+      const { sort: order, condition } = keysetQuery(requestOrders.keys(sort), window.seek);
+      const find = model
+        .find(allOf(query, condition), LIST_FIELDS)
+        .sort(order)
+        .skip(window.skip)
+        .limit(window.limit);
+      const count = window.count ? model.countDocuments(query) : undefined;
+      if (window.maxTimeMs) {
+        find.maxTimeMS(window.maxTimeMs);
+        count?.maxTimeMS(window.maxTimeMs);
       }
-      const [docs, total] = await Promise.all([
-        model
-          .find(query, LIST_FIELDS)
-          .sort({ createdAt: -1, _id: -1 })
-          .skip(page.skip)
-          .limit(page.limit)
-          .lean<RequestRecord[]>(),
-        model.countDocuments(query),
-      ]);
-      return { docs, total };
+      try {
+        const [docs, total] = await Promise.all([find.lean<RequestRecord[]>().exec(), count?.exec()]);
+        return { docs, total };
+      } catch (err) {
+        if (isTimeLimitError(err))
+          throw new AppError(
+            'SERVICE_UNAVAILABLE',
+            `The search took longer than ${window.maxTimeMs} ms: narrow it with more filters`,
+          );
+        throw err;
+      }
+    },
+
+    /**
+     * The requests changed after `after` (every one from the start without it) up to `until`,
+     * in change order, at most `limit`, the deleted ones included (tombstones): ranges on
+     * `updatedAt`, which MongoDB answers from the index and FerretDB by reading every request.
+     */
+    changes(after: ChangePosition | undefined, until: Date, limit: number): Promise<RequestRecord[]> {
+      const seek = after ? { values: [after.at, after.id], direction: 'next' as const } : undefined;
+      const { sort, condition } = keysetQuery(CHANGE_ORDER, seek);
+      const settled = { updatedAt: { $lte: until } };
+      return model
+        .find(condition ? { $and: [settled, condition] } : settled)
+        .sort(sort)
+        .limit(limit)
+        .lean<RequestRecord[]>()
+        .exec();
+    },
+
+    /**
+     * Gives requests stored before `priorityRank` existed their rank, at most `limit` a call
+     * (each a revisioned write, so it cannot erase a concurrent change); how many were ranked.
+     * `updatedAt` stays: the request did not change for its readers.
+     */
+    async rankUnranked(limit: number): Promise<number> {
+      const unranked = await model
+        .find({ priorityRank: null }, { _id: 1 })
+        .limit(limit)
+        .lean<Pick<RequestRecord, '_id'>[]>()
+        .exec();
+      for (const { _id } of unranked) {
+        await updateAggregate<RequestRecord, void>(
+          model,
+          _id,
+          (current) => ({
+            write:
+              current.priorityRank == null
+                ? { set: { priorityRank: PRIORITY_RANK[current.priority] } }
+                : null,
+            result: undefined,
+          }),
+          { what: 'Request' },
+        );
+      }
+      return unranked.length;
     },
 
     /**
@@ -130,7 +181,7 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
       decide: (current: RequestRecord) => AggregateDecision<R> | Promise<AggregateDecision<R>>,
       current?: RequestForUpdate,
     ) {
-      return updateAggregate<RequestRecord, R>(model, id, decide, {
+      return updateAggregate<RequestRecord, R>(model, id, async (doc) => withRank(await decide(doc)), {
         what: 'Request',
         visible: isVisible,
         maxBytes,

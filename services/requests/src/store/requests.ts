@@ -34,6 +34,11 @@ export interface RequestRecord {
   description: string;
   status: RequestStatus;
   priority: Priority;
+  /**
+   * The priority's severity (`PRIORITY_RANK`), kept beside it so `sort=priority` orders by
+   * severity with a plain sort; set by the repository on every write of `priority`.
+   */
+  priorityRank?: number;
   category: string | null;
   tags: string[];
   /** Snapshot from the principal at creation; names shown follow the users read model. */
@@ -111,6 +116,7 @@ const RequestSchema = new Schema<RequestRecord>(
     description: { type: String, required: true },
     status: { type: String, required: true },
     priority: { type: String, required: true },
+    priorityRank: { type: Number },
     category: { type: String, default: null },
     tags: { type: [String], default: [] },
     requester: {
@@ -144,12 +150,19 @@ RequestSchema.index({ deletedAt: 1, status: 1, createdAt: -1, _id: -1 });
 RequestSchema.index({ deletedAt: 1, priority: 1, createdAt: -1, _id: -1 });
 RequestSchema.index({ deletedAt: 1, assignedTo: 1, createdAt: -1, _id: -1 });
 RequestSchema.index({ deletedAt: 1, assignedGroup: 1, createdAt: -1, _id: -1 });
+// The other orders of the list (`sort`), and the changes feed (every request, deleted ones too).
+RequestSchema.index({ deletedAt: 1, updatedAt: -1, _id: -1 });
+RequestSchema.index({ deletedAt: 1, priorityRank: -1, createdAt: -1, _id: -1 });
+RequestSchema.index({ updatedAt: 1, _id: 1 });
 // The SLA monitor: requests due in a minute, and its full scans (due moments).
 RequestSchema.index({ slaDueMinute: 1 });
 RequestSchema.index({ 'sla.responseWarnAt': 1 });
 RequestSchema.index({ 'sla.responseTarget': 1 });
 RequestSchema.index({ 'sla.resolutionWarnAt': 1 });
 RequestSchema.index({ 'sla.resolutionTarget': 1 });
+
+/** Severity order of the priorities: `sort=priority` goes from low (1) to critical (4). */
+export const PRIORITY_RANK: Record<Priority, number> = { low: 1, medium: 2, high: 3, critical: 4 };
 
 type RequestModel = Model<RequestRecord>;
 

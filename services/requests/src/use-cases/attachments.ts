@@ -69,6 +69,11 @@ class Sniffer extends Transform {
 export interface IncomingFile {
   filename: string | undefined;
   stream: Readable & { truncated?: boolean };
+  /**
+   * Reads what follows the file in the body, and fails if it holds another file: read after the
+   * bytes are stored and before the request is changed, so a refused body leaves nothing behind.
+   */
+  rest?: () => Promise<void>;
 }
 
 /** The 413 for a file over the limit, the limit in human units (`… limited to 25 MiB`). */
@@ -123,6 +128,7 @@ export async function storeAttachment(
     await pipeline(file.stream, sniffer, upload);
     if (file.stream.truncated) throw attachmentTooLarge(deps.attachmentMaxBytes);
     if (sniffer.size === 0) throw validationError('body.file', 'is empty');
+    await file.rest?.();
   } catch (err) {
     await deps.files.remove(id).catch(() => undefined);
     if (isTooLarge(err)) throw attachmentTooLarge(deps.attachmentMaxBytes);

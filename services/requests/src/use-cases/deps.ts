@@ -18,6 +18,13 @@ export interface Deps {
   logger: Logger;
   publicBaseUrl: string;
   attachmentMaxBytes: number;
+  lists: ListSettings;
+}
+
+/** Bounds of the lists' work (README: cost model of `q`, the changes feed's settle delay). */
+export interface ListSettings {
+  searchMaxTimeMs: number;
+  changesSettleMs: number;
 }
 
 /**

@@ -1,11 +1,4 @@
-import {
-  type ListRequestsQuery,
-  type Principal,
-  paginate,
-  pageWindow,
-  type RequestDetail,
-  type RequestListItem,
-} from '@support-desk/contracts';
+import { type Principal, type RequestDetail } from '@support-desk/contracts';
 import { notFound, withRevision } from '@support-desk/platform';
 import type { UserEntry } from '../store/directory.js';
 import type { RequestRecord } from '../store/requests.js';
@@ -16,31 +9,8 @@ import { statusAt } from './sla.js';
 export const seesInternal = (principal: Principal) =>
   principal.role === 'agent' || principal.role === 'admin';
 
-export async function listRequests(deps: Deps, query: ListRequestsQuery) {
-  const window = pageWindow(query.page, query.limit);
-  const { docs, total } = await deps.requests.list(
-    {
-      status: query.status,
-      priority: query.priority,
-      assignedTo: query.assignedTo,
-      assignedGroup: query.groupId,
-      createdAfter: query.createdAfter ? new Date(query.createdAfter) : undefined,
-      createdBefore: query.createdBefore ? new Date(query.createdBefore) : undefined,
-    },
-    window,
-  );
-  const people = await deps.directory.knownUsers(docs.map((d) => d.requester.id));
-  const requests: RequestListItem[] = docs.map((d) => ({
-    ...sharedFields(d),
-    assignedTo: d.assignedTo ?? null,
-    assignedGroup: d.assignedGroup ?? null,
-    requester: person(d.requester, people.get(d.requester.id)),
-  }));
-  return { requests, pagination: paginate(window, total) };
-}
-
 /** The fields a list item and a single read show alike. */
-function sharedFields(d: RequestRecord) {
+export function sharedFields(d: RequestRecord) {
   return {
     id: d._id,
     title: d.title,
@@ -53,7 +23,7 @@ function sharedFields(d: RequestRecord) {
   };
 }
 
-function person(snapshot: { id: string; email: string; name: string }, known: UserEntry | undefined) {
+export function person(snapshot: { id: string; email: string; name: string }, known: UserEntry | undefined) {
   return { id: snapshot.id, email: known?.email ?? snapshot.email, name: known?.name ?? snapshot.name };
 }
 
@@ -67,7 +37,15 @@ export const attachmentUrl = (deps: Deps, id: string) =>
   `${deps.publicBaseUrl.replace(/\/+$/, '')}/attachments/${id}`;
 
 export async function getRequest(deps: Deps, principal: Principal, id: string): Promise<RequestDetail> {
-  const d = await loadVisible(deps, id);
+  return requestDetail(deps, principal, await loadVisible(deps, id));
+}
+
+/** A request as a single read shows it to this caller (internal notes for agents and admins only). */
+export async function requestDetail(
+  deps: Deps,
+  principal: Principal,
+  d: RequestRecord,
+): Promise<RequestDetail> {
   const now = deps.clock();
   const comments = seesInternal(principal) ? d.comments : d.comments.filter((c) => !c.isInternal);
   const [requester, assignee, group, authors] = await Promise.all([

@@ -1,0 +1,345 @@
+import t, { type Test } from 'tap';
+import { type Harness, harness, validBody } from './helpers.js';
+
+/** Lists that scale (issue 17): cursors, sort, multi-value filters, search, the changes feed. */
+
+type Body = { data: { requests: { id: string }[]; pagination: Record<string, unknown> } };
+const idsOf = (body: Body) => body.data.requests.map((r) => r.id);
+
+async function seed(h: Harness, who: Parameters<Harness['call']>[0], specs: Record<string, unknown>[]) {
+  const ids: string[] = [];
+  for (const spec of specs) {
+    const res = await h.call(who, 'POST', '/v1/requests', validBody(spec));
+    if (res.status !== 201) throw new Error(`seed: ${res.status} ${JSON.stringify(res.body)}`);
+    ids.push(res.body.data.id);
+    h.clock.advance(1000);
+  }
+  return ids;
+}
+
+/**
+ * A 400 naming `field`: in `error.details` (the lists' own checks) or, for what the schema
+ * refuses, at the start of `error.message` ("query.sort must be one of: …").
+ */
+function refused(t: Test, res: { status: number; body: any }, field: string, pattern: RegExp | string) {
+  t.equal(res.status, 400, `${field}: 400`);
+  t.equal(res.body.error.code, 'VALIDATION_ERROR');
+  const detail = res.body.error.details?.[0] ?? {
+    field: res.body.error.message.split(' ')[0],
+    message: res.body.error.message,
+  };
+  t.equal(detail.field, field);
+  t.match(detail.message, pattern);
+}
+
+t.test('cursor pages walk the list like page mode, with Link headers, both ways', async (t) => {
+  const h = await harness(t);
+  const agent = h.identity.person('agent');
+  const ids = await seed(
+    h,
+    agent.principal,
+    Array.from({ length: 7 }, (_, n) => ({ title: `Item ${n}` })),
+  );
+  const get = (url: string) => h.call(agent.principal, 'GET', url);
+
+  const first = await get('/v1/requests?limit=3&status=open');
+  t.same(idsOf(first.body), [ids[6], ids[5], ids[4]]);
+  const p = first.body.data.pagination;
+  t.same(Object.keys(p).sort(), ['limit', 'nextCursor', 'page', 'pages', 'total']);
+  t.equal(p.total, 7);
+  t.match(p.nextCursor, /^[A-Za-z0-9_-]+$/);
+  t.equal(
+    first.headers.link,
+    '</v1/requests?limit=3&status=open&page=2>; rel="next"',
+    'page mode links by page',
+  );
+
+  const second = await get(`/v1/requests?limit=3&status=open&cursor=${p.nextCursor}`);
+  t.same(idsOf(second.body), [ids[3], ids[2], ids[1]]);
+  const c = second.body.data.pagination;
+  t.same(Object.keys(c).sort(), ['hasMore', 'limit', 'nextCursor', 'prevCursor'], 'cursor mode: no count');
+  t.equal(c.hasMore, true);
+  const links = String(second.headers.link);
+  t.match(links, `</v1/requests?limit=3&status=open&cursor=${c.nextCursor}>; rel="next"`);
+  t.match(links, `</v1/requests?limit=3&status=open&cursor=${c.prevCursor}>; rel="prev"`);
+
+  const third = await get(`/v1/requests?limit=3&status=open&cursor=${c.nextCursor}`);
+  t.same(idsOf(third.body), [ids[0]]);
+  t.same(
+    { ...third.body.data.pagination, prevCursor: 'x' },
+    { limit: 3, nextCursor: null, prevCursor: 'x', hasMore: false },
+  );
+  t.notMatch(String(third.headers.link), 'rel="next"', 'no next link on the last page');
+
+  const back = await get(`/v1/requests?limit=3&status=open&cursor=${third.body.data.pagination.prevCursor}`);
+  t.same(idsOf(back.body), [ids[3], ids[2], ids[1]], 'prev: the page before, in list order');
+  const backAgain = await get(
+    `/v1/requests?limit=3&status=open&cursor=${back.body.data.pagination.prevCursor}`,
+  );
+  t.same(idsOf(backAgain.body), [ids[6], ids[5], ids[4]]);
+  t.equal(backAgain.body.data.pagination.prevCursor, null, 'the start of the list');
+
+  // The limit may change between calls; page and cursor together may not.
+  t.same(idsOf((await get(`/v1/requests?limit=1&status=open&cursor=${p.nextCursor}`)).body), [ids[3]]);
+  refused(t, await get(`/v1/requests?page=2&status=open&cursor=${p.nextCursor}`), 'query.page', /cursor/);
+});
+
+t.test('bad, tampered and mismatched cursors are 400s on query.cursor', async (t) => {
+  const h = await harness(t);
+  const agent = h.identity.person('agent');
+  await seed(h, agent.principal, [{}, {}, {}]);
+  const get = (url: string) => h.call(agent.principal, 'GET', url);
+  const cursor = (await get('/v1/requests?limit=1&priority=high')).body.data.pagination.nextCursor as string;
+  const payload = JSON.parse(Buffer.from(cursor, 'base64url').toString());
+  const forged = (change: object) =>
+    Buffer.from(JSON.stringify({ ...payload, ...change })).toString('base64url');
+
+  refused(t, await get('/v1/requests?cursor=not-a-cursor'), 'query.cursor', /not a cursor/);
+  refused(
+    t,
+    await get(`/v1/requests?priority=high&cursor=${forged({ k: [{ $gt: '' }] })}`),
+    'query.cursor',
+    /not a cursor/,
+  );
+  refused(
+    t,
+    await get(`/v1/requests?priority=high&cursor=${forged({ v: 9 })}`),
+    'query.cursor',
+    /not a cursor/,
+  );
+  refused(t, await get(`/v1/requests?priority=high&cursor=${cursor}x`), 'query.cursor', /not a cursor/);
+  refused(t, await get(`/v1/requests?priority=low&cursor=${cursor}`), 'query.cursor', /other filters/);
+  refused(
+    t,
+    await get(`/v1/requests?priority=high&sort=createdAt&cursor=${cursor}`),
+    'query.cursor',
+    /sort=-createdAt/,
+  );
+  t.equal((await get(`/v1/requests?priority=high&cursor=${cursor}`)).status, 200, 'the same filters: fine');
+});
+
+t.test('cursor paging is stable under concurrent inserts', async (t) => {
+  const h = await harness(t);
+  const agent = h.identity.person('agent');
+  const existing = await seed(
+    h,
+    agent.principal,
+    Array.from({ length: 12 }, () => ({})),
+  );
+  const seen: string[] = [];
+  let url = '/v1/requests?limit=4';
+  const first = h.clock.now().getTime() - 12_000;
+  for (let round = 0; round < 10 && url; round++) {
+    // Inserts racing the read, stamped between existing items (read or not yet read), and at
+    // the same instant as one (the id breaks the tie).
+    h.clock.current = new Date(first + ((round * 5) % 12) * 1000 + (round % 2 ? 500 : 0));
+    const racing = Promise.all([
+      h.call(agent.principal, 'POST', '/v1/requests', validBody({ title: 'new' })),
+      h.call(agent.principal, 'POST', '/v1/requests', validBody({ title: 'new' })),
+    ]);
+    const page = await h.call(agent.principal, 'GET', url);
+    await racing;
+    seen.push(...idsOf(page.body));
+    const next = page.body.data.pagination.nextCursor;
+    url = next ? `/v1/requests?limit=4&cursor=${next}` : '';
+  }
+  t.equal(url, '', 'reached the end');
+  t.equal(new Set(seen).size, seen.length, 'no item repeated');
+  t.same(
+    seen.filter((id) => existing.includes(id)),
+    [...existing].reverse(),
+    'every item that existed at the start, once, in order',
+  );
+});
+
+t.test('sort: dates both ways, priority by severity, unknown fields refused', async (t) => {
+  const h = await harness(t);
+  const agent = h.identity.person('agent');
+  const ids = await seed(h, agent.principal, [
+    { priority: 'low' },
+    { priority: 'critical' },
+    { priority: 'medium' },
+    { priority: 'high' },
+    { priority: 'critical' },
+  ]);
+  const get = (query: string) => h.call(agent.principal, 'GET', `/v1/requests${query}`);
+  t.same(idsOf((await get('?sort=createdAt')).body), ids, 'oldest first');
+  t.same(idsOf((await get('?sort=-createdAt')).body), [...ids].reverse(), 'the default');
+  await h.call(agent.principal, 'PATCH', `/v1/requests/${ids[0]}`, { title: 'Touched' });
+  t.same(idsOf((await get('?sort=-updatedAt')).body)[0], ids[0], 'last changed first');
+  t.same(idsOf((await get('?sort=updatedAt')).body).at(-1), ids[0]);
+  t.same(
+    idsOf((await get('?sort=-priority')).body),
+    [ids[4], ids[1], ids[3], ids[2], ids[0]],
+    'critical first, newest first',
+  );
+  t.same(
+    idsOf((await get('?sort=priority')).body),
+    [ids[0], ids[2], ids[3], ids[1], ids[4]],
+    'low first, oldest first',
+  );
+  // Cursor paging in the priority order crosses the severity boundaries.
+  const walked: string[] = [];
+  let query = '?sort=-priority&limit=2';
+  for (let n = 0; n < 5 && query; n++) {
+    const page = (await get(query)).body;
+    walked.push(...idsOf(page));
+    query = page.data.pagination.nextCursor
+      ? `?sort=-priority&limit=2&cursor=${page.data.pagination.nextCursor}`
+      : '';
+  }
+  t.same(walked, [ids[4], ids[1], ids[3], ids[2], ids[0]]);
+  refused(
+    t,
+    await get('?sort=title'),
+    'query.sort',
+    'createdAt, -createdAt, updatedAt, -updatedAt, priority, -priority',
+  );
+});
+
+t.test('multi-value filters', async (t) => {
+  const h = await harness(t);
+  const agent = h.identity.person('agent');
+  const ids = await seed(h, agent.principal, [
+    { priority: 'low' },
+    { priority: 'critical' },
+    { priority: 'high' },
+    {},
+  ]);
+  await h.call(agent.principal, 'PATCH', `/v1/requests/${ids[0]}`, { status: 'pending' });
+  await h.call(agent.principal, 'PATCH', `/v1/requests/${ids[1]}`, { status: 'in_progress' });
+  const get = (query: string) => h.call(agent.principal, 'GET', `/v1/requests${query}`);
+  t.same(idsOf((await get('?status=open,pending')).body), [ids[3], ids[2], ids[0]]);
+  t.same(idsOf((await get('?priority=critical,high')).body), [ids[3], ids[2], ids[1]]);
+  t.same(idsOf((await get('?priority=critical,high&status=open')).body), [ids[3], ids[2]]);
+  t.same(idsOf((await get('?status=pending,pending')).body), [ids[0]], 'duplicates are harmless');
+  refused(
+    t,
+    await get('?status=open,bogus'),
+    'query.status',
+    /'bogus'.*open, assigned, in_progress, pending, resolved, closed/,
+  );
+  refused(t, await get('?priority=critical,'), 'query.priority', /\(empty\).*critical, high, medium, low/);
+});
+
+t.test('search: title, description and tags, case-insensitive, literal, bounded', async (t) => {
+  const h = await harness(t);
+  const agent = h.identity.person('agent');
+  const ids = await seed(h, agent.principal, [
+    { title: 'VPN drops every hour' },
+    { title: 'Printer', description: 'Toner (black) is out' },
+    { title: 'Laptop', tags: ['Hardware', 'loaner'] },
+    { title: 'a.c', description: 'x' },
+    { title: 'abc', description: 'y' },
+  ]);
+  const get = (query: string) => h.call(agent.principal, 'GET', `/v1/requests${query}`);
+  t.same(idsOf((await get('?q=vpn')).body), [ids[0]], 'title, any case');
+  t.same(idsOf((await get('?q=TONER%20(BLACK)')).body), [ids[1]], 'description; parentheses are text');
+  t.same(idsOf((await get('?q=hardw')).body), [ids[2]], 'a tag');
+  t.same(idsOf((await get('?q=a.c')).body), [ids[3]], 'a dot is a dot, not any character');
+  t.same(idsOf((await get('?q=.*')).body), [], 'no pattern syntax');
+  t.same(idsOf((await get('?q=o&priority=high&limit=2')).body).length, 2, 'combines with filters and paging');
+  const cursor = (await get('?q=o&limit=2')).body.data.pagination.nextCursor;
+  t.equal((await get(`?q=o&limit=2&cursor=${cursor}`)).status, 200);
+  refused(t, await get(`?q=x&limit=2&cursor=${cursor}`), 'query.cursor', /other filters/);
+  refused(t, await get(`?q=${'a'.repeat(101)}`), 'query.q', /100/);
+  refused(t, await get('?q=%20%20'), 'query.q', /format/);
+});
+
+t.test('changes feed: every change in order, tombstones, the role view, then polling', async (t) => {
+  const h = await harness(t, { CHANGES_SETTLE_MS: 0 });
+  const agent = h.identity.person('agent');
+  const viewer = h.identity.person('viewer');
+  const admin = h.identity.person('admin');
+  const ids = await seed(h, agent.principal, [{}, {}, {}]);
+  await h.call(agent.principal, 'POST', `/v1/requests/${ids[0]}/comments`, {
+    content: 'secret',
+    isInternal: true,
+  });
+  h.clock.advance(1000);
+  await h.call(admin.principal, 'DELETE', `/v1/requests/${ids[1]}`);
+  h.clock.advance(1000);
+  const feed = (who: typeof agent, query = '') =>
+    h.call(who.principal, 'GET', `/v1/requests/changes${query}`);
+
+  const all = await feed(viewer, '?limit=2');
+  t.equal(all.status, 200);
+  t.same(
+    all.body.data.changes.map((c: { id: string }) => c.id),
+    [ids[2], ids[0]],
+    'oldest change first',
+  );
+  t.equal(all.body.data.pagination.hasMore, true);
+  t.same(all.body.data.changes[1].request.comments, [], 'a viewer does not see internal notes');
+  t.match(all.headers.link, /^<\/v1\/requests\/changes\?limit=2&cursor=[A-Za-z0-9_-]+>; rel="next"$/);
+  const rest = await feed(viewer, `?limit=2&cursor=${all.body.data.pagination.nextCursor}`);
+  const deletedAt = new Date(h.clock.now().getTime() - 1000).toISOString();
+  t.same(rest.body.data.changes, [{ id: ids[1], deleted: true, deletedAt }], 'a tombstone');
+  t.equal(rest.body.data.pagination.hasMore, false);
+  const asAgent = await feed(agent);
+  t.equal(
+    asAgent.body.data.changes.find((c: { id: string }) => c.id === ids[0]).request.comments.length,
+    1,
+    'agents do',
+  );
+
+  // Polling: nothing new keeps the cursor usable; a change comes once, at its latest state.
+  const cursor = rest.body.data.pagination.nextCursor;
+  const idle = await feed(viewer, `?cursor=${cursor}`);
+  t.same(idle.body.data.changes, []);
+  t.equal(typeof idle.body.data.pagination.nextCursor, 'string', 'always a cursor to poll with');
+  await h.call(agent.principal, 'PATCH', `/v1/requests/${ids[2]}`, { title: 'First' });
+  h.clock.advance(1000);
+  await h.call(agent.principal, 'PATCH', `/v1/requests/${ids[2]}`, { title: 'Second' });
+  const polled = await feed(viewer, `?cursor=${idle.body.data.pagination.nextCursor}`);
+  t.same(
+    polled.body.data.changes.map((c: { request: { title: string } }) => c.request.title),
+    ['Second'],
+  );
+
+  refused(
+    t,
+    await feed(
+      viewer,
+      `?cursor=${(await h.call(agent.principal, 'GET', '/v1/requests?limit=1')).body.data.pagination.nextCursor}`,
+    ),
+    'query.cursor',
+    /sort=/,
+  );
+  refused(t, await feed(viewer, '?cursor=%21'), 'query.cursor', /not a cursor/);
+});
+
+t.test(
+  'changes feed: the settle delay keeps a late write stamped earlier from being passed over',
+  async (t) => {
+    const h = await harness(t, { CHANGES_SETTLE_MS: 60_000 });
+    const agent = h.identity.person('agent');
+    const start = h.clock.now().getTime();
+    const at = (seconds: number) => {
+      h.clock.current = new Date(start + seconds * 1000);
+    };
+    const [a, b] = await seed(h, agent.principal, [{}, {}]);
+    const feed = (query = '') => h.call(agent.principal, 'GET', `/v1/requests/changes${query}`);
+    t.same((await feed()).body.data.changes, [], 'younger than the settle delay: not served yet');
+    at(150);
+    await h.call(agent.principal, 'PATCH', `/v1/requests/${b}`, { title: 'On time' });
+    at(160);
+    const served = await feed();
+    t.same(
+      served.body.data.changes.map((c: { id: string }) => c.id),
+      [a],
+      'only what is 60 s old',
+    );
+    // A replica whose clock runs 30 s behind writes a at 160 s: stamped 130 s, before b's change
+    // (150 s), which a feed without the delay would already have served (and moved past).
+    at(130);
+    await h.call(agent.principal, 'PATCH', `/v1/requests/${a}`, { title: 'Late' });
+    at(220);
+    const next = await feed(`?cursor=${served.body.data.pagination.nextCursor}`);
+    t.same(
+      next.body.data.changes.map((c: { request: { title: string } }) => c.request.title),
+      ['Late', 'On time'],
+      'the late write is served, in change order',
+    );
+  },
+);
