@@ -27,6 +27,7 @@ export * from './event-decoder.js';
 export * from './identity-rpc.js';
 export * from './telemetry/propagation.js';
 export * from './telemetry/flush.js';
+export * from './human-bytes.js';
 export * from './entity-tags.js';
 export * from './cursor.js';
 export * from './keyset.js';

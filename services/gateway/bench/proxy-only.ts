@@ -49,6 +49,7 @@ await registerPublicRoutes(app, {
   authFailures: createAuthFailureThrottle({ limiter: null, limit: 0 }),
   rateLimiter: null,
   signPrincipal: createFastPrincipalSigner(config.PRINCIPAL_SIGNING_KEY),
+  idempotency: null,
 });
 await app.listen({ host: config.HOST, port: listenPort(config) });
 // A clean exit, so `--cpu-prof` writes its profile.

@@ -10,7 +10,7 @@ import {
 } from '@support-desk/platform';
 import { Redis } from 'ioredis';
 import type { JWTVerifyGetKey } from 'jose';
-import { type GatewayConfig, listFrom } from './config.js';
+import { type GatewayConfig, idempotencyInFlightMs, listFrom } from './config.js';
 import { subscribeCredentialNotices } from './events/credential-notices.js';
 import { createIdentityClient } from './events/identity-client.js';
 import { registerCors } from './routes/cors.js';
@@ -19,8 +19,10 @@ import { registerOAuthProxy } from './routes/oauth.js';
 import { registerScimProxy } from './routes/scim.js';
 import { createUpstreamHealth } from './routes/upstream-health.js';
 import { refuseAmbiguousPaths, registerPublicRoutes } from './routes/proxy.js';
+import { collectServedPaths } from './routes/unmatched.js';
 import './routes/request-context.js';
 import { createDenyList } from './store/deny-list.js';
+import { createIdempotencyStore } from './store/idempotency-store.js';
 import { createRateLimiter } from './store/rate-limiter.js';
 import { createAuthFailureThrottle } from './use-cases/auth-failure-throttle.js';
 import { createAuthenticator } from './use-cases/authenticator.js';
@@ -83,6 +85,9 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
     trustProxy: trustProxyFrom(config.TRUSTED_PROXIES),
     https: deps.https ?? null,
   });
+
+  // Before any route: the table of served paths the 405 and 404 answers read.
+  const servedPaths = collectServedPaths(app);
 
   if (deps.https) {
     const hsts = `max-age=${config.HSTS_MAX_AGE_SECONDS}; includeSubDomains`;
@@ -161,6 +166,12 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
     authFailures: createAuthFailureThrottle({ limiter: rateLimiter, limit: config.AUTH_FAILURES_PER_IP }),
     rateLimiter,
     signPrincipal: createFastPrincipalSigner(config.PRINCIPAL_SIGNING_KEY),
+    idempotency: createIdempotencyStore({
+      redis,
+      prefix: config.REDIS_KEY_PREFIX,
+      ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS,
+      inFlightMs: idempotencyInFlightMs(config),
+    }),
   });
   await registerOAuthProxy(app, {
     config,
@@ -177,6 +188,7 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
     signForwarded: createForwardedSigner(config.PRINCIPAL_SIGNING_KEY),
   });
   await registerDocs(app, { serverUrl: config.OAUTH_ISSUER });
+  servedPaths.registerUnmatched({ cors: listFrom(config.CORS_ALLOWED_ORIGINS).length > 0 });
 
   return {
     app,

@@ -76,6 +76,8 @@ export const gatewayConfigSchema = configSchema({
   CORS_ALLOWED_ORIGINS: Type.String({ default: '' }),
   CORS_ALLOW_CREDENTIALS: Type.Boolean({ default: false }),
   CORS_MAX_AGE_SECONDS: Type.Integer({ minimum: 0, maximum: 86_400, default: 600 }),
+  /** How long the answer to a POST or PATCH with an Idempotency-Key is kept for replay (1 min to 30 days). */
+  IDEMPOTENCY_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 2_592_000, default: 86_400 }),
   TLS_CERT: Type.Optional(Type.String({ minLength: 1 })),
   TLS_KEY: Type.Optional(Type.String({ minLength: 1 })),
   HSTS_MAX_AGE_SECONDS: Type.Integer({ minimum: 0, default: 31_536_000 }),
@@ -115,6 +117,16 @@ function checkCorsOrigins(config: GatewayConfig) {
     );
   }
 }
+
+/**
+ * How long an Idempotency-Key claim lives while its first call runs: a gateway that dies mid-call
+ * never stores the answer, and its claim must not block the key for the whole TTL. At least 60 s,
+ * and 30 s longer than the upstream timeout, which bounds the wait for a service's answer (an
+ * upload still streaming from a slow client when the claim expires is the exception: a retry
+ * after that runs again; see the README).
+ */
+export const idempotencyInFlightMs = (config: GatewayConfig) =>
+  Math.max(60_000, config.UPSTREAM_TIMEOUT_MS + 30_000);
 
 export const listenPort = (config: GatewayConfig) => config.GATEWAY_PORT ?? config.PORT;
 

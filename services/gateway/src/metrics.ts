@@ -33,3 +33,9 @@ export const jwksRefreshes = counter(
   "Fetches of identity's JWKS by outcome (ok, error)",
   ['outcome'],
 );
+
+export const idempotencyOutcomes = counter(
+  'gateway_idempotency_keys_total',
+  'Calls with an Idempotency-Key by outcome (claimed, replayed, in_progress, reused, invalid, unavailable)',
+  ['outcome'],
+);

@@ -5,6 +5,7 @@ import { startPrivateRedis, testLogger, uniqueName } from '@support-desk/platfor
 import t from 'tap';
 import { parse } from 'yaml';
 import { createDenyList } from '../src/store/deny-list.js';
+import { createIdempotencyStore } from '../src/store/idempotency-store.js';
 import { bearer, harness, testRedis } from './helpers.js';
 
 const COMPOSE = fileURLToPath(new URL('../../../../docker-compose.yml', import.meta.url));
@@ -89,6 +90,27 @@ for (const [where, redisArgs] of [
       const fresh = newDenyList();
       t.equal(await fresh.isDenied('usr_x'), 'user', 'the deny list writes and reads as the gateway user');
       t.equal(await fresh.isDenied('usr_y', 'gnt_x'), 'grant');
+
+      // Idempotency-Key: claim (SET NX PX GET), store (a script: GET, SET EX), release (GET, DEL).
+      const store = createIdempotencyStore({
+        redis: client,
+        prefix: h.config.REDIS_KEY_PREFIX,
+        ttlSeconds: 60,
+        inFlightMs: 60_000,
+      });
+      const claimed = await store.claim('key:k1', 'idem-1', 'fp');
+      if (claimed.kind !== 'claimed') throw new Error('not claimed');
+      const answer = {
+        status: 201,
+        headers: { 'content-type': 'application/json' },
+        body: Buffer.from('{}'),
+      };
+      t.ok(await store.complete('key:k1', 'idem-1', claimed.claim, answer), 'an answer is stored');
+      t.match(await store.claim('key:k1', 'idem-1', 'fp'), { kind: 'done', answer: { status: 201 } });
+      const second = await store.claim('key:k1', 'idem-2', 'fp');
+      if (second.kind !== 'claimed') throw new Error('not claimed');
+      await store.release('key:k1', 'idem-2', second.claim);
+      t.equal((await store.claim('key:k1', 'idem-2', 'fp')).kind, 'claimed', 'a released claim is gone');
 
       await t.rejects(client.set('other:key', '1'), /NOPERM/, 'no key outside its prefixes');
       await t.rejects(client.flushall(), /NOPERM/, 'no dangerous command');

@@ -101,6 +101,7 @@ t.test('attachments: upload, download byte-identical, limits, malformed bodies',
   );
   t.equal(big.status, 413);
   t.equal(big.body.error.code, 'PAYLOAD_TOO_LARGE');
+  t.equal(big.body.error.message, 'body.file is too large: attachments are limited to 1 MiB');
   t.same(
     { files: await files.countDocuments(), chunks: await chunks.countDocuments() },
     before,

@@ -26,15 +26,13 @@ t.test('unknown routes answer the JSON error envelope, never HTML', async (t) =>
     'NOT_FOUND',
     'GET /no-such-page (no credential)',
   );
-  // A method the table does not list for a known path is not served either.
-  expectError(
-    t,
-    await admin.api.delete('/v1/me'),
-    404,
-    'NOT_FOUND',
-    'DELETE /v1/me (method not in the table)',
-  );
-  expectError(t, await admin.api.send('PUT', '/v1/requests'), 404, 'NOT_FOUND', 'PUT /v1/requests');
+  // A method the table does not list for a known path: 405, and Allow names the methods it has.
+  const deleteMe = await admin.api.delete('/v1/me');
+  expectError(t, deleteMe, 405, 'METHOD_NOT_ALLOWED', 'DELETE /v1/me (method not in the table)');
+  t.equal(deleteMe.headers.allow, 'GET, HEAD');
+  const putList = await admin.api.send('PUT', '/v1/requests');
+  expectError(t, putList, 405, 'METHOD_NOT_ALLOWED', 'PUT /v1/requests');
+  t.equal(putList.headers.allow, 'GET, HEAD, POST');
   // An unknown resource is the same code.
   expectError(t, await admin.api.get(`/v1/requests/${ABSENT.request}`), 404, 'NOT_FOUND', 'unknown request');
   expectError(t, await admin.api.get(`/v1/users/${ABSENT.user}`), 404, 'NOT_FOUND', 'unknown user');

@@ -2,7 +2,7 @@ import cors from '@fastify/cors';
 import type { HttpApp } from '@support-desk/platform';
 import { type GatewayConfig, listFrom } from '../config.js';
 
-/** Answer headers a browser script may read: the request id, rate limits, retry hints. */
+/** Answer headers a browser script may read: the request id, rate limits, retry hints, replays. */
 const EXPOSED_HEADERS = [
   'x-request-id',
   'retry-after',
@@ -12,6 +12,8 @@ const EXPOSED_HEADERS = [
   'ratelimit',
   'ratelimit-policy',
   'location',
+  'allow',
+  'idempotent-replayed',
 ];
 
 /**
@@ -29,8 +31,8 @@ export async function registerCors(app: HttpApp, config: GatewayConfig): Promise
   await app.register(cors, {
     origin: origins.includes('*') ? '*' : origins,
     credentials: config.CORS_ALLOW_CREDENTIALS,
-    methods: ['GET', 'POST', 'PATCH', 'DELETE'],
-    allowedHeaders: ['authorization', 'content-type', 'accept', 'x-request-id'],
+    methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
+    allowedHeaders: ['authorization', 'content-type', 'accept', 'x-request-id', 'idempotency-key'],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: config.CORS_MAX_AGE_SECONDS,
     strictPreflight: true,

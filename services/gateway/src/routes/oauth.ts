@@ -6,7 +6,7 @@ import {
   OAUTH_ROUTES,
   type OAuthRoute,
 } from '@support-desk/contracts';
-import { addressKey, type BoundCall, errorBody, type HttpApp } from '@support-desk/platform';
+import { addressKey, type BoundCall, errorBody, type HttpApp, humanBytes } from '@support-desk/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   type RateDecision,
@@ -15,7 +15,7 @@ import {
   rateLimitHeaders,
 } from '../store/rate-limiter.js';
 import type { GatewayConfig } from '../config.js';
-import { fromOptions, isUnsafe, upstreamPool } from './upstream.js';
+import { fromOptions, isUnsafe, nameBodyLimit, upstreamPool } from './upstream.js';
 import type { UpstreamHealth } from './upstream-health.js';
 
 export interface OAuthProxyDeps {
@@ -149,6 +149,7 @@ export async function registerOAuthProxy(app: HttpApp, deps: OAuthProxyDeps): Pr
     scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: OAUTH_BODY_LIMIT }, (_req, body, done) =>
       done(null, body),
     );
+    nameBodyLimit(scope, `OAuth request bodies are limited to ${humanBytes(OAUTH_BODY_LIMIT)}`);
     for (const route of OAUTH_ROUTES) {
       const rewriteHeaders = route.clientAuthenticated ? countAuthenticatedClient(deps) : undefined;
       const { base, undici } = upstreamPool(config, identityUrls, {

@@ -1,4 +1,5 @@
 import type { ErrorExample, PublicRoute, RouteExamples, RouteSchemas } from '@support-desk/contracts';
+import { takesIdempotencyKey } from '../use-cases/idempotency.js';
 import { pathParams } from '../use-cases/route-table.js';
 
 type Json = Record<string, unknown>;
@@ -30,16 +31,26 @@ const COMMON_ERRORS: Record<number, { description: string; example: ErrorExample
     example: { code: 'NOT_ACCEPTABLE', message: 'This operation produces application/x-ndjson' },
   },
   409: {
-    description: 'CONFLICT: the change is not allowed in the current state',
+    description:
+      'CONFLICT: the change is not allowed in the current state, or a call with this Idempotency-Key is still running (see Retry-After)',
     example: { code: 'CONFLICT', message: 'The request was changed concurrently; retry' },
   },
   413: {
-    description: 'PAYLOAD_TOO_LARGE: the body exceeds its limit',
-    example: { code: 'PAYLOAD_TOO_LARGE', message: 'The body exceeds the limit of 1048576 bytes' },
+    description: 'PAYLOAD_TOO_LARGE: the body exceeds its limit (named in human units)',
+    example: { code: 'PAYLOAD_TOO_LARGE', message: 'JSON bodies are limited to 1 MiB' },
   },
   415: {
     description: 'UNSUPPORTED_MEDIA_TYPE: the body is not in the documented content type',
     example: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the body as application/json' },
+  },
+  422: {
+    description:
+      'IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for a different request (method, path, query or body)',
+    example: {
+      code: 'IDEMPOTENCY_KEY_REUSED',
+      message:
+        'This Idempotency-Key was already used for a different request (method, path, query or body); use a new key for a new request',
+    },
   },
   429: {
     description: 'RATE_LIMITED: the bucket named in the message is exhausted; see Retry-After',
@@ -90,6 +101,7 @@ export function errorStatuses(
   const statuses = new Set(GATEWAY_ERRORS);
   if (pathParams(route.path).length > 0) statuses.add(404);
   if (hasBody) [413, 415].forEach((s) => statuses.add(s));
+  if (takesIdempotencyKey(route.method)) [409, 422].forEach((s) => statuses.add(s));
   for (const status of Object.keys(schemas?.response ?? {}).map(Number))
     if (status >= 400) statuses.add(status);
   for (const status of Object.keys(examples?.errors ?? {}).map(Number)) statuses.add(status);
@@ -108,6 +120,7 @@ export function errorResponses(statuses: number[], examples: RouteExamples | und
         {
           description: common.description,
           ...(status === 429 ? { headers: { 'Retry-After': RETRY_AFTER, ...headers } } : {}),
+          ...(status === 409 ? { headers: { 'Retry-After': RETRY_AFTER } } : {}),
           content: {
             'application/json': {
               schema: { $ref: '#/components/schemas/ErrorEnvelope' },

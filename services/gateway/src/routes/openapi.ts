@@ -14,6 +14,7 @@ import {
   SCOPES,
 } from '@support-desk/contracts';
 import type { TSchema } from '@sinclair/typebox';
+import { takesIdempotencyKey } from '../use-cases/idempotency.js';
 import { openApiPath, pathParams } from '../use-cases/route-table.js';
 import { errorResponses, errorStatuses } from './openapi-errors.js';
 import { oauthPaths } from './openapi-oauth.js';
@@ -108,13 +109,32 @@ const RATE_HEADER_REFS = Object.fromEntries(
   Object.keys(RATE_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]),
 );
 
+/** POST and PATCH take an Idempotency-Key (the gateway's `routes/idempotency.ts`). */
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Makes the call safe to retry: the first answer (status, body, Location) is kept for 24 h per ' +
+    'credential and key, and a retry with the same key and the same request gets it again ' +
+    '(`Idempotent-Replayed: true`) instead of running twice. The same key with a different request ' +
+    'is 422; a retry while the first call runs is 409 with Retry-After; 5xx answers are not kept. ' +
+    '1–255 printable ASCII characters (a UUID is a good key).',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+  example: '5f0c6a4e-2b1d-4c53-9a57-0d3f8e1b7c21',
+};
+const KEYED_HEADER_REFS = {
+  ...RATE_HEADER_REFS,
+  'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' },
+};
+
 function successResponses(
   route: PublicRoute,
   s: RouteSchemas | undefined,
   ex: RouteExamples | undefined,
   components: Json,
 ): Json {
-  const headers = RATE_HEADER_REFS;
+  const headers = takesIdempotencyKey(route.method) ? KEYED_HEADER_REFS : RATE_HEADER_REFS;
   const example = ex ? { example: ex.response } : {};
   if (!s) {
     const status = route.method === 'POST' ? '201' : '200';
@@ -183,7 +203,10 @@ export function buildOpenApi({
       security: [{ apiKey: scopes }, { oauth2: scopes }],
       'x-required-scope': route.scope,
       'x-rate-limit-bucket': route.bucket,
-      parameters: parameters(route, s, schemas),
+      parameters: [
+        ...parameters(route, s, schemas),
+        ...(takesIdempotencyKey(route.method) ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
+      ],
       ...(body ? { requestBody: body } : {}),
       responses: {
         ...successResponses(route, s, ex, schemas),
@@ -201,18 +224,29 @@ export function buildOpenApi({
         '(in this reference: **Authorize**, then paste an API key under `apiKey`). ' +
         'Every response is `{success, data}` or `{success: false, error: {code, message, details?, requestId}}`. ' +
         'Each operation names the scope it needs (`x-required-scope`) and the rate-limit bucket it ' +
-        'counts against (`x-rate-limit-bucket`).',
+        'counts against (`x-rate-limit-bucket`). ' +
+        'HEAD is served wherever GET is (same status and headers, no body; counted like GET). ' +
+        'A path called with a method it does not have is `405 METHOD_NOT_ALLOWED` with `Allow`. ' +
+        'POST and PATCH take an `Idempotency-Key` header: a retry with the same key gets the first answer again.',
     },
     servers: [{ url: serverUrl }],
     paths: { ...paths, ...oauthPaths(RATE_HEADER_REFS) },
     components: {
       schemas,
-      headers: Object.fromEntries(
-        Object.entries(RATE_HEADERS).map(([h, description]) => [
-          h,
-          { description, schema: { type: h.startsWith('X-') ? 'integer' : 'string' } },
-        ]),
-      ),
+      headers: {
+        ...Object.fromEntries(
+          Object.entries(RATE_HEADERS).map(([h, description]) => [
+            h,
+            { description, schema: { type: h.startsWith('X-') ? 'integer' : 'string' } },
+          ]),
+        ),
+        'Idempotent-Replayed': {
+          description:
+            '`true` when this is the stored answer to an earlier call with the same Idempotency-Key',
+          schema: { type: 'string', enum: ['true'] },
+        },
+      },
+      parameters: { IdempotencyKey: IDEMPOTENCY_KEY_PARAMETER },
       securitySchemes: {
         apiKey: {
           type: 'http',

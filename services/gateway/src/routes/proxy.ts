@@ -1,6 +1,6 @@
 import replyFrom from '@fastify/reply-from';
 import { hasScope, type OwningService, type PublicRoute } from '@support-desk/contracts';
-import { errorBody, type HttpApp, isAppError } from '@support-desk/platform';
+import { errorBody, type HttpApp, humanBytes, isAppError } from '@support-desk/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../use-cases/authenticator.js';
 import type { FastPrincipalSigner } from '../use-cases/principal-signer.js';
@@ -11,6 +11,9 @@ import {
   rateLimitHeaders,
 } from '../store/rate-limiter.js';
 import type { AuthFailureThrottle } from '../use-cases/auth-failure-throttle.js';
+import { takesIdempotencyKey } from '../use-cases/idempotency.js';
+import type { IdempotencyStore } from '../store/idempotency-store.js';
+import { idempotencyHooks } from './idempotency.js';
 import type { UpstreamHealth } from './upstream-health.js';
 import {
   ambiguousPath,
@@ -41,6 +44,8 @@ export interface ProxyDeps {
   authenticator: Authenticator;
   rateLimiter: RateLimiter | null;
   signPrincipal: FastPrincipalSigner;
+  /** Idempotency-Key claims and stored answers (POST and PATCH); null: the header is ignored (bench). */
+  idempotency: IdempotencyStore | null;
 }
 
 function sendError(
@@ -156,8 +161,13 @@ export function refuseAmbiguousPaths(app: HttpApp): void {
 /** Registers every PUBLIC_ROUTES entry, per owning service, as an authenticated proxy route. */
 export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promise<void> {
   const onRequest = guard(deps);
-  const hooks = fromOptions(false);
+  const plainHooks = fromOptions(false);
+  const idempotency = deps.idempotency && idempotencyHooks(deps.idempotency);
+  const keyedHooks = { ...plainHooks, onResponse: idempotency?.onResponse } as typeof plainHooks;
   const { config } = deps;
+  // The file's own limit is named (the multipart framing allowance is an implementation detail).
+  const attachmentsMessage = `attachments are limited to ${humanBytes(config.ATTACHMENT_MAX_BYTES)}`;
+  const jsonMessage = `JSON bodies are limited to ${humanBytes(config.JSON_BODY_LIMIT_BYTES)}`;
   for (const [service, allRoutes] of routesByService()) {
     // Calls that change something go on a connection of their own (see `upstreamPool`); reads
     // reuse kept-alive ones. Two scopes, each with its pool.
@@ -172,16 +182,17 @@ export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promi
           const limit = upload
             ? config.ATTACHMENT_MAX_BYTES + MULTIPART_OVERHEAD_BYTES
             : config.JSON_BODY_LIMIT_BYTES;
+          const tooLarge = upload ? attachmentsMessage : jsonMessage;
           const declared = Number(request.headers['content-length'] ?? 0);
           if (declared > limit) {
-            done(payloadTooLarge(limit), undefined);
+            done(payloadTooLarge(tooLarge), undefined);
             return;
           }
           // Uploads stream to the service, counted on the way (read only once a connection is
           // made, so a refused one can go to another replica); JSON bodies (small) are read
           // first, so they can be sent whole again.
-          if (upload) done(null, new DeferredBody(limitStream(request, payload, limit)));
-          else bufferBody(payload, limit, done);
+          if (upload) done(null, new DeferredBody(limitStream(request, payload, limit, tooLarge)));
+          else bufferBody(payload, limit, tooLarge, done);
         });
         await scope.register(replyFrom, {
           ...upstreamPool(config, deps.upstreams[service as OwningService], {
@@ -192,12 +203,17 @@ export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promi
           disableRequestLogging: true,
         });
         for (const route of routes) {
+          const keyed = idempotency !== null && takesIdempotencyKey(route.method);
+          const hooks = keyed ? keyedHooks : plainHooks;
           scope.route({
             method: route.method,
             url: route.path,
-            exposeHeadRoute: false,
+            // HEAD wherever GET is served: the same guard (it counts as a call) and the same
+            // forward; the service answers HEAD itself (fastify's HEAD twin of its GET route).
+            exposeHeadRoute: route.method === 'GET',
             config: { publicRoute: route },
             onRequest,
+            ...(keyed ? { preHandler: idempotency.preHandler, onSend: idempotency.onSend } : {}),
             handler: (request, reply) =>
               reply.from(
                 request.forwardUrl,

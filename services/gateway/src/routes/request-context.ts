@@ -11,8 +11,10 @@ declare module 'fastify' {
     principalAssertion?: string;
     /** Signed forwarding assertion sent upstream on OAuth calls (the client's address). */
     forwardedAssertion?: string;
-    /** Set when a streamed body went over its limit (renders 413 instead of 502). */
-    bodyTooLarge?: boolean;
+    /** Set when a streamed body went over its limit: the 413's message (instead of a 502). */
+    bodyTooLarge?: string;
+    /** The Idempotency-Key claim this call holds until its answer is stored (or dropped). */
+    idempotency?: { credential: string; key: string; claim: string };
   }
   interface FastifyContextConfig {
     publicRoute?: PublicRoute;

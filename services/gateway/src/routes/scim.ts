@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import httpProxy from '@fastify/http-proxy';
 import { AUTHENTICATED_SCIM_HEADER, type ForwardedCall } from '@support-desk/contracts';
-import type { BoundCall, HttpApp } from '@support-desk/platform';
+import { type BoundCall, type HttpApp, humanBytes } from '@support-desk/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayConfig } from '../config.js';
 import {
@@ -11,7 +11,7 @@ import {
   RateLimitUnavailableError,
   rateLimitHeaders,
 } from '../store/rate-limiter.js';
-import { fromOptions, upstreamPool } from './upstream.js';
+import { fromOptions, nameBodyLimit, upstreamPool } from './upstream.js';
 import type { UpstreamHealth } from './upstream-health.js';
 
 export interface ScimProxyDeps {
@@ -108,6 +108,8 @@ export async function registerScimProxy(app: HttpApp, deps: ScimProxyDeps): Prom
       { parseAs: 'string', bodyLimit: config.JSON_BODY_LIMIT_BYTES },
       (_req, body, done) => done(null, body),
     );
+    const tooLarge = `SCIM request bodies are limited to ${humanBytes(config.JSON_BODY_LIMIT_BYTES)}`;
+    nameBodyLimit(scope, tooLarge, (reply) => sendScimError(reply as FastifyReply, 413, tooLarge));
     const { base, undici } = upstreamPool(config, identityUrls, {
       health: deps.upstreamHealth,
       service: 'identity',

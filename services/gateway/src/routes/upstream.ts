@@ -4,7 +4,7 @@ import type { UpstreamHealth } from './upstream-health.js';
 import type { FastifyReplyFromHooks } from '@fastify/reply-from';
 import { FORWARDED_HEADER, INTERNAL_HEADERS, PRINCIPAL_HEADER } from '@support-desk/contracts';
 import { AppError, errorBody, traceContextHeaders } from '@support-desk/platform';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayConfig } from '../config.js';
 import { upstreamErrors } from '../metrics.js';
 
@@ -24,21 +24,43 @@ export function poolOptions(config: GatewayConfig) {
   };
 }
 
-export const payloadTooLarge = (limit: number) =>
-  new AppError('PAYLOAD_TOO_LARGE', `Request body is larger than ${limit} bytes`);
+/** A 413 that names the limit in human units (`attachments are limited to 25 MiB`). */
+export const payloadTooLarge = (message: string) => new AppError('PAYLOAD_TOO_LARGE', message);
+
+/**
+ * A scope whose bodies fastify limits (`bodyLimit`) answers its 413 with `message` (the limit in
+ * human units) instead of the framework's generic one; every other error goes on to the app's
+ * handler.
+ */
+export function nameBodyLimit(
+  scope: FastifyInstance,
+  message: string,
+  send?: (reply: FastifyReply) => unknown,
+) {
+  scope.setErrorHandler((error: FastifyError, _request, reply) => {
+    if (error.code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw error;
+    if (send) return send(reply);
+    throw payloadTooLarge(message);
+  });
+}
 
 /**
  * Passes the body through while counting it: over `limit` bytes the stream errors, the upstream
  * call is aborted and the client gets 413 (no buffering, whatever Content-Length claimed).
  */
-export function limitStream(request: FastifyRequest, payload: NodeJS.ReadableStream, limit: number) {
+export function limitStream(
+  request: FastifyRequest,
+  payload: NodeJS.ReadableStream,
+  limit: number,
+  message: string,
+) {
   let seen = 0;
   const counter = new Transform({
     transform(chunk: Buffer, _enc, callback) {
       seen += chunk.length;
       if (seen > limit) {
-        request.bodyTooLarge = true;
-        callback(payloadTooLarge(limit));
+        request.bodyTooLarge = message;
+        callback(payloadTooLarge(message));
         return;
       }
       callback(null, chunk);
@@ -70,6 +92,7 @@ function lingerThenClose(request: FastifyRequest) {
 export function bufferBody(
   payload: NodeJS.ReadableStream,
   limit: number,
+  message: string,
   done: (err: Error | null, body?: Buffer) => void,
 ) {
   const chunks: Buffer[] = [];
@@ -83,7 +106,7 @@ export function bufferBody(
   payload.on('data', (chunk: Buffer) => {
     size += chunk.length;
     if (size > limit) {
-      finish(payloadTooLarge(limit));
+      finish(payloadTooLarge(message));
       return;
     }
     if (!finished) chunks.push(chunk);
@@ -118,7 +141,7 @@ export function upstreamError(reply: FastifyReply, { error }: { error: Error & {
   const request = reply.request;
   if (request.bodyTooLarge) {
     lingerThenClose(request);
-    reply.code(413).send(errorBody('PAYLOAD_TOO_LARGE', 'Request body is larger than its limit'));
+    reply.code(413).send(errorBody('PAYLOAD_TOO_LARGE', request.bodyTooLarge));
     return;
   }
   const timeout = error.statusCode === 504;

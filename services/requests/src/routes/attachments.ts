@@ -2,6 +2,7 @@ import multipart, { type Multipart, type MultipartFile } from '@fastify/multipar
 import { requestsRouteSchemas as schemas } from '@support-desk/contracts';
 import { AppError, contractRoute, type HttpApp, validationError } from '@support-desk/platform';
 import {
+  attachmentTooLarge,
   checkUploadAllowed,
   contentDisposition,
   openAttachment,
@@ -78,10 +79,7 @@ export async function attachmentRoutes(app: HttpApp, deps: Deps): Promise<void> 
   contractRoute(app, schemas, 'POST /v1/requests/:id/attachments', async (request) => {
     const length = Number(request.headers['content-length'] ?? 0);
     if (length > deps.attachmentMaxBytes + MULTIPART_OVERHEAD) {
-      throw new AppError(
-        'PAYLOAD_TOO_LARGE',
-        `body.file exceeds the maximum attachment size of ${deps.attachmentMaxBytes} bytes`,
-      );
+      throw attachmentTooLarge(deps.attachmentMaxBytes);
     }
     const checked = await checkUploadAllowed(deps, request.principal, request.params.id);
     let result: Awaited<ReturnType<typeof storeAttachment>>;

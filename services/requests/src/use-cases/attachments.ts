@@ -8,6 +8,7 @@ import {
   conflict,
   eventEntry,
   forbidden,
+  humanBytes,
   notFound,
   validationError,
 } from '@support-desk/platform';
@@ -75,8 +76,9 @@ export interface IncomingFile {
   rest?: () => Promise<void>;
 }
 
-const tooLarge = (max: number) =>
-  new AppError('PAYLOAD_TOO_LARGE', `body.file exceeds the maximum attachment size of ${max} bytes`);
+/** The 413 for a file over the limit, the limit in human units (`… limited to 25 MiB`). */
+export const attachmentTooLarge = (max: number) =>
+  new AppError('PAYLOAD_TOO_LARGE', `body.file is too large: attachments are limited to ${humanBytes(max)}`);
 
 /** The uploader may attach to this request and it has room for one more attachment. */
 function checkUpload(principal: Principal, current: RequestRecord): void {
@@ -124,12 +126,12 @@ export async function storeAttachment(
   const upload = deps.files.openUpload(id, filename, { requestId, uploadedBy: principal.userId });
   try {
     await pipeline(file.stream, sniffer, upload);
-    if (file.stream.truncated) throw tooLarge(deps.attachmentMaxBytes);
+    if (file.stream.truncated) throw attachmentTooLarge(deps.attachmentMaxBytes);
     if (sniffer.size === 0) throw validationError('body.file', 'is empty');
     await file.rest?.();
   } catch (err) {
     await deps.files.remove(id).catch(() => undefined);
-    if (isTooLarge(err)) throw tooLarge(deps.attachmentMaxBytes);
+    if (isTooLarge(err)) throw attachmentTooLarge(deps.attachmentMaxBytes);
     throw err;
   }
   try {

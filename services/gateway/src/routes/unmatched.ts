@@ -1,0 +1,107 @@
+import { PUBLIC_ROUTES } from '@support-desk/contracts';
+import { errorBody, type HttpApp } from '@support-desk/platform';
+import FindMyWay from 'find-my-way';
+
+/** What the gateway serves at one path template: its methods, and whether it is a /v1 route. */
+interface PathEntry {
+  methods: Set<string>;
+  public: boolean;
+}
+
+const PROBE = 'GET';
+
+/**
+ * Every path the gateway serves, with the methods it serves there, collected from the routes as
+ * they are registered (the public routes of PUBLIC_ROUTES with their HEAD twins, the OAuth
+ * routes, the docs and health routes). Looked up with find-my-way, fastify's own router, so a
+ * path matches here exactly when it would match there. Wildcard routes (SCIM's `/scim/v2/*`,
+ * the CORS preflight `OPTIONS *`, the catch-all below) name no path and are left out: identity
+ * answers SCIM's methods itself.
+ */
+function createPathTable() {
+  const router = FindMyWay();
+  const entries = new Map<string, PathEntry>();
+  const add = (method: string, path: string, isPublic: boolean) => {
+    let entry = entries.get(path);
+    if (!entry) {
+      entry = { methods: new Set(), public: false };
+      entries.set(path, entry);
+      router.on(PROBE, path, () => undefined, entry);
+    }
+    entry.methods.add(method);
+    entry.public ||= isPublic;
+  };
+  return {
+    add,
+    /** The entry of the path (no query), or null; a parameter left empty matches nothing. */
+    find(path: string): PathEntry | null {
+      const found = router.find(PROBE, path);
+      if (!found || Object.values(found.params).some((v) => !v)) return null;
+      return found.store as PathEntry;
+    },
+  };
+}
+
+const isPublicPath = (path: string) => PUBLIC_ROUTES.some((r) => r.path === path);
+
+/** Methods in a stable order: the usual ones first, as GitHub and Stripe list them. */
+const ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+const byOrder = (a: string, b: string) =>
+  (ORDER.indexOf(a) + 1 || 99) - (ORDER.indexOf(b) + 1 || 99) || a.localeCompare(b);
+
+/**
+ * Must run before any route is registered: collects the table the answers below read.
+ *
+ * - A path the gateway serves, called with another method: `405 METHOD_NOT_ALLOWED` with
+ *   `Allow` (plus `OPTIONS` when CORS is on), before authentication. The route table is public
+ *   (the OpenAPI document lists it), so naming the methods tells a caller nothing new, and is
+ *   more useful than GitHub's 404 to anonymous callers.
+ * - Any other path: `404 NOT_FOUND`; outside `/v1` the message points at the prefix, naming
+ *   the route meant when `/v1` + the path is one (`GET /requests` → `/v1/requests`).
+ */
+export function collectServedPaths(app: HttpApp) {
+  const table = createPathTable();
+  app.addHook('onRoute', (route) => {
+    if (route.url.includes('*')) return;
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) table.add(method, route.url, isPublicPath(route.url));
+  });
+  return {
+    /** Registers the catch-all answering 405 and 404; call once every other route is registered. */
+    registerUnmatched({ cors }: { cors: boolean }) {
+      // With CORS on, @fastify/cors answers every OPTIONS (preflights) itself.
+      const methods = app.supportedMethods.filter((m) => !(cors && m === 'OPTIONS'));
+      app.route({
+        method: methods,
+        url: '/*',
+        exposeHeadRoute: false,
+        handler: async (request, reply) => {
+          const path = request.url.split('?')[0];
+          const served = table.find(path);
+          if (served) {
+            const allowed = [...served.methods, ...(cors ? ['OPTIONS'] : [])];
+            const allow = [...new Set(allowed)].sort(byOrder).join(', ');
+            return reply
+              .code(405)
+              .header('allow', allow)
+              .send(
+                errorBody(
+                  'METHOD_NOT_ALLOWED',
+                  `Method ${request.method} is not allowed on ${path}; allowed: ${allow}`,
+                ),
+              );
+          }
+          return reply.code(404).send(errorBody('NOT_FOUND', notFoundMessage(request.method, path, table)));
+        },
+      });
+    },
+  };
+}
+
+function notFoundMessage(method: string, path: string, table: ReturnType<typeof createPathTable>): string {
+  const base = `Route ${method} ${path} not found`;
+  if (path === '/v1' || path.startsWith('/v1/')) return base;
+  const prefixed = `/v1${path === '/' ? '' : path}`;
+  if (table.find(prefixed)?.public) return `${base}; the API lives under /v1 (did you mean ${prefixed}?)`;
+  return `${base}; the API lives under /v1 (every route is listed at /openapi.json)`;
+}
