@@ -58,6 +58,12 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   r('GET', '/v1/events/:id', 'admin', 'audit', 'Read one audit event', 'events'),
 ];
 
+/**
+ * Resources whose single read carries an ETag (304 on If-None-Match) and whose PATCH and DELETE
+ * take If-Match (412 when the resource changed): see `entity-tags.ts` in the platform.
+ */
+export const ENTITY_TAGGED_PATHS: readonly string[] = ['/v1/requests/:id', '/v1/users/:id', '/v1/groups/:id'];
+
 /** One route of the authorization server, forwarded by the gateway to identity without a credential. */
 export interface OAuthRoute {
   method: 'GET' | 'POST';

@@ -34,6 +34,12 @@ t.test('the whole transition table, allowed and refused', async (t) => {
         t.equal(res.status, 409, `${from} → ${to} refused`);
         t.equal(res.body.error.code, 'CONFLICT');
         t.match(res.body.error.message, new RegExp(`from ${from} to ${to}`), 'names from and to');
+        if (!TRANSITIONS[from].includes(to))
+          t.match(
+            res.body.error.message,
+            `from ${from} a request can move to: ${TRANSITIONS[from][0]}`,
+            'says which moves are allowed instead',
+          );
       }
     }
   }

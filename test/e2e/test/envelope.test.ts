@@ -65,7 +65,7 @@ t.test('the error envelope for every code the API answers with (429 in ratelimit
   expectError(t, badLimit, 400, 'VALIDATION_ERROR', 'limit=0');
   t.match(badLimit.json?.error?.message, /limit/, '400 message names limit');
   const badId = await agent.api.get('/v1/requests/not-an-id');
-  expectError(t, badId, 400, 'VALIDATION_ERROR', 'malformed request id');
+  expectError(t, badId, 404, 'NOT_FOUND', 'malformed request id (ids are opaque: 404 like an unknown one)');
   // 401 UNAUTHORIZED
   const anon = await stack.api(null).get('/v1/requests');
   expectError(t, anon, 401, 'UNAUTHORIZED', 'no credential');
@@ -210,6 +210,7 @@ t.test("the spec's endpoint tables: every method + path is served through the ga
   }
   await call('GET', '/v1/requests/:id/events', P(req.id), () => a.get(`/v1/requests/${req.id}/events`));
   await call('DELETE', '/v1/requests/:id', P(doomed.id), () => a.delete(`/v1/requests/${doomed.id}`));
+  await call('GET', '/v1/requests/changes', {}, () => a.get('/v1/requests/changes?limit=5'));
   await call('GET', '/v1/users', {}, () => a.get('/v1/users'));
   await call('POST', '/v1/users', {}, () =>
     a.post('/v1/users', { email: `tbl.${stack.run}@example.com`, name: 'T', role: 'viewer' }),

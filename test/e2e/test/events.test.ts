@@ -300,14 +300,20 @@ t.test('per-request events', async (t) => {
     'GET /v1/events/:id needs admin',
   );
   expectError(t, await admin.api.get(`/v1/events/${ABSENT.event}`), 404, 'NOT_FOUND', 'unknown event');
-  expectError(t, await admin.api.get('/v1/events/evt_bad'), 400, 'VALIDATION_ERROR', 'malformed event id');
+  expectError(
+    t,
+    await admin.api.get('/v1/events/evt_bad'),
+    404,
+    'NOT_FOUND',
+    'malformed event id (opaque ids)',
+  );
   expectError(t, await stack.api(null).get('/v1/events'), 401, 'UNAUTHORIZED', 'no credential');
   // Clients cannot create events.
   expectError(
     t,
     await admin.api.post('/v1/events', { type: 'request.created' }),
-    404,
-    'NOT_FOUND',
-    'POST /v1/events is not a route',
+    405,
+    'METHOD_NOT_ALLOWED',
+    'POST /v1/events: the path has no POST (405 with Allow)',
   );
 });

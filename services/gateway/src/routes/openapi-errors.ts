@@ -1,4 +1,10 @@
-import type { ErrorExample, PublicRoute, RouteExamples, RouteSchemas } from '@support-desk/contracts';
+import {
+  ENTITY_TAGGED_PATHS,
+  type ErrorExample,
+  type PublicRoute,
+  type RouteExamples,
+  type RouteSchemas,
+} from '@support-desk/contracts';
 import { takesIdempotencyKey } from '../use-cases/idempotency.js';
 import { pathParams } from '../use-cases/route-table.js';
 
@@ -34,6 +40,15 @@ const COMMON_ERRORS: Record<number, { description: string; example: ErrorExample
     description:
       'CONFLICT: the change is not allowed in the current state, or a call with this Idempotency-Key is still running (see Retry-After)',
     example: { code: 'CONFLICT', message: 'The request was changed concurrently; retry' },
+  },
+  412: {
+    description:
+      'PRECONDITION_FAILED: the resource changed since the version `If-Match` names; nothing was written',
+    example: {
+      code: 'PRECONDITION_FAILED',
+      message:
+        'The request has changed since the version your If-Match names; read it again (GET) for its current ETag and retry',
+    },
   },
   413: {
     description: 'PAYLOAD_TOO_LARGE: the body exceeds its limit (named in human units)',
@@ -88,6 +103,14 @@ export const errorEnvelopeExample = (error: ErrorExample) => ({
   error: { ...error, requestId: EXAMPLE_REQUEST_ID },
 });
 
+/** PATCH and DELETE of a resource with ETags take If-Match. */
+export const takesIfMatch = (route: PublicRoute) =>
+  (route.method === 'PATCH' || route.method === 'DELETE') && ENTITY_TAGGED_PATHS.includes(route.path);
+
+/** GET of a resource with ETags answers If-None-Match. */
+export const servesEntityTag = (route: PublicRoute) =>
+  route.method === 'GET' && ENTITY_TAGGED_PATHS.includes(route.path);
+
 /**
  * The error statuses of one route: the gateway's own, 404 where the path names a resource, 413 and
  * 415 where there is a body, those its schema map declares and those its examples show.
@@ -102,6 +125,7 @@ export function errorStatuses(
   if (pathParams(route.path).length > 0) statuses.add(404);
   if (hasBody) [413, 415].forEach((s) => statuses.add(s));
   if (takesIdempotencyKey(route.method)) [409, 422].forEach((s) => statuses.add(s));
+  if (takesIfMatch(route)) statuses.add(412);
   for (const status of Object.keys(schemas?.response ?? {}).map(Number))
     if (status >= 400) statuses.add(status);
   for (const status of Object.keys(examples?.errors ?? {}).map(Number)) statuses.add(status);

@@ -16,7 +16,7 @@ import {
 import type { TSchema } from '@sinclair/typebox';
 import { takesIdempotencyKey } from '../use-cases/idempotency.js';
 import { openApiPath, pathParams } from '../use-cases/route-table.js';
-import { errorResponses, errorStatuses } from './openapi-errors.js';
+import { errorResponses, errorStatuses, servesEntityTag, takesIfMatch } from './openapi-errors.js';
 import { oauthPaths } from './openapi-oauth.js';
 
 type Json = Record<string, unknown>;
@@ -108,6 +108,44 @@ function requestBody(
 const RATE_HEADER_REFS = Object.fromEntries(
   Object.keys(RATE_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]),
 );
+
+const CONDITIONAL_PARAMETERS = {
+  IfNoneMatch: {
+    name: 'If-None-Match',
+    in: 'header',
+    required: false,
+    description: 'ETags you hold: 304 Not Modified (no body) while the representation is still one of them.',
+    schema: { type: 'string' },
+    example: '"7-Xq3vJ0c2kP1mR8sT"',
+  },
+  IfMatch: {
+    name: 'If-Match',
+    in: 'header',
+    required: false,
+    description:
+      'The ETag you read: the write happens only if the resource is still at that revision, else 412 ' +
+      'PRECONDITION_FAILED and nothing is written. `*` matches any revision; a weak tag matches nothing.',
+    schema: { type: 'string' },
+    example: '"7-Xq3vJ0c2kP1mR8sT"',
+  },
+};
+
+/** The single read's 200 carries an ETag, and a 304 answers a matching If-None-Match. */
+function withEntityTag(route: PublicRoute, responses: Json): Json {
+  if (!servesEntityTag(route)) return responses;
+  const ok = responses['200'] as Json;
+  return {
+    ...responses,
+    '200': {
+      ...ok,
+      headers: { ...(ok.headers as Json | undefined), ETag: { $ref: '#/components/headers/ETag' } },
+    },
+    '304': {
+      description: 'Not Modified: the representation is still the one your If-None-Match names (no body)',
+      headers: { ETag: { $ref: '#/components/headers/ETag' } },
+    },
+  };
+}
 
 /** POST and PATCH take an Idempotency-Key (the gateway's `routes/idempotency.ts`). */
 const IDEMPOTENCY_KEY_PARAMETER = {
@@ -206,10 +244,12 @@ export function buildOpenApi({
       parameters: [
         ...parameters(route, s, schemas),
         ...(takesIdempotencyKey(route.method) ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
+        ...(servesEntityTag(route) ? [{ $ref: '#/components/parameters/IfNoneMatch' }] : []),
+        ...(takesIfMatch(route) ? [{ $ref: '#/components/parameters/IfMatch' }] : []),
       ],
       ...(body ? { requestBody: body } : {}),
       responses: {
-        ...successResponses(route, s, ex, schemas),
+        ...withEntityTag(route, successResponses(route, s, ex, schemas)),
         ...errorResponses(errorStatuses(route, s, ex, Boolean(body)), ex, RATE_HEADER_REFS),
       },
     };
@@ -240,13 +280,18 @@ export function buildOpenApi({
             { description, schema: { type: h.startsWith('X-') ? 'integer' : 'string' } },
           ]),
         ),
+        ETag: {
+          description:
+            'Strong tag of this representation, `"<revision>-<fingerprint>"`: send it back in If-None-Match (304 while current) or If-Match (412 if the resource changed)',
+          schema: { type: 'string' },
+        },
         'Idempotent-Replayed': {
           description:
             '`true` when this is the stored answer to an earlier call with the same Idempotency-Key',
           schema: { type: 'string', enum: ['true'] },
         },
       },
-      parameters: { IdempotencyKey: IDEMPOTENCY_KEY_PARAMETER },
+      parameters: { IdempotencyKey: IDEMPOTENCY_KEY_PARAMETER, ...CONDITIONAL_PARAMETERS },
       securitySchemes: {
         apiKey: {
           type: 'http',

@@ -21,11 +21,23 @@ export const STOPPED_STATUSES: readonly RequestStatus[] = ['resolved', 'closed']
 
 export type TransitionVerdict = { ok: true } | { ok: false; reason: string };
 
+const adminOnly = (from: RequestStatus, to: RequestStatus) =>
+  ADMIN_ONLY.some(([f, t]) => f === from && t === to);
+
+/** "from closed a request can move to: in_progress (admins only)": what would be valid instead. */
+function allowedMoves(from: RequestStatus): string {
+  const moves = TRANSITIONS[from].map((to) => (adminOnly(from, to) ? `${to} (admins only)` : to));
+  return `from ${from} a request can move to: ${moves.join(', ')}`;
+}
+
 export function checkTransition(from: RequestStatus, to: RequestStatus, role: Role): TransitionVerdict {
   if (!TRANSITIONS[from].includes(to)) {
-    return { ok: false, reason: `Status transition from ${from} to ${to} is not allowed` };
+    return {
+      ok: false,
+      reason: `Status transition from ${from} to ${to} is not allowed; ${allowedMoves(from)}`,
+    };
   }
-  if (ADMIN_ONLY.some(([f, t]) => f === from && t === to) && role !== 'admin') {
+  if (adminOnly(from, to) && role !== 'admin') {
     return { ok: false, reason: `Status transition from ${from} to ${to} is allowed only for admins` };
   }
   return { ok: true };
