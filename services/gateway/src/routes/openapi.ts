@@ -243,9 +243,9 @@ export function buildOpenApi({
       'x-rate-limit-bucket': route.bucket,
       parameters: [
         ...parameters(route, s, schemas),
-        ...(takesIdempotencyKey(route.method) ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
         ...(servesEntityTag(route) ? [{ $ref: '#/components/parameters/IfNoneMatch' }] : []),
         ...(takesIfMatch(route) ? [{ $ref: '#/components/parameters/IfMatch' }] : []),
+        ...(takesIdempotencyKey(route.method) ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
       ],
       ...(body ? { requestBody: body } : {}),
       responses: {
