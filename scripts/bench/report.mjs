@@ -80,7 +80,33 @@ function stackRows(stack) {
       ms(stack?.list?.p99),
       stack ? `${how}; latency at max${errors(stack.list)}` : how,
     ]),
+    conditional('create with `Idempotency-Key`', stack?.conditional?.createWithKey, stack?.create, how),
+    conditional('update with `If-Match`', stack?.conditional?.updateIfMatch, stack?.update, how),
+    conditional(
+      'single read with `If-None-Match` (304)',
+      stack?.conditional?.readIfNoneMatch,
+      stack?.read,
+      how,
+    ),
   ];
+}
+
+/** A conditional call at max next to its plain call's max, with the statuses it got. */
+function conditional(name, run, plain, how) {
+  const statuses = Object.entries(run?.statuses ?? {})
+    .map(([code, count]) => `${code} × ${num(count)}`)
+    .join(', ');
+  const share = run && plain?.maxRps ? ` (${ratio(run.rps / plain.maxRps)} of the plain call's max)` : '';
+  return row([
+    `through the gateway: ${name}`,
+    `${num(run?.rps)} req/s${share}`,
+    '',
+    ms(run?.p50),
+    ms(run?.p99),
+    run
+      ? `${how}; latency at max (plain: p50 ${ms(plain?.atMax.p50)}, p99 ${ms(plain?.atMax.p99)}); statuses ${statuses}${run.errors + run.timeouts ? `; **${run.errors} errors, ${run.timeouts} timeouts**` : ''}`
+      : how,
+  ]);
 }
 
 /** How a gateway bench row was measured, from what its JSON says (older JSON: less). */

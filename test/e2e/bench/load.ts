@@ -10,8 +10,10 @@ export const CONNECTIONS = 32;
 /** One call autocannon makes: the path and body may change per call (many ids, fresh titles). */
 export interface CallShape {
   method: 'GET' | 'POST' | 'PATCH';
-  /** Called for every request autocannon sends. */
-  next(): { path: string; body?: string };
+  /** Called for every request autocannon sends; `context` is the connection's (one call in flight). */
+  next(context: Record<string, unknown>): { path: string; body?: string; headers?: Record<string, string> };
+  /** Called with every answer, on the connection's `context` (what a conditional call tracks). */
+  onResponse?(status: number, headers: Record<string, string>, context: Record<string, unknown>): void;
 }
 
 export interface RunFigures {
@@ -23,6 +25,8 @@ export interface RunFigures {
   non2xx: number;
   errors: number;
   timeouts: number;
+  /** Answers per HTTP status: conditional calls expect 304 or 412 as well as 2xx. */
+  statuses: Record<string, number>;
 }
 
 /** Max throughput and the latency at half of it, as the table prints them. */
@@ -44,6 +48,9 @@ function figures(r: autocannon.Result): RunFigures {
     non2xx: r.non2xx,
     errors: r.errors,
     timeouts: r.timeouts,
+    statuses: Object.fromEntries(
+      Object.entries(r.statusCodeStats ?? {}).map(([code, { count }]) => [code, Number(count)]),
+    ),
   };
 }
 
@@ -68,10 +75,25 @@ export async function load(
       {
         method: shape.method,
         // Every call gets its own path/body (autocannon otherwise repeats one request).
-        setupRequest: (request) => {
-          const { path, body } = shape.next();
-          return { ...request, path, ...(body === undefined ? {} : { body }) };
+        setupRequest: (request, context) => {
+          const { path, body, headers } = shape.next(context as Record<string, unknown>);
+          return {
+            ...request,
+            path,
+            ...(body === undefined ? {} : { body }),
+            ...(headers ? { headers: { ...request.headers, ...headers } } : {}),
+          };
         },
+        ...(shape.onResponse
+          ? {
+              onResponse: (status: number, _body: string, context: unknown, headers: unknown) =>
+                shape.onResponse?.(
+                  status,
+                  headers as Record<string, string>,
+                  context as Record<string, unknown>,
+                ),
+            }
+          : {}),
       },
     ],
   });
@@ -97,6 +119,10 @@ export function describeRun(name: string, r: RunFigures, rate?: number): string 
   return (
     `${name.padEnd(40)} ${offered}  ${String(r.rps).padStart(6)} req/s  ` +
     `p50 ${String(r.p50).padStart(5)} ms  p99 ${String(r.p99).padStart(5)} ms` +
-    (bad ? `  (non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts})` : '')
+    (bad
+      ? `  (statuses ${Object.entries(r.statuses)
+          .map(([code, count]) => `${code}×${count}`)
+          .join(' ')}; errors ${r.errors}, timeouts ${r.timeouts})`
+      : '')
   );
 }

@@ -5,7 +5,9 @@
  *
  * After a few hundred requests are filed (some with long descriptions: the store's cost grows with
  * the collection), it measures single reads, lists with filters, updates spread over every request
- * and creates, each at full load (32 connections) and then at half that rate for the latency.
+ * and creates, each at full load (32 connections) and then at half that rate for the latency, and
+ * after each of them its conditional variant at full load (conditional.ts: If-None-Match, If-Match,
+ * Idempotency-Key), so one run says what those headers cost.
  * BENCH_SECONDS (default 10) per run; BENCH_PREFILL (default 300) requests filed first. Results go
  * to BENCH_RESULTS_FILE as JSON when it is set (scripts/bench.mjs prints them in one table).
  */
@@ -14,6 +16,7 @@ import { createActor } from '../src/actors.js';
 import type { Api } from '../src/http.js';
 import { request } from '../src/http.js';
 import { type Stack, startStack, type Teardownable } from '../src/stack.js';
+import { createWithKey, currentTags, readIfNoneMatch, updateIfMatch } from './conditional.js';
 import { CONNECTIONS, type CallShape, describeRun, load, phase } from './load.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -128,27 +131,31 @@ async function main() {
       method: 'PATCH',
       next: () => ({ path: `/v1/requests/${pick()}`, body: JSON.stringify({ title: `Bench update ${n}` }) }),
     };
-    const create: CallShape = {
-      method: 'POST',
-      next: () => ({
-        path: '/v1/requests',
-        body: JSON.stringify({
-          title: `Bench create ${n++}`,
-          description: 'Created by the stack bench.',
-          priority: PRIORITIES[n % 4],
-        }),
-      }),
-    };
+    const createBody = () =>
+      JSON.stringify({
+        title: `Bench create ${n++}`,
+        description: 'Created by the stack bench.',
+        priority: PRIORITIES[n % 4],
+      });
+    const create: CallShape = { method: 'POST', next: () => ({ path: '/v1/requests', body: createBody() }) };
 
     // An uncounted warm-up: the processes' first seconds are slower while the JIT settles.
     await load(stack.origin, agent.key, read, Math.min(3, SECONDS));
     // Reads first, writes last: creates grow the collection the other runs would see.
+    // Each conditional run (at max) follows the plain run it is compared with.
     const readFigures = await phase(stack.origin, agent.key, read, SECONDS);
+    const readTags = await currentTags(agent.api, ids);
+    const notModified = await load(stack.origin, agent.key, readIfNoneMatch(readTags, pick), SECONDS);
     const listFigures = await load(stack.origin, agent.key, list, SECONDS);
     const updateFigures = await phase(stack.origin, agent.key, update, SECONDS);
     settled.update = await settle(stack);
+    const updateTags = await currentTags(agent.api, ids);
+    const ifMatch = await load(stack.origin, agent.key, updateIfMatch(updateTags, pick), SECONDS);
+    settled.ifMatch = await settle(stack);
     const createFigures = await phase(stack.origin, agent.key, create, SECONDS);
     settled.create = await settle(stack);
+    const idempotent = await load(stack.origin, agent.key, createWithKey(createBody), SECONDS);
+    settled.idempotent = await settle(stack);
     const documentsAfter = await countRequests(agent.api);
 
     const results = {
@@ -161,6 +168,8 @@ async function main() {
       list: listFigures,
       update: updateFigures,
       create: createFigures,
+      /** The conditional calls at max, each next to its plain run's `atMax`. */
+      conditional: { readIfNoneMatch: notModified, updateIfMatch: ifMatch, createWithKey: idempotent },
       /** Seconds waited for the outbox relay to catch up after each writing phase (bounded). */
       settled,
       stackSeconds,
@@ -177,6 +186,9 @@ async function main() {
       console.log(describeRun(`${name} at 50 %`, p.atHalf, p.halfRate));
     }
     console.log(describeRun('GET /v1/requests?status&priority (list)', listFigures));
+    console.log(describeRun('GET /v1/requests/:id If-None-Match (304)', notModified));
+    console.log(describeRun('PATCH /v1/requests/:id If-Match', ifMatch));
+    console.log(describeRun('POST /v1/requests Idempotency-Key', idempotent));
     if (process.env.BENCH_RESULTS_FILE)
       fs.writeFileSync(process.env.BENCH_RESULTS_FILE, JSON.stringify(results));
   } finally {
