@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { OAUTH_ROUTES, PUBLIC_ROUTES, SCOPES } from '@support-desk/contracts';
+import { CONSOLE_ROUTES, OAUTH_ROUTES, PUBLIC_ROUTES, SCOPES } from '@support-desk/contracts';
 import t, { type Test } from 'tap';
 import { bearer, type EchoCall, GOOD_SCIM_SECRET, harness } from './helpers.js';
 
@@ -104,9 +104,9 @@ t.test('path confusion: the route authorised is the route served', async (t) => 
     });
   }
 
-  t.test('OAuth routes: a spelling of one reaches identity at exactly that path', async (t) => {
+  t.test('OAuth and console routes: a spelling of one reaches identity at exactly that path', async (t) => {
     let served = 0;
-    for (const route of OAUTH_ROUTES) {
+    for (const route of [...OAUTH_ROUTES, ...CONSOLE_ROUTES]) {
       for (const { kind, path } of variants(route.path)) {
         const what = `${route.method} ${path} (${kind})`;
         const call = await probe(t, route.method, `${path}?state=s`, {}, what);
