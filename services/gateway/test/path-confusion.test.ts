@@ -25,7 +25,9 @@ function variants(path: string): { path: string; kind: string }[] {
   const last = segments.length - 1;
   const swap = (i: number, replacement: string) =>
     [...segments.slice(0, i), replacement, ...segments.slice(i + 1)].join('/');
-  const hex = segments[2].charCodeAt(0).toString(16);
+  // The second segment (the first of a one-segment path such as /settings) gets a letter encoded.
+  const lettered = Math.min(2, last);
+  const hex = segments[lettered].charCodeAt(0).toString(16);
   return [
     { kind: 'backslash', path: path.replace(/\/([^/]*)$/, '\\$1') },
     { kind: 'encoded backslash', path: path.replace(/\/([^/]*)$/, '%5C$1') },
@@ -36,10 +38,12 @@ function variants(path: string): { path: string; kind: string }[] {
     { kind: 'encoded dot-dot', path: `${path}/x/%2e%2E` },
     { kind: 'doubled slash', path: swap(1, `${segments[1]}/`) },
     { kind: 'leading doubled slash', path: `/${path}` },
-    { kind: 'percent-encoded letter', path: swap(2, `%${hex}${segments[2].slice(1)}`) },
+    { kind: 'percent-encoded letter', path: swap(lettered, `%${hex}${segments[lettered].slice(1)}`) },
     { kind: 'malformed percent', path: swap(last, `${segments[last]}%zz`) },
     { kind: 'trailing slash', path: `${path}/` },
-  ];
+    // Of a one-segment path (/settings) the first three leave no leading slash: not a request
+    // target at all, which Node's HTTP parser refuses before any router sees it.
+  ].filter((v) => v.path.startsWith('/'));
 }
 
 t.test('path confusion: the route authorised is the route served', async (t) => {
