@@ -42,8 +42,11 @@ export const refusedBody = (email: string) =>
   `${alertBox(`${email} is not an administrator. Only users with the admin role can use the settings console.`)}
 <p>Ask an administrator to change your role, or sign in with another account.</p>`;
 
+/** A moment as the day, and the time (UTC) under it: narrow columns in wide tables. */
 export const dateCell = (iso: string | null, none = '—') =>
-  iso ? `<time datetime="${esc(iso)}">${esc(iso.slice(0, 16).replace('T', ' '))} UTC</time>` : none;
+  iso
+    ? `<time datetime="${esc(iso)}">${esc(iso.slice(0, 10))}</time><br><span class="muted">${esc(iso.slice(11, 16))} UTC</span>`
+    : `<span class="muted">${none}</span>`;
 
 export const tags = (values: readonly string[]) =>
   values.map((v) => `<span class="tag">${esc(v)}</span>`).join('') || '<span class="muted">—</span>';

@@ -9,7 +9,7 @@ export const DESK_CSS = `:root{--ink:#1d2433;--muted:#5b6474;--line:#d9dee7;--bg
 *{box-sizing:border-box}body{margin:0;line-height:1.5}
 .skip{position:absolute;left:-999px;top:0;background:var(--card);padding:.5rem 1rem;z-index:2}.skip:focus{left:1rem}
 .top{background:var(--ink);color:#fff}.bar{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem 1.5rem;
-max-width:72rem;margin:0 auto;padding:.7rem 1rem}
+max-width:80rem;margin:0 auto;padding:.7rem 1rem}
 .brand{font-weight:700;display:flex;align-items:center;gap:.5rem;font-size:1.05rem}
 .mark{display:inline-grid;place-items:center;width:1.9rem;height:1.9rem;border-radius:.45rem;background:var(--brand);
 font-size:.8rem;letter-spacing:.02em}
@@ -20,7 +20,7 @@ nav a:hover{background:#ffffff1f}nav a[aria-current=page]{background:#fff;color:
 .who form{margin:0}.who button{margin:0;padding:.3rem .8rem;background:transparent;color:#fff;border-color:#ffffff80}
 main{max-width:28rem;margin:2.5rem auto;padding:1.5rem;background:var(--card);border:1px solid var(--line);
 border-radius:.75rem;box-shadow:0 1px 3px #1d243314}
-body.wide main{max-width:72rem;margin:1.5rem auto}
+body.wide main{max-width:80rem;margin:1.5rem auto}.success h2{margin-top:0}
 main:focus{outline:none}h1{font-size:1.5rem;margin:0 0 1rem}h2{font-size:1.15rem;margin:2rem 0 .75rem}
 label{display:block;font-weight:600;margin:.9rem 0 .25rem}.hint{color:var(--muted);font-size:.875rem;margin:.2rem 0 0}
 input[type=email],input[type=password],input[type=text],input[type=number],input[type=url],select,textarea{
@@ -43,7 +43,7 @@ button.link{background:none;border:none;color:var(--danger);padding:.2rem .4rem;
 .table-wrap{overflow-x:auto;border:1px solid var(--line);border-radius:.5rem}
 table{border-collapse:collapse;width:100%;font-size:.92rem}caption{text-align:left;padding:.6rem .75rem;color:var(--muted)}
 th,td{text-align:left;padding:.55rem .75rem;border-top:1px solid var(--line);vertical-align:top}
-thead th{background:#f8f9fc;border-top:none;white-space:nowrap}
+thead th{background:#f8f9fc;border-top:none;white-space:nowrap}td time{white-space:nowrap}
 code{font-family:ui-monospace,monospace;font-size:.88em;background:#eef1f6;padding:.05rem .3rem;border-radius:.25rem}
 .tag{display:inline-block;font-size:.78rem;padding:.05rem .45rem;border-radius:1rem;background:#eef1f6;margin:0 .2rem .2rem 0}
 .tag.revoked{background:var(--danger-bg);color:var(--danger)}.muted{color:var(--muted)}
