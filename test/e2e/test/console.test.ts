@@ -26,8 +26,11 @@ async function shot(page: Page, name: string) {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 }
 
-/** Opens the console in a fresh browser context and signs in; returns the page after sign-in. */
-async function signIn(email: string, name: string): Promise<Page> {
+/**
+ * Opens the console in a fresh browser context and signs in; returns the page after sign-in
+ * (with a screenshot of the sign-in page under `shotName`, when given).
+ */
+async function signIn(email: string, shotName?: string): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.origin });
   t.teardown(() => context.close());
@@ -35,7 +38,7 @@ async function signIn(email: string, name: string): Promise<Page> {
   page.setDefaultTimeout(15_000);
   await page.goto(`${stack.origin}/settings`);
   await page.waitForURL(/\/settings\/login$/);
-  await shot(page, `${name}-sign-in`);
+  if (shotName) await shot(page, shotName);
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
   await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Sign in' }).click()]);
@@ -43,7 +46,7 @@ async function signIn(email: string, name: string): Promise<Page> {
 }
 
 t.test('an administrator manages API keys in the browser', async (t) => {
-  const page = await signIn(admin.email, 'admin');
+  const page = await signIn(admin.email, 'sign-in');
   t.equal(await page.title(), 'API keys · Support Desk');
   const response = await page.goto(`${stack.origin}/settings/api-keys`);
   const headers = response!.headers();
@@ -51,6 +54,14 @@ t.test('an administrator manages API keys in the browser', async (t) => {
   t.match(headers['content-security-policy'], /script-src 'self'/);
   t.notMatch(headers['content-security-policy'], /unsafe-inline/);
   await shot(page, 'api-keys');
+  await page.setViewportSize({ width: 390, height: 844 });
+  t.equal(
+    await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth + 1'),
+    true,
+    'on a phone-sized screen the page does not scroll sideways (the table scrolls in its box)',
+  );
+  await shot(page, 'api-keys-phone');
+  await page.setViewportSize({ width: 1200, height: 800 });
 
   await page.getByLabel('Name', { exact: true }).fill('Console e2e key');
   await page.getByLabel('Owner (email)').fill(agent.email);
@@ -113,7 +124,7 @@ t.test('an administrator manages API keys in the browser', async (t) => {
 });
 
 t.test('an administrator edits the global IP allowlist, warned before locking out', async (t) => {
-  const page = await signIn(admin.email, 'allowlist');
+  const page = await signIn(admin.email);
   await page.goto(`${stack.origin}/settings/ip-allowlist`);
   t.equal(await page.locator('#my-address').textContent(), '127.0.0.1');
   const add = async (entry: string) => {
@@ -176,7 +187,7 @@ t.test('an administrator edits the global IP allowlist, warned before locking ou
 });
 
 t.test('OAuth clients: register with the secret shown once, then revoke', async (t) => {
-  const page = await signIn(admin.email, 'oauth');
+  const page = await signIn(admin.email);
   await page.goto(`${stack.origin}/settings/oauth-clients`);
   await page.getByLabel('Name').fill('Console e2e app');
   await page.getByLabel('Redirect URIs').fill('https://app.example.com/callback');
@@ -204,12 +215,12 @@ t.test('OAuth clients: register with the secret shown once, then revoke', async 
 });
 
 t.test('a non-admin is refused; a form without its CSRF token changes nothing', async (t) => {
-  const page = await signIn(agent.email, 'agent');
+  const page = await signIn(agent.email);
   t.equal(await page.title(), 'Administrators only · Support Desk');
   t.match(await page.locator('[role=alert]').textContent(), /is not an administrator/);
   await shot(page, 'refused');
 
-  const adminPage = await signIn(admin.email, 'csrf');
+  const adminPage = await signIn(admin.email);
   const cookies = await adminPage.context().cookies();
   const cookie = cookies.map((c) => `${c.name}=${c.value}`).join('; ');
   const forged = await request(`${stack.origin}/settings/ip-allowlist`, {

@@ -30,10 +30,10 @@ function keyRow(k: ApiKeyView): string {
     : k.expiresAt && Date.parse(k.expiresAt) <= Date.now()
       ? '<span class="tag revoked">expired</span>'
       : `<a href="/settings/api-keys/revoke?id=${encodeURIComponent(k.id)}" aria-label="Revoke ${esc(k.name)}">Revoke</a>`;
-  return `<tr data-key-id="${esc(k.id)}"><th scope="row">${esc(k.name)}<br><code>${esc(k.id)}</code></th>
-<td>${esc(k.owner.email)}</td><td>${tags(k.scopes)}</td>
-<td>${esc(k.plan)}${k.limits ? `<br><span class="muted">${k.limits.general}/${k.limits.events} per min</span>` : ''}</td>
-<td>${tags(k.allowlist)}</td><td>${dateCell(k.createdAt)}</td><td>${dateCell(k.expiresAt, 'never')}</td>
+  return `<tr data-key-id="${esc(k.id)}"><th scope="row" class="wrap">${esc(k.name)}<br><code>${esc(k.id)}</code></th>
+<td class="wrap">${esc(k.owner.email)}</td><td>${tags(k.scopes)}</td>
+<td>${esc(k.plan)}${k.limits ? `<br><span class="muted">${k.limits.general} / ${k.limits.events} a min</span>` : ''}</td>
+<td class="wrap">${tags(k.allowlist)}</td><td>${dateCell(k.createdAt)}</td><td>${dateCell(k.expiresAt, 'never')}</td>
 <td>${dateCell(k.lastUsedAt, 'never')}</td><td>${status}</td></tr>`;
 }
 

@@ -24,7 +24,7 @@ export interface AllowlistPageOptions {
 
 function pendingWarning(frame: Frame, p: PendingAllowlistChange, address: string | null): string {
   return `<div class="warning" role="alert"><p><strong>This list would lock out your current address${address ? ` (${esc(address)})` : ''}.</strong>
-After saving it, API keys used from here are refused: only ${p.result.map((e) => `<code>${esc(e)}</code>`).join(', ')} would be admitted.</p>
+After saving it, API calls from here (API keys and OAuth access tokens) are refused: only ${p.result.map((e) => `<code>${esc(e)}</code>`).join(', ')} would be admitted.</p>
 <form method="post" action="/settings/ip-allowlist">${csrfField(frame.csrf)}
 <input type="hidden" name="action" value="${p.action}"><input type="hidden" name="entry" value="${esc(p.entry)}">
 <input type="hidden" name="confirm" value="lockout">
@@ -45,13 +45,13 @@ export function allowlistPage(opts: AllowlistPageOptions): string {
   const table = opts.list.length
     ? `<div class="table-wrap"><table><caption>${opts.list.length} entr${opts.list.length === 1 ? 'y' : 'ies'}</caption>
 <thead><tr><th scope="col">Address or CIDR</th><th scope="col"><span class="muted">Action</span></th></tr></thead><tbody>${rows}</tbody></table></div>`
-    : '<p class="muted" id="allowlist-empty">The list is empty: API keys may be used from any address (each key can still have its own list).</p>';
+    : '<p class="muted" id="allowlist-empty">The list is empty: the API may be called from any address (each API key can still have its own list).</p>';
   return consolePage(
     'IP allowlist',
     '/settings/ip-allowlist',
     frame,
     `${opts.pending ? pendingWarning(frame, opts.pending, opts.address) : ''}${alertBox(opts.notice, 'success')}${alertBox(opts.error)}
-<p class="muted">When the list is not empty, every API-key call must come from an address it admits. Your address: <code id="my-address">${esc(opts.address ?? 'unknown')}</code>.</p>
+<p class="muted">When the list is not empty, every API call (API key or OAuth access token) must come from an address it admits. Your address: <code id="my-address">${esc(opts.address ?? 'unknown')}</code>.</p>
 ${table}
 <h2 id="add-entry">Add an address or CIDR</h2>
 <form method="post" action="/settings/ip-allowlist" aria-labelledby="add-entry">${csrfField(frame.csrf)}
@@ -75,8 +75,8 @@ function clientRow(c: OAuthClientView): string {
   const action = c.revokedAt
     ? '<span class="tag revoked">revoked</span>'
     : `<a href="/settings/oauth-clients/revoke?id=${encodeURIComponent(c.client_id)}" aria-label="Revoke ${esc(c.name)}">Revoke</a>`;
-  return `<tr data-client-id="${esc(c.client_id)}"><th scope="row">${esc(c.name)}<br><code>${esc(c.client_id)}</code></th>
-<td>${c.public ? 'public (PKCE)' : 'confidential'}</td><td>${c.redirect_uris.map((u) => `<code>${esc(u)}</code>`).join('<br>')}</td>
+  return `<tr data-client-id="${esc(c.client_id)}"><th scope="row" class="wrap">${esc(c.name)}<br><code>${esc(c.client_id)}</code></th>
+<td>${c.public ? 'public (PKCE)' : 'confidential'}</td><td class="wrap">${c.redirect_uris.map((u) => `<code>${esc(u)}</code>`).join('<br>')}</td>
 <td>${esc(c.plan)}</td><td>${dateCell(c.createdAt)}</td><td>${action}</td></tr>`;
 }
 

@@ -16,11 +16,12 @@ font-size:.8rem;letter-spacing:.02em}
 nav ul{display:flex;flex-wrap:wrap;gap:.25rem;list-style:none;margin:0;padding:0}
 nav a{color:#dfe6f5;text-decoration:none;padding:.35rem .7rem;border-radius:.35rem;display:block}
 nav a:hover{background:#ffffff1f}nav a[aria-current=page]{background:#fff;color:var(--ink)}
-.who{margin-left:auto;display:flex;align-items:center;gap:.6rem;font-size:.9rem;color:#dfe6f5}
+.who{margin-left:auto;display:flex;flex-wrap:wrap;align-items:center;gap:.6rem;font-size:.9rem;color:#dfe6f5;min-width:0}
+.who span{overflow-wrap:anywhere;min-width:0}
 .who form{margin:0}.who button{margin:0;padding:.3rem .8rem;background:transparent;color:#fff;border-color:#ffffff80}
 main{max-width:28rem;margin:2.5rem auto;padding:1.5rem;background:var(--card);border:1px solid var(--line);
 border-radius:.75rem;box-shadow:0 1px 3px #1d243314}
-body.wide main{max-width:80rem;margin:1.5rem auto}.success h2{margin-top:0}
+body.wide main{max-width:min(80rem,calc(100% - 2rem));margin:1.5rem auto}.success h2{margin-top:0}
 main:focus{outline:none}h1{font-size:1.5rem;margin:0 0 1rem}h2{font-size:1.15rem;margin:2rem 0 .75rem}
 label{display:block;font-weight:600;margin:.9rem 0 .25rem}.hint{color:var(--muted);font-size:.875rem;margin:.2rem 0 0}
 input[type=email],input[type=password],input[type=text],input[type=number],input[type=url],select,textarea{
@@ -43,6 +44,7 @@ button.link{background:none;border:none;color:var(--danger);padding:.2rem .4rem;
 .table-wrap{overflow-x:auto;border:1px solid var(--line);border-radius:.5rem}
 table{border-collapse:collapse;width:100%;font-size:.92rem}caption{text-align:left;padding:.6rem .75rem;color:var(--muted)}
 th,td{text-align:left;padding:.55rem .75rem;border-top:1px solid var(--line);vertical-align:top}
+tbody .wrap{overflow-wrap:anywhere}
 thead th{background:#f8f9fc;border-top:none;white-space:nowrap}td time{white-space:nowrap}
 code{font-family:ui-monospace,monospace;font-size:.88em;background:#eef1f6;padding:.05rem .3rem;border-radius:.25rem}
 .tag{display:inline-block;font-size:.78rem;padding:.05rem .45rem;border-radius:1rem;background:#eef1f6;margin:0 .2rem .2rem 0}
