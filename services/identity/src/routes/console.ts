@@ -2,12 +2,12 @@ import { type Plan, PLANS } from '@support-desk/contracts';
 import type { HttpApp } from '@support-desk/platform';
 import type { FastifyInstance } from 'fastify';
 import { apiKeysPage, type KeyFormValues } from '../console/api-keys-page.js';
-import { confirmBody, consolePage } from '../console/frame.js';
+import { confirmBody, consolePage, type Frame } from '../console/frame.js';
 import { allowlistPage, oauthClientsPage } from '../console/settings-pages.js';
 import { acceptForms, type FormBody } from '../oauth/forms.js';
 import { listApiKeys, revokeApiKey } from '../use-cases/api-keys.js';
 import { createApiKeyInConsole } from '../use-cases/console-keys.js';
-import type { Deps } from '../use-cases/deps.js';
+import type { Deps, EventContext } from '../use-cases/deps.js';
 import { allowlistAdmits, normaliseAllowlistEntry, parseAllowlist } from '../use-cases/ip-allowlist.js';
 import { listOAuthClients, revokeOAuthClient } from '../use-cases/oauth-client-admin.js';
 import { createOAuthClient } from '../use-cases/oauth-clients.js';
@@ -51,6 +51,18 @@ export function consoleRoutes(app: HttpApp, deps: Deps): void {
 }
 
 function apiKeyRoutes(pages: FastifyInstance, deps: Deps, kit: ConsoleKit): void {
+  revocationRoutes(pages, kit, {
+    section: '/settings/api-keys',
+    what: 'API key',
+    async find(id) {
+      const key = (await listApiKeys(deps)).find((k) => k.id === id && !k.revokedAt);
+      return key && `Revoke the API key “${key.name}” of ${key.owner.email}?`;
+    },
+    consequence: 'Every call made with it is refused from now on. This cannot be undone.',
+    revoke: (ctx, id) => revokeApiKey(deps, ctx, id),
+    listWithError: async (frame, error) => apiKeysPage({ frame, keys: await listApiKeys(deps), error }),
+  });
+
   pages.get('/settings/api-keys', open, async (request, reply) => {
     const admin = await kit.administrator(request, reply);
     if (!admin) return reply;
@@ -107,43 +119,6 @@ function apiKeyRoutes(pages: FastifyInstance, deps: Deps, kit: ConsoleKit): void
       return again(status, message);
     }
   });
-
-  pages.get('/settings/api-keys/revoke', open, async (request, reply) => {
-    const admin = await kit.administrator(request, reply);
-    if (!admin) return reply;
-    const id = query(request.query, 'id');
-    const key = (await listApiKeys(deps)).find((k) => k.id === id && !k.revokedAt);
-    const body = key
-      ? confirmBody({
-          frame: admin.frame,
-          action: '/settings/api-keys/revoke',
-          id: key.id,
-          question: `Revoke the API key “${key.name}” of ${key.owner.email}?`,
-          consequence: 'Every call made with it is refused from now on. This cannot be undone.',
-          button: 'Revoke key',
-          back: '/settings/api-keys',
-        })
-      : '<p class="error" role="alert">No active API key with that id.</p><p><a href="/settings/api-keys">Back to API keys</a></p>';
-    return kit.send(
-      reply,
-      key ? 200 : 404,
-      consolePage('Revoke API key', '/settings/api-keys', admin.frame, body),
-    );
-  });
-
-  pages.post('/settings/api-keys/revoke', open, async (request, reply) => {
-    const admin = await kit.administrator(request, reply);
-    if (!admin) return reply;
-    const id = field((request.body ?? {}) as FormBody, 'id');
-    try {
-      await revokeApiKey(deps, kit.context(request, admin), id);
-    } catch (err) {
-      const { status, message } = kit.failure(err);
-      const keys = await listApiKeys(deps);
-      return kit.send(reply, status, apiKeysPage({ frame: admin.frame, keys, error: message }));
-    }
-    return reply.redirect(`/settings/api-keys?revoked=${encodeURIComponent(id)}`, 303);
-  });
 }
 
 function allowlistRoutes(pages: FastifyInstance, deps: Deps, kit: ConsoleKit): void {
@@ -197,6 +172,20 @@ function allowlistRoutes(pages: FastifyInstance, deps: Deps, kit: ConsoleKit): v
 }
 
 function oauthClientRoutes(pages: FastifyInstance, deps: Deps, kit: ConsoleKit): void {
+  revocationRoutes(pages, kit, {
+    section: '/settings/oauth-clients',
+    what: 'OAuth client',
+    async find(id) {
+      const client = (await listOAuthClients(deps)).find((c) => c.client_id === id && !c.revokedAt);
+      return client && `Revoke the OAuth client “${client.name}”?`;
+    },
+    consequence:
+      'It can no longer sign users in, and every access and refresh token issued to it stops working. This cannot be undone.',
+    revoke: (ctx, id) => revokeOAuthClient(deps, ctx, id),
+    listWithError: async (frame, error) =>
+      oauthClientsPage({ frame, clients: await listOAuthClients(deps), error }),
+  });
+
   pages.get('/settings/oauth-clients', open, async (request, reply) => {
     const admin = await kit.administrator(request, reply);
     if (!admin) return reply;
@@ -232,39 +221,56 @@ function oauthClientRoutes(pages: FastifyInstance, deps: Deps, kit: ConsoleKit):
       return kit.send(reply, status, oauthClientsPage({ frame: admin.frame, clients, error: message, form }));
     }
   });
+}
 
-  pages.get('/settings/oauth-clients/revoke', open, async (request, reply) => {
+/**
+ * `<section>/revoke`: GET shows what revoking the item (`?id=`) will do, with a danger button;
+ * its POSTed form revokes through the use case and returns to the list with a notice.
+ */
+function revocationRoutes(
+  pages: FastifyInstance,
+  kit: ConsoleKit,
+  spec: {
+    section: '/settings/api-keys' | '/settings/oauth-clients';
+    what: string;
+    /** The confirmation question for an active item, or nothing when there is none with that id. */
+    find: (id: string | undefined) => Promise<string | undefined>;
+    consequence: string;
+    revoke: (ctx: EventContext, id: string) => Promise<unknown>;
+    listWithError: (frame: Frame, error: string) => Promise<string>;
+  },
+): void {
+  const path = `${spec.section}/revoke`;
+  pages.get(path, open, async (request, reply) => {
     const admin = await kit.administrator(request, reply);
     if (!admin) return reply;
     const id = query(request.query, 'id');
-    const client = (await listOAuthClients(deps)).find((c) => c.client_id === id && !c.revokedAt);
-    const body = client
+    const question = await spec.find(id);
+    const body = question
       ? confirmBody({
           frame: admin.frame,
-          action: '/settings/oauth-clients/revoke',
-          id: client.client_id,
-          question: `Revoke the OAuth client “${client.name}”?`,
-          consequence:
-            'It can no longer sign users in, and every access and refresh token issued to it stops working. This cannot be undone.',
-          button: 'Revoke client',
-          back: '/settings/oauth-clients',
+          action: path,
+          id: id!,
+          question,
+          consequence: spec.consequence,
+          button: `Revoke ${spec.what.split(' ').pop()}`,
+          back: spec.section,
         })
-      : '<p class="error" role="alert">No active OAuth client with that id.</p><p><a href="/settings/oauth-clients">Back to OAuth clients</a></p>';
-    const page = consolePage('Revoke OAuth client', '/settings/oauth-clients', admin.frame, body);
-    return kit.send(reply, client ? 200 : 404, page);
+      : `<p class="error" role="alert">No active ${spec.what} with that id.</p><p><a href="${spec.section}">Back to the list</a></p>`;
+    const page = consolePage(`Revoke ${spec.what}`, spec.section, admin.frame, body);
+    return kit.send(reply, question ? 200 : 404, page);
   });
 
-  pages.post('/settings/oauth-clients/revoke', open, async (request, reply) => {
+  pages.post(path, open, async (request, reply) => {
     const admin = await kit.administrator(request, reply);
     if (!admin) return reply;
     const id = field((request.body ?? {}) as FormBody, 'id');
     try {
-      await revokeOAuthClient(deps, kit.context(request, admin), id);
+      await spec.revoke(kit.context(request, admin), id);
     } catch (err) {
       const { status, message } = kit.failure(err);
-      const clients = await listOAuthClients(deps);
-      return kit.send(reply, status, oauthClientsPage({ frame: admin.frame, clients, error: message }));
+      return kit.send(reply, status, await spec.listWithError(admin.frame, message));
     }
-    return reply.redirect(`/settings/oauth-clients?revoked=${encodeURIComponent(id)}`, 303);
+    return reply.redirect(`${spec.section}?revoked=${encodeURIComponent(id)}`, 303);
   });
 }
