@@ -232,3 +232,27 @@ t.test('settings console', async (t) => {
     t.match((await browser.get(late.location!)).html, /timed out/);
   });
 });
+
+t.test('under https the console cookies are __Host-, Secure, SameSite', async (t) => {
+  const h = await harness(t, { OAUTH_ISSUER: 'https://desk.example.com' });
+  const page = await h.app.inject({ method: 'GET', url: '/settings/login' });
+  t.equal(page.statusCode, 200);
+  const cookie = String(page.headers['set-cookie']);
+  t.match(cookie, /^__Host-sd_csrf=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Secure$/);
+  const token = /__Host-sd_csrf=([^;]+)/.exec(cookie)![1];
+  t.match(page.body, new RegExp(`name="csrf_token" value="${token}"`), 'the form repeats the token');
+  const noToken = await h.app.inject({
+    method: 'POST',
+    url: '/settings/login',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `__Host-sd_csrf=${token}` },
+    payload: 'email=a%40example.com&password=whatever-long-enough',
+  });
+  t.equal(noToken.statusCode, 403, 'a sign-in form without its token is refused');
+  t.equal(noToken.headers['x-frame-options'], 'DENY');
+  const plainCookie = await h.app.inject({
+    method: 'GET',
+    url: '/settings/api-keys',
+    headers: { cookie: 'sd_session=not-the-secure-name' },
+  });
+  t.equal(plainCookie.statusCode, 303, 'under https only the __Host- cookie is a session');
+});
