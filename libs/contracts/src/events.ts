@@ -38,10 +38,10 @@ export function isEventType(value: string): value is EventType {
 
 /**
  * Where a change came from: the API (`api` with an API key, `oauth` with an access token), deskctl
- * (`cli`), the service itself (`system`), or an identity provider connection pushing (`scim`) or
- * being pulled from (`ldap`).
+ * (`cli`), the settings console in the browser (`console`), the service itself (`system`), or an
+ * identity provider connection pushing (`scim`) or being pulled from (`ldap`).
  */
-export const EVENT_SOURCES = ['api', 'oauth', 'cli', 'system', 'scim', 'ldap'] as const;
+export const EVENT_SOURCES = ['api', 'oauth', 'cli', 'console', 'system', 'scim', 'ldap'] as const;
 export type EventSource = (typeof EVENT_SOURCES)[number];
 
 /** Who did it. System actions (SLA monitor) use SYSTEM_ACTOR. */

@@ -94,6 +94,30 @@ export const OAUTH_ROUTES: readonly OAuthRoute[] = [
   o('GET', '/.well-known/jwks.json'),
 ];
 
+/**
+ * The settings console (server-rendered pages served by identity, issue 19) and the static files
+ * its pages and the login/consent pages load. Forwarded like the authorization server's pages:
+ * without an API credential, each path exactly, POSTs counted per client address.
+ */
+export const CONSOLE_ROUTES: readonly OAuthRoute[] = [
+  o('GET', '/settings'),
+  o('GET', '/settings/login'),
+  o('POST', '/settings/login'),
+  o('POST', '/settings/logout'),
+  o('GET', '/settings/api-keys'),
+  o('POST', '/settings/api-keys'),
+  o('GET', '/settings/api-keys/revoke'),
+  o('POST', '/settings/api-keys/revoke'),
+  o('GET', '/settings/ip-allowlist'),
+  o('POST', '/settings/ip-allowlist'),
+  o('GET', '/settings/oauth-clients'),
+  o('POST', '/settings/oauth-clients'),
+  o('GET', '/settings/oauth-clients/revoke'),
+  o('POST', '/settings/oauth-clients/revoke'),
+  o('GET', '/assets/desk.css'),
+  o('GET', '/assets/console.js'),
+];
+
 /** Schemas of one public route, keyed `"<METHOD> <path>"` in a RouteSchemaMap. */
 export interface RouteSchemas {
   description?: string;

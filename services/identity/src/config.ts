@@ -28,6 +28,8 @@ export const identityConfigSchema = configSchema({
   OAUTH_ACCESS_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 86_400, default: 3600 }),
   OAUTH_REFRESH_TTL_SECONDS: Type.Integer({ minimum: 300, maximum: 31_536_000, default: 2_592_000 }),
   OAUTH_SESSION_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 2_592_000, default: 43_200 }),
+  /** The settings console accepts a login session only this long after sign-in (then: sign in again). */
+  CONSOLE_SESSION_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 86_400, default: 1800 }),
   /** Failed sign-ins per account from one address (IPv6: one /64) before backoff starts. */
   LOGIN_FAILURES_BEFORE_BACKOFF: Type.Integer({ minimum: 1, default: 5 }),
   /** The first backoff; it doubles with each further failure, up to the throttle window. */

@@ -43,7 +43,7 @@ export class FormBrowser {
     return this.send(url, {});
   }
 
-  post(url: string, form: Record<string, string>, headers: Record<string, string> = {}) {
+  post(url: string, form: Record<string, string> | URLSearchParams, headers: Record<string, string> = {}) {
     return this.send(url, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import httpProxy from '@fastify/http-proxy';
 import {
   AUTHENTICATED_CLIENT_HEADER,
+  CONSOLE_ROUTES,
   type ForwardedCall,
   OAUTH_ROUTES,
   type OAuthRoute,
@@ -136,7 +137,8 @@ const forwardedUrl = (route: OAuthRoute, url: string) => {
 };
 
 /**
- * The routes of `OAUTH_ROUTES` → identity, without API authentication. Each is proxied to its
+ * The routes of `OAUTH_ROUTES` and the settings console's `CONSOLE_ROUTES` → identity, without
+ * API authentication (the console signs administrators in with identity's login session). Each is proxied to its
  * own path (plus the query as sent), whatever spelling of it the router matched: no other path
  * reaches identity through here. Bodies are small forms, buffered (so the token endpoint's
  * client can be named before the call). Each call carries the gateway's signed forwarding
@@ -150,7 +152,7 @@ export async function registerOAuthProxy(app: HttpApp, deps: OAuthProxyDeps): Pr
       done(null, body),
     );
     nameBodyLimit(scope, `OAuth request bodies are limited to ${humanBytes(OAUTH_BODY_LIMIT)}`);
-    for (const route of OAUTH_ROUTES) {
+    for (const route of [...OAUTH_ROUTES, ...CONSOLE_ROUTES]) {
       const rewriteHeaders = route.clientAuthenticated ? countAuthenticatedClient(deps) : undefined;
       const { base, undici } = upstreamPool(config, identityUrls, {
         keepAlive: !isUnsafe(route.method),

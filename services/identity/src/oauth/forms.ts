@@ -1,4 +1,5 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { randomSecret, safeEqual } from '../use-cases/secrets.js';
 
 /** A parsed application/x-www-form-urlencoded body; repeated names are kept to be refused. */
 export type FormBody = Record<string, string | string[]>;
@@ -47,14 +48,13 @@ export interface CookieOptions {
 export const cookieName = (base: string, secure: boolean) => (secure ? `__Host-${base}` : base);
 
 /**
- * HttpOnly, SameSite=Lax; under https `__Host-` prefixed, Secure and Path=/ (the prefix demands
- * it), over plain http (development) scoped to /oauth.
+ * HttpOnly, SameSite=Lax, Path=/ (the login pages under /oauth and the settings console under
+ * /settings share the session); under https also `__Host-` prefixed and Secure.
  */
 export function setCookie(reply: FastifyReply, name: string, value: string, opts: CookieOptions): void {
-  const path = opts.secure ? '/' : '/oauth';
   const parts = [
     `${cookieName(name, opts.secure)}=${encodeURIComponent(value)}`,
-    `Path=${path}`,
+    'Path=/',
     'HttpOnly',
     'SameSite=Lax',
   ];
@@ -66,3 +66,37 @@ export function setCookie(reply: FastifyReply, name: string, value: string, opts
 }
 
 export const cookie = (request: FastifyRequest, name: string) => parseCookies(request.headers.cookie)[name];
+
+/** Parses HTML form posts (bounded) in the plugin scope of a set of pages. */
+export function acceptForms(scope: FastifyInstance, bodyLimit = 16 * 1024): void {
+  scope.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit },
+    (_req, raw, done) => done(null, parseForm(String(raw))),
+  );
+}
+
+const CSRF_COOKIE = 'sd_csrf';
+
+/**
+ * Double-submit CSRF protection of identity's forms: a random token in an HttpOnly SameSite=Lax
+ * cookie, repeated in each form's hidden `csrf_token` field; a post counts only when both match.
+ */
+export function csrfProtection(secure: boolean) {
+  const name = cookieName(CSRF_COOKIE, secure);
+  return {
+    /** The visitor's token (set as a cookie the first time), for the page's forms. */
+    token(request: FastifyRequest, reply: FastifyReply): string {
+      const existing = cookie(request, name);
+      if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
+      const token = randomSecret(32);
+      setCookie(reply, CSRF_COOKIE, token, { secure });
+      return token;
+    },
+    valid(request: FastifyRequest, body: FormBody): boolean {
+      const sent = param(body, 'csrf_token');
+      const expected = cookie(request, name);
+      return typeof sent === 'string' && !!expected && safeEqual(sent, expected);
+    },
+  };
+}

@@ -1,41 +1,30 @@
 import { SCOPE_DESCRIPTIONS, SCOPES, type Scope } from '@support-desk/contracts';
+import { alertBox, esc, layout, PRODUCT_NAME } from './page-layout.js';
 
-const esc = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+export { PAGE_HEADERS } from './page-layout.js';
 
-function layout(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(title)} · Support Desk</title>
-<style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#222}
-label{display:block;margin:.8rem 0 .2rem}input[type=email],input[type=password]{width:100%;padding:.5rem;box-sizing:border-box}
-button{margin:1rem .5rem 0 0;padding:.5rem 1.2rem}.error{color:#a00;background:#fee;padding:.6rem;border-radius:4px}
-ul{padding-left:1.2rem}</style></head>
-<body><h1>${esc(title)}</h1>
-${body}
-</body></html>`;
+export interface LoginPageOptions {
+  csrf: string;
+  /** The authorization request to resume (OAuth); absent on the console's sign-in. */
+  request?: string;
+  email?: string;
+  error?: string;
+  /** Where the form posts: /oauth/login (default) or /settings/login. */
+  action?: string;
+  /** A line under the title saying what signing in is for. */
+  intro?: string;
 }
 
-/** Security headers for every HTML page: no framing (clickjacking on consent), no caching, no scripts. */
-export const PAGE_HEADERS = {
-  'content-type': 'text/html; charset=utf-8',
-  'cache-control': 'no-store',
-  pragma: 'no-cache',
-  'x-frame-options': 'DENY',
-  'content-security-policy':
-    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-};
-
-export function loginPage(opts: { csrf: string; request: string; email?: string; error?: string }): string {
+export function loginPage(opts: LoginPageOptions): string {
+  const intro = opts.intro ?? `Sign in with your ${PRODUCT_NAME} account to continue.`;
   return layout(
     'Sign in',
-    `${opts.error ? `<p class="error" role="alert">${esc(opts.error)}</p>` : ''}
-<form method="post" action="/oauth/login">
+    `<p class="muted">${esc(intro)}</p>
+${alertBox(opts.error)}
+<form method="post" action="${esc(opts.action ?? '/oauth/login')}">
 <input type="hidden" name="csrf_token" value="${esc(opts.csrf)}">
-<input type="hidden" name="request" value="${esc(opts.request)}">
-<label for="email">Email</label><input id="email" type="email" name="email" autocomplete="username" required value="${esc(opts.email ?? '')}">
+${opts.request !== undefined ? `<input type="hidden" name="request" value="${esc(opts.request)}">` : ''}
+<label for="email">Email</label><input id="email" type="email" name="email" autocomplete="username" required autofocus value="${esc(opts.email ?? '')}">
 <label for="password">Password</label><input id="password" type="password" name="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button>
 </form>`,
@@ -54,18 +43,18 @@ export function consentPage(opts: {
     .join('');
   return layout(
     'Authorize access',
-    `<p><strong>${esc(opts.clientName)}</strong> asks for access to your Support Desk account
+    `<p><strong>${esc(opts.clientName)}</strong> asks for access to your ${PRODUCT_NAME} account
 (<span id="who">${esc(opts.userEmail)}</span>):</p>
 <ul id="scopes">${items}</ul>
 <form method="post" action="/oauth/authorize">
 <input type="hidden" name="csrf_token" value="${esc(opts.csrf)}">
 <input type="hidden" name="request" value="${esc(opts.request)}">
 <button type="submit" name="decision" value="approve">Approve</button>
-<button type="submit" name="decision" value="deny">Deny</button>
+<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
 </form>
 <form method="post" action="/oauth/logout">
 <input type="hidden" name="csrf_token" value="${esc(opts.csrf)}">
-<button type="submit">Not you? Sign out</button>
+<button type="submit" class="secondary">Not you? Sign out</button>
 </form>`,
   );
 }
@@ -73,7 +62,7 @@ export function consentPage(opts: {
 export const errorPage = (message: string) =>
   layout(
     'Authorization error',
-    `<p class="error" role="alert">${esc(message)}</p><p>The application that sent you here is misconfigured or the link is invalid. You have not been redirected.</p>`,
+    `${alertBox(message)}<p>The application that sent you here is misconfigured or the link is invalid. You have not been redirected.</p>`,
   );
 
 export const messagePage = (title: string, message: string) => layout(title, `<p>${esc(message)}</p>`);

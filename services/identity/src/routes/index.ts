@@ -1,6 +1,7 @@
 import type { HttpApp } from '@support-desk/platform';
 import type { Keyring } from '../oauth/keys.js';
 import type { Deps } from '../use-cases/deps.js';
+import { consoleRoutes } from './console.js';
 import { groupRoutes } from './groups.js';
 import { oauthPageRoutes } from './oauth-pages.js';
 import { oauthTokenRoutes } from './oauth-token.js';
@@ -8,11 +9,15 @@ import { scimRoutes } from './scim.js';
 import { userRoutes } from './users.js';
 import { wellKnownRoutes } from './well-known.js';
 
-/** The public /v1 routes (from the contract), the OAuth pages and token endpoint, well-known, SCIM. */
+/**
+ * The public /v1 routes (from the contract), the OAuth pages and token endpoint, the settings
+ * console, well-known, SCIM.
+ */
 export async function registerRoutes(app: HttpApp, deps: Deps, keyring: Keyring): Promise<void> {
   userRoutes(app, deps);
   groupRoutes(app, deps);
   oauthPageRoutes(app, deps);
+  consoleRoutes(app, deps);
   oauthTokenRoutes(app, deps, keyring);
   wellKnownRoutes(app, deps, keyring);
   await scimRoutes(app, deps);

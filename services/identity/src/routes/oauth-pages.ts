@@ -11,14 +11,19 @@ import {
 } from '../use-cases/authorize.js';
 import type { Deps } from '../use-cases/deps.js';
 import { login, logout, sessionUser } from '../use-cases/login.js';
-import { randomSecret, safeEqual } from '../use-cases/secrets.js';
 import type { UserDoc } from '../store/index.js';
-import { cookie, cookieName, type FormBody, param, parseForm, setCookie } from '../oauth/forms.js';
+import {
+  acceptForms,
+  cookie,
+  cookieName,
+  csrfProtection,
+  type FormBody,
+  param,
+  setCookie,
+} from '../oauth/forms.js';
 import { consentPage, errorPage, loginPage, messagePage, PAGE_HEADERS } from '../oauth/pages.js';
 
-const SESSION_COOKIE = 'sd_session';
-const CSRF_COOKIE = 'sd_csrf';
-const FORM_LIMIT = 16 * 1024;
+export const SESSION_COOKIE = 'sd_session';
 
 /**
  * The browser side of the authorization server: authorize (login → consent → redirect),
@@ -30,18 +35,9 @@ export function oauthPageRoutes(app: HttpApp, deps: Deps): void {
   const html = (reply: FastifyReply, status: number, page: string) =>
     reply.code(status).headers(PAGE_HEADERS).send(page);
 
-  const csrfToken = (request: FastifyRequest, reply: FastifyReply) => {
-    const existing = cookie(request, cookieName(CSRF_COOKIE, secure));
-    if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
-    const token = randomSecret(32);
-    setCookie(reply, CSRF_COOKIE, token, { secure });
-    return token;
-  };
-  const csrfValid = (request: FastifyRequest, body: FormBody) => {
-    const sent = param(body, 'csrf_token');
-    const expected = cookie(request, cookieName(CSRF_COOKIE, secure));
-    return typeof sent === 'string' && !!expected && safeEqual(sent, expected);
-  };
+  const csrf = csrfProtection(secure);
+  const csrfToken = csrf.token;
+  const csrfValid = csrf.valid;
   const meta = (request: FastifyRequest) => ({
     ip: request.clientAddress ?? 'unknown',
     userAgent: typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null,
@@ -110,11 +106,7 @@ export function oauthPageRoutes(app: HttpApp, deps: Deps): void {
   };
 
   app.register(async (pages) => {
-    pages.addContentTypeParser(
-      'application/x-www-form-urlencoded',
-      { parseAs: 'string', bodyLimit: FORM_LIMIT },
-      (_req, raw, done) => done(null, parseForm(String(raw))),
-    );
+    acceptForms(pages);
 
     pages.get('/oauth/authorize', { config: { public: true } }, async (request, reply) => {
       const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';

@@ -78,6 +78,10 @@ export function createOAuthClientsRepository(conn: Connection) {
     /** With the secret's hash: only for authenticating the client. */
     findWithSecretHash: (id: string) =>
       model.findById(id).select('+secretHash').lean<OAuthClientDoc>().exec(),
+    /** Every client, newest first (bounded; a deployment has a handful). */
+    list: () => model.find({}).sort({ createdAt: -1 }).limit(10_000).lean<OAuthClientDoc[]>().exec(),
+    update: <R>(id: string, decide: Decide<OAuthClientDoc, R>) =>
+      updateAggregate<OAuthClientDoc, R>(model, id, decide, { what: 'OAuth client' }),
   };
 }
 

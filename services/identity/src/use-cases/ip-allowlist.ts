@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 
 /**
  * Normalises one allowlist entry: an IPv4/IPv6 address or CIDR. Returns null when invalid.
@@ -31,4 +31,25 @@ export function parseAllowlist(input: string | string[]): string[] {
   }
   if (out.length > 256) throw new Error('at most 256 allowlist entries');
   return out;
+}
+
+/**
+ * Whether `address` may call with an API key under this list (empty = no restriction): what the
+ * console checks before saving a global list that would lock out the administrator's own address.
+ */
+export function allowlistAdmits(list: readonly string[], address: string | null): boolean {
+  if (list.length === 0) return true;
+  const mapped = address ? /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address) : null;
+  const ip = mapped ? mapped[1] : address;
+  const family = ip ? isIP(ip) : 0;
+  if (!ip || family === 0) return false;
+  const blocks = new BlockList();
+  for (const entry of list) {
+    const [base, bits] = entry.split('/');
+    const type = isIP(base) === 4 ? 'ipv4' : 'ipv6';
+    if (isIP(base) === 0) continue;
+    if (bits === undefined) blocks.addAddress(base, type);
+    else blocks.addSubnet(base, Number(bits), type);
+  }
+  return blocks.check(ip, family === 4 ? 'ipv4' : 'ipv6');
 }

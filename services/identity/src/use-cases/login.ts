@@ -67,10 +67,17 @@ async function recordOnUser(
   );
 }
 
-export function oauthContext(user: UserDoc, ip: string | null, userAgent: string | null, requestId: string) {
+/** Who did it from a browser: the signed-in user, from the request's address (`oauth` or `console`). */
+export function oauthContext(
+  user: UserDoc,
+  ip: string | null,
+  userAgent: string | null,
+  requestId: string,
+  source: 'oauth' | 'console' = 'oauth',
+) {
   const ctx: EventContext = {
     actor: { id: user._id, name: user.name, email: user.email, role: user.role },
-    source: 'oauth',
+    source,
     requestId,
     userAgent,
     ipAddress: ip,
@@ -165,11 +172,42 @@ async function attemptLogin(deps: Deps, input: LoginInput): Promise<LoginResult>
 
 /** The signed-in, still active user of a session cookie, or null. */
 export async function sessionUser(deps: Deps, token: string | undefined): Promise<UserDoc | null> {
+  return (await signedIn(deps, token))?.user ?? null;
+}
+
+/** The session's still active user and when they signed in (the console times out sooner), or null. */
+export async function signedIn(
+  deps: Deps,
+  token: string | undefined,
+): Promise<{ user: UserDoc; since: Date } | null> {
   if (!token || token.length > 100) return null;
   const session = await deps.sessions.findById(sha256(token));
   if (!session || new Date(session.expiresAt).getTime() <= deps.clock().getTime()) return null;
   const user = await deps.users.findById(session.userId);
-  return user?.status === 'active' ? user : null;
+  return user?.status === 'active' ? { user, since: new Date(session.createdAt) } : null;
+}
+
+/**
+ * Re-authentication of a signed-in user (the console asks for the password again before it
+ * creates an admin-scoped key). Throttled like a sign-in of that account from that address, and a
+ * wrong password counts as a failed sign-in.
+ */
+export async function confirmPassword(
+  deps: Deps,
+  user: UserDoc,
+  password: string,
+  ip: string,
+): Promise<{ ok: true } | { ok: false; message: string }> {
+  const now = deps.clock();
+  const key = pairKey(user.email, addressKey(ip));
+  const count = await failures(deps, key, now);
+  const wait = Math.ceil(pairWait(deps, count, now));
+  if (wait > 0) return { ok: false, message: `Too many wrong passwords. Try again in ${wait} second(s).` };
+  const withHash = await deps.users.findByEmail(user.email, { withPassword: true });
+  const check = await verifyPassword(password.slice(0, 1024), withHash?.passwordHash ?? null);
+  if (check.valid && withHash?._id === user._id) return { ok: true };
+  await recordFailure(deps, key, now, count);
+  return { ok: false, message: 'That password is not right.' };
 }
 
 export async function logout(

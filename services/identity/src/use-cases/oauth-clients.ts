@@ -77,9 +77,11 @@ export async function createOAuthClient(deps: Deps, ctx: EventContext, input: Cr
   };
 }
 
+/** The client, unless unknown or revoked (a revoked client is refused everywhere, as unknown). */
 export async function findClient(deps: Deps, clientId: unknown): Promise<OAuthClientDoc | null> {
   if (typeof clientId !== 'string' || clientId.length > 64) return null;
-  return deps.oauthClients.findWithSecretHash(clientId);
+  const client = await deps.oauthClients.findWithSecretHash(clientId);
+  return client && !client.revokedAt ? client : null;
 }
 
 /** Constant-time check of a confidential client's secret. */

@@ -1,0 +1,66 @@
+import type { Plan, RateLimits } from '@support-desk/contracts';
+import { buildEvent, type EventContext, eventEntry } from '@support-desk/platform';
+import type { OAuthClientDoc } from '../store/index.js';
+import type { Deps } from './deps.js';
+import { revokeGrantIf } from './grant-revocation.js';
+
+/** An OAuth client as an administrator sees it (never its secret or the secret's hash). */
+export interface OAuthClientView {
+  client_id: string;
+  name: string;
+  redirect_uris: string[];
+  public: boolean;
+  plan: Plan;
+  limits: RateLimits | null;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+const iso = (d: Date | null | undefined) => (d ? new Date(d).toISOString() : null);
+
+const toView = (c: OAuthClientDoc): OAuthClientView => ({
+  client_id: c._id,
+  name: c.name,
+  redirect_uris: c.redirectUris,
+  public: c.isPublic,
+  plan: c.plan,
+  limits: c.limits ?? null,
+  createdAt: iso(c.createdAt)!,
+  revokedAt: iso(c.revokedAt),
+});
+
+/** Every registered client, newest first, revoked ones included (marked). Shared by console and deskctl. */
+export async function listOAuthClients(deps: Deps): Promise<OAuthClientView[]> {
+  return (await deps.oauthClients.list()).map(toView);
+}
+
+/**
+ * Revokes a client: it can no longer start an authorization, exchange a code or refresh
+ * (`findClient` treats it as unknown, and the gateway's look-up answers "not found" once its
+ * short cache lapses), and every live grant it holds is revoked with its notice, so the gateway
+ * refuses the access tokens issued to it at once. Idempotent: a second revocation changes nothing.
+ */
+export async function revokeOAuthClient(deps: Deps, ctx: EventContext, clientId: string) {
+  const outcome = await deps.oauthClients.update(clientId, (client) => {
+    if (client.revokedAt)
+      return { write: null, result: { revokedAt: iso(client.revokedAt)!, alreadyRevoked: true } };
+    const now = deps.clock();
+    const event = buildEvent(
+      'system.config_changed',
+      clientId,
+      ctx,
+      { revokedAt: { from: null, to: now.toISOString() } },
+      now,
+    );
+    return {
+      write: { set: { revokedAt: now }, outbox: [eventEntry(deps.names, event)] },
+      result: { revokedAt: now.toISOString(), alreadyRevoked: false },
+    };
+  });
+  // Also on a repeated call: grants a crash left live after the first one are ended now.
+  const grants = await deps.grants.listLiveOfClient(clientId);
+  for (const grant of grants) {
+    await revokeGrantIf(deps, grant._id, 'client_revoked', (g) => g.clientId === clientId);
+  }
+  return { client_id: clientId, ...outcome, grantsRevoked: grants.length };
+}

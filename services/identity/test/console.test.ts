@@ -1,0 +1,258 @@
+import type { ResolveApiKeyReply } from '@support-desk/contracts';
+import { callRpc } from '@support-desk/platform';
+import { freePort } from '@support-desk/platform/testing';
+import t from 'tap';
+import { cliContext } from '../src/use-cases/deps.js';
+import { createUser } from '../src/use-cases/users.js';
+import { harness } from './helpers.js';
+import { FormBrowser, hidden } from './oauth-flow.js';
+
+// The settings console through identity's HTTP interface, as the gateway forwards it (each call
+// carries the forwarding assertion for the browser's address): sign-in, the admin-only rule,
+// security headers, CSRF, and every change through deskctl's use cases with its events.
+
+const ADDRESS = '198.51.100.7';
+
+t.test('settings console', async (t) => {
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  const h = await harness(t, { OAUTH_ISSUER: issuer, CONSOLE_SESSION_TTL_SECONDS: '600' });
+  await h.app.listen({ port, host: '127.0.0.1' });
+  const ctx = cliContext();
+  const password = 'a long admin password';
+  await createUser(h.deps, ctx, { email: 'ada@example.com', name: 'Ada', role: 'admin', password });
+  await createUser(h.deps, ctx, { email: 'abe@example.com', name: 'Abe', role: 'agent', password });
+  const resolve = (key: string) =>
+    callRpc<{ key: string }, ResolveApiKeyReply>(h.nc, h.names.rpc.resolveApiKey, { key });
+
+  /** A browser signed in as `email`; returns it with the page the sign-in answered. */
+  async function signIn(email: string, address = ADDRESS) {
+    const browser = new FormBrowser(issuer, address);
+    const form = await browser.get('/settings/login');
+    const res = await browser.post('/settings/login', {
+      csrf_token: hidden(form.html, 'csrf_token'),
+      email,
+      password,
+    });
+    return { browser, res };
+  }
+  const csrfOf = (html: string) => hidden(html, 'csrf_token');
+
+  await t.test('pages carry strict security headers; assets are served; no session → sign-in', async (t) => {
+    const browser = new FormBrowser(issuer, ADDRESS);
+    const login = await browser.get('/settings/login');
+    t.equal(login.status, 200);
+    t.match(login.html, /<title>Sign in · Support Desk<\/title>/);
+    t.match(login.html, /action="\/settings\/login"/);
+    const csp = login.headers.get('content-security-policy') ?? '';
+    t.notMatch(csp, /unsafe-inline/, 'no inline script or style allowed');
+    t.match(csp, /script-src 'self'/);
+    t.match(csp, /form-action 'self'/);
+    t.match(csp, /frame-ancestors 'none'/);
+    t.equal(login.headers.get('x-frame-options'), 'DENY');
+    t.equal(login.headers.get('cache-control'), 'no-store');
+    t.notMatch(login.html, /<script>|<style>|style="/, 'no inline script or style in the page');
+    const css = await browser.get('/assets/desk.css');
+    t.equal(css.status, 200);
+    t.match(css.headers.get('content-type'), /^text\/css/);
+    const js = await browser.get('/assets/console.js');
+    t.match(js.headers.get('content-type'), /^text\/javascript/);
+    const keys = await browser.get('/settings/api-keys');
+    t.equal(keys.status, 303);
+    t.equal(keys.location, '/settings/login');
+    t.equal((await browser.get('/settings')).status, 302, '/settings leads to the first section');
+  });
+
+  await t.test('a non-admin is refused with a clear page', async (t) => {
+    const { browser, res } = await signIn('abe@example.com');
+    t.equal(res.status, 403);
+    t.match(res.html, /abe@example\.com is not an administrator/);
+    const again = await browser.get('/settings/api-keys');
+    t.equal(again.status, 403, 'the session does not open the console either');
+    t.notMatch(again.html, /Create an API key/);
+  });
+
+  await t.test('API keys: create (scopes by role, re-authentication for admin), list, revoke', async (t) => {
+    const { browser, res } = await signIn('ada@example.com');
+    t.equal(res.status, 303);
+    t.equal(res.location, '/settings/api-keys');
+    const session = browser.cookies.get('sd_session');
+    t.ok(session, 'the login session cookie is shared with the OAuth pages');
+    let page = await browser.get('/settings/api-keys');
+    t.equal(page.status, 200);
+    t.match(page.html, /Signed in as <strong>ada@example\.com<\/strong>/);
+    t.match(page.html, /aria-current="page">API keys/);
+
+    const form = (extra: Record<string, string>) =>
+      new URLSearchParams({
+        csrf_token: csrfOf(page.html),
+        name: 'CI bot',
+        owner: 'abe@example.com',
+        ...extra,
+      });
+    // URLSearchParams: two scopes are the field sent twice, as a browser sends checkboxes.
+    const post = (body: URLSearchParams) => browser.post('/settings/api-keys', body);
+
+    const beyondRole = form({ scopes: 'admin' });
+    const refused = await post(beyondRole);
+    t.equal(refused.status, 400);
+    t.match(
+      refused.html,
+      /abe@example\.com is an agent: a key can have at most requests:read, requests:write, users:read/,
+    );
+
+    const noCsrf = new URLSearchParams({ name: 'x', owner: 'abe@example.com', scopes: 'requests:read' });
+    const forged = await post(noCsrf);
+    t.equal(forged.status, 403, 'a form without the CSRF token is refused');
+    t.match(forged.html, /Nothing was changed/);
+
+    const body = form({ expires_days: '30', plan: 'professional', allowlist: '203.0.113.0/24' });
+    body.append('scopes', 'requests:read');
+    body.append('scopes', 'requests:write');
+    const created = await post(body);
+    t.equal(created.status, 201);
+    const key = /id="new-key" type="text" readonly value="([^"]+)"/.exec(created.html)?.[1];
+    t.match(key, /^sd_key_/, 'the value is shown once');
+    t.match(created.html, /data-copy="new-key"/, 'with a copy button');
+    const resolved = await resolve(key!);
+    t.ok(resolved.valid, 'the key works');
+    if (!resolved.valid) return;
+    t.same(resolved.scopes, ['requests:read', 'requests:write']);
+    t.equal(resolved.plan, 'professional');
+    t.same(resolved.allowlist, ['203.0.113.0/24']);
+    const event = await h.waitForEvent((e) => e.resourceId === resolved.keyId);
+    t.equal(event.type, 'system.config_changed');
+    t.equal(event.actor.email, 'ada@example.com', 'who');
+    t.equal(event.metadata.source, 'console');
+    t.equal(event.ipAddress, ADDRESS, 'from where');
+    t.equal(await h.stored.apiKeys.countDocuments({ name: 'x' }), 0, 'nothing written on refusal');
+
+    page = await browser.get('/settings/api-keys');
+    t.notMatch(page.html, /sd_key_[^"<]*_[A-Za-z0-9_-]{43}/, 'the list never shows a key value');
+    t.match(page.html, new RegExp(`data-key-id="${resolved.keyId}"`));
+    const confirm = await browser.get(`/settings/api-keys/revoke?id=${resolved.keyId}`);
+    t.equal(confirm.status, 200);
+    t.match(confirm.html, /Revoke the API key “CI bot” of abe@example\.com\?/);
+    const revoked = await browser.post('/settings/api-keys/revoke', {
+      csrf_token: csrfOf(confirm.html),
+      id: resolved.keyId,
+    });
+    t.equal(revoked.status, 303);
+    t.same(await resolve(key!), { valid: false, reason: 'revoked' });
+
+    const adminScoped = form({ owner: 'ada@example.com', scopes: 'admin' });
+    const noPassword = await post(adminScoped);
+    t.equal(noPassword.status, 400);
+    t.match(noPassword.html, /enter your password to create a key with the admin scope/);
+    adminScoped.set('password', 'not the password');
+    t.match((await post(adminScoped)).html, /That password is not right/);
+    adminScoped.set('password', password);
+    const full = await post(adminScoped);
+    t.equal(full.status, 201, 'created after re-authentication');
+  });
+
+  await t.test('global IP allowlist: validation, lock-out warning, add and remove', async (t) => {
+    const { browser } = await signIn('ada@example.com');
+    let page = await browser.get('/settings/ip-allowlist');
+    t.match(page.html, new RegExp(`id="my-address">${ADDRESS.replace(/\./g, '\\.')}<`));
+    const send = (fields: Record<string, string>) =>
+      browser.post('/settings/ip-allowlist', { csrf_token: csrfOf(page.html), ...fields });
+    const bad = await send({ action: 'add', entry: '10.0.0.0/33' });
+    t.equal(bad.status, 400);
+    t.match(bad.html, /is not an IPv4\/IPv6 address or CIDR/);
+    const lockout = await send({ action: 'add', entry: '10.0.0.0/8' });
+    t.equal(lockout.status, 409, 'a list that would lock this address out is not saved at once');
+    t.match(lockout.html, /would lock out your current address/);
+    t.same((await h.deps.settings.get())?.globalAllowlist ?? [], [], 'nothing saved');
+    const saved = await send({ action: 'add', entry: '10.0.0.0/8', confirm: 'lockout' });
+    t.equal(saved.status, 303);
+    page = await browser.get('/settings/ip-allowlist');
+    t.match(page.html, /<code>10\.0\.0\.0\/8<\/code>/);
+    const mine = await send({ action: 'add', entry: '198.51.100.0/24' });
+    t.equal(mine.status, 303, 'a list that admits this address saves without a warning');
+    const event = await h.waitForEvent(
+      (e) =>
+        e.resourceId === 'settings.ip_allowlist' && JSON.stringify(e.changes).includes('198.51.100.0/24'),
+    );
+    t.equal(event.metadata.source, 'console');
+    t.equal(event.ipAddress, ADDRESS);
+    t.equal((await send({ action: 'remove', entry: '10.0.0.0/8' })).status, 303);
+    t.equal(
+      (await send({ action: 'remove', entry: '198.51.100.0/24' })).status,
+      303,
+      'an empty list never locks out',
+    );
+    t.same((await h.deps.settings.get())?.globalAllowlist, []);
+  });
+
+  await t.test('OAuth clients: register (secret once), list, revoke', async (t) => {
+    const { browser } = await signIn('ada@example.com');
+    let page = await browser.get('/settings/oauth-clients');
+    const bad = await browser.post('/settings/oauth-clients', {
+      csrf_token: csrfOf(page.html),
+      name: 'Bad',
+      redirect_uris: 'http://example.com/cb',
+      type: 'confidential',
+    });
+    t.equal(bad.status, 400);
+    t.match(bad.html, /must be https/);
+    const made = await browser.post('/settings/oauth-clients', {
+      csrf_token: csrfOf(page.html),
+      name: 'Reporting app',
+      redirect_uris: 'https://reports.example.com/cb\nhttp://127.0.0.1:8123/cb',
+      type: 'confidential',
+    });
+    t.equal(made.status, 201);
+    const clientId = /id="new-client-id" type="text" readonly value="([^"]+)"/.exec(made.html)?.[1];
+    t.match(made.html, /id="new-client-secret"/, 'the secret is shown once');
+    page = await browser.get('/settings/oauth-clients');
+    t.match(page.html, new RegExp(`data-client-id="${clientId}"`));
+    t.notMatch(page.html, /new-client-secret/);
+    const confirm = await browser.get(`/settings/oauth-clients/revoke?id=${clientId}`);
+    const revoked = await browser.post('/settings/oauth-clients/revoke', {
+      csrf_token: csrfOf(confirm.html),
+      id: clientId!,
+    });
+    t.equal(revoked.status, 303);
+    const reply = await callRpc<{ clientId: string }, { found: boolean }>(h.nc, h.names.rpc.getOAuthClient, {
+      clientId: clientId!,
+    });
+    t.equal(reply.found, false, 'a revoked client is unknown to the gateway');
+    page = await browser.get('/settings/oauth-clients');
+    t.match(page.html, /tag revoked/);
+  });
+
+  await t.test('the console session times out', async (t) => {
+    const { browser } = await signIn('ada@example.com');
+    t.equal((await browser.get('/settings/api-keys')).status, 200);
+    h.advance(601_000);
+    const late = await browser.get('/settings/api-keys');
+    t.equal(late.status, 303);
+    t.equal(late.location, '/settings/login?timeout=1');
+    t.match((await browser.get(late.location!)).html, /timed out/);
+  });
+});
+
+t.test('under https the console cookies are __Host-, Secure, SameSite', async (t) => {
+  const h = await harness(t, { OAUTH_ISSUER: 'https://desk.example.com' });
+  const page = await h.app.inject({ method: 'GET', url: '/settings/login' });
+  t.equal(page.statusCode, 200);
+  const cookie = String(page.headers['set-cookie']);
+  t.match(cookie, /^__Host-sd_csrf=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Secure$/);
+  const token = /__Host-sd_csrf=([^;]+)/.exec(cookie)![1];
+  t.match(page.body, new RegExp(`name="csrf_token" value="${token}"`), 'the form repeats the token');
+  const noToken = await h.app.inject({
+    method: 'POST',
+    url: '/settings/login',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `__Host-sd_csrf=${token}` },
+    payload: 'email=a%40example.com&password=whatever-long-enough',
+  });
+  t.equal(noToken.statusCode, 403, 'a sign-in form without its token is refused');
+  t.equal(noToken.headers['x-frame-options'], 'DENY');
+  const plainCookie = await h.app.inject({
+    method: 'GET',
+    url: '/settings/api-keys',
+    headers: { cookie: 'sd_session=not-the-secure-name' },
+  });
+  t.equal(plainCookie.statusCode, 303, 'under https only the __Host- cookie is a session');
+});

@@ -1,0 +1,234 @@
+// The settings console in headless Chromium through the gateway (issue 19): an administrator signs
+// in, creates an API key, uses it against the API, revokes it and sees it refused, edits the global
+// IP allowlist (with the lock-out warning); a non-admin is refused; a form without its CSRF token
+// is refused. A screenshot of each page is saved under test/e2e/.tap-output/console/.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import t from 'tap';
+import { createActor } from '../src/actors.js';
+import { closePage, launchChromium, openPage } from '../src/browser.js';
+import { expectOk } from '../src/expect.js';
+import { request } from '../src/http.js';
+import { AT_ONCE_MS, eventually, ROOT, startStack } from '../src/stack.js';
+
+const SHOTS = path.join(ROOT, 'test/e2e/.tap-output/console');
+fs.mkdirSync(SHOTS, { recursive: true });
+
+const stack = await startStack(t);
+const password = `pw-${stack.run}-Console-Horse`;
+const admin = await createActor(stack, 'admin', 'console-admin', { password });
+const agent = await createActor(stack, 'agent', 'console-agent', { password });
+const browser = await launchChromium();
+t.teardown(() => browser.close());
+
+async function shot(page: Page, name: string) {
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+/**
+ * Opens the console in a fresh browser context and signs in; returns the page after sign-in
+ * (with a screenshot of the sign-in page under `shotName`, when given).
+ */
+async function signIn(email: string, shotName?: string): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.origin });
+  t.teardown(() => context.close());
+  const page = await openPage(context);
+  page.setDefaultTimeout(15_000);
+  await page.goto(`${stack.origin}/settings`);
+  await page.waitForURL(/\/settings\/login$/);
+  if (shotName) await shot(page, shotName);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Sign in' }).click()]);
+  return page;
+}
+
+t.test('an administrator manages API keys in the browser', async (t) => {
+  const page = await signIn(admin.email, 'sign-in');
+  t.equal(await page.title(), 'API keys · Support Desk');
+  const response = await page.goto(`${stack.origin}/settings/api-keys`);
+  const headers = response!.headers();
+  t.equal(headers['x-frame-options'], 'DENY');
+  t.match(headers['content-security-policy'], /script-src 'self'/);
+  t.notMatch(headers['content-security-policy'], /unsafe-inline/);
+  await shot(page, 'api-keys');
+  await page.setViewportSize({ width: 390, height: 844 });
+  t.equal(
+    await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth + 1'),
+    true,
+    'on a phone-sized screen the page does not scroll sideways (the table scrolls in its box)',
+  );
+  await shot(page, 'api-keys-phone');
+  await page.setViewportSize({ width: 1200, height: 800 });
+
+  await page.getByLabel('Name', { exact: true }).fill('Console e2e key');
+  await page.getByLabel('Owner (email)').fill(agent.email);
+  await page.getByLabel('requests:read').check();
+  await page.getByLabel('requests:write').check();
+  await page.getByLabel('Plan').selectOption('enterprise');
+  await page.getByLabel('General').fill('100000');
+  await page.getByLabel('Events', { exact: true }).fill('100000');
+  await page.getByLabel('Expires in (days)').fill('30');
+  await Promise.all([
+    page.waitForLoadState('load'),
+    page.getByRole('button', { name: 'Create API key' }).click(),
+  ]);
+  const key = await page.locator('#new-key').inputValue();
+  t.match(key, /^sd_key_[0-9a-z]{26}_[A-Za-z0-9_-]{43}$/, 'the key is shown once');
+  await page.getByRole('button', { name: 'Copy' }).click();
+  await page.getByRole('button', { name: 'Copied' }).waitFor();
+  t.equal(await page.evaluate('navigator.clipboard.readText()'), key, 'copied to the clipboard');
+  await shot(page, 'api-key-created');
+  const keyId = /^sd_(key_[0-9a-z]{26})_/.exec(key)![1];
+
+  const used = await stack.api(key).get('/v1/requests?limit=1');
+  expectOk(t, used, 200, 'the new key calls the API');
+  const row = page.locator(`tr[data-key-id="${keyId}"]`);
+  t.match(await row.textContent(), new RegExp(agent.email.replace(/[.+]/g, '\\$&')));
+
+  await Promise.all([page.waitForLoadState('load'), row.getByRole('link', { name: /Revoke/ }).click()]);
+  t.match(await page.locator('[role=alert]').textContent(), /Revoke the API key “Console e2e key”/);
+  await shot(page, 'api-key-revoke-confirm');
+  await Promise.all([
+    page.waitForLoadState('load'),
+    page.getByRole('button', { name: 'Revoke key' }).click(),
+  ]);
+  t.match(await page.locator('[role=status]').textContent(), /is revoked/);
+  t.match(await row.textContent(), /revoked/);
+  const refused = await eventually(
+    async () => {
+      const res = await stack.api(key).get('/v1/requests?limit=1');
+      if (res.status !== 401) throw new Error(`still ${res.status}`);
+      return res;
+    },
+    { timeoutMs: AT_ONCE_MS },
+  );
+  t.equal(refused.status, 401, 'the revoked key is refused');
+
+  // Audit consumes the events from the stream: wait for both (created, revoked).
+  type Listed = { id: string; actor: { email: string }; ipAddress?: string };
+  const events = await eventually(async () => {
+    const res = await admin.api.get(`/v1/events?resourceId=${keyId}`);
+    const listed = (res.json?.data?.events ?? []) as Listed[];
+    return listed.length >= 2 ? listed : null;
+  });
+  t.equal(events.length, 2, 'audit shows the key created and revoked');
+  for (const e of events) {
+    t.equal(e.actor.email, admin.email, 'who');
+    t.equal(e.ipAddress, '127.0.0.1', 'from where');
+  }
+  const detail = expectOk(t, await admin.api.get(`/v1/events/${events[0].id}`), 200, 'one event');
+  t.equal(detail.metadata.source, 'console');
+});
+
+t.test('an administrator edits the global IP allowlist, warned before locking out', async (t) => {
+  const page = await signIn(admin.email);
+  await page.goto(`${stack.origin}/settings/ip-allowlist`);
+  t.equal(await page.locator('#my-address').textContent(), '127.0.0.1');
+  const add = async (entry: string) => {
+    await page.getByLabel('Address or CIDR', { exact: true }).fill(entry);
+    await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Add' }).click()]);
+  };
+  await add('10.0.0.300');
+  t.match(await page.locator('[role=alert]').textContent(), /is not an IPv4\/IPv6 address or CIDR/);
+  await add('10.0.0.0/8');
+  t.match(
+    await page.locator('.warning').textContent(),
+    /would lock out your current address \(127\.0\.0\.1\)/,
+  );
+  await shot(page, 'allowlist-warning');
+  await Promise.all([page.waitForLoadState('load'), page.getByRole('link', { name: 'Cancel' }).click()]);
+  t.equal(await page.locator('#allowlist-empty').count(), 1, 'cancelled: nothing saved');
+
+  await add('127.0.0.0/8');
+  await add('10.0.0.0/8');
+  t.match(await page.locator('[role=status]').textContent(), /saved/);
+  t.same(await page.locator('tbody code').allTextContents(), ['127.0.0.0/8', '10.0.0.0/8']);
+  await shot(page, 'allowlist');
+  expectOk(t, await agent.api.get('/v1/requests?limit=1'), 200, 'loopback still admitted');
+
+  await Promise.all([
+    page.waitForLoadState('load'),
+    page.getByRole('button', { name: 'Remove 127.0.0.0/8' }).click(),
+  ]);
+  t.match(await page.locator('.warning').textContent(), /would lock out/);
+  await Promise.all([
+    page.waitForLoadState('load'),
+    page.getByRole('button', { name: 'Save anyway' }).click(),
+  ]);
+  const locked = await eventually(
+    async () => {
+      const res = await agent.api.get('/v1/requests?limit=1');
+      if (res.status !== 403) throw new Error(`still ${res.status}`);
+      return res;
+    },
+    { timeoutMs: AT_ONCE_MS },
+  );
+  t.equal(
+    locked.json?.error?.code,
+    'FORBIDDEN',
+    'API keys are refused from an address the list does not admit',
+  );
+  await Promise.all([
+    page.waitForLoadState('load'),
+    page.getByRole('button', { name: 'Remove 10.0.0.0/8' }).click(),
+  ]);
+  t.equal(await page.locator('#allowlist-empty').count(), 1, 'the list is empty again');
+  await eventually(
+    async () => {
+      const res = await agent.api.get('/v1/requests?limit=1');
+      if (res.status !== 200) throw new Error(`still ${res.status}`);
+      return true;
+    },
+    { timeoutMs: AT_ONCE_MS },
+  );
+});
+
+t.test('OAuth clients: register with the secret shown once, then revoke', async (t) => {
+  const page = await signIn(admin.email);
+  await page.goto(`${stack.origin}/settings/oauth-clients`);
+  await page.getByLabel('Name').fill('Console e2e app');
+  await page.getByLabel('Redirect URIs').fill('https://app.example.com/callback');
+  await Promise.all([
+    page.waitForLoadState('load'),
+    page.getByRole('button', { name: 'Register client' }).click(),
+  ]);
+  const clientId = await page.locator('#new-client-id').inputValue();
+  t.match(clientId, /^cli_[0-9a-z]{26}$/, 'client_id shown');
+  t.match(await page.locator('#new-client-secret').inputValue(), /^[A-Za-z0-9_-]{43}$/, 'secret shown once');
+  await shot(page, 'oauth-clients');
+  await Promise.all([
+    page.waitForLoadState('load'),
+    page
+      .locator(`tr[data-client-id="${clientId}"]`)
+      .getByRole('link', { name: /Revoke/ })
+      .click(),
+  ]);
+  await Promise.all([
+    page.waitForLoadState('load'),
+    page.getByRole('button', { name: 'Revoke client' }).click(),
+  ]);
+  t.match(await page.locator(`tr[data-client-id="${clientId}"]`).textContent(), /revoked/);
+  await closePage(page);
+});
+
+t.test('a non-admin is refused; a form without its CSRF token changes nothing', async (t) => {
+  const page = await signIn(agent.email);
+  t.equal(await page.title(), 'Administrators only · Support Desk');
+  t.match(await page.locator('[role=alert]').textContent(), /is not an administrator/);
+  await shot(page, 'refused');
+
+  const adminPage = await signIn(admin.email);
+  const cookies = await adminPage.context().cookies();
+  const cookie = cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+  const forged = await request(`${stack.origin}/settings/ip-allowlist`, {
+    method: 'POST',
+    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'action=add&entry=192.0.2.1',
+  });
+  t.equal(forged.status, 403, 'refused without the token');
+  await adminPage.goto(`${stack.origin}/settings/ip-allowlist`);
+  t.equal(await adminPage.locator('#allowlist-empty').count(), 1, 'nothing was saved');
+});
