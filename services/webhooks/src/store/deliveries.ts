@@ -1,0 +1,159 @@
+import type { DeliveryAttempt, DeliveryStatus } from '@support-desk/contracts';
+import { keysetQuery, type KeysetSeek, oneOf } from '@support-desk/platform';
+import { type Connection, type FilterQuery, type Model, Schema } from 'mongoose';
+
+/**
+ * One delivery: one event (or ping) to one subscription, with every attempt. `_id` is the
+ * `webhook-id` receivers de-duplicate on: derived from the event and the subscription, so an event
+ * redelivered by JetStream makes no second delivery.
+ */
+export interface DeliveryDoc {
+  _id: string;
+  subscriptionId: string;
+  eventId: string | null;
+  eventType: string;
+  /** The ordering lane: a subscription's deliveries of one resource go out one at a time, in order. */
+  lane: string;
+  /** Place in the lane: the event's timestamp (ISO, fixed width), then its id. */
+  position: string;
+  /** The body sent (the event as the events API shows it, plus the webhook id). */
+  payload: string;
+  status: DeliveryStatus;
+  attempts: DeliveryAttempt[];
+  /** Failed attempts since it was (re)queued: the place in the retry schedule. */
+  failedTries: number;
+  nextAttemptAt: Date | null;
+  /**
+   * The minute (`minuteKey`) of `nextAttemptAt` while the worker should look at it; null when
+   * nothing is due (finished, or parked while its subscription is inactive). The worker's scans
+   * read minutes by equality (see DEVELOPERS.md: no range reaches FerretDB's backend).
+   */
+  dueMinute: string | null;
+  createdAt: Date;
+}
+
+const DeliverySchema = new Schema<DeliveryDoc>(
+  {
+    _id: { type: String, required: true },
+    subscriptionId: { type: String, required: true },
+    eventId: { type: String, default: null },
+    eventType: { type: String, required: true },
+    lane: { type: String, required: true },
+    position: { type: String, required: true },
+    payload: { type: String, required: true },
+    status: { type: String, required: true },
+    attempts: { type: Schema.Types.Mixed, default: [] },
+    failedTries: { type: Number, default: 0 },
+    nextAttemptAt: { type: Date, default: null },
+    dueMinute: { type: String, default: null },
+    createdAt: { type: Date, required: true },
+  },
+  { collection: 'deliveries', versionKey: false, minimize: false },
+);
+DeliverySchema.index({ status: 1, dueMinute: 1 }, { name: 'due' });
+DeliverySchema.index({ lane: 1, status: 1, position: 1 }, { name: 'lane' });
+DeliverySchema.index({ subscriptionId: 1, _id: -1 }, { name: 'subscription' });
+DeliverySchema.index({ subscriptionId: 1, status: 1 }, { name: 'subscription_status' });
+
+export const deliveryModel = (conn: Connection): Model<DeliveryDoc> =>
+  (conn.models.Delivery as Model<DeliveryDoc> | undefined) ??
+  conn.model<DeliveryDoc>('Delivery', DeliverySchema);
+
+export interface DeliveryFilter {
+  statuses?: DeliveryStatus[];
+  eventTypes?: string[];
+}
+
+const NEWEST_FIRST = [{ field: '_id', descending: true }];
+
+/** Deliveries: every query the API and the worker make, each on indexed equalities. */
+export function createDeliveriesRepository(conn: Connection) {
+  const model = deliveryModel(conn);
+  return {
+    /** New deliveries; one that exists already (the same event again) is left as it is. */
+    async insertNew(docs: DeliveryDoc[]): Promise<void> {
+      if (docs.length === 0) return;
+      try {
+        await model.insertMany(docs, { ordered: false });
+      } catch (err) {
+        const writeErrors = (err as { writeErrors?: { code?: number; err?: { code?: number } }[] })
+          .writeErrors;
+        const onlyDuplicates =
+          writeErrors?.length && writeErrors.every((e) => (e.code ?? e.err?.code) === 11000);
+        if (!onlyDuplicates) throw err;
+      }
+    },
+
+    byId: (id: string) => model.findById(id).lean<DeliveryDoc>().exec(),
+
+    /** A page of one subscription's deliveries, newest first. */
+    async page(
+      subscriptionId: string,
+      filter: DeliveryFilter,
+      read: { skip: number; limit: number; seek?: KeysetSeek; count: boolean },
+    ) {
+      const q: FilterQuery<DeliveryDoc> = { subscriptionId };
+      if (filter.statuses?.length) q.status = oneOf(filter.statuses);
+      if (filter.eventTypes?.length) q.eventType = oneOf(filter.eventTypes);
+      const { sort, condition } = keysetQuery(NEWEST_FIRST, read.seek);
+      const [items, total] = await Promise.all([
+        model
+          .find({ ...q, ...(condition ?? {}) })
+          .sort(sort)
+          .skip(read.skip)
+          .limit(read.limit)
+          .lean<DeliveryDoc[]>()
+          .exec(),
+        read.count ? model.countDocuments(q).exec() : Promise.resolve(0),
+      ]);
+      return { items, total };
+    },
+
+    /** Pending deliveries whose due minute is this one. */
+    dueInMinute: (minute: string, limit: number) =>
+      model.find({ status: 'pending', dueMinute: minute }).limit(limit).lean<DeliveryDoc[]>().exec(),
+
+    /** Every pending delivery (the worker's full pass: at start and on a slow schedule). */
+    pending: (limit: number) => model.find({ status: 'pending' }).limit(limit).lean<DeliveryDoc[]>().exec(),
+
+    /** The oldest pending delivery of a lane: the only one of the lane that may be attempted. */
+    laneHead: (lane: string) =>
+      model.find({ lane, status: 'pending' }).sort({ position: 1 }).limit(1).lean<DeliveryDoc[]>().exec(),
+
+    /** An attempt's outcome: the attempt appended, the new state set. */
+    async recordAttempt(
+      id: string,
+      attempt: DeliveryAttempt,
+      state: Pick<DeliveryDoc, 'status' | 'nextAttemptAt' | 'dueMinute' | 'failedTries'>,
+    ): Promise<void> {
+      await model.updateOne({ _id: id }, { $push: { attempts: attempt }, $set: state }).exec();
+    },
+
+    /** Sets the state of one delivery (replay, parking). */
+    async setState(
+      id: string,
+      state: Partial<Pick<DeliveryDoc, 'status' | 'nextAttemptAt' | 'dueMinute' | 'failedTries'>>,
+    ) {
+      await model.updateOne({ _id: id }, { $set: state }).exec();
+    },
+
+    /** Every pending delivery of a subscription due now (a re-enabled subscription resumes). */
+    async resumeSubscription(subscriptionId: string, at: Date, minute: string): Promise<void> {
+      await model
+        .updateMany({ subscriptionId, status: 'pending' }, { $set: { nextAttemptAt: at, dueMinute: minute } })
+        .exec();
+    },
+
+    /** A deleted subscription's pending deliveries are closed (never attempted). */
+    async closeSubscription(subscriptionId: string): Promise<void> {
+      await model
+        .updateMany(
+          { subscriptionId, status: 'pending' },
+          { $set: { status: 'failed', nextAttemptAt: null, dueMinute: null } },
+        )
+        .exec();
+    },
+  };
+}
+
+export type DeliveriesRepository = ReturnType<typeof createDeliveriesRepository>;
