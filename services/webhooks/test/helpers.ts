@@ -90,10 +90,13 @@ export async function composeForTest(
     env = {},
     shared,
     wrapSend,
+    start = true,
   }: {
     env?: Record<string, string>;
     shared?: Shared;
     wrapSend?: (send: Send) => Send;
+    /** false: the API only (no intake, worker or relay), e.g. beside replicas run as processes. */
+    start?: boolean;
   } = {},
 ) {
   const conn = shared?.conn ?? (await testMongo(t, 'webhooks'));
@@ -112,11 +115,11 @@ export async function composeForTest(
     names,
     ...(wrapSend ? { wrapSend } : {}),
   });
-  await service.start();
+  if (start) await service.start();
   const app = signCallsLikeTheGateway(service.app, 'webhooks');
   t.teardown(async () => {
     await app.close();
-    await service.close();
+    if (start) await service.close();
   });
   return { app, service, conn, nc, names, key };
 }
