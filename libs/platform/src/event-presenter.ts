@@ -1,22 +1,21 @@
-import type { Changes, EventDetail, EventListItem, RequestEventItem } from '@support-desk/contracts';
+import type {
+  Changes,
+  EventDetail,
+  EventListItem,
+  ReceivedEvent,
+  RequestEventItem,
+} from '@support-desk/contracts';
 
 /**
  * How an event is shown to clients, wherever it is shown: the events API (audit) and webhook
  * deliveries (webhooks) present the same event the same way, from this one place.
  */
 
-/** An event as a reader holds it: the envelope, `changes` as the public object, any timestamp form. */
-export interface PresentableEvent {
-  id: string;
-  type: string;
-  resourceType: string;
-  resourceId: string;
-  actor: { id: string; name: string; email: string; role: string };
-  changes?: Changes;
-  metadata?: { userAgent: string | null; source: string; requestId: string | null; traceId?: string };
+/** An event as a reader holds it (a received event, or audit's stored copy): any timestamp form. */
+export type PresentableEvent = Omit<ReceivedEvent, 'v' | 'metadata' | 'timestamp'> & {
+  metadata?: ReceivedEvent['metadata'];
   timestamp: Date | string;
-  ipAddress?: string;
-}
+};
 
 // The API documents the types, resource types, roles and sources this release knows; an event a
 // newer producer filed under a new one is still shown, as received.
