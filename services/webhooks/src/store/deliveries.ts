@@ -137,6 +137,16 @@ export function createDeliveriesRepository(conn: Connection) {
       await model.updateOne({ _id: id }, { $set: state }).exec();
     },
 
+    /**
+     * The lane's other pending deliveries leave the scans while its head waits for a retry (they
+     * go out after it, from the lane's loop): the scans then read only what can be attempted.
+     */
+    async parkBehind(lane: string, headId: string): Promise<void> {
+      await model
+        .updateMany({ lane, status: 'pending', _id: { $ne: headId } }, { $set: { dueMinute: null } })
+        .exec();
+    },
+
     /** Every pending delivery of a subscription due now (a re-enabled subscription resumes). */
     async resumeSubscription(subscriptionId: string, at: Date, minute: string): Promise<void> {
       await model

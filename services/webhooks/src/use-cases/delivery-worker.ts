@@ -60,18 +60,31 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
     return docs.filter((d) => d.dueMinute !== null && d.nextAttemptAt && new Date(d.nextAttemptAt) <= now);
   }
 
-  /** Works one lane while this replica holds it: its due deliveries, oldest first. */
+  /**
+   * Works one lane while this replica holds it: its due deliveries, oldest first. Only a lane's
+   * head needs to be findable by the scans: when the head waits for a retry, the deliveries
+   * behind it are parked (no due minute) and go out right after it, from this loop.
+   */
   async function workLane(lane: string): Promise<void> {
     const release = await deps.leases.claim(lane, deps.clock());
     if (!release) return;
     const claimedAt = Date.now();
     const subs = new Map<string, SubscriptionDoc | null>();
+    let head: DeliveryDoc | undefined;
+    let ended: 'empty' | 'waiting' | 'held' | 'budget' = 'budget';
     try {
       for (let n = 0; n < 1000 && !stopping; n++) {
         if (Date.now() - claimedAt + opts.attemptMs * 2 > opts.leaseMs) break;
-        const [head] = await deps.deliveries.laneHead(lane);
+        [head] = await deps.deliveries.laneHead(lane);
         const now = deps.clock();
-        if (!head?.nextAttemptAt || new Date(head.nextAttemptAt) > now) break;
+        if (!head) {
+          ended = 'empty';
+          break;
+        }
+        if (!head.nextAttemptAt || new Date(head.nextAttemptAt) > now) {
+          ended = 'waiting';
+          break;
+        }
         if (!subs.has(head.subscriptionId)) {
           subs.set(head.subscriptionId, await deps.subscriptions.findLive(head.subscriptionId));
         }
@@ -87,8 +100,12 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
         if (!sub.active && head.eventId !== null) {
           // Held while the subscription is off: re-enabling makes its deliveries due again.
           await deps.deliveries.setState(head._id, { dueMinute: null });
+          ended = 'held';
           break;
         }
+        // Should this replica die during the attempt, the scans find the delivery again in the
+        // minute its claim has expired by.
+        await deps.deliveries.setState(head._id, { dueMinute: minuteKey(now.getTime() + opts.leaseMs) });
         const outcome = await deps.send({
           url: sub.url,
           id: head._id,
@@ -101,7 +118,18 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
         attempts.inc({ outcome: state.status === 'succeeded' ? 'success' : 'failure' });
         await applyToSubscription(deps, sub, head, outcome, now, opts);
         subs.delete(head.subscriptionId);
-        if (state.status === 'pending') break;
+        head = undefined;
+        if (state.status === 'pending') {
+          ended = 'waiting';
+          [head] = await deps.deliveries.laneHead(lane);
+          break;
+        }
+      }
+      if (ended === 'waiting' && head) await deps.deliveries.parkBehind(lane, head._id);
+      // Stopped with work left: the lane's head must be found by a later pass (here or elsewhere).
+      if (ended === 'budget') {
+        const [next] = await deps.deliveries.laneHead(lane);
+        if (next) await deps.deliveries.setState(next._id, { dueMinute: minuteKey(deps.clock()) });
       }
     } finally {
       await release();
