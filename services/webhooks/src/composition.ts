@@ -13,6 +13,7 @@ import {
   pingMongo,
   pingNats,
   registerHealth,
+  periodicTask,
   requirePrincipal,
   serveDeadLetters,
 } from '@support-desk/platform';
@@ -81,7 +82,9 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
     logger,
     clock: sd.clock ?? (() => new Date()),
     subscriptions: createSubscriptionsRepository(conn),
-    deliveries: createDeliveriesRepository(conn),
+    deliveries: createDeliveriesRepository(conn, {
+      retentionMs: config.WEBHOOKS_RETENTION_DAYS * 86_400_000,
+    }),
     leases: createLaneLeases(conn, config.WEBHOOKS_LEASE_MS),
     secrets: createSecretBox(config.WEBHOOKS_SECRET_KEY),
     send: sd.wrapSend ? sd.wrapSend(realSend) : realSend,
@@ -105,6 +108,13 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
     disableAfterMs: config.WEBHOOKS_DISABLE_AFTER_MS,
   });
   wakeWorker = worker.wake;
+  const retention = periodicTask({
+    name: 'delivery retention',
+    intervalMs: config.WEBHOOKS_RETENTION_SWEEP_MS,
+    logger,
+    run: () => deps.deliveries.purgeExpired(deps.clock()),
+    onError: 0,
+  });
   const handleEvent = fanOut(deps);
   let intake: Intake | undefined;
   let deadLetters: { stop(): void } | undefined;
@@ -134,12 +144,14 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
         logger,
       });
       worker.start();
+      if (config.WEBHOOKS_RETENTION_DAYS > 0) retention.start();
     },
     async close() {
       deadLetters?.stop();
       await intake?.stop();
       // Attempts in hand finish (bounded by the timeouts) and their lanes are released.
       await worker.stop();
+      await retention.stop();
       await relay.stop();
     },
   };

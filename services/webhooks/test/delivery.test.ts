@@ -186,3 +186,26 @@ t.test('events of one resource reach a subscriber in order, even across a retry'
   t.same(ids, [events[0].id, ...events.map((e) => e.id)], 'the first event retried before the others went');
   t.ok(await deliveries(app, sub.id));
 });
+
+t.test(
+  'retention: a finished delivery leaves the log after the retention, a pending one stays',
+  async (t) => {
+    const { app, nc, names } = await composeForTest(t, {
+      env: {
+        WEBHOOKS_RETENTION_DAYS: String(1 / 86_400), // one second
+        WEBHOOKS_RETENTION_SWEEP_MS: '100',
+        WEBHOOKS_RETRY_SCHEDULE_MS: '60000',
+      },
+    });
+    const ok = await startReceiver(t);
+    const failing = await startReceiver(t, (_req, res) => res.writeHead(500).end());
+    const kept = await subscribe(app, { url: ok.url, events: ['request.*'] });
+    const retried = await subscribe(app, { url: failing.url, events: ['request.*'] });
+    await publish(nc, names, [event('request.created')]);
+    await eventually(async () => (await deliveries(app, kept.id))[0]?.status === 'succeeded');
+    await eventually(async () => (await deliveries(app, kept.id)).length === 0, { what: 'purged' });
+    const pending = await deliveries(app, retried.id);
+    t.equal(pending.length, 1, 'the pending delivery (retry in a minute) is kept');
+    t.equal(pending[0].status, 'pending');
+  },
+);

@@ -1,5 +1,5 @@
 import type { DeliveryAttempt, DeliveryStatus } from '@support-desk/contracts';
-import { keysetQuery, type KeysetSeek, oneOf } from '@support-desk/platform';
+import { hourKey, keysetQuery, type KeysetSeek, oneOf, purgeByDueHour } from '@support-desk/platform';
 import { type Connection, type FilterQuery, type Model, Schema } from 'mongoose';
 
 /**
@@ -30,6 +30,12 @@ export interface DeliveryDoc {
    */
   dueMinute: string | null;
   createdAt: Date;
+  /**
+   * A finished delivery (succeeded or failed) is deleted after the retention: when, and the hour
+   * of it (`hourKey`), which the purge reads by equality. Null while pending or kept forever.
+   */
+  expiresAt?: Date | null;
+  expiresHour?: string | null;
 }
 
 const DeliverySchema = new Schema<DeliveryDoc>(
@@ -47,6 +53,8 @@ const DeliverySchema = new Schema<DeliveryDoc>(
     nextAttemptAt: { type: Date, default: null },
     dueMinute: { type: String, default: null },
     createdAt: { type: Date, required: true },
+    expiresAt: { type: Date, default: null },
+    expiresHour: { type: String, default: null },
   },
   { collection: 'deliveries', versionKey: false, minimize: false },
 );
@@ -54,6 +62,7 @@ DeliverySchema.index({ status: 1, dueMinute: 1 }, { name: 'due' });
 DeliverySchema.index({ lane: 1, status: 1, position: 1 }, { name: 'lane' });
 DeliverySchema.index({ subscriptionId: 1, _id: -1 }, { name: 'subscription' });
 DeliverySchema.index({ subscriptionId: 1, status: 1 }, { name: 'subscription_status' });
+DeliverySchema.index({ expiresHour: 1 }, { name: 'expires_hour' });
 
 export const deliveryModel = (conn: Connection): Model<DeliveryDoc> =>
   (conn.models.Delivery as Model<DeliveryDoc> | undefined) ??
@@ -66,9 +75,22 @@ export interface DeliveryFilter {
 
 const NEWEST_FIRST = [{ field: '_id', descending: true }];
 
-/** Deliveries: every query the API and the worker make, each on indexed equalities. */
-export function createDeliveriesRepository(conn: Connection) {
+type DeliveryState = Partial<Pick<DeliveryDoc, 'status' | 'nextAttemptAt' | 'dueMinute' | 'failedTries'>>;
+
+/**
+ * Deliveries: every query the API and the worker make, each on indexed equalities, and the
+ * retention rule: a delivery that reaches `succeeded` or `failed` expires `retentionMs` later
+ * (0: never); one queued again (replay, resume) no longer expires.
+ */
+export function createDeliveriesRepository(conn: Connection, { retentionMs }: { retentionMs: number }) {
   const model = deliveryModel(conn);
+  const withExpiry = (state: DeliveryState, now = new Date()) => {
+    if (!state.status) return state;
+    const finished = state.status !== 'pending' && retentionMs > 0;
+    const expiresAt = finished ? new Date(now.getTime() + retentionMs) : null;
+    return { ...state, expiresAt, expiresHour: expiresAt && hourKey(expiresAt) };
+  };
+  const purge = purgeByDueHour(model, 'expiresHour', (cutoff) => ({ expiresAt: { $lte: cutoff } }));
   return {
     /** New deliveries; one that exists already (the same event again) is left as it is. */
     async insertNew(docs: DeliveryDoc[]): Promise<void> {
@@ -126,15 +148,12 @@ export function createDeliveriesRepository(conn: Connection) {
       attempt: DeliveryAttempt,
       state: Pick<DeliveryDoc, 'status' | 'nextAttemptAt' | 'dueMinute' | 'failedTries'>,
     ): Promise<void> {
-      await model.updateOne({ _id: id }, { $push: { attempts: attempt }, $set: state }).exec();
+      await model.updateOne({ _id: id }, { $push: { attempts: attempt }, $set: withExpiry(state) }).exec();
     },
 
     /** Sets the state of one delivery (replay, parking). */
-    async setState(
-      id: string,
-      state: Partial<Pick<DeliveryDoc, 'status' | 'nextAttemptAt' | 'dueMinute' | 'failedTries'>>,
-    ) {
-      await model.updateOne({ _id: id }, { $set: state }).exec();
+    async setState(id: string, state: DeliveryState) {
+      await model.updateOne({ _id: id }, { $set: withExpiry(state) }).exec();
     },
 
     /**
@@ -150,7 +169,10 @@ export function createDeliveriesRepository(conn: Connection) {
     /** Every pending delivery of a subscription due now (a re-enabled subscription resumes). */
     async resumeSubscription(subscriptionId: string, at: Date, minute: string): Promise<void> {
       await model
-        .updateMany({ subscriptionId, status: 'pending' }, { $set: { nextAttemptAt: at, dueMinute: minute } })
+        .updateMany(
+          { subscriptionId, status: 'pending' },
+          { $set: { nextAttemptAt: at, dueMinute: minute, expiresAt: null, expiresHour: null } },
+        )
         .exec();
     },
 
@@ -159,10 +181,13 @@ export function createDeliveriesRepository(conn: Connection) {
       await model
         .updateMany(
           { subscriptionId, status: 'pending' },
-          { $set: { status: 'failed', nextAttemptAt: null, dueMinute: null } },
+          { $set: withExpiry({ status: 'failed', nextAttemptAt: null, dueMinute: null }) },
         )
         .exec();
     },
+
+    /** Deletes the deliveries expired by `now` (bounded; the rest on the next pass). */
+    purgeExpired: (now: Date) => purge(now, { batch: 1000, maxRounds: 10 }),
   };
 }
 
