@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # One image definition for every Support Desk service; pick the service with the SERVICE build arg:
 #   docker build --build-arg SERVICE=gateway -t support-desk/gateway .
-# (docker-compose.yml builds all four.) The container runs services/${SERVICE}/dist/src/server.js.
+# (docker-compose.yml builds all five.) The container runs services/${SERVICE}/dist/src/server.js.
 
 ARG NODE_IMAGE=node:20-bookworm-slim
 

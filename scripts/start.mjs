@@ -7,18 +7,20 @@
 // and the exit code is 1.
 //
 // Ports (for the readiness check): GATEWAY_PORT 8080, REQUESTS_PORT 8081, IDENTITY_PORT 8082,
-// AUDIT_PORT 8083; Prometheus metrics (METRICS_PORT) on 9480 (gateway), 9481 (requests), 9482
-// (identity), 9483 (audit). Services get MONGO_URL, NATS_URL, REDIS_URL plus the current environment.
+// AUDIT_PORT 8083, WEBHOOKS_PORT 8084; Prometheus metrics (METRICS_PORT) on 9480 (gateway), 9481
+// (requests), 9482 (identity), 9483 (audit), 9484 (webhooks). Services get MONGO_URL, NATS_URL, REDIS_URL plus the current environment.
 //
 // `npm start -- --replicas N` (or SD_REPLICAS=N) runs N processes of every service, replica k on
 // the base port + 10·(k-1) (gateways 8080, 8090, …; metrics likewise); every gateway balances over every replica of
 // each service (REQUESTS_URL etc. list them all).
 // The gateway's principal key pair comes from PRINCIPAL_SIGNING_KEY / PRINCIPAL_VERIFY_KEYS when
 // both are set; otherwise a pair is made once and kept in .data/principal-keys.json (development
-// only: deployments provide their own, see deploy/README.md).
+// only: deployments provide their own, see deploy/README.md). The webhooks service's secret key
+// (WEBHOOKS_SECRET_KEY) likewise, in .data/webhooks-secret-key; its deliveries may go to loopback
+// receivers (WEBHOOKS_ALLOWED_RANGES defaults to 127.0.0.0/8,::1/128 here, not in deployments).
 
 import { spawn, spawnSync } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -36,6 +38,7 @@ const SERVICES = [
   { name: 'identity', portVar: 'IDENTITY_PORT', port: 8082, metricsPort: 9482, color: 33 },
   { name: 'requests', portVar: 'REQUESTS_PORT', port: 8081, metricsPort: 9481, color: 35 },
   { name: 'audit', portVar: 'AUDIT_PORT', port: 8083, metricsPort: 9483, color: 32 },
+  { name: 'webhooks', portVar: 'WEBHOOKS_PORT', port: 8084, metricsPort: 9484, color: 34 },
   { name: 'gateway', portVar: 'GATEWAY_PORT', port: 8080, metricsPort: 9480, color: 36 },
 ];
 
@@ -143,6 +146,18 @@ function principalKeys() {
   fs.writeFileSync(file, JSON.stringify(keys), { mode: 0o600 });
   say('made a development principal key pair (.data/principal-keys.json)');
   return keys;
+}
+
+/** The development key webhook secrets are encrypted with: from the environment, else made once. */
+function webhooksSecretKey() {
+  if (process.env.WEBHOOKS_SECRET_KEY) return process.env.WEBHOOKS_SECRET_KEY;
+  const file = path.join(ROOT, '.data', 'webhooks-secret-key');
+  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
+  const key = randomBytes(32).toString('base64');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, key, { mode: 0o600 });
+  say('made a development webhooks secret key (.data/webhooks-secret-key)');
+  return key;
 }
 
 function bootstrapAdmin(env) {
@@ -353,8 +368,15 @@ async function main() {
             REQUESTS_URL: process.env.REQUESTS_URL ?? upstreamUrls('requests'),
             IDENTITY_URL: process.env.IDENTITY_URL ?? upstreamUrls('identity'),
             AUDIT_URL: process.env.AUDIT_URL ?? upstreamUrls('audit'),
+            WEBHOOKS_URL: process.env.WEBHOOKS_URL ?? upstreamUrls('webhooks'),
           }
-        : { PRINCIPAL_VERIFY_KEYS: keys.verifyKeys };
+        : svc.name === 'webhooks'
+          ? {
+              PRINCIPAL_VERIFY_KEYS: keys.verifyKeys,
+              WEBHOOKS_SECRET_KEY: webhooksSecretKey(),
+              WEBHOOKS_ALLOWED_RANGES: process.env.WEBHOOKS_ALLOWED_RANGES ?? '127.0.0.0/8,::1/128',
+            }
+          : { PRINCIPAL_VERIFY_KEYS: keys.verifyKeys };
     startService(
       svc,
       { ...env, ...own, [svc.portVar]: String(svc.port), METRICS_PORT: String(svc.metricsPort) },

@@ -129,6 +129,7 @@ export function renderTable({ machine: m, store, results }) {
   const stack = results.e2e;
   const direct = results.requests;
   const audit = results.audit;
+  const webhooks = results.webhooks;
   const gw = results.gateway;
   const lines = [
     `## npm run bench, ${m.date.slice(0, 16).replace('T', ' ')} UTC`,
@@ -181,6 +182,20 @@ export function renderTable({ machine: m, store, results }) {
         ? `${num(audit.stored)}/${num(audit.events)} events stored, ${num(audit.duplicates)} duplicates`
         : 'not run',
     ]),
+    ...(webhooks?.runs ?? [null]).map((r) =>
+      row([
+        r
+          ? `webhooks delivery, ${r.label}, ${r.replicas} replica${r.replicas > 1 ? 's' : ''}`
+          : 'webhooks delivery',
+        r ? `${num(r.deliveriesPerSecond)} deliveries/s` : '',
+        '',
+        '',
+        '',
+        r
+          ? `${num(r.succeeded)}/${num(r.events)} delivered in ${r.seconds} s, ${num(r.attempts)} attempts`
+          : 'not run',
+      ]),
+    ),
     ...[
       ['gateway bench: direct to the stand-in', gw?.direct],
       ['gateway bench: proxy only', gw?.proxyOnly],

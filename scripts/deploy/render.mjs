@@ -9,7 +9,7 @@ import { bin, toolsDir } from './tools.mjs';
 
 export const DEPLOY = path.join(ROOT, 'deploy');
 export const CHART = path.join(DEPLOY, 'helm', 'support-desk-service');
-export const SERVICES = ['gateway', 'identity', 'requests', 'audit'];
+export const SERVICES = ['gateway', 'identity', 'requests', 'audit', 'webhooks'];
 export const NAMESPACE = 'support-desk';
 
 /** What the checks render: each service with its documented values, and the KEDA variants. */

@@ -118,6 +118,31 @@ const requestDetail = {
   attachments: [attachment],
 };
 
+const WHK = 'whk_01j9zr0a1b2c3d4e5f6g7h8j9k';
+const DLV = 'dlv_01j9zq3k4n0a1b2c3d4e5f6g7h';
+const webhook = {
+  id: WHK,
+  url: 'https://hooks.example.com/support-desk',
+  events: ['request.*'],
+  description: 'Mirror requests into the ops board',
+  active: true,
+  disabledReason: null,
+  disabledAt: null,
+  previousSecretExpiresAt: null,
+  createdAt: CREATED,
+  updatedAt: CREATED,
+};
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const delivery = {
+  id: DLV,
+  webhookId: WHK,
+  eventId: EVT,
+  eventType: 'request.status_changed',
+  status: 'pending',
+  attempts: [{ at: UPDATED, status: 503, error: null, durationMs: 41 }],
+  nextAttemptAt: '2025-03-14T10:02:16.911Z',
+  createdAt: UPDATED,
+};
 const notFound = (what: string): ErrorExample => ({ code: 'NOT_FOUND', message: `${what} not found` });
 const conflict = (message: string): ErrorExample => ({ code: 'CONFLICT', message });
 const forbidden = (message: string): ErrorExample => ({ code: 'FORBIDDEN', message });
@@ -304,5 +329,52 @@ export const ROUTE_EXAMPLES: Record<string, RouteExamples> = {
       },
     }),
     errors: { 404: notFound('Event') },
+  },
+  'GET /v1/webhooks': {
+    response: ok({ webhooks: [webhook], pagination: page(1) }),
+  },
+  'POST /v1/webhooks': {
+    request: { url: webhook.url, events: webhook.events, description: webhook.description },
+    response: ok({ ...webhook, secret: SECRET }),
+  },
+  'GET /v1/webhooks/:id': {
+    response: ok(webhook),
+    errors: { 404: notFound('Webhook') },
+  },
+  'PATCH /v1/webhooks/:id': {
+    request: { events: ['request.*', 'user.created'] },
+    response: ok({ ...webhook, events: ['request.*', 'user.created'], updatedAt: UPDATED }),
+    errors: { 404: notFound('Webhook') },
+  },
+  'DELETE /v1/webhooks/:id': {
+    response: ok({ id: WHK, deleted: true }),
+    errors: { 404: notFound('Webhook') },
+  },
+  'POST /v1/webhooks/:id/rotate-secret': {
+    response: ok({
+      ...webhook,
+      secret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
+      previousSecretExpiresAt: '2025-03-15T10:02:11.204Z',
+      updatedAt: UPDATED,
+    }),
+    errors: { 404: notFound('Webhook') },
+  },
+  'POST /v1/webhooks/:id/ping': {
+    response: ok({
+      ...delivery,
+      eventId: null,
+      eventType: 'webhook.ping',
+      attempts: [],
+      nextAttemptAt: UPDATED,
+    }),
+    errors: { 404: notFound('Webhook') },
+  },
+  'GET /v1/webhooks/:id/deliveries': {
+    response: ok({ deliveries: [delivery], pagination: page(1) }),
+    errors: { 404: notFound('Webhook') },
+  },
+  'POST /v1/webhooks/:id/deliveries/:deliveryId/replay': {
+    response: ok({ ...delivery, nextAttemptAt: UPDATED }),
+    errors: { 404: notFound('Delivery') },
   },
 };

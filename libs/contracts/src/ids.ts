@@ -12,6 +12,8 @@ export const ID_PREFIX = {
   apiKey: 'key',
   oauthClient: 'cli',
   oauthGrant: 'gnt',
+  webhook: 'whk',
+  delivery: 'dlv',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

@@ -10,4 +10,5 @@ export * from './subjects.js';
 export * from './audit.js';
 export * from './identity.js';
 export * from './requests.js';
+export * from './webhooks.js';
 export * from './examples.js';

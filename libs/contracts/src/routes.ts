@@ -1,7 +1,7 @@
 import type { Scope } from './scopes.js';
 
 type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-export type OwningService = 'requests' | 'identity' | 'audit';
+export type OwningService = 'requests' | 'identity' | 'audit' | 'webhooks';
 type RateBucket = 'general' | 'events';
 
 export interface PublicRoute {
@@ -56,6 +56,15 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   r('GET', '/v1/events', 'admin', 'audit', 'List audit events', 'events'),
   r('GET', '/v1/events/export', 'admin', 'audit', 'Export the audit log as NDJSON', 'events'),
   r('GET', '/v1/events/:id', 'admin', 'audit', 'Read one audit event', 'events'),
+  r('GET', '/v1/webhooks', 'admin', 'webhooks', 'List webhook subscriptions'),
+  r('POST', '/v1/webhooks', 'admin', 'webhooks', 'Create a webhook subscription'),
+  r('GET', '/v1/webhooks/:id', 'admin', 'webhooks', 'Read one webhook subscription'),
+  r('PATCH', '/v1/webhooks/:id', 'admin', 'webhooks', 'Update a webhook subscription'),
+  r('DELETE', '/v1/webhooks/:id', 'admin', 'webhooks', 'Delete a webhook subscription'),
+  r('POST', '/v1/webhooks/:id/rotate-secret', 'admin', 'webhooks', "Rotate a subscription's signing secret"),
+  r('POST', '/v1/webhooks/:id/ping', 'admin', 'webhooks', 'Send a test delivery'),
+  r('GET', '/v1/webhooks/:id/deliveries', 'admin', 'webhooks', "A subscription's delivery log"),
+  r('POST', '/v1/webhooks/:id/deliveries/:deliveryId/replay', 'admin', 'webhooks', 'Deliver one event again'),
 ];
 
 /**

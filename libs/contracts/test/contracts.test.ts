@@ -118,6 +118,12 @@ t.test('route table is unique and covers the spec endpoints', async (t) => {
   }
   t.equal(PUBLIC_ROUTES.find((r) => r.path === '/v1/requests/:id/events')?.service, 'audit');
   t.equal(PUBLIC_ROUTES.find((r) => r.path === '/v1/events')?.bucket, 'events');
+  const webhooks = PUBLIC_ROUTES.filter((r) => r.path.startsWith('/v1/webhooks'));
+  t.equal(webhooks.length, 9, 'the webhooks routes');
+  t.ok(
+    webhooks.every((r) => r.service === 'webhooks' && r.scope === 'admin' && r.bucket === 'general'),
+    'owned by webhooks, admin scope, the general bucket',
+  );
 });
 
 t.test('a page number the store cannot skip to is refused by the schema', async (t) => {

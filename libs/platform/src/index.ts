@@ -32,3 +32,4 @@ export * from './entity-tags.js';
 export * from './cursor.js';
 export * from './keyset.js';
 export * from './list-query.js';
+export * from './event-presenter.js';

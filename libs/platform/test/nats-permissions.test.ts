@@ -16,7 +16,13 @@ import {
 import { eventually, startPrivateNats, type Teardownable, testLogger } from '../src/testing/index.js';
 
 const SHIPPED = resolve(fileURLToPath(import.meta.url), '../../../../../deploy/nats.conf');
-const PASSWORDS = { gateway: 'gw-pass', identity: 'id-pass', requests: 'rq-pass', audit: 'au-pass' };
+const PASSWORDS = {
+  gateway: 'gw-pass',
+  identity: 'id-pass',
+  requests: 'rq-pass',
+  audit: 'au-pass',
+  webhooks: 'wh-pass',
+};
 type Service = keyof typeof PASSWORDS;
 
 /**
@@ -126,6 +132,14 @@ t.test('the shipped NATS permissions: each service does its part and nothing mor
     await rejected(callRpc(gateway, names.deadLetters('audit'), { op: 'replay', all: true }, 500)),
     'the gateway cannot',
   );
+  // Webhooks publishes its subscriptions' changes (after audit's check: audit reads every event).
+  const webhooks = await as('webhooks');
+  t.ok(
+    await publish(webhooks, names.eventSubject('system.config_changed'), '{}'),
+    "webhooks publishes its subscriptions' changes",
+  );
+  t.ok(await rejected(publish(webhooks, names.eventSubject('request.created'), '{}')), 'and nothing else');
+  t.ok(await rejected(publish(webhooks, names.credentialNotices)), 'no credential notice');
 });
 
 t.test('no other service can answer identity lookups or read another service’s inbox', async (t) => {

@@ -44,6 +44,7 @@ await registerPublicRoutes(app, {
     requests: listFrom(config.REQUESTS_URL),
     identity: listFrom(config.IDENTITY_URL),
     audit: listFrom(config.AUDIT_URL),
+    webhooks: listFrom(config.WEBHOOKS_URL),
   },
   authenticator: fixedCaller,
   authFailures: createAuthFailureThrottle({ limiter: null, limit: 0 }),

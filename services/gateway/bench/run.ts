@@ -77,6 +77,7 @@ async function gateway(rateLimit: boolean, tracing: Tracing = 'none', proxyOnly 
     REQUESTS_URL: upstreamUrl,
     IDENTITY_URL: upstreamUrl,
     AUDIT_URL: upstreamUrl,
+    WEBHOOKS_URL: upstreamUrl,
     JWKS_URL: identity.jwksUrl,
     OAUTH_ISSUER: BENCH_ISSUER,
     RATE_LIMIT_ENABLED: String(rateLimit),

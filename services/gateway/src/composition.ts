@@ -102,6 +102,7 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
     requests: listFrom(config.REQUESTS_URL),
     identity: listFrom(config.IDENTITY_URL),
     audit: listFrom(config.AUDIT_URL),
+    webhooks: listFrom(config.WEBHOOKS_URL),
   };
   const identity = createIdentityClient({
     nc,

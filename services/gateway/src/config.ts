@@ -33,6 +33,7 @@ export const gatewayConfigSchema = configSchema({
   REQUESTS_URL: Urls('http://127.0.0.1:8081'),
   IDENTITY_URL: Urls('http://127.0.0.1:8082'),
   AUDIT_URL: Urls('http://127.0.0.1:8083'),
+  WEBHOOKS_URL: Urls('http://127.0.0.1:8084'),
   UPSTREAM_TIMEOUT_MS: Ms(30_000),
   UPSTREAM_CONNECT_TIMEOUT_MS: Ms(2_000),
   UPSTREAM_CONNECTIONS: Type.Integer({ minimum: 1, default: 128 }),

@@ -186,7 +186,10 @@ export function testRedis(t: Test, url = testEnv.redisUrl, commandTimeout = 500)
 export interface Harness {
   identity: IdentityDouble;
   jwks: Awaited<ReturnType<typeof startJwks>>;
-  upstreams: Record<'requests' | 'identity' | 'audit', Awaited<ReturnType<typeof startUpstream>>>;
+  upstreams: Record<
+    'requests' | 'identity' | 'audit' | 'webhooks',
+    Awaited<ReturnType<typeof startUpstream>>
+  >;
   nc: NatsConnection;
   names: NatsNames;
   config: GatewayConfig;
@@ -205,6 +208,7 @@ export async function harness(t: Test, overrides: Partial<GatewayConfig> = {}): 
     requests: await startUpstream(t, 'requests'),
     identity: await startUpstream(t, 'identity'),
     audit: await startUpstream(t, 'audit'),
+    webhooks: await startUpstream(t, 'webhooks'),
   };
   const config = gatewayConfig({
     PRINCIPAL_SIGNING_KEY: testEnv.principalKeys.signingKey,
@@ -212,6 +216,7 @@ export async function harness(t: Test, overrides: Partial<GatewayConfig> = {}): 
     REQUESTS_URL: upstreams.requests.url,
     IDENTITY_URL: upstreams.identity.url,
     AUDIT_URL: upstreams.audit.url,
+    WEBHOOKS_URL: upstreams.webhooks.url,
     JWKS_URL: jwks.url,
     OAUTH_ISSUER: ISSUER,
     OAUTH_AUDIENCE: AUDIENCE,

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,7 +19,7 @@ export { freePort, type Teardownable };
 /** The repository root (this file is test/e2e/dist/src/stack.js once compiled). */
 export const ROOT = path.resolve(fileURLToPath(import.meta.url), '../../../../..');
 
-export const SERVICES = ['identity', 'requests', 'audit', 'gateway'] as const;
+export const SERVICES = ['identity', 'requests', 'audit', 'webhooks', 'gateway'] as const;
 export type ServiceName = (typeof SERVICES)[number];
 
 /** Bounds of the harness (not assertions: generous limits so a loaded CI machine still starts). */
@@ -73,7 +74,7 @@ export interface Stack {
   /** Like `deskctl` but throws (with stderr) unless it exits 0 with JSON on stdout. */
   deskctlJson(args: string[], options?: { stdin?: string }): Promise<Json>;
   logTail(service: ServiceName, lines?: number): string;
-  /** Every process, `requests`, `requests#2`, ... (service order: identity, requests, audit, gateway). */
+  /** Every process, `requests`, `requests#2`, ... (service order: identity, requests, audit, webhooks, gateway). */
   instances: string[];
   /** Each instance's /metrics origin (`METRICS_PORT`), by instance name. */
   metricsOrigins: Record<string, string>;
@@ -128,7 +129,7 @@ process.once('exit', () => {
 });
 
 /**
- * Starts identity, requests, audit and the gateway as separate processes (their compiled
+ * Starts identity, requests, audit, webhooks and the gateway as separate processes (their compiled
  * `dist/src/server.js`) on free loopback ports, with databases, NATS namespace and Redis prefixes
  * of their own; waits for every `/readyz`; stops everything at teardown.
  */
@@ -171,9 +172,14 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
     REQUESTS_PORT: String(ports.requests),
     IDENTITY_PORT: String(ports.identity),
     AUDIT_PORT: String(ports.audit),
+    WEBHOOKS_PORT: String(ports.webhooks),
     REQUESTS_URL: urlsOf('requests'),
     IDENTITY_URL: urlsOf('identity'),
     AUDIT_URL: urlsOf('audit'),
+    WEBHOOKS_URL: urlsOf('webhooks'),
+    // This stack's own key for webhook secrets; its receivers listen on loopback.
+    WEBHOOKS_SECRET_KEY: randomBytes(32).toString('base64'),
+    WEBHOOKS_ALLOWED_RANGES: '127.0.0.0/8,::1/128',
     OAUTH_ISSUER: origin,
     PUBLIC_BASE_URL: `${origin}/v1`,
     IDENTITY_DATA_DIR: dataDir,

@@ -104,6 +104,13 @@ const someEvent = await eventually(
   { what: 'an audit event' },
 );
 
+// A webhook whose deliveries go nowhere (the discard port on loopback, refused at once).
+const WEBHOOK = { url: 'http://127.0.0.1:9/matrix', events: ['system.sync_completed'] };
+const newWebhook = async () =>
+  data(await admin.api.post('/v1/webhooks', WEBHOOK), 'create webhook').id as string;
+const webhook = await newWebhook();
+const delivery = data(await admin.api.post(`/v1/webhooks/${webhook}/ping`, {}), 'ping').id as string;
+
 const is = (admin: number, agent: number, viewer: number) => ({ admin, agent, viewer, none: 401 });
 const fixed = (call: Call) => async () => call;
 const ownRequest = (build: (id: string) => Call) => async (role: Role) => {
@@ -376,6 +383,61 @@ const ROWS: Row[] = [
   {
     route: 'GET /v1/events/:id',
     cells: { other: { call: fixed({ path: `/v1/events/${someEvent}` }), expect: is(200, 403, 403) } },
+  },
+  {
+    route: 'GET /v1/webhooks',
+    cells: { other: { call: fixed({ path: '/v1/webhooks' }), expect: is(200, 403, 403) } },
+  },
+  {
+    route: 'POST /v1/webhooks',
+    cells: { other: { call: fixed({ path: '/v1/webhooks', json: WEBHOOK }), expect: is(201, 403, 403) } },
+  },
+  {
+    route: 'GET /v1/webhooks/:id',
+    cells: { other: { call: fixed({ path: `/v1/webhooks/${webhook}` }), expect: is(200, 403, 403) } },
+  },
+  {
+    route: 'PATCH /v1/webhooks/:id',
+    cells: {
+      other: {
+        call: fixed({ path: `/v1/webhooks/${webhook}`, json: { description: 'matrix' } }),
+        expect: is(200, 403, 403),
+      },
+    },
+  },
+  {
+    route: 'DELETE /v1/webhooks/:id',
+    cells: {
+      other: {
+        call: async () => ({ path: `/v1/webhooks/${await newWebhook()}` }),
+        expect: is(200, 403, 403),
+      },
+    },
+  },
+  {
+    route: 'POST /v1/webhooks/:id/rotate-secret',
+    cells: {
+      other: { call: fixed({ path: `/v1/webhooks/${webhook}/rotate-secret` }), expect: is(200, 403, 403) },
+    },
+  },
+  {
+    route: 'POST /v1/webhooks/:id/ping',
+    cells: { other: { call: fixed({ path: `/v1/webhooks/${webhook}/ping` }), expect: is(202, 403, 403) } },
+  },
+  {
+    route: 'GET /v1/webhooks/:id/deliveries',
+    cells: {
+      other: { call: fixed({ path: `/v1/webhooks/${webhook}/deliveries` }), expect: is(200, 403, 403) },
+    },
+  },
+  {
+    route: 'POST /v1/webhooks/:id/deliveries/:deliveryId/replay',
+    cells: {
+      other: {
+        call: fixed({ path: `/v1/webhooks/${webhook}/deliveries/${delivery}/replay` }),
+        expect: is(202, 403, 403),
+      },
+    },
   },
 ];
 

@@ -242,6 +242,26 @@ t.test("the spec's endpoint tables: every method + path is served through the ga
   await call('GET', '/v1/events/export', {}, () =>
     a.get('/v1/events/export?limit=1', { headers: { accept: 'application/x-ndjson' } }),
   );
+  // Webhooks (to the discard port on loopback: nothing listens, every attempt fails at once).
+  await call('POST', '/v1/webhooks', {}, () =>
+    a.post('/v1/webhooks', { url: 'http://127.0.0.1:9/tbl', events: ['system.sync_completed'] }),
+  );
+  const hook = String(served.get('POST /v1/webhooks')?.json?.data?.id);
+  await call('GET', '/v1/webhooks', {}, () => a.get('/v1/webhooks'));
+  await call('GET', '/v1/webhooks/:id', P(hook), () => a.get(`/v1/webhooks/${hook}`));
+  await call('PATCH', '/v1/webhooks/:id', P(hook), () =>
+    a.patch(`/v1/webhooks/${hook}`, { description: 'x' }),
+  );
+  await call('POST', '/v1/webhooks/:id/rotate-secret', P(hook), () =>
+    a.post(`/v1/webhooks/${hook}/rotate-secret`),
+  );
+  await call('POST', '/v1/webhooks/:id/ping', P(hook), () => a.post(`/v1/webhooks/${hook}/ping`));
+  const ping = String(served.get('POST /v1/webhooks/:id/ping')?.json?.data?.id);
+  await call('GET', '/v1/webhooks/:id/deliveries', P(hook), () => a.get(`/v1/webhooks/${hook}/deliveries`));
+  await call('POST', '/v1/webhooks/:id/deliveries/:deliveryId/replay', { ...P(hook), deliveryId: ping }, () =>
+    a.post(`/v1/webhooks/${hook}/deliveries/${ping}/replay`),
+  );
+  await call('DELETE', '/v1/webhooks/:id', P(hook), () => a.delete(`/v1/webhooks/${hook}`));
 
   // What those writes must have produced in the audit log (checked at the end of the file).
   ledger.record(req.id, 'request.created', 'request.priority_changed', 'request.comment_added');
@@ -280,12 +300,14 @@ t.test('scope matrix: every public route × admin, agent, viewer key → allowed
   const sample: Record<string, string> = {
     id: ABSENT.request,
     userId: ABSENT.user,
+    deliveryId: ABSENT.delivery,
   };
   const idFor = (path: string) => {
     if (path.startsWith('/v1/users')) return ABSENT.user;
     if (path.startsWith('/v1/groups')) return ABSENT.group;
     if (path.startsWith('/v1/events')) return ABSENT.event;
     if (path.startsWith('/v1/attachments')) return ABSENT.attachment;
+    if (path.startsWith('/v1/webhooks')) return ABSENT.webhook;
     return ABSENT.request;
   };
   const allowedScopes = {

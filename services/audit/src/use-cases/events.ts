@@ -18,6 +18,10 @@ import {
   listWindow,
   notFound,
   parseEnumList,
+  type PresentableEvent,
+  toEventDetail,
+  toEventListItem,
+  toRequestEventItem,
   readLimit,
   seekOf,
   validationError,
@@ -61,51 +65,16 @@ export function toFilter(q: Omit<EventsQuery, 'page' | 'limit' | 'cursor'>): Eve
   return filter;
 }
 
-// The API documents the types, resource types, roles and sources this release knows; an event a
-// newer producer filed under a new one is still served, as stored (audit keeps every event).
-const known = <T extends string>(value: string) => value as T;
+/** The stored event in the shape the shared presenter reads (`_id` → `id`, changes as an object). */
+const presentable = (e: StoredEvent): PresentableEvent => ({
+  ...e,
+  id: e._id,
+  changes: fromStoredChanges(e.changes),
+});
 
-const summaryActor = (e: StoredEvent) => ({ id: e.actor.id, name: e.actor.name, email: e.actor.email });
-
-export function toListItem(e: StoredEvent): EventListItem {
-  const item: EventListItem = {
-    id: e._id,
-    type: known<EventListItem['type']>(e.type),
-    resourceType: known<EventListItem['resourceType']>(e.resourceType),
-    resourceId: e.resourceId,
-    actor: summaryActor(e),
-    timestamp: e.timestamp.toISOString(),
-  };
-  const changes = fromStoredChanges(e.changes);
-  if (changes) item.changes = changes;
-  if (e.ipAddress) item.ipAddress = e.ipAddress;
-  return item;
-}
-
-export function toDetail(e: StoredEvent): EventDetail {
-  return {
-    ...toListItem(e),
-    actor: { ...summaryActor(e), role: known<EventDetail['actor']['role']>(e.actor.role) },
-    metadata: {
-      userAgent: e.metadata?.userAgent ?? null,
-      source: known<EventDetail['metadata']['source']>(e.metadata?.source ?? 'system'),
-      requestId: e.metadata?.requestId ?? null,
-      ...(e.metadata?.traceId ? { traceId: e.metadata.traceId } : {}),
-    },
-  };
-}
-
-export function toRequestItem(e: StoredEvent): RequestEventItem {
-  const item: RequestEventItem = {
-    id: e._id,
-    type: known<RequestEventItem['type']>(e.type),
-    timestamp: e.timestamp.toISOString(),
-    actor: summaryActor(e),
-  };
-  const changes = fromStoredChanges(e.changes);
-  if (changes) item.changes = changes;
-  return item;
-}
+export const toListItem = (e: StoredEvent): EventListItem => toEventListItem(presentable(e));
+export const toDetail = (e: StoredEvent): EventDetail => toEventDetail(presentable(e));
+export const toRequestItem = (e: StoredEvent): RequestEventItem => toRequestEventItem(presentable(e));
 
 /** An event's place in either order: its timestamp, then its id. */
 export const positionOf = (e: StoredEvent) => ({ keys: [e.timestamp], id: e._id });

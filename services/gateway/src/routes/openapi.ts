@@ -1,5 +1,6 @@
 import {
   auditRouteSchemas,
+  webhooksRouteSchemas,
   ErrorEnvelope,
   identityRouteSchemas,
   PUBLIC_ROUTES,
@@ -219,7 +220,7 @@ const operationId = (route: PublicRoute) =>
 export function buildOpenApi({
   serverUrl,
   routes = PUBLIC_ROUTES,
-  schemaMaps = [requestsRouteSchemas, identityRouteSchemas, auditRouteSchemas],
+  schemaMaps = [requestsRouteSchemas, identityRouteSchemas, auditRouteSchemas, webhooksRouteSchemas],
   examples = ROUTE_EXAMPLES,
 }: OpenApiOptions): Json {
   const schemas: Json = {};

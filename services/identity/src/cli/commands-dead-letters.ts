@@ -5,7 +5,7 @@ import { UsageError } from './args.js';
 import { type Command, oneOf } from './command.js';
 
 /** The services that keep dead letters (their consumers'), and answer for them over NATS. */
-const SERVICES = ['audit', 'requests'] as const;
+const SERVICES = ['audit', 'requests', 'webhooks'] as const;
 
 const ask = async <K extends DeadLetterRequest['op']>(
   deps: Deps,

@@ -1,0 +1,150 @@
+// Delivery benchmark: N events (each on its own resource, so lanes run side by side) published to
+// a fresh namespace on the real NATS, delivered by K webhooks processes (`dist/src/server.js`,
+// production settings except loopback allowed) to a receiver on loopback that answers at once
+// or after 200 ms; time from the first publish until every delivery is `succeeded`.
+//
+//   npm run bench -w @support-desk/webhooks      (BENCH_WEBHOOK_EVENTS=2000, 600 for the slow receiver)
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { jetstream } from '@nats-io/jetstream';
+import { natsNames, newId } from '@support-desk/contracts';
+import { connectMongo, connectNats, encodeJson, ensureIndexes, ensureStreams } from '@support-desk/platform';
+import { freePort, testPrincipalKeys, uniqueName } from '@support-desk/platform/testing';
+import { event } from '../test/helpers.js';
+import { deliveryModel } from '../src/store/deliveries.js';
+import { createSubscriptionsRepository, subscriptionModel } from '../src/store/subscriptions.js';
+import { createSecretBox } from '../src/use-cases/secrets.js';
+
+const SERVER = fileURLToPath(new URL('../src/server.js', import.meta.url));
+const MONGO_URL = process.env.MONGO_URL ?? 'mongodb://127.0.0.1:27027';
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4223';
+const FAST_N = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 2000);
+const SLOW_N = Number(process.env.BENCH_WEBHOOK_SLOW_EVENTS ?? 600);
+const TIMEOUT_MS = 180_000;
+
+async function startReceiver(delayMs: number) {
+  let received = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received++;
+      setTimeout(() => res.writeHead(204).end(), delayMs);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    received: () => received,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+async function run(label: string, replicas: number, delayMs: number, n: number) {
+  const names = natsNames(uniqueName('whbench'));
+  const dbName = uniqueName('webhooks_bench_');
+  const key = randomBytes(32).toString('base64');
+  const conn = await connectMongo({ url: MONGO_URL, dbName });
+  const nc = await connectNats({ url: NATS_URL, name: 'webhooks-bench' });
+  const jsm = await ensureStreams(nc, names);
+  subscriptionModel(conn);
+  deliveryModel(conn);
+  await ensureIndexes(conn);
+  const receiver = await startReceiver(delayMs);
+  const box = createSecretBox(key);
+  const now = new Date(Date.now() - 1000);
+  await createSubscriptionsRepository(conn).insert(
+    {
+      _id: newId('webhook'),
+      url: receiver.url,
+      events: ['*'],
+      description: 'bench',
+      active: true,
+      disabledReason: null,
+      disabledAt: null,
+      secrets: [{ sealed: box.seal(box.generate()), createdAt: now, expiresAt: null }],
+      failures: 0,
+      failingSince: null,
+      deleted: false,
+      createdAt: now,
+      updatedAt: now,
+    },
+    [],
+  );
+  const children: ChildProcess[] = [];
+  for (let k = 0; k < replicas; k++) {
+    children.push(
+      spawn(process.execPath, [SERVER], {
+        stdio: 'ignore',
+        env: {
+          ...process.env,
+          WEBHOOKS_PORT: String(await freePort()),
+          METRICS_PORT: '0',
+          MONGO_URL,
+          MONGO_DB: dbName,
+          NATS_URL,
+          NATS_NAMESPACE: names.namespace,
+          LOG_LEVEL: 'warn',
+          PRINCIPAL_VERIFY_KEYS: testPrincipalKeys().verifyKeys,
+          WEBHOOKS_SECRET_KEY: key,
+          WEBHOOKS_ALLOWED_RANGES: '127.0.0.0/8',
+        },
+      }),
+    );
+  }
+  const js = jetstream(nc);
+  const started = performance.now();
+  for (let i = 0; i < n; i += 200) {
+    const batch = Array.from({ length: Math.min(200, n - i) }, () => event('request.created'));
+    await Promise.all(
+      batch.map((e) => js.publish(names.eventSubject(e.type), encodeJson(e), { msgID: e.id })),
+    );
+  }
+  const model = deliveryModel(conn);
+  const deadline = Date.now() + TIMEOUT_MS;
+  let succeeded = 0;
+  while (Date.now() < deadline) {
+    succeeded = await model.countDocuments({ status: 'succeeded' });
+    if (succeeded >= n) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const seconds = (performance.now() - started) / 1000;
+  for (const c of children) c.kill('SIGTERM');
+  await Promise.all(
+    children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))),
+  );
+  const result = {
+    label,
+    replicas,
+    receiverDelayMs: delayMs,
+    events: n,
+    succeeded,
+    attempts: receiver.received(),
+    seconds: +seconds.toFixed(2),
+    deliveriesPerSecond: Math.round(succeeded / seconds),
+  };
+  console.log(JSON.stringify(result));
+  await receiver.close();
+  await jsm.streams.delete(names.eventsStream).catch(() => undefined);
+  await jsm.streams.delete(names.noticesStream).catch(() => undefined);
+  await nc.drain();
+  await conn.dropDatabase();
+  await conn.close();
+  return result;
+}
+
+const runs = [];
+for (const [delay, n] of [
+  [0, FAST_N],
+  [200, SLOW_N],
+] as const) {
+  for (const replicas of [1, 2])
+    runs.push(await run(`${delay ? '200 ms' : 'fast'} receiver`, replicas, delay, n));
+}
+if (process.env.BENCH_RESULTS_FILE) {
+  fs.writeFileSync(process.env.BENCH_RESULTS_FILE, JSON.stringify({ bench: 'webhooks', runs }));
+}
+process.exit(runs.every((r) => r.succeeded === r.events) ? 0 : 1);

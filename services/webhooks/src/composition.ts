@@ -1,0 +1,158 @@
+import type { NatsNames } from '@support-desk/contracts';
+import {
+  type ComposedService,
+  ConfigError,
+  type Connection,
+  createHttpApp,
+  createOutboxRelay,
+  deadLetterStore,
+  decodeDomainEvent,
+  ensureIndexes,
+  type Logger,
+  type NatsConnection,
+  pingMongo,
+  pingNats,
+  registerHealth,
+  periodicTask,
+  requirePrincipal,
+  serveDeadLetters,
+} from '@support-desk/platform';
+import { retrySchedule, type WebhooksConfig } from './config.js';
+import { allowedRanges } from './events/destination.js';
+import { type Intake, startIntake } from './events/intake.js';
+import { createSender, type Send } from './events/sender.js';
+import { registerRoutes } from './routes/index.js';
+import { createDeliveriesRepository, deliveryModel } from './store/deliveries.js';
+import { createLaneLeases } from './store/lane-leases.js';
+import { createSubscriptionsRepository, subscriptionModel } from './store/subscriptions.js';
+import { fanOut } from './use-cases/deliveries.js';
+import { createDeliveryWorker } from './use-cases/delivery-worker.js';
+import type { Deps } from './use-cases/deps.js';
+import { createSecretBox } from './use-cases/secrets.js';
+
+export interface WebhooksServiceDeps {
+  config: WebhooksConfig;
+  logger: Logger;
+  conn: Connection;
+  nc: NatsConnection;
+  names: NatsNames;
+  /** Tests: a clock. */
+  clock?: () => Date;
+  /** Tests: wraps the sender (e.g. to count attempts); the real one is always underneath. */
+  wrapSend?: (send: Send) => Send;
+}
+
+export interface WebhooksService extends ComposedService {
+  deps: Deps;
+}
+
+function checkedRanges(spec: string) {
+  try {
+    return allowedRanges(spec);
+  } catch (err) {
+    throw new ConfigError(`WEBHOOKS_ALLOWED_RANGES: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * The webhooks service: the subscriptions API over its own database, and the background work:
+ * the intake (every domain event → deliveries), the delivery worker (signed attempts with
+ * retries) and the outbox relay (subscription changes as events).
+ */
+export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksService> {
+  const { config, logger, conn, nc, names } = sd;
+  const attemptMs = config.WEBHOOKS_CONNECT_TIMEOUT_MS + config.WEBHOOKS_RESPONSE_TIMEOUT_MS;
+  if (config.WEBHOOKS_LEASE_MS < attemptMs * 2) {
+    throw new ConfigError(
+      'WEBHOOKS_LEASE_MS must be at least twice the connect and response timeouts together',
+    );
+  }
+  subscriptionModel(conn);
+  deliveryModel(conn);
+  deadLetterStore(conn);
+  const realSend = createSender({
+    connectTimeoutMs: config.WEBHOOKS_CONNECT_TIMEOUT_MS,
+    responseTimeoutMs: config.WEBHOOKS_RESPONSE_TIMEOUT_MS,
+    bodyCapBytes: config.WEBHOOKS_RESPONSE_BODY_CAP_BYTES,
+    allowedRanges: config.WEBHOOKS_ALLOWED_RANGES,
+  });
+  let wakeWorker = () => {};
+  const deps: Deps = {
+    names,
+    logger,
+    clock: sd.clock ?? (() => new Date()),
+    subscriptions: createSubscriptionsRepository(conn),
+    deliveries: createDeliveriesRepository(conn, {
+      retentionMs: config.WEBHOOKS_RETENTION_DAYS * 86_400_000,
+    }),
+    leases: createLaneLeases(conn, config.WEBHOOKS_LEASE_MS),
+    secrets: createSecretBox(config.WEBHOOKS_SECRET_KEY),
+    send: sd.wrapSend ? sd.wrapSend(realSend) : realSend,
+    allowedRanges: checkedRanges(config.WEBHOOKS_ALLOWED_RANGES),
+    rotationOverlapMs: config.WEBHOOKS_ROTATION_OVERLAP_MS,
+    wake: () => wakeWorker(),
+  };
+  const app = createHttpApp({ logger });
+  const health = registerHealth(app, { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) });
+  requirePrincipal(app, { verifyKeys: config.PRINCIPAL_VERIFY_KEYS, audience: 'webhooks' });
+  registerRoutes(app, deps);
+
+  const relay = createOutboxRelay({ nc, models: [subscriptionModel(conn)], logger });
+  const worker = createDeliveryWorker(deps, {
+    pollMs: config.WEBHOOKS_POLL_MS,
+    concurrency: config.WEBHOOKS_CONCURRENCY,
+    leaseMs: config.WEBHOOKS_LEASE_MS,
+    attemptMs,
+    schedule: retrySchedule(config),
+    disableAfterFailures: config.WEBHOOKS_DISABLE_AFTER_FAILURES,
+    disableAfterMs: config.WEBHOOKS_DISABLE_AFTER_MS,
+  });
+  wakeWorker = worker.wake;
+  const retention = periodicTask({
+    name: 'delivery retention',
+    intervalMs: config.WEBHOOKS_RETENTION_SWEEP_MS,
+    logger,
+    run: () => deps.deliveries.purgeExpired(deps.clock()),
+    onError: 0,
+  });
+  const handleEvent = fanOut(deps);
+  let intake: Intake | undefined;
+  let deadLetters: { stop(): void } | undefined;
+  return {
+    app,
+    health,
+    deps,
+    async start() {
+      if (intake) return;
+      await ensureIndexes(conn);
+      relay.start();
+      intake = await startIntake({
+        nc,
+        conn,
+        names,
+        logger,
+        durable: config.WEBHOOKS_DURABLE,
+        maxDeliver: config.WEBHOOKS_MAX_DELIVER,
+        handle: handleEvent,
+      });
+      deadLetters = serveDeadLetters({
+        nc,
+        names,
+        service: 'webhooks',
+        conn,
+        replay: (data) => handleEvent(decodeDomainEvent(data)),
+        logger,
+      });
+      worker.start();
+      if (config.WEBHOOKS_RETENTION_DAYS > 0) retention.start();
+    },
+    async close() {
+      deadLetters?.stop();
+      await intake?.stop();
+      // Attempts in hand finish (bounded by the timeouts) and their lanes are released.
+      await worker.stop();
+      await retention.stop();
+      await relay.stop();
+    },
+  };
+}

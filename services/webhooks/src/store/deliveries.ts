@@ -1,0 +1,194 @@
+import type { DeliveryAttempt, DeliveryStatus } from '@support-desk/contracts';
+import { hourKey, keysetQuery, type KeysetSeek, oneOf, purgeByDueHour } from '@support-desk/platform';
+import { type Connection, type FilterQuery, type Model, Schema } from 'mongoose';
+
+/**
+ * One delivery: one event (or ping) to one subscription, with every attempt. `_id` is the
+ * `webhook-id` receivers de-duplicate on: derived from the event and the subscription, so an event
+ * redelivered by JetStream makes no second delivery.
+ */
+export interface DeliveryDoc {
+  _id: string;
+  subscriptionId: string;
+  eventId: string | null;
+  eventType: string;
+  /** The ordering lane: a subscription's deliveries of one resource go out one at a time, in order. */
+  lane: string;
+  /** Place in the lane: the event's timestamp (ISO, fixed width), then its id. */
+  position: string;
+  /** The body sent (the event as the events API shows it, plus the webhook id). */
+  payload: string;
+  status: DeliveryStatus;
+  attempts: DeliveryAttempt[];
+  /** Failed attempts since it was (re)queued: the place in the retry schedule. */
+  failedTries: number;
+  nextAttemptAt: Date | null;
+  /**
+   * The minute (`minuteKey`) of `nextAttemptAt` while the worker should look at it; null when
+   * nothing is due (finished, or parked while its subscription is inactive). The worker's scans
+   * read minutes by equality (see DEVELOPERS.md: no range reaches FerretDB's backend).
+   */
+  dueMinute: string | null;
+  createdAt: Date;
+  /**
+   * A finished delivery (succeeded or failed) is deleted after the retention: when, and the hour
+   * of it (`hourKey`), which the purge reads by equality. Null while pending or kept forever.
+   */
+  expiresAt?: Date | null;
+  expiresHour?: string | null;
+}
+
+const DeliverySchema = new Schema<DeliveryDoc>(
+  {
+    _id: { type: String, required: true },
+    subscriptionId: { type: String, required: true },
+    eventId: { type: String, default: null },
+    eventType: { type: String, required: true },
+    lane: { type: String, required: true },
+    position: { type: String, required: true },
+    payload: { type: String, required: true },
+    status: { type: String, required: true },
+    attempts: { type: Schema.Types.Mixed, default: [] },
+    failedTries: { type: Number, default: 0 },
+    nextAttemptAt: { type: Date, default: null },
+    dueMinute: { type: String, default: null },
+    createdAt: { type: Date, required: true },
+    expiresAt: { type: Date, default: null },
+    expiresHour: { type: String, default: null },
+  },
+  { collection: 'deliveries', versionKey: false, minimize: false },
+);
+DeliverySchema.index({ status: 1, dueMinute: 1 }, { name: 'due' });
+DeliverySchema.index({ lane: 1, status: 1, position: 1 }, { name: 'lane' });
+DeliverySchema.index({ subscriptionId: 1, _id: -1 }, { name: 'subscription' });
+DeliverySchema.index({ subscriptionId: 1, status: 1 }, { name: 'subscription_status' });
+DeliverySchema.index({ expiresHour: 1 }, { name: 'expires_hour' });
+
+export const deliveryModel = (conn: Connection): Model<DeliveryDoc> =>
+  (conn.models.Delivery as Model<DeliveryDoc> | undefined) ??
+  conn.model<DeliveryDoc>('Delivery', DeliverySchema);
+
+export interface DeliveryFilter {
+  statuses?: DeliveryStatus[];
+  eventTypes?: string[];
+}
+
+const NEWEST_FIRST = [{ field: '_id', descending: true }];
+
+type DeliveryState = Partial<Pick<DeliveryDoc, 'status' | 'nextAttemptAt' | 'dueMinute' | 'failedTries'>>;
+
+/**
+ * Deliveries: every query the API and the worker make, each on indexed equalities, and the
+ * retention rule: a delivery that reaches `succeeded` or `failed` expires `retentionMs` later
+ * (0: never); one queued again (replay, resume) no longer expires.
+ */
+export function createDeliveriesRepository(conn: Connection, { retentionMs }: { retentionMs: number }) {
+  const model = deliveryModel(conn);
+  const withExpiry = (state: DeliveryState, now = new Date()) => {
+    if (!state.status) return state;
+    const finished = state.status !== 'pending' && retentionMs > 0;
+    const expiresAt = finished ? new Date(now.getTime() + retentionMs) : null;
+    return { ...state, expiresAt, expiresHour: expiresAt && hourKey(expiresAt) };
+  };
+  const purge = purgeByDueHour(model, 'expiresHour', (cutoff) => ({ expiresAt: { $lte: cutoff } }));
+  return {
+    /** New deliveries; one that exists already (the same event again) is left as it is. */
+    async insertNew(docs: DeliveryDoc[]): Promise<void> {
+      if (docs.length === 0) return;
+      try {
+        await model.insertMany(docs, { ordered: false });
+      } catch (err) {
+        const writeErrors = (err as { writeErrors?: { code?: number; err?: { code?: number } }[] })
+          .writeErrors;
+        const onlyDuplicates =
+          writeErrors?.length && writeErrors.every((e) => (e.code ?? e.err?.code) === 11000);
+        if (!onlyDuplicates) throw err;
+      }
+    },
+
+    byId: (id: string) => model.findById(id).lean<DeliveryDoc>().exec(),
+
+    /** A page of one subscription's deliveries, newest first. */
+    async page(
+      subscriptionId: string,
+      filter: DeliveryFilter,
+      read: { skip: number; limit: number; seek?: KeysetSeek; count: boolean },
+    ) {
+      const q: FilterQuery<DeliveryDoc> = { subscriptionId };
+      if (filter.statuses?.length) q.status = oneOf(filter.statuses);
+      if (filter.eventTypes?.length) q.eventType = oneOf(filter.eventTypes);
+      const { sort, condition } = keysetQuery(NEWEST_FIRST, read.seek);
+      const [items, total] = await Promise.all([
+        model
+          .find({ ...q, ...(condition ?? {}) })
+          .sort(sort)
+          .skip(read.skip)
+          .limit(read.limit)
+          .lean<DeliveryDoc[]>()
+          .exec(),
+        read.count ? model.countDocuments(q).exec() : Promise.resolve(0),
+      ]);
+      return { items, total };
+    },
+
+    /** Pending deliveries whose due minute is this one. */
+    dueInMinute: (minute: string, limit: number) =>
+      model.find({ status: 'pending', dueMinute: minute }).limit(limit).lean<DeliveryDoc[]>().exec(),
+
+    /** Every pending delivery (the worker's full pass: at start and on a slow schedule). */
+    pending: (limit: number) => model.find({ status: 'pending' }).limit(limit).lean<DeliveryDoc[]>().exec(),
+
+    /** The oldest pending delivery of a lane: the only one of the lane that may be attempted. */
+    laneHead: (lane: string) =>
+      model.find({ lane, status: 'pending' }).sort({ position: 1 }).limit(1).lean<DeliveryDoc[]>().exec(),
+
+    /** An attempt's outcome: the attempt appended, the new state set. */
+    async recordAttempt(
+      id: string,
+      attempt: DeliveryAttempt,
+      state: Pick<DeliveryDoc, 'status' | 'nextAttemptAt' | 'dueMinute' | 'failedTries'>,
+    ): Promise<void> {
+      await model.updateOne({ _id: id }, { $push: { attempts: attempt }, $set: withExpiry(state) }).exec();
+    },
+
+    /** Sets the state of one delivery (replay, parking). */
+    async setState(id: string, state: DeliveryState) {
+      await model.updateOne({ _id: id }, { $set: withExpiry(state) }).exec();
+    },
+
+    /**
+     * The lane's other pending deliveries leave the scans while its head waits for a retry (they
+     * go out after it, from the lane's loop): the scans then read only what can be attempted.
+     */
+    async parkBehind(lane: string, headId: string): Promise<void> {
+      await model
+        .updateMany({ lane, status: 'pending', _id: { $ne: headId } }, { $set: { dueMinute: null } })
+        .exec();
+    },
+
+    /** Every pending delivery of a subscription due now (a re-enabled subscription resumes). */
+    async resumeSubscription(subscriptionId: string, at: Date, minute: string): Promise<void> {
+      await model
+        .updateMany(
+          { subscriptionId, status: 'pending' },
+          { $set: { nextAttemptAt: at, dueMinute: minute, expiresAt: null, expiresHour: null } },
+        )
+        .exec();
+    },
+
+    /** A deleted subscription's pending deliveries are closed (never attempted). */
+    async closeSubscription(subscriptionId: string): Promise<void> {
+      await model
+        .updateMany(
+          { subscriptionId, status: 'pending' },
+          { $set: withExpiry({ status: 'failed', nextAttemptAt: null, dueMinute: null }) },
+        )
+        .exec();
+    },
+
+    /** Deletes the deliveries expired by `now` (bounded; the rest on the next pass). */
+    purgeExpired: (now: Date) => purge(now, { batch: 1000, maxRounds: 10 }),
+  };
+}
+
+export type DeliveriesRepository = ReturnType<typeof createDeliveriesRepository>;

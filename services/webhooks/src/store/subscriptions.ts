@@ -1,0 +1,110 @@
+import {
+  type AggregateDecision,
+  keysetQuery,
+  type KeysetSeek,
+  type OutboxEntry,
+  outboxPlugin,
+  updateAggregate,
+} from '@support-desk/platform';
+import { type Connection, type Model, Schema } from 'mongoose';
+
+/** One signing secret, encrypted at rest; `expiresAt` is set on the previous one by a rotation. */
+export interface StoredSecret {
+  sealed: string;
+  createdAt: Date;
+  expiresAt: Date | null;
+}
+
+export interface SubscriptionDoc {
+  _id: string;
+  url: string;
+  events: string[];
+  description: string;
+  active: boolean;
+  disabledReason: string | null;
+  disabledAt: Date | null;
+  secrets: StoredSecret[];
+  /** Failed attempts since the last success, and when the first of them was. */
+  failures: number;
+  failingSince: Date | null;
+  /** Soft delete: the subscription is kept (its deliveries name it) but no longer served. */
+  deleted: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+  rev?: number;
+}
+
+const SecretSchema = new Schema<StoredSecret>(
+  { sealed: String, createdAt: Date, expiresAt: Date },
+  { _id: false, versionKey: false },
+);
+
+const SubscriptionSchema = new Schema<SubscriptionDoc>(
+  {
+    _id: { type: String, required: true },
+    url: { type: String, required: true },
+    events: { type: [String], required: true },
+    description: { type: String, default: '' },
+    active: { type: Boolean, required: true },
+    disabledReason: { type: String, default: null },
+    disabledAt: { type: Date, default: null },
+    secrets: { type: [SecretSchema], required: true },
+    failures: { type: Number, default: 0 },
+    failingSince: { type: Date, default: null },
+    deleted: { type: Boolean, default: false },
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+    rev: { type: Number, default: 0 },
+  },
+  { collection: 'subscriptions', versionKey: false },
+);
+// The intake's question for every event ("which subscriptions exist?") and the list: one
+// top-level equality, pushed down on FerretDB/PostgreSQL, an index on MongoDB.
+SubscriptionSchema.index({ deleted: 1, _id: -1 });
+outboxPlugin(SubscriptionSchema);
+
+export const subscriptionModel = (conn: Connection): Model<SubscriptionDoc> =>
+  (conn.models.Subscription as Model<SubscriptionDoc> | undefined) ??
+  conn.model<SubscriptionDoc>('Subscription', SubscriptionSchema);
+
+const isLive = (doc: SubscriptionDoc | null): doc is SubscriptionDoc => doc !== null && !doc.deleted;
+const NEWEST_FIRST = [{ field: '_id', descending: true }];
+
+/** Subscriptions: every query, and the soft-delete rule checked on the document read by `_id`. */
+export function createSubscriptionsRepository(conn: Connection) {
+  const model = subscriptionModel(conn);
+  return {
+    async findLive(id: string): Promise<SubscriptionDoc | null> {
+      const doc = await model.findById(id).lean<SubscriptionDoc>().exec();
+      return isLive(doc) ? doc : null;
+    },
+
+    /** Every live subscription (the intake matches each event against them). */
+    live: () => model.find({ deleted: false }).lean<SubscriptionDoc[]>().exec(),
+
+    /** A page of live subscriptions, newest first (`skip` in page mode, a seek in cursor mode). */
+    async page(read: { skip: number; limit: number; seek?: KeysetSeek; count: boolean }) {
+      const { sort, condition } = keysetQuery(NEWEST_FIRST, read.seek);
+      const filter = { deleted: false, ...(condition ?? {}) };
+      const [items, total] = await Promise.all([
+        model.find(filter).sort(sort).skip(read.skip).limit(read.limit).lean<SubscriptionDoc[]>().exec(),
+        read.count ? model.countDocuments({ deleted: false }).exec() : Promise.resolve(0),
+      ]);
+      return { items, total };
+    },
+
+    async insert(doc: SubscriptionDoc, outbox: OutboxEntry[]): Promise<void> {
+      await model.create({ ...doc, outbox });
+    },
+
+    /** Read-decide-write of one live subscription (compare-and-set on `rev`; 404, 409 as usual). */
+    update<R>(
+      id: string,
+      decide: (current: SubscriptionDoc) => AggregateDecision<R> | Promise<AggregateDecision<R>>,
+    ) {
+      return updateAggregate<SubscriptionDoc, R>(model, id, decide, { what: 'Webhook', visible: isLive });
+    },
+  };
+}
+
+export type SubscriptionsRepository = ReturnType<typeof createSubscriptionsRepository>;

@@ -1,0 +1,161 @@
+import { createHash } from 'node:crypto';
+import {
+  type DeliveryListQuery,
+  DELIVERY_STATUSES,
+  newId,
+  type ReceivedEvent,
+} from '@support-desk/contracts';
+import {
+  listPage,
+  listWindow,
+  minuteKey,
+  notFound,
+  parseEnumList,
+  readLimit,
+  seekOf,
+  toEventDetail,
+  validationError,
+} from '@support-desk/platform';
+import type { DeliveryDoc } from '../store/deliveries.js';
+import type { SubscriptionDoc } from '../store/subscriptions.js';
+import type { Deps } from './deps.js';
+import { getSubscription } from './subscriptions.js';
+import { toDeliveryView } from './views.js';
+
+export const PING_TYPE = 'webhook.ping';
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+/**
+ * The delivery id (and `webhook-id`) of an event for a subscription: the event's time digits, then
+ * 16 digits of a hash of both ids. The same pair always gives the same id (an event JetStream
+ * delivers twice makes one delivery; receivers de-duplicate on it), and ids sort in event time.
+ */
+export function deliveryIdFor(eventId: string, subscriptionId: string): string {
+  const hash = createHash('sha256').update(`${eventId}|${subscriptionId}`).digest();
+  const digits = Array.from(hash.subarray(0, 16), (b) => ALPHABET[b % 32]).join('');
+  return `dlv_${eventId.slice(4, 14)}${digits}`;
+}
+
+/** Whether a subscription's patterns take this event type (`*`, `request.*`, `request.created`). */
+export const matches = (patterns: string[], type: string) =>
+  patterns.some((p) => p === '*' || p === type || (p.endsWith('.*') && type.startsWith(p.slice(0, -1))));
+
+/** One pending delivery, due now. */
+function pendingDelivery(
+  id: string,
+  subscriptionId: string,
+  event: { id: string | null; type: string },
+  lane: string,
+  position: string,
+  payload: unknown,
+  now: Date,
+): DeliveryDoc {
+  return {
+    _id: id,
+    subscriptionId,
+    eventId: event.id,
+    eventType: event.type,
+    lane,
+    position,
+    payload: JSON.stringify(payload),
+    status: 'pending',
+    attempts: [],
+    failedTries: 0,
+    nextAttemptAt: now,
+    dueMinute: minuteKey(now),
+    createdAt: now,
+  };
+}
+
+/**
+ * An event from the stream: one delivery per subscription that takes it and existed when it
+ * happened. The payload is the event as the events API shows it (the shared presenter: no
+ * internal-note content) plus the subscription's id.
+ */
+export function fanOut(deps: Deps) {
+  return async (event: ReceivedEvent): Promise<void> => {
+    const at = new Date(event.timestamp);
+    const subscribers = (await deps.subscriptions.live()).filter(
+      (s: SubscriptionDoc) => matches(s.events, event.type) && new Date(s.createdAt) <= at,
+    );
+    if (subscribers.length === 0) return;
+    const now = deps.clock();
+    const detail = toEventDetail(event);
+    const position = `${at.toISOString()}|${event.id}`;
+    await deps.deliveries.insertNew(
+      subscribers.map((s) =>
+        pendingDelivery(
+          deliveryIdFor(event.id, s._id),
+          s._id,
+          event,
+          `${s._id}|${event.resourceType}:${event.resourceId}`,
+          position,
+          { ...detail, webhookId: s._id },
+          now,
+        ),
+      ),
+    );
+    deps.wake();
+  };
+}
+
+/** A test delivery, on a lane of its own (nothing waits behind it, it waits for nothing). */
+export async function ping(deps: Deps, subscriptionId: string) {
+  const sub = await getSubscription(deps, subscriptionId);
+  const now = deps.clock();
+  const id = newId('delivery', now.getTime());
+  const payload = { type: PING_TYPE, timestamp: now.toISOString(), webhookId: sub._id };
+  const doc = pendingDelivery(
+    id,
+    sub._id,
+    { id: null, type: PING_TYPE },
+    `${sub._id}|ping:${id}`,
+    `${now.toISOString()}|${id}`,
+    payload,
+    now,
+  );
+  await deps.deliveries.insertNew([doc]);
+  deps.wake();
+  return toDeliveryView(doc);
+}
+
+export async function listDeliveries(deps: Deps, subscriptionId: string, query: DeliveryListQuery) {
+  await getSubscription(deps, subscriptionId);
+  const statuses = parseEnumList('query.status', query.status, DELIVERY_STATUSES);
+  let eventTypes: string[] | undefined;
+  if (query.eventType !== undefined) {
+    eventTypes = [...new Set(query.eventType.split(',').map((t) => t.trim()))].sort();
+    if (eventTypes.some((t) => !/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/.test(t))) {
+      throw validationError('query.eventType', 'must be event types separated by commas');
+    }
+  }
+  const scope = { sort: '-id', kinds: [], filters: { subscriptionId, statuses, eventTypes } };
+  const window = listWindow(query, scope);
+  const { items, total } = await deps.deliveries.page(
+    subscriptionId,
+    { statuses, eventTypes },
+    {
+      skip: window.mode === 'page' ? window.skip : 0,
+      limit: readLimit(window),
+      seek: seekOf(window),
+      count: window.mode === 'page',
+    },
+  );
+  const page = listPage(items, window, scope, (d) => ({ keys: [], id: d._id }), total);
+  return { deliveries: page.items.map(toDeliveryView), pagination: page.pagination };
+}
+
+/**
+ * Queues a delivery again, due now, with a fresh retry schedule and the same `webhook-id`. It
+ * keeps its place in its lane: a replayed older event goes out before newer pending ones.
+ */
+export async function replayDelivery(deps: Deps, subscriptionId: string, deliveryId: string) {
+  await getSubscription(deps, subscriptionId);
+  const doc = await deps.deliveries.byId(deliveryId);
+  if (!doc || doc.subscriptionId !== subscriptionId) throw notFound('Delivery');
+  const now = deps.clock();
+  const state = { status: 'pending' as const, nextAttemptAt: now, dueMinute: minuteKey(now), failedTries: 0 };
+  await deps.deliveries.setState(deliveryId, state);
+  deps.wake();
+  return toDeliveryView({ ...doc, ...state });
+}

@@ -1,0 +1,201 @@
+import { counter, MINUTE_MS, minuteKey, minuteStart, TimeBucketCursor } from '@support-desk/platform';
+import type { DeliveryDoc } from '../store/deliveries.js';
+import type { SubscriptionDoc } from '../store/subscriptions.js';
+import { applyToSubscription, nextState, type RetryPolicy } from './attempt-outcome.js';
+import type { Deps } from './deps.js';
+import { signingSecrets } from './subscriptions.js';
+
+export interface WorkerOptions extends RetryPolicy {
+  pollMs: number;
+  /** Lanes this replica works at once. */
+  concurrency: number;
+  /** How long a lane claim lasts; the worker stops taking new attempts on a lane well before. */
+  leaseMs: number;
+  /** The longest one attempt may take (connect + response timeouts). */
+  attemptMs: number;
+  /** Deliveries read per bucket or full pass. */
+  batchSize?: number;
+  fullScanEveryMs?: number;
+}
+
+const attempts = counter('webhook_delivery_attempts_total', 'Delivery attempts by outcome', ['outcome']);
+
+/**
+ * The delivery worker. Due deliveries are found by their due minute (equality reads: the minutes
+ * since the last pass, plus the last two minutes every pass; a full read of the pending ones at
+ * start and every `fullScanEveryMs`). Each is attempted only through its lane (subscription +
+ * resource): the replica that claims the lane (a unique insert, expiring) attempts the lane's
+ * oldest pending delivery, then the next while they are due, so events of one resource reach a
+ * subscriber in order, and no delivery is attempted by two replicas at once.
+ */
+export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
+  const log = deps.logger.child({ component: 'delivery-worker' });
+  const batchSize = opts.batchSize ?? 500;
+  const cursor = new TimeBucketCursor(MINUTE_MS, 30, opts.fullScanEveryMs ?? 10 * MINUTE_MS);
+  const inFlight = new Map<string, Promise<void>>();
+  let timer: NodeJS.Timeout | undefined;
+  let stopping = false;
+  let passing: Promise<void> | undefined;
+  let again = false;
+
+  async function dueDeliveries(now: Date): Promise<DeliveryDoc[]> {
+    const nowMs = now.getTime();
+    // Buckets up to two minutes ago go through the cursor; the last two are read every pass (a
+    // delivery written late in a minute is then still found).
+    const newest = minuteStart(nowMs) - 2 * MINUTE_MS;
+    const plan = cursor.plan(nowMs, newest);
+    const docs: DeliveryDoc[] = [];
+    if (plan.full) {
+      docs.push(...(await deps.deliveries.pending(batchSize)));
+      cursor.fullDone(nowMs, newest);
+    } else {
+      for (const bucket of plan.buckets) {
+        docs.push(...(await deps.deliveries.dueInMinute(minuteKey(bucket), batchSize)));
+        cursor.bucketDone(bucket);
+      }
+    }
+    for (const minute of [minuteStart(nowMs) - MINUTE_MS, minuteStart(nowMs)]) {
+      docs.push(...(await deps.deliveries.dueInMinute(minuteKey(minute), batchSize)));
+    }
+    return docs.filter((d) => d.dueMinute !== null && d.nextAttemptAt && new Date(d.nextAttemptAt) <= now);
+  }
+
+  /**
+   * Works one lane while this replica holds it: its due deliveries, oldest first. Only a lane's
+   * head needs to be findable by the scans: when the head waits for a retry, the deliveries
+   * behind it are parked (no due minute) and go out right after it, from this loop.
+   */
+  async function workLane(lane: string): Promise<void> {
+    const release = await deps.leases.claim(lane, deps.clock());
+    if (!release) return;
+    const claimedAt = Date.now();
+    const subs = new Map<string, SubscriptionDoc | null>();
+    let head: DeliveryDoc | undefined;
+    let ended: 'empty' | 'waiting' | 'held' | 'budget' = 'budget';
+    try {
+      for (let n = 0; n < 1000 && !stopping; n++) {
+        if (Date.now() - claimedAt + opts.attemptMs * 2 > opts.leaseMs) break;
+        [head] = await deps.deliveries.laneHead(lane);
+        const now = deps.clock();
+        if (!head) {
+          ended = 'empty';
+          break;
+        }
+        if (!head.nextAttemptAt || new Date(head.nextAttemptAt) > now) {
+          ended = 'waiting';
+          break;
+        }
+        if (!subs.has(head.subscriptionId)) {
+          subs.set(head.subscriptionId, await deps.subscriptions.findLive(head.subscriptionId));
+        }
+        const sub = subs.get(head.subscriptionId)!;
+        if (!sub) {
+          await deps.deliveries.setState(head._id, {
+            status: 'failed',
+            nextAttemptAt: null,
+            dueMinute: null,
+          });
+          continue;
+        }
+        if (!sub.active && head.eventId !== null) {
+          // Held while the subscription is off: re-enabling makes its deliveries due again.
+          await deps.deliveries.setState(head._id, { dueMinute: null });
+          ended = 'held';
+          break;
+        }
+        // Should this replica die during the attempt, the scans find the delivery again in the
+        // minute its claim has expired by.
+        await deps.deliveries.setState(head._id, { dueMinute: minuteKey(now.getTime() + opts.leaseMs) });
+        const outcome = await deps.send({
+          url: sub.url,
+          id: head._id,
+          payload: head.payload,
+          secrets: signingSecrets(deps, sub, now),
+          at: now,
+        });
+        const state = nextState(head, outcome, now, opts);
+        await deps.deliveries.recordAttempt(head._id, { at: now.toISOString(), ...outcome }, state);
+        attempts.inc({ outcome: state.status === 'succeeded' ? 'success' : 'failure' });
+        await applyToSubscription(deps, sub, head, outcome, now, opts);
+        subs.delete(head.subscriptionId);
+        head = undefined;
+        if (state.status === 'pending') {
+          ended = 'waiting';
+          [head] = await deps.deliveries.laneHead(lane);
+          break;
+        }
+      }
+      if (ended === 'waiting' && head) await deps.deliveries.parkBehind(lane, head._id);
+      // Stopped with work left: the lane's head must be found by a later pass (here or elsewhere).
+      if (ended === 'budget') {
+        const [next] = await deps.deliveries.laneHead(lane);
+        if (next) await deps.deliveries.setState(next._id, { dueMinute: minuteKey(deps.clock()) });
+      }
+    } finally {
+      await release();
+    }
+  }
+
+  async function pass(): Promise<void> {
+    const docs = await dueDeliveries(deps.clock());
+    for (const doc of docs) {
+      if (stopping || inFlight.size >= opts.concurrency) break;
+      if (inFlight.has(doc.lane)) continue;
+      const work = workLane(doc.lane)
+        .catch((err) => log.warn({ err, lane: doc.lane }, 'delivery lane failed; retried on a later pass'))
+        .finally(() => {
+          inFlight.delete(doc.lane);
+          wake();
+        });
+      inFlight.set(doc.lane, work);
+    }
+  }
+
+  function schedule(ms: number) {
+    if (stopping) return;
+    clearTimeout(timer);
+    timer = setTimeout(run, ms);
+    timer.unref();
+  }
+
+  function run() {
+    if (passing) {
+      again = true;
+      return;
+    }
+    passing = pass()
+      .catch((err) => log.warn({ err }, 'delivery pass failed'))
+      .finally(() => {
+        passing = undefined;
+        if (again) {
+          again = false;
+          schedule(0);
+        } else schedule(opts.pollMs);
+      });
+  }
+
+  /** New work is due now: a pass soon instead of at the next poll. */
+  function wake() {
+    if (stopping) return;
+    if (passing) again = true;
+    else schedule(5);
+  }
+
+  return {
+    start() {
+      stopping = false;
+      cursor.requestFull();
+      schedule(0);
+    },
+    wake,
+    /** Stops taking work and waits for the attempts in hand (their lanes are released). */
+    async stop() {
+      stopping = true;
+      clearTimeout(timer);
+      await passing;
+      await Promise.allSettled([...inFlight.values()]);
+    },
+  };
+}
+
+export type DeliveryWorker = ReturnType<typeof createDeliveryWorker>;

@@ -1,0 +1,26 @@
+import type { NatsNames } from '@support-desk/contracts';
+import type { Logger } from '@support-desk/platform';
+import type { BlockList } from 'node:net';
+import type { Send } from '../events/sender.js';
+import type { DeliveriesRepository } from '../store/deliveries.js';
+import type { LaneLeases } from '../store/lane-leases.js';
+import type { SubscriptionsRepository } from '../store/subscriptions.js';
+import type { SecretBox } from './secrets.js';
+
+/** What the use cases work with: repositories, ports and settings (no HTTP, no driver). */
+export interface Deps {
+  names: NatsNames;
+  logger: Logger;
+  clock: () => Date;
+  subscriptions: SubscriptionsRepository;
+  deliveries: DeliveriesRepository;
+  leases: LaneLeases;
+  secrets: SecretBox;
+  send: Send;
+  /** Ranges the operator allows despite the SSRF rules (checked on URLs given as an address). */
+  allowedRanges: BlockList;
+  /** How long a rotated-out secret keeps signing. */
+  rotationOverlapMs: number;
+  /** Wakes the delivery worker of this process (new work is due now). */
+  wake: () => void;
+}

@@ -1,0 +1,206 @@
+import {
+  type Changes,
+  type CreateWebhookBody,
+  EVENT_TYPES,
+  newId,
+  RESOURCE_TYPES,
+  type UpdateWebhookBody,
+  type WebhookListQuery,
+  type WebhookWithSecret,
+} from '@support-desk/contracts';
+import {
+  buildEvent,
+  type EventContext,
+  eventEntry,
+  listPage,
+  listWindow,
+  minuteKey,
+  notFound,
+  readLimit,
+  seekOf,
+  validationError,
+} from '@support-desk/platform';
+import { isIP } from 'node:net';
+import { refusal } from '../events/destination.js';
+import type { StoredSecret, SubscriptionDoc } from '../store/subscriptions.js';
+import type { Deps } from './deps.js';
+import { toSubscriptionView } from './views.js';
+
+const FAMILIES = new Set<string>(RESOURCE_TYPES);
+const KNOWN_TYPES = new Set<string>(EVENT_TYPES);
+
+/** `*`, `request.*` or a known type; anything else is a 400 naming the entry. */
+function checkPatterns(events: string[]): string[] {
+  for (const p of events) {
+    const family = p.endsWith('.*') ? p.slice(0, -2) : null;
+    const ok = p === '*' || (family !== null ? FAMILIES.has(family) : KNOWN_TYPES.has(p));
+    if (!ok) {
+      throw validationError(
+        'body.events',
+        `"${p.slice(0, 60)}" is not an event type, a family (${[...FAMILIES].map((f) => `${f}.*`).join(', ')}) or *`,
+      );
+    }
+  }
+  return events;
+}
+
+/** A URL given as an address is checked at once (a host name is checked at every delivery). */
+function checkUrl(deps: Deps, raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw validationError('body.url', 'is not a valid URL');
+  }
+  if (url.username || url.password) throw validationError('body.url', 'must not carry credentials');
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const why = isIP(host) ? refusal(host, deps.allowedRanges) : null;
+  if (why) throw validationError('body.url', `is not an allowed destination: ${why}`);
+  return url.toString();
+}
+
+const publicFields = (s: Pick<SubscriptionDoc, 'url' | 'events' | 'description' | 'active'>) => ({
+  'webhook.url': s.url,
+  'webhook.events': s.events,
+  'webhook.description': s.description,
+  'webhook.active': s.active,
+});
+
+/** `changes` of a subscription event: `webhook.<field>` entries, never a secret. */
+function diff(before: Record<string, unknown>, after: Record<string, unknown>): Changes {
+  const changes: Changes = {};
+  for (const [field, to] of Object.entries(after)) {
+    const from = before[field] ?? null;
+    if (JSON.stringify(from) !== JSON.stringify(to)) changes[field] = { from, to };
+  }
+  return changes;
+}
+
+export async function getSubscription(deps: Deps, id: string) {
+  const doc = await deps.subscriptions.findLive(id);
+  if (!doc) throw notFound('Webhook');
+  return doc;
+}
+
+export async function listSubscriptions(deps: Deps, query: WebhookListQuery) {
+  const scope = { sort: '-id', kinds: [], filters: {} };
+  const window = listWindow(query, scope);
+  const { items, total } = await deps.subscriptions.page({
+    skip: window.mode === 'page' ? window.skip : 0,
+    limit: readLimit(window),
+    seek: seekOf(window),
+    count: window.mode === 'page',
+  });
+  const page = listPage(items, window, scope, (d) => ({ keys: [], id: d._id }), total);
+  const now = deps.clock();
+  return { webhooks: page.items.map((d) => toSubscriptionView(d, now)), pagination: page.pagination };
+}
+
+export async function createSubscription(
+  deps: Deps,
+  ctx: EventContext,
+  body: CreateWebhookBody,
+): Promise<WebhookWithSecret> {
+  const now = deps.clock();
+  const url = checkUrl(deps, body.url);
+  const events = checkPatterns(body.events);
+  const secret = deps.secrets.generate();
+  const active = body.active ?? true;
+  const doc: SubscriptionDoc = {
+    _id: newId('webhook', now.getTime()),
+    url,
+    events,
+    description: body.description ?? '',
+    active,
+    disabledReason: active ? null : 'manual',
+    disabledAt: active ? null : now,
+    secrets: [{ sealed: deps.secrets.seal(secret), createdAt: now, expiresAt: null }],
+    failures: 0,
+    failingSince: null,
+    deleted: false,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const event = buildEvent('system.config_changed', doc._id, ctx, diff({}, publicFields(doc)), now);
+  await deps.subscriptions.insert(doc, [eventEntry(deps.names, event)]);
+  return { ...toSubscriptionView(doc, now), secret };
+}
+
+export async function updateSubscription(deps: Deps, ctx: EventContext, id: string, body: UpdateWebhookBody) {
+  const after: Partial<SubscriptionDoc> = {};
+  if (body.url !== undefined) after.url = checkUrl(deps, body.url);
+  if (body.events !== undefined) after.events = checkPatterns(body.events);
+  if (body.description !== undefined) after.description = body.description;
+  if (body.active !== undefined) after.active = body.active;
+  const now = deps.clock();
+  let resumed = false;
+  const updated = await deps.subscriptions.update(id, (before) => {
+    const next = { ...before, ...after };
+    const changes = diff(publicFields(before), publicFields(next));
+    if (Object.keys(changes).length === 0) return { write: null, result: before };
+    const set: Record<string, unknown> = { ...after, updatedAt: now };
+    if (after.active === false && before.active)
+      Object.assign(set, { disabledReason: 'manual', disabledAt: now });
+    if (after.active === true && !before.active) {
+      // Re-enabled: a clean slate for the failure count; held deliveries resume below.
+      Object.assign(set, { disabledReason: null, disabledAt: null, failures: 0, failingSince: null });
+      changes['webhook.disabledReason'] = { from: before.disabledReason ?? 'manual', to: null };
+      resumed = true;
+    }
+    const event = buildEvent('system.config_changed', id, ctx, changes, now);
+    return {
+      write: { set, outbox: [eventEntry(deps.names, event)] },
+      result: { ...before, ...set } as SubscriptionDoc,
+    };
+  });
+  if (resumed) {
+    await deps.deliveries.resumeSubscription(id, now, minuteKey(now));
+    deps.wake();
+  }
+  return toSubscriptionView(updated, now);
+}
+
+export async function deleteSubscription(deps: Deps, ctx: EventContext, id: string) {
+  const now = deps.clock();
+  await deps.subscriptions.update(id, () => {
+    const changes = { 'webhook.deleted': { from: false, to: true } };
+    const event = buildEvent('system.config_changed', id, ctx, changes, now);
+    return {
+      write: { set: { deleted: true, updatedAt: now }, outbox: [eventEntry(deps.names, event)] },
+      result: null,
+    };
+  });
+  await deps.deliveries.closeSubscription(id);
+  return { id, deleted: true as const };
+}
+
+/**
+ * A new secret; the ones that still sign keep signing until now + the overlap (an earlier
+ * rotation's shorter expiry is kept), and expired ones are dropped.
+ */
+export async function rotateSecret(deps: Deps, ctx: EventContext, id: string): Promise<WebhookWithSecret> {
+  const now = deps.clock();
+  const secret = deps.secrets.generate();
+  const overlapEnd = new Date(now.getTime() + deps.rotationOverlapMs);
+  const updated = await deps.subscriptions.update(id, (before) => {
+    const kept: StoredSecret[] = before.secrets
+      .filter((s) => !s.expiresAt || new Date(s.expiresAt) > now)
+      .map((s) => ({
+        ...s,
+        expiresAt: s.expiresAt && new Date(s.expiresAt) < overlapEnd ? s.expiresAt : overlapEnd,
+      }));
+    const secrets = [{ sealed: deps.secrets.seal(secret), createdAt: now, expiresAt: null }, ...kept];
+    const changes = { 'webhook.secretRotatedAt': { from: null, to: now.toISOString() } };
+    const event = buildEvent('system.config_changed', id, ctx, changes, now);
+    const set = { secrets, updatedAt: now };
+    return { write: { set, outbox: [eventEntry(deps.names, event)] }, result: { ...before, ...set } };
+  });
+  return { ...toSubscriptionView(updated, now), secret };
+}
+
+/** The secrets that sign a delivery made now: the current one and any still in its overlap. */
+export function signingSecrets(deps: Pick<Deps, 'secrets'>, doc: SubscriptionDoc, now: Date): string[] {
+  return doc.secrets
+    .filter((s) => !s.expiresAt || new Date(s.expiresAt) > now)
+    .map((s) => deps.secrets.open(s.sealed));
+}

@@ -1,0 +1,176 @@
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { newId } from '@support-desk/contracts';
+import { decodeDomainEvent, encodeJson } from '@support-desk/platform';
+import { asCaller, eventually, testPrincipal } from '@support-desk/platform/testing';
+import { Webhook } from 'standardwebhooks';
+import t from 'tap';
+import { admin, composeForTest, deliveries, event, publish, startReceiver, subscribe } from './helpers.js';
+
+t.test(
+  'subscriptions: create (secret once), read, list, update, delete, and each change an event',
+  async (t) => {
+    const { app, nc, names } = await composeForTest(t);
+    const created = await subscribe(app, {
+      url: 'https://hooks.example.com/a',
+      events: ['request.*', 'user.created'],
+      description: 'ops board',
+    });
+    t.match(created, { url: 'https://hooks.example.com/a', active: true, disabledReason: null });
+    t.match(created.secret, /^whsec_/, 'the secret is returned on create');
+
+    const read = await app.inject({ method: 'GET', url: `/v1/webhooks/${created.id}`, headers: admin });
+    t.equal(read.statusCode, 200);
+    t.notOk('secret' in read.json().data, 'and never again');
+
+    const second = await subscribe(app, { url: 'https://hooks.example.com/b', events: ['*'] });
+    const page1 = await app.inject({ method: 'GET', url: '/v1/webhooks?limit=1', headers: admin });
+    t.same(
+      page1.json().data.webhooks.map((w: { id: string }) => w.id),
+      [second.id],
+      'newest first',
+    );
+    t.equal(page1.json().data.pagination.total, 2);
+    const next = await app.inject({
+      method: 'GET',
+      url: `/v1/webhooks?limit=1&cursor=${page1.json().data.pagination.nextCursor}`,
+      headers: admin,
+    });
+    t.same(
+      next.json().data.webhooks.map((w: { id: string }) => w.id),
+      [created.id],
+      'the cursor continues',
+    );
+
+    const patched = await app.inject({
+      method: 'PATCH',
+      url: `/v1/webhooks/${created.id}`,
+      headers: admin,
+      payload: { active: false, events: ['request.created'] },
+    });
+    t.equal(patched.statusCode, 200);
+    t.match(patched.json().data, { active: false, disabledReason: 'manual', events: ['request.created'] });
+
+    const deleted = await app.inject({ method: 'DELETE', url: `/v1/webhooks/${created.id}`, headers: admin });
+    t.same(deleted.json().data, { id: created.id, deleted: true });
+    const gone = await app.inject({ method: 'GET', url: `/v1/webhooks/${created.id}`, headers: admin });
+    t.equal(gone.statusCode, 404);
+
+    // The changes are system.config_changed events on the stream (so they reach the audit log).
+    const jsm = await jetstreamManager(nc);
+    await jsm.consumers.add(names.eventsStream, { durable_name: 'check', ack_policy: 'none' as never });
+    const consumer = await jetstream(nc).consumers.get(names.eventsStream, 'check');
+    const seen: { type: string; resourceId: string; changes?: Record<string, unknown> }[] = [];
+    await eventually(
+      async () => {
+        const m = await consumer.next({ expires: 1000 });
+        if (m) seen.push(decodeDomainEvent(m.data));
+        return seen.filter((e) => e.resourceId === created.id).length === 3;
+      },
+      { what: 'three config events for the subscription' },
+    );
+    const mine = seen.filter((e) => e.resourceId === created.id);
+    t.same(
+      mine.map((e) => e.type),
+      ['system.config_changed', 'system.config_changed', 'system.config_changed'],
+    );
+    t.same(Object.keys(mine[0].changes ?? {}).sort(), [
+      'webhook.active',
+      'webhook.description',
+      'webhook.events',
+      'webhook.url',
+    ]);
+    t.same(mine[2].changes, { 'webhook.deleted': { from: false, to: true } });
+    t.notMatch(JSON.stringify(seen), /whsec_/, 'no event carries a secret');
+  },
+);
+
+t.test('bad input is a 400 naming the field and changes nothing; other roles are refused', async (t) => {
+  const { app } = await composeForTest(t);
+  const cases: [Record<string, unknown>, string][] = [
+    [{ url: 'ftp://x.example.com/', events: ['*'] }, 'body.url'],
+    [{ url: 'https://user:pw@x.example.com/', events: ['*'] }, 'body.url'],
+    [{ url: 'http://10.1.2.3/hook', events: ['*'] }, 'body.url'],
+    [{ url: 'http://169.254.169.254/latest/meta-data', events: ['*'] }, 'body.url'],
+    [{ url: 'https://x.example.com/', events: ['nothing.here'] }, 'body.events'],
+    [{ url: 'https://x.example.com/', events: ['widget.*'] }, 'body.events'],
+    [{ url: 'https://x.example.com/', events: [] }, 'body.events'],
+  ];
+  for (const [body, field] of cases) {
+    const res = await app.inject({ method: 'POST', url: '/v1/webhooks', headers: admin, payload: body });
+    t.equal(res.statusCode, 400, JSON.stringify(body));
+    t.match(JSON.stringify(res.json().error), field);
+  }
+  const list = await app.inject({ method: 'GET', url: '/v1/webhooks', headers: admin });
+  t.equal(list.json().data.webhooks.length, 0, 'nothing was created');
+  const agent = await app.inject({
+    method: 'GET',
+    url: '/v1/webhooks',
+    headers: asCaller(testPrincipal('agent')),
+  });
+  t.equal(agent.statusCode, 403, 'admin scope only');
+  const unknown = await app.inject({
+    method: 'GET',
+    url: `/v1/webhooks/${newId('webhook')}`,
+    headers: admin,
+  });
+  t.equal(unknown.statusCode, 404);
+});
+
+t.test('a delivery: the event as the events API shows it, signed, verified by the library', async (t) => {
+  const { app, nc, names } = await composeForTest(t);
+  const receiver = await startReceiver(t);
+  const sub = await subscribe(app, { url: receiver.url, events: ['request.*'] });
+  const requestId = newId('request');
+  const internal = event('request.comment_added', requestId, {
+    // An event a faulty producer sent with an internal note's content: it never leaves.
+    comment: {
+      from: null,
+      to: { id: newId('comment'), authorId: newId('user'), isInternal: true, content: 'secret' },
+    },
+  });
+  await publish(nc, names, [event('user.created', newId('user')), internal]);
+  await eventually(() => receiver.received.length === 1, { what: 'one delivery (user.* is not subscribed)' });
+  const got = receiver.received[0];
+  const verified = new Webhook(sub.secret).verify(got.body, got.headers) as Record<string, unknown>;
+  t.match(verified, {
+    id: internal.id,
+    type: 'request.comment_added',
+    resourceId: requestId,
+    webhookId: sub.id,
+  });
+  t.match(verified, { actor: { role: 'system' }, metadata: { source: 'system' } }, 'the single-read shape');
+  t.notMatch(got.body, /secret/, 'internal-note content never appears');
+  t.throws(() =>
+    new Webhook(`whsec_${Buffer.alloc(24, 1).toString('base64')}`).verify(got.body, got.headers),
+  );
+
+  const log = await eventually(async () => {
+    const d = await deliveries(app, sub.id);
+    return d[0]?.status === 'succeeded' && d;
+  });
+  t.equal(log.length, 1);
+  t.equal(log[0].id, got.headers['webhook-id'], 'the delivery id is the webhook-id');
+  t.match(log[0].attempts, [{ status: 204, error: null }]);
+  t.equal(log[0].nextAttemptAt, null);
+
+  // The same event again (JetStream redelivery, a producer's retry): no second delivery.
+  // Published without a message id, so JetStream's own de-duplication does not hide it.
+  await jetstream(nc).publish(names.eventSubject(internal.type), encodeJson(internal));
+  const pinged = await app.inject({ method: 'POST', url: `/v1/webhooks/${sub.id}/ping`, headers: admin });
+  t.equal(pinged.statusCode, 202);
+  await eventually(() => receiver.received.length === 2, { what: 'the ping' });
+  t.match(JSON.parse(receiver.received[1].body), { type: 'webhook.ping', webhookId: sub.id });
+  const filtered = await deliveries(app, sub.id, '?eventType=webhook.ping');
+  t.same(
+    filtered.map((d) => d.eventType),
+    ['webhook.ping'],
+    'filtered by event type',
+  );
+  const bad = await app.inject({
+    method: 'GET',
+    url: `/v1/webhooks/${sub.id}/deliveries?status=nope`,
+    headers: admin,
+  });
+  t.equal(bad.statusCode, 400);
+  t.equal(receiver.received.length, 2, 'no duplicate of the redelivered event');
+});

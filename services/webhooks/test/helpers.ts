@@ -1,0 +1,167 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { jetstream } from '@nats-io/jetstream';
+import {
+  type Changes,
+  type DomainEvent,
+  type EventType,
+  type NatsNames,
+  newId,
+} from '@support-desk/contracts';
+import { buildEvent, encodeJson, type NatsConnection, systemContext } from '@support-desk/platform';
+import type { Connection } from 'mongoose';
+import {
+  asCaller,
+  signCallsLikeTheGateway,
+  testEnv,
+  testLogger,
+  testMongo,
+  testNats,
+  testPrincipal,
+  type Teardownable,
+} from '@support-desk/platform/testing';
+import { composeService } from '../src/composition.js';
+import { loadWebhooksConfig } from '../src/config.js';
+import type { Send } from '../src/events/sender.js';
+
+export const admin = asCaller(testPrincipal('admin'));
+
+/** What a receiver got: the raw body and the headers, as a verifier needs them. */
+export interface Received {
+  body: string;
+  headers: Record<string, string>;
+  at: number;
+}
+
+type Answer = (req: IncomingMessage, res: ServerResponse, n: number) => void;
+
+/** A real HTTP receiver on loopback; `answer` decides each response (default 204). */
+export async function startReceiver(t: Teardownable, answer: Answer = (_q, res) => res.writeHead(204).end()) {
+  const received: Received[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({
+        body: Buffer.concat(chunks).toString('utf8'),
+        headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)])),
+        at: Date.now(),
+      });
+      answer(req, res, received.length);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    server.closeAllConnections();
+    return new Promise<void>((r) => server.close(() => r()));
+  });
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/hook`, port, received };
+}
+
+/** Test timings: retries in a fraction of a second, loopback allowed, a quick poll. */
+export const FAST = {
+  WEBHOOKS_RETRY_SCHEDULE_MS: '100,200,300',
+  WEBHOOKS_POLL_MS: '50',
+  WEBHOOKS_ALLOWED_RANGES: '127.0.0.0/8,::1/128',
+  WEBHOOKS_CONNECT_TIMEOUT_MS: '1000',
+  WEBHOOKS_RESPONSE_TIMEOUT_MS: '1500',
+  WEBHOOKS_LEASE_MS: '6000',
+};
+
+/** What replicas of one deployment share: the store, the NATS namespace and the secret key. */
+export interface Shared {
+  conn: Connection;
+  nc: NatsConnection;
+  names: NatsNames;
+  key: string;
+}
+
+export const secretKey = () => randomBytes(32).toString('base64');
+
+/**
+ * The service as production composes it, on a fresh database and NATS namespace, with its
+ * background work started; `app.inject` signs calls like the gateway. Closed at teardown.
+ */
+export async function composeForTest(
+  t: Teardownable,
+  {
+    env = {},
+    shared,
+    wrapSend,
+    start = true,
+  }: {
+    env?: Record<string, string>;
+    shared?: Shared;
+    wrapSend?: (send: Send) => Send;
+    /** false: the API only (no intake, worker or relay), e.g. beside replicas run as processes. */
+    start?: boolean;
+  } = {},
+) {
+  const conn = shared?.conn ?? (await testMongo(t, 'webhooks'));
+  const { nc, names } = shared ? { nc: shared.nc, names: shared.names } : await testNats(t);
+  const key = shared?.key ?? secretKey();
+  const service = await composeService({
+    config: loadWebhooksConfig({
+      PRINCIPAL_VERIFY_KEYS: testEnv.principalKeys.verifyKeys,
+      WEBHOOKS_SECRET_KEY: key,
+      ...FAST,
+      ...env,
+    }),
+    logger: testLogger('webhooks'),
+    conn,
+    nc,
+    names,
+    ...(wrapSend ? { wrapSend } : {}),
+  });
+  if (start) await service.start();
+  const app = signCallsLikeTheGateway(service.app, 'webhooks');
+  t.teardown(async () => {
+    await app.close();
+    if (start) await service.close();
+  });
+  return { app, service, conn, nc, names, key };
+}
+
+export async function publish(
+  nc: Parameters<typeof jetstream>[0],
+  names: { eventSubject(type: string): string },
+  events: DomainEvent[],
+) {
+  const js = jetstream(nc);
+  for (const e of events) await js.publish(names.eventSubject(e.type), encodeJson(e), { msgID: e.id });
+}
+
+export const event = (type: EventType, resourceId = newId('request'), changes?: Changes) =>
+  buildEvent(type, resourceId, systemContext(), changes, new Date());
+
+type App = Awaited<ReturnType<typeof composeForTest>>['app'];
+
+/** Creates a subscription through the API; its answer (with the secret). */
+export async function subscribe(app: App, body: Record<string, unknown>) {
+  const res = await app.inject({ method: 'POST', url: '/v1/webhooks', headers: admin, payload: body });
+  if (res.statusCode !== 201) throw new Error(`create: ${res.statusCode} ${res.body}`);
+  return res.json().data as { id: string; secret: string; [k: string]: unknown };
+}
+
+export async function deliveries(app: App, id: string, query = '') {
+  const res = await app.inject({
+    method: 'GET',
+    url: `/v1/webhooks/${id}/deliveries${query}`,
+    headers: admin,
+  });
+  return res.json().data.deliveries as {
+    id: string;
+    status: string;
+    eventType: string;
+    eventId: string | null;
+    attempts: { status: number | null; error: string | null }[];
+    nextAttemptAt: string | null;
+  }[];
+}
+
+export async function getWebhook(app: App, id: string) {
+  const res = await app.inject({ method: 'GET', url: `/v1/webhooks/${id}`, headers: admin });
+  return res.json().data as { active: boolean; disabledReason: string | null; [k: string]: unknown };
+}

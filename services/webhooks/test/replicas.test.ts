@@ -1,0 +1,117 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { newId } from '@support-desk/contracts';
+import { eventually, freePort, testEnv } from '@support-desk/platform/testing';
+import t from 'tap';
+import type { Send } from '../src/events/sender.js';
+import { composeForTest, deliveries, event, FAST, publish, startReceiver, subscribe } from './helpers.js';
+
+const SERVER = fileURLToPath(new URL('../src/server.js', import.meta.url));
+
+t.test(
+  'two replicas: every event delivered, never one delivery attempted twice at once, in order',
+  async (t) => {
+    const running = new Map<string, number>();
+    let overlaps = 0;
+    const watch =
+      (send: Send): Send =>
+      async (d) => {
+        running.set(d.id, (running.get(d.id) ?? 0) + 1);
+        if (running.get(d.id)! > 1) overlaps++;
+        try {
+          return await send(d);
+        } finally {
+          running.set(d.id, running.get(d.id)! - 1);
+        }
+      };
+    const a = await composeForTest(t, { wrapSend: watch });
+    const b = await composeForTest(t, { shared: a, wrapSend: watch });
+    // A slow-ish receiver that fails every third call: retries and lanes overlap in time.
+    const receiver = await startReceiver(t, (_req, res, n) =>
+      setTimeout(() => res.writeHead(n % 3 === 0 ? 500 : 200).end(), 5),
+    );
+    const sub = await subscribe(a.app, { url: receiver.url, events: ['request.*'] });
+    const resources = [newId('request'), newId('request'), newId('request')];
+    const events = resources.flatMap((r) =>
+      (['request.created', 'request.updated', 'request.status_changed', 'request.assigned'] as const).map(
+        (type) => event(type, r),
+      ),
+    );
+    await publish(a.nc, a.names, events);
+    const done = await eventually(
+      async () => {
+        const list = await deliveries(b.app, sub.id, '?limit=100');
+        return list.length === events.length && list.every((d) => d.status === 'succeeded') && list;
+      },
+      { what: 'all delivered', timeoutMs: 30_000 },
+    );
+    t.equal(done.length, 12);
+    t.equal(overlaps, 0, 'no delivery attempted by two replicas at once');
+    const successes = receiver.received.filter((_r, i) => (i + 1) % 3 !== 0);
+    for (const r of resources) {
+      const order = successes.map((x) => JSON.parse(x.body)).filter((e) => e.resourceId === r);
+      const expected = events.filter((e) => e.resourceId === r).map((e) => e.id);
+      t.same(
+        order.map((e: { id: string }) => e.id),
+        expected,
+        `the events of ${r} arrived in order`,
+      );
+    }
+  },
+);
+
+t.test('kill -9 of a replica mid-delivery: nothing lost, duplicates carry the same webhook-id', async (t) => {
+  const first = await composeForTest(t, { start: false });
+  // The first answers only after a while, so the replica is killed with attempts in flight.
+  const receiver = await startReceiver(t, (_req, res, n) =>
+    setTimeout(() => res.writeHead(200).end(), n <= 2 ? 2000 : 0),
+  );
+  const sub = await subscribe(first.app, { url: receiver.url, events: ['request.*'] });
+
+  const start = async () => {
+    const child = spawn(process.execPath, [SERVER], {
+      stdio: 'ignore',
+      env: {
+        ...process.env,
+        ...FAST,
+        WEBHOOKS_CONNECT_TIMEOUT_MS: '200',
+        WEBHOOKS_RESPONSE_TIMEOUT_MS: '3000',
+        WEBHOOKS_LEASE_MS: '6400',
+        WEBHOOKS_PORT: String(await freePort()),
+        METRICS_PORT: String(await freePort()),
+        MONGO_URL: testEnv.mongoUrl,
+        MONGO_DB: first.conn.name,
+        NATS_URL: testEnv.natsUrl,
+        NATS_NAMESPACE: first.names.namespace,
+        LOG_LEVEL: 'silent',
+        PRINCIPAL_VERIFY_KEYS: testEnv.principalKeys.verifyKeys,
+        WEBHOOKS_SECRET_KEY: first.key,
+      },
+    });
+    t.teardown(() => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    });
+    return child;
+  };
+  const victim = await start();
+  const events = [event('request.created'), event('request.created'), event('request.created')];
+  await publish(first.nc, first.names, events);
+  await eventually(() => receiver.received.length >= 2, { what: 'attempts in flight', timeoutMs: 20_000 });
+  victim.kill('SIGKILL');
+  await start();
+  const done = await eventually(
+    async () => {
+      const list = await deliveries(first.app, sub.id);
+      return list.length === 3 && list.every((d) => d.status === 'succeeded') && list;
+    },
+    { what: 'every event delivered by the survivor', timeoutMs: 30_000 },
+  );
+  const byId = new Map<string, Set<string>>();
+  for (const r of receiver.received) {
+    const id = JSON.parse(r.body).id as string;
+    byId.set(id, (byId.get(id) ?? new Set()).add(r.headers['webhook-id']));
+  }
+  t.same([...byId.keys()].sort(), events.map((e) => e.id).sort(), 'each event arrived at least once');
+  for (const ids of byId.values()) t.equal(ids.size, 1, 'a duplicate has the same webhook-id');
+  t.equal(done.length, 3);
+});
