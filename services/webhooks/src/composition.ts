@@ -76,7 +76,7 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
     bodyCapBytes: config.WEBHOOKS_RESPONSE_BODY_CAP_BYTES,
     allowedRanges: config.WEBHOOKS_ALLOWED_RANGES,
   });
-  let wakeWorker = () => {};
+  let wakeWorker: (lanes?: readonly string[]) => void = () => {};
   const deps: Deps = {
     names,
     logger,
@@ -90,7 +90,7 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
     send: sd.wrapSend ? sd.wrapSend(realSend) : realSend,
     allowedRanges: checkedRanges(config.WEBHOOKS_ALLOWED_RANGES),
     rotationOverlapMs: config.WEBHOOKS_ROTATION_OVERLAP_MS,
-    wake: () => wakeWorker(),
+    wake: (lanes) => wakeWorker(lanes),
   };
   const app = createHttpApp({ logger });
   const health = registerHealth(app, { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) });

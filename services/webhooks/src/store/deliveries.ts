@@ -64,6 +64,10 @@ DeliverySchema.index({ subscriptionId: 1, _id: -1 }, { name: 'subscription' });
 DeliverySchema.index({ subscriptionId: 1, status: 1 }, { name: 'subscription_status' });
 DeliverySchema.index({ expiresHour: 1 }, { name: 'expires_hour' });
 
+/** What the worker's scans read of a due delivery: which lane to work, and whether it is due. */
+export type DueDelivery = Pick<DeliveryDoc, '_id' | 'lane' | 'nextAttemptAt' | 'dueMinute'>;
+const DUE_FIELDS = { _id: 1, lane: 1, nextAttemptAt: 1, dueMinute: 1 };
+
 export const deliveryModel = (conn: Connection): Model<DeliveryDoc> =>
   (conn.models.Delivery as Model<DeliveryDoc> | undefined) ??
   conn.model<DeliveryDoc>('Delivery', DeliverySchema);
@@ -131,12 +135,17 @@ export function createDeliveriesRepository(conn: Connection, { retentionMs }: { 
       return { items, total };
     },
 
-    /** Pending deliveries whose due minute is this one. */
+    /** Pending deliveries whose due minute is this one (what a scan needs of them, no payload). */
     dueInMinute: (minute: string, limit: number) =>
-      model.find({ status: 'pending', dueMinute: minute }).limit(limit).lean<DeliveryDoc[]>().exec(),
+      model
+        .find({ status: 'pending', dueMinute: minute }, DUE_FIELDS)
+        .limit(limit)
+        .lean<DueDelivery[]>()
+        .exec(),
 
     /** Every pending delivery (the worker's full pass: at start and on a slow schedule). */
-    pending: (limit: number) => model.find({ status: 'pending' }).limit(limit).lean<DeliveryDoc[]>().exec(),
+    pending: (limit: number) =>
+      model.find({ status: 'pending' }, DUE_FIELDS).limit(limit).lean<DueDelivery[]>().exec(),
 
     /** The oldest pending delivery of a lane: the only one of the lane that may be attempted. */
     laneHead: (lane: string) =>

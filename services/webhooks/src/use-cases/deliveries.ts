@@ -82,20 +82,19 @@ export function fanOut(deps: Deps) {
     const now = deps.clock();
     const detail = toEventDetail(event);
     const position = `${at.toISOString()}|${event.id}`;
-    await deps.deliveries.insertNew(
-      subscribers.map((s) =>
-        pendingDelivery(
-          deliveryIdFor(event.id, s._id),
-          s._id,
-          event,
-          `${s._id}|${event.resourceType}:${event.resourceId}`,
-          position,
-          { ...detail, webhookId: s._id },
-          now,
-        ),
+    const deliveries = subscribers.map((s) =>
+      pendingDelivery(
+        deliveryIdFor(event.id, s._id),
+        s._id,
+        event,
+        `${s._id}|${event.resourceType}:${event.resourceId}`,
+        position,
+        { ...detail, webhookId: s._id },
+        now,
       ),
     );
-    deps.wake();
+    await deps.deliveries.insertNew(deliveries);
+    deps.wake(deliveries.map((d) => d.lane));
   };
 }
 
@@ -115,7 +114,7 @@ export async function ping(deps: Deps, subscriptionId: string) {
     now,
   );
   await deps.deliveries.insertNew([doc]);
-  deps.wake();
+  deps.wake([doc.lane]);
   return toDeliveryView(doc);
 }
 

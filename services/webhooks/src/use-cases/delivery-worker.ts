@@ -1,5 +1,5 @@
 import { counter, MINUTE_MS, minuteKey, minuteStart, TimeBucketCursor } from '@support-desk/platform';
-import type { DeliveryDoc } from '../store/deliveries.js';
+import type { DeliveryDoc, DueDelivery } from '../store/deliveries.js';
 import type { SubscriptionDoc } from '../store/subscriptions.js';
 import { applyToSubscription, nextState, type RetryPolicy } from './attempt-outcome.js';
 import type { Deps } from './deps.js';
@@ -18,6 +18,9 @@ export interface WorkerOptions extends RetryPolicy {
   fullScanEveryMs?: number;
 }
 
+/** The most lanes kept ready in memory. */
+const READY_LIMIT = 10_000;
+
 const attempts = counter('webhook_delivery_attempts_total', 'Delivery attempts by outcome', ['outcome']);
 
 /**
@@ -27,24 +30,30 @@ const attempts = counter('webhook_delivery_attempts_total', 'Delivery attempts b
  * resource): the replica that claims the lane (a unique insert, expiring) attempts the lane's
  * oldest pending delivery, then the next while they are due, so events of one resource reach a
  * subscriber in order, and no delivery is attempted by two replicas at once.
+ *
+ * Lanes known to be due wait in `ready` for a free slot: those a pass found, and those the intake
+ * names as it stores new deliveries. A finished lane takes the next ready one; the store is read
+ * again only when none is left (a pass per finished lane re-read the same minute's deliveries
+ * each time: the work grew with the square of a burst).
  */
 export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
   const log = deps.logger.child({ component: 'delivery-worker' });
   const batchSize = opts.batchSize ?? 500;
   const cursor = new TimeBucketCursor(MINUTE_MS, 30, opts.fullScanEveryMs ?? 10 * MINUTE_MS);
   const inFlight = new Map<string, Promise<void>>();
+  const ready = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   let stopping = false;
   let passing: Promise<void> | undefined;
   let again = false;
 
-  async function dueDeliveries(now: Date): Promise<DeliveryDoc[]> {
+  async function dueDeliveries(now: Date): Promise<DueDelivery[]> {
     const nowMs = now.getTime();
     // Buckets up to two minutes ago go through the cursor; the last two are read every pass (a
     // delivery written late in a minute is then still found).
     const newest = minuteStart(nowMs) - 2 * MINUTE_MS;
     const plan = cursor.plan(nowMs, newest);
-    const docs: DeliveryDoc[] = [];
+    const docs: DueDelivery[] = [];
     if (plan.full) {
       docs.push(...(await deps.deliveries.pending(batchSize)));
       cursor.fullDone(nowMs, newest);
@@ -136,19 +145,27 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
     }
   }
 
+  /** Starts ready lanes while slots are free; a lane already in hand is left to its worker. */
+  function startReady(): void {
+    for (const lane of ready) {
+      if (stopping || inFlight.size >= opts.concurrency) return;
+      ready.delete(lane);
+      if (inFlight.has(lane)) continue;
+      const work = workLane(lane)
+        .catch((err) => log.warn({ err, lane }, 'delivery lane failed; retried on a later pass'))
+        .finally(() => {
+          inFlight.delete(lane);
+          if (ready.size > 0) startReady();
+          else wake();
+        });
+      inFlight.set(lane, work);
+    }
+  }
+
   async function pass(): Promise<void> {
     const docs = await dueDeliveries(deps.clock());
-    for (const doc of docs) {
-      if (stopping || inFlight.size >= opts.concurrency) break;
-      if (inFlight.has(doc.lane)) continue;
-      const work = workLane(doc.lane)
-        .catch((err) => log.warn({ err, lane: doc.lane }, 'delivery lane failed; retried on a later pass'))
-        .finally(() => {
-          inFlight.delete(doc.lane);
-          wake();
-        });
-      inFlight.set(doc.lane, work);
-    }
+    for (const doc of docs) if (!inFlight.has(doc.lane)) ready.add(doc.lane);
+    startReady();
   }
 
   function schedule(ms: number) {
@@ -174,9 +191,15 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
       });
   }
 
-  /** New work is due now: a pass soon instead of at the next poll. */
-  function wake() {
+  /** New work is due now: the lanes named go to the ready ones; none named, a pass soon. */
+  function wake(lanes?: readonly string[]) {
     if (stopping) return;
+    if (lanes?.length) {
+      // Bounded: past it, a burst's lanes are found by the scans instead.
+      for (const lane of lanes) if (ready.size < READY_LIMIT) ready.add(lane);
+      startReady();
+      return;
+    }
     if (passing) again = true;
     else schedule(5);
   }
@@ -191,6 +214,7 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
     /** Stops taking work and waits for the attempts in hand (their lanes are released). */
     async stop() {
       stopping = true;
+      ready.clear();
       clearTimeout(timer);
       await passing;
       await Promise.allSettled([...inFlight.values()]);

@@ -22,5 +22,6 @@ export interface Deps {
   /** How long a rotated-out secret keeps signing. */
   rotationOverlapMs: number;
   /** Wakes the delivery worker of this process (new work is due now). */
-  wake: () => void;
+  /** New work: the lanes named are due now (no store read to find them); none named, a pass soon. */
+  wake: (lanes?: readonly string[]) => void;
 }
