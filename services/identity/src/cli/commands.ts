@@ -9,11 +9,12 @@ import { createOAuthClient } from '../use-cases/oauth-clients.js';
 import { getSettings, setGlobalAllowlist } from '../use-cases/settings.js';
 import { findUserByEmail } from '../use-cases/users.js';
 import { rotateDevSigningKey } from '../oauth/keys.js';
-import { parse, parseDuration, positiveInt, required, UsageError } from './args.js';
+import { parseDuration, positiveInt, required, UsageError } from './args.js';
 import { deadLetterCommands } from './commands-dead-letters.js';
-import { directoryCommands } from './commands-directory.js';
+import { groupsCommands } from './commands-groups.js';
 import { idpCommands } from './commands-idp.js';
-import { type Command, oneOf } from './command.js';
+import { usersCommands } from './commands-users.js';
+import { type Command, ifNotExists, oneOf, type Options } from './command.js';
 
 const limitsFrom = (values: Record<string, unknown>) => {
   const general = positiveInt(values['rate-limit'], 'rate-limit');
@@ -29,28 +30,82 @@ const allowlistFrom = (value: string) => {
   }
 };
 
+/** The limits flags of an Enterprise key or client. */
+const LIMIT_OPTIONS: Options = {
+  'rate-limit': { type: 'string', value: 'N', description: 'calls a minute (Enterprise plan only)' },
+  'events-rate-limit': {
+    type: 'string',
+    value: 'N',
+    description: 'events API calls a minute (Enterprise plan only)',
+  },
+};
+const PLAN_OPTION: Options = {
+  plan: { type: 'string', value: PLANS.join('|'), description: 'rate-limit plan (default standard)' },
+};
+
+/** What `deskctl <group> --help` says a group of commands is for. */
+export const GROUPS: Record<string, string> = {
+  users: 'users: list, show, create, update, deactivate, set a password',
+  groups: 'groups and their members',
+  'api-keys': 'API keys: create (the value is shown once), list with last use, revoke',
+  'oauth-clients': 'OAuth 2.0 clients of the authorization server',
+  'oauth-keys': 'the OAuth token signing keys',
+  settings: 'global settings',
+  'settings ip-allowlist': 'the global IP allowlist of API keys',
+  idp: 'identity provider connections (SCIM and LDAP)',
+  'dead-letters': "messages a service's consumers could not take",
+};
+
+const when = (iso: string | null | undefined) => (iso ? iso.replace(/\.\d{3}Z$/, 'Z') : '-');
+
 export const COMMANDS: Record<string, Command> = {
-  ...directoryCommands,
+  ...usersCommands,
+  ...groupsCommands,
   ...deadLetterCommands,
   ...idpCommands,
   'api-keys create': {
-    usage:
-      'api-keys create --owner EMAIL --name N --scopes a,b [--plan standard|professional|enterprise] [--rate-limit N] [--events-rate-limit N] [--allow-ip CIDR,...] [--expires-in 30d]',
+    description: 'create an API key for a user; its value is printed once',
     options: {
-      owner: { type: 'string' },
-      name: { type: 'string' },
-      scopes: { type: 'string' },
-      plan: { type: 'string' },
-      'rate-limit': { type: 'string' },
-      'events-rate-limit': { type: 'string' },
-      'allow-ip': { type: 'string' },
-      'expires-in': { type: 'string' },
+      owner: { type: 'string', value: 'EMAIL', description: 'the user the key acts as' },
+      name: { type: 'string', value: 'NAME', description: 'what the key is for (shown in lists)' },
+      scopes: {
+        type: 'string',
+        value: 'SCOPE,...',
+        description: "what it may do (within the owner's role), e.g. requests:read,requests:write or admin",
+      },
+      ...PLAN_OPTION,
+      ...LIMIT_OPTIONS,
+      'allow-ip': { type: 'string', value: 'CIDR,...', description: 'only from these addresses' },
+      'expires-in': {
+        type: 'string',
+        value: '30d|12h|90m|2w',
+        description: 'expire after this long (default never)',
+      },
+      'if-not-exists': {
+        type: 'boolean',
+        description:
+          'when the owner has an unrevoked key of this name, show it (without its value) and create none',
+      },
     },
+    examples: [
+      'api-keys create --owner ada@example.com --name "Ada\'s laptop" --scopes requests:read,requests:write --expires-in 90d',
+      'api-keys create --owner ops@example.com --name ci --scopes admin --plan enterprise --rate-limit 600 --json',
+    ],
     async run(deps, ctx, v) {
       const plan = oneOf(v.plan, PLANS, 'plan') as Plan | undefined;
       const limits = limitsFrom(v);
       if (limits && plan !== 'enterprise')
         throw new UsageError('--rate-limit/--events-rate-limit need --plan enterprise');
+      if (ifNotExists(v)) {
+        const existing = (await listApiKeys(deps, required(v, 'owner'))).find(
+          (k) => k.name === required(v, 'name') && !k.revokedAt,
+        );
+        if (existing)
+          return {
+            json: { ...existing, existed: true },
+            text: `API key ${existing.id} "${existing.name}" of ${existing.owner.email} already exists (its value is not shown again)`,
+          };
+      }
       const key = await createApiKey(deps, ctx, {
         ownerEmail: required(v, 'owner'),
         name: required(v, 'name'),
@@ -70,40 +125,69 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'api-keys list': {
-    usage: 'api-keys list [--owner EMAIL]',
-    options: { owner: { type: 'string' } },
+    description:
+      'list API keys (newest first) with owner, scopes, plan, expiry and last use; never their values',
+    options: {
+      owner: { type: 'string', value: 'EMAIL', description: "only this user's keys" },
+      active: { type: 'boolean', description: 'only keys that work: not revoked, not expired' },
+    },
+    examples: ['api-keys list', 'api-keys list --owner ada@example.com --active --json'],
     async run(deps, _ctx, v) {
-      const keys = await listApiKeys(deps, typeof v.owner === 'string' ? v.owner : undefined);
-      const lines = keys.map(
-        (k) =>
-          `${k.id}  ${k.name}  owner=${k.owner.email}  scopes=${k.scopes.join(',')}  plan=${k.plan}` +
-          `${k.revokedAt ? '  REVOKED' : ''}${k.expiresAt ? `  expires=${k.expiresAt}` : ''}`,
-      );
-      return { json: { keys }, text: lines.length ? lines.join('\n') : 'no API keys' };
+      const listed = await listApiKeys(deps, typeof v.owner === 'string' ? v.owner : undefined);
+      const now = new Date().toISOString();
+      const statusOf = (k: (typeof listed)[number]) =>
+        k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt <= now ? 'expired' : 'active';
+      const keys = v.active === true ? listed.filter((k) => statusOf(k) === 'active') : listed;
+      return {
+        json: { keys },
+        text: 'no API keys',
+        table: {
+          columns: ['id', 'name', 'owner', 'scopes', 'plan', 'created', 'expires', 'last used', 'status'],
+          rows: keys.map((k) => [
+            k.id,
+            k.name,
+            k.owner.email,
+            k.scopes.join(','),
+            k.plan,
+            when(k.createdAt),
+            when(k.expiresAt),
+            k.lastUsedAt ? when(k.lastUsedAt) : 'never',
+            statusOf(k),
+          ]),
+        },
+      };
     },
   },
   'api-keys revoke': {
-    usage: 'api-keys revoke ID',
+    description: 'revoke an API key: refused at once by every gateway, for good',
     options: {},
-    positionals: 1,
+    args: [{ name: 'ID', description: 'the key id (key_…)', required: true }],
+    examples: ['api-keys revoke key_01J... --yes'],
+    confirm: (_v, pos) => `API key ${pos[0]} will be revoked for good`,
     async run(deps, ctx, _v, pos) {
       const id = pos[0];
-      if (!id) throw new UsageError('the key id is required');
       const result = await revokeApiKey(deps, ctx, id);
       return { json: result, text: result.alreadyRevoked ? `${id} was already revoked` : `revoked ${id}` };
     },
   },
   'oauth-clients create': {
-    usage:
-      'oauth-clients create --name N --redirect-uri URI [--redirect-uri URI2 ...] [--public] [--plan P] [--rate-limit N] [--events-rate-limit N]',
+    description: "register an OAuth 2.0 client; a confidential client's secret is printed once",
     options: {
-      name: { type: 'string' },
-      'redirect-uri': { type: 'string', multiple: true },
-      public: { type: 'boolean' },
-      plan: { type: 'string' },
-      'rate-limit': { type: 'string' },
-      'events-rate-limit': { type: 'string' },
+      name: { type: 'string', value: 'NAME', description: 'shown to users on the consent page' },
+      'redirect-uri': {
+        type: 'string',
+        multiple: true,
+        value: 'URI',
+        description: 'an exact redirect URI (https, or http on a loopback host)',
+      },
+      public: { type: 'boolean', description: 'a public client (no secret; PKCE S256 required)' },
+      ...PLAN_OPTION,
+      ...LIMIT_OPTIONS,
     },
+    examples: [
+      'oauth-clients create --name "My app" --redirect-uri https://app.example.com/callback',
+      'oauth-clients create --name CLI --redirect-uri http://127.0.0.1:8976/cb --public --json',
+    ],
     async run(deps, ctx, v) {
       const uris = (v['redirect-uri'] as string[] | undefined) ?? [];
       if (uris.length === 0) throw new UsageError('--redirect-uri is required');
@@ -128,11 +212,11 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'settings ip-allowlist set': {
-    usage: 'settings ip-allowlist set CIDR,...',
+    description: 'replace the global allowlist: API keys are refused from any other address',
     options: {},
-    positionals: 1,
+    args: [{ name: 'CIDRS', description: 'addresses or ranges, comma-separated', required: true }],
+    examples: ['settings ip-allowlist set 10.0.0.0/8,192.0.2.7'],
     async run(deps, ctx, _v, pos) {
-      if (!pos[0]) throw new UsageError('the allowlist (CIDR,...) is required');
       const list = allowlistFrom(pos[0]);
       if (list.length === 0) throw new UsageError('empty allowlist; use "settings ip-allowlist clear"');
       const s = await setGlobalAllowlist(deps, ctx, list);
@@ -140,16 +224,19 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'settings ip-allowlist clear': {
-    usage: 'settings ip-allowlist clear',
+    description: 'empty the global allowlist: API keys may be used from any address',
     options: {},
+    examples: ['settings ip-allowlist clear --yes'],
+    confirm: () => 'The global IP allowlist will be emptied: API keys will be accepted from any address',
     async run(deps, ctx) {
       const s = await setGlobalAllowlist(deps, ctx, []);
       return { json: s, text: 'global API-key allowlist cleared (no restriction)' };
     },
   },
   'settings ip-allowlist show': {
-    usage: 'settings ip-allowlist show',
+    description: 'print the global allowlist',
     options: {},
+    examples: ['settings ip-allowlist show'],
     async run(deps) {
       const s = await getSettings(deps);
       return {
@@ -161,8 +248,10 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'oauth-keys rotate': {
-    usage: 'oauth-keys rotate',
+    description:
+      'start signing tokens with a new key; the previous keys stay in the JWKS until tokens signed with them expire',
     options: {},
+    examples: ['oauth-keys rotate'],
     async run(deps) {
       const result = await rotateDevSigningKey(deps.config, deps.clock());
       return {
@@ -172,8 +261,13 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   bootstrap: {
-    usage: 'bootstrap --email E --name N [--if-none]',
-    options: { email: { type: 'string' }, name: { type: 'string' }, 'if-none': { type: 'boolean' } },
+    description: 'create the first admin and an admin API key (printed once)',
+    options: {
+      email: { type: 'string', value: 'EMAIL', description: "the admin's email" },
+      name: { type: 'string', value: 'NAME', description: "the admin's display name" },
+      'if-none': { type: 'boolean', description: 'do nothing (exit 0) when an admin exists already' },
+    },
+    examples: ['bootstrap --email admin@example.com --name Admin --if-none --json'],
     async run(deps, ctx, v) {
       const email = required(v, 'email');
       const name = required(v, 'name');
@@ -198,17 +292,3 @@ export async function actingContext(deps: Deps, asEmail: unknown): Promise<Event
     throw new UsageError(`--as ${asEmail} is not an active admin`);
   return cliContext({ id: user._id, name: user.name, email: user.email, role: 'admin' });
 }
-
-/** Longest command name that prefixes argv. */
-export function findCommand(argv: string[]): { name: string; command: Command; rest: string[] } | null {
-  for (let words = 3; words >= 1; words--) {
-    const name = argv.slice(0, words).join(' ');
-    const command = COMMANDS[name];
-    if (command && !argv.slice(0, words).some((w) => w.startsWith('-'))) {
-      return { name, command, rest: argv.slice(words) };
-    }
-  }
-  return null;
-}
-
-export { parse };
