@@ -40,6 +40,11 @@ function checked<T>(schema: Parameters<typeof Value.Errors>[0], value: T, flags:
   throw new UsageError(`${flags[field] ?? (field || 'the input')}: ${first.message.toLowerCase()}`);
 }
 
+/** `--role admin,agent`: every item one of `allowed`. */
+function enumList(value: unknown, allowed: readonly string[], flag: string) {
+  for (const item of idsFrom(value)) oneOf(item, allowed, flag);
+}
+
 /** A user named by id (`user_…`) or by email. */
 export async function userIdOf(deps: Deps, idOrEmail: string): Promise<string> {
   if (!idOrEmail.includes('@')) return idOrEmail;
@@ -74,6 +79,8 @@ export const usersCommands: Record<string, Command> = {
       'users list --search ada --json',
     ],
     async run(deps, _ctx, v) {
+      enumList(v.role, ROLES, 'role');
+      enumList(v.status, USER_STATUSES, 'status');
       const query: UserListQuery = checked(
         UserListQuerySchema,
         {

@@ -211,7 +211,10 @@ export function buildProgram(found: (invocation: Invocation) => void, out: { out
 }
 
 /** What one command line asks for; usage errors throw CliUsageError. */
-export async function parseCommandLine(argv: string[]): Promise<Invocation> {
+export async function parseCommandLine(given: string[]): Promise<Invocation> {
+  // `deskctl help users create` is `deskctl users create --help` (commander's own help command
+  // sends a group's help to stderr as if it were a usage error).
+  const argv = given[0] === 'help' ? [...given.slice(1), '--help'] : given;
   let invocation: Invocation | null = null;
   const out = { out: '', err: '' };
   const program = buildProgram((i) => (invocation = i), out);
