@@ -311,6 +311,74 @@ t.test('commands against the store', async (t) => {
     t.match(adaRow.slice(at), /^never +active$/);
   });
 
+  await t.test(
+    'oauth-clients list / revoke: a revoked client is refused at the token endpoint',
+    async (t) => {
+      const made = await json([
+        'oauth-clients',
+        'create',
+        '--name',
+        'Web',
+        '--redirect-uri',
+        'https://app.example.com/cb',
+      ]);
+      const again = await json([
+        'oauth-clients',
+        'create',
+        '--name',
+        'Web',
+        '--redirect-uri',
+        'https://x.example.com/cb',
+        '--if-not-exists',
+      ]);
+      t.match(again, { client_id: made.client_id, existed: true });
+      t.notOk('client_secret' in again, 'the secret is never shown again');
+      const token = () =>
+        h.app.inject({
+          method: 'POST',
+          url: '/oauth/token',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: new URLSearchParams({
+            grant_type: 'authorization_code',
+            code: 'gnt_unknown.code',
+            redirect_uri: 'https://app.example.com/cb',
+            client_id: made.client_id,
+            client_secret: made.client_secret,
+          }).toString(),
+        });
+      t.match(
+        JSON.parse((await token()).body),
+        { error: 'invalid_grant' },
+        'before: the client authenticates',
+      );
+
+      const { clients } = await json(['oauth-clients', 'list']);
+      t.match(clients, [{ client_id: made.client_id, name: 'Web', public: false, revokedAt: null }]);
+      t.notOk(JSON.stringify(clients).includes(made.client_secret), 'never the secret');
+      const table = await run(['oauth-clients', 'list']);
+      t.match(
+        table.stdout,
+        /^CLIENT ID +NAME +TYPE +PLAN +CREATED +STATUS +REDIRECT URIS\ncli_\w+ +Web +confidential +standard +\S+ +active +https:\/\/app\.example\.com\/cb\n$/,
+      );
+
+      const refused = await run(['oauth-clients', 'revoke', made.client_id]);
+      t.equal(refused.code, 2, 'not without --yes');
+      const revoked = await json(['oauth-clients', 'revoke', made.client_id, '--yes']);
+      t.match(revoked, { client_id: made.client_id, alreadyRevoked: false, grantsRevoked: 0 });
+      const ev = await h.waitForEvent(
+        (e) =>
+          e.type === 'system.config_changed' && e.resourceId === made.client_id && !!e.changes?.revokedAt,
+      );
+      t.equal(ev.metadata.source, 'cli');
+      const after = await token();
+      t.equal(after.statusCode, 401);
+      t.match(JSON.parse(after.body), { error: 'invalid_client' }, 'after: refused');
+      t.match(await json(['oauth-clients', 'revoke', made.client_id, '--yes']), { alreadyRevoked: true });
+      t.same((await json(['oauth-clients', 'list', '--active'])).clients, []);
+      t.equal((await run(['oauth-clients', 'revoke', 'cli_unknown', '--yes'])).code, 1);
+    },
+  );
+
   await t.test('destructive commands: refused without a terminal unless --yes', async (t) => {
     for (const args of [
       ['users', 'deactivate', 'ada@example.com'],

@@ -83,3 +83,6 @@ export const IF_NOT_EXISTS: Options = {
 };
 export const ifNotExists = (v: Record<string, unknown>) =>
   v['if-not-exists'] === true || v['if-missing'] === true;
+
+/** A time in a table: to the second, `-` when there is none. */
+export const when = (iso: string | null | undefined) => (iso ? iso.replace(/\.\d{3}Z$/, 'Z') : '-');

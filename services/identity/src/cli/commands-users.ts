@@ -22,7 +22,7 @@ import {
   updateUser,
 } from '../use-cases/users.js';
 import { positiveInt, readStdin, required, UsageError } from './args.js';
-import { type Command, IF_NOT_EXISTS, ifNotExists, oneOf } from './command.js';
+import { type Command, IF_NOT_EXISTS, ifNotExists, oneOf, when } from './command.js';
 
 export const idsFrom = (value: unknown): string[] =>
   typeof value === 'string'
@@ -55,8 +55,6 @@ export async function userIdOf(deps: Deps, idOrEmail: string): Promise<string> {
 
 const USER_ARG = [{ name: 'USER', description: 'the user: id (usr_…) or email', required: true }];
 const groupNames = (u: Pick<UserListItem, 'groups'>) => u.groups.map((g) => g.name).join(',');
-const when = (iso: string | null | undefined) => (iso ? iso.replace(/\.\d{3}Z$/, 'Z') : '-');
-
 export const usersCommands: Record<string, Command> = {
   'users list': {
     description: 'list users (newest first), with filters',

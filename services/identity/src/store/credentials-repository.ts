@@ -78,6 +78,10 @@ export function createOAuthClientsRepository(conn: Connection) {
     /** With the secret's hash: only for authenticating the client. */
     findWithSecretHash: (id: string) =>
       model.findById(id).select('+secretHash').lean<OAuthClientDoc>().exec(),
+    /** Newest first, bounded; never the secret's hash. */
+    list: () => model.find({}).sort({ createdAt: -1 }).limit(10_000).lean<OAuthClientDoc[]>().exec(),
+    update: <R>(id: string, decide: Decide<OAuthClientDoc, R>) =>
+      updateAggregate<OAuthClientDoc, R>(model, id, decide, { what: 'OAuth client' }),
   };
 }
 

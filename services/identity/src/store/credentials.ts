@@ -59,6 +59,8 @@ export interface OAuthClientDoc {
   limits: RateLimits | null;
   createdAt: Date;
   createdBy: string;
+  /** A revoked client is refused at /oauth/authorize and /oauth/token, for good. */
+  revokedAt?: Date | null;
   rev?: number;
 }
 
@@ -73,6 +75,7 @@ export const OAuthClientSchema = new Schema<OAuthClientDoc>(
     limits: { type: LimitsSchema, default: null },
     createdAt: { type: Date, required: true },
     createdBy: { type: String, required: true },
+    revokedAt: { type: Date, default: null },
     /** Concurrency token: every update of the aggregate is conditioned on it and bumps it. */
     rev: { type: Number, default: 0 },
   },

@@ -74,6 +74,11 @@ export function createGrantsRepository(conn: Connection) {
       const grants = await model.find({ userId }).limit(10_000).lean<GrantDoc[]>().exec();
       return grants.filter((g) => !g.revokedAt && (!before || g.createdAt < before));
     },
+    /** The client's unrevoked grants (a revoked client's tokens end with them). */
+    async listLiveOfClient(clientId: string): Promise<GrantDoc[]> {
+      const grants = await model.find({ clientId }).limit(10_000).lean<GrantDoc[]>().exec();
+      return grants.filter((g) => !g.revokedAt);
+    },
     /** Deletes spent grants (see `spentGrants`), reading by `endsHour`; returns how many. */
     purgeSpent: (cutoff: Date, bounds: PurgeBounds) => purge(cutoff, bounds),
   };

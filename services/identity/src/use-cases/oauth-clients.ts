@@ -79,7 +79,9 @@ export async function createOAuthClient(deps: Deps, ctx: EventContext, input: Cr
 
 export async function findClient(deps: Deps, clientId: unknown): Promise<OAuthClientDoc | null> {
   if (typeof clientId !== 'string' || clientId.length > 64) return null;
-  return deps.oauthClients.findWithSecretHash(clientId);
+  const client = await deps.oauthClients.findWithSecretHash(clientId);
+  // A revoked client is no client: refused at /oauth/authorize and /oauth/token.
+  return client && !client.revokedAt ? client : null;
 }
 
 /** Constant-time check of a confidential client's secret. */
