@@ -174,44 +174,16 @@ t.test('commands against the store', async (t) => {
       '--if-not-exists',
     ]);
     t.match(again, { id: ada.id, name: 'Ada', role: 'agent', existed: true }, 'reported as it is, unchanged');
-    const taken = await run([
-      'users',
-      'create',
-      '--email',
-      'ada@example.com',
-      '--name',
-      'A',
-      '--role',
-      'agent',
-    ]);
+    const taken = await run('users create --email ada@example.com --name A --role agent'.split(' '));
     t.equal(taken.code, 1, 'without it a taken email is a runtime error');
     const g1 = await json(['groups', 'create', '--name', 'Tier 1', '--if-not-exists']);
     const g2 = await json(['groups', 'create', '--name', 'Tier 1', '--if-not-exists']);
     t.equal(g2.id, g1.id);
     t.equal(g2.existed, true);
-    const k1 = await json([
-      'api-keys',
-      'create',
-      '--owner',
-      'ada@example.com',
-      '--name',
-      'ci',
-      '--scopes',
-      'requests:read',
-      '--if-not-exists',
-    ]);
+    const ciKey = 'api-keys create --owner ada@example.com --name ci --scopes requests:read --if-not-exists';
+    const k1 = await json(ciKey.split(' '));
     t.match(k1.key, /^sd_key_/);
-    const k2 = await json([
-      'api-keys',
-      'create',
-      '--owner',
-      'ada@example.com',
-      '--name',
-      'ci',
-      '--scopes',
-      'requests:read',
-      '--if-not-exists',
-    ]);
+    const k2 = await json(ciKey.split(' '));
     t.match(k2, { id: k1.id, existed: true });
     t.notOk('key' in k2, 'the value is never shown again');
   });

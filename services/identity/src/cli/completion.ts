@@ -46,6 +46,18 @@ function tree(): Map<string, Node> {
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 const known = (nodes: Map<string, Node>) => `|${[...nodes.keys()].filter(Boolean).join('|')}|`;
 
+/**
+ * The loop that finds the command typed so far: the words before the cursor that extend a known
+ * command path (flags and their values skipped). bash and zsh differ only in the array's name and
+ * where its words start.
+ */
+const walk = (array: string, from: number, cursor: string) => `  for ((i = ${from}; i < ${cursor}; i++)); do
+    w="\${${array}[i]}"
+    [[ $w == -* ]] && continue
+    next="\${cmdpath:+$cmdpath }$w"
+    [[ $known == *"|$next|"* ]] && cmdpath="$next"
+  done`;
+
 function bash(): string {
   const nodes = tree();
   const cases = [...nodes.entries()]
@@ -56,12 +68,7 @@ function bash(): string {
 _deskctl() {
   local cur="\${COMP_WORDS[COMP_CWORD]}" cmdpath="" next w i words
   local known=${quote(known(nodes))}
-  for ((i = 1; i < COMP_CWORD; i++)); do
-    w="\${COMP_WORDS[i]}"
-    [[ $w == -* ]] && continue
-    next="\${cmdpath:+$cmdpath }$w"
-    [[ $known == *"|$next|"* ]] && cmdpath="$next"
-  done
+${walk('COMP_WORDS', 1, 'COMP_CWORD')}
   case "$cmdpath" in
 ${cases}
     *) words="" ;;
@@ -87,12 +94,7 @@ _deskctl() {
   local cmdpath="" next w i
   local -a candidates
   local known=${quote(known(nodes))}
-  for ((i = 2; i < CURRENT; i++)); do
-    w="\${words[i]}"
-    [[ $w == -* ]] && continue
-    next="\${cmdpath:+$cmdpath }$w"
-    [[ $known == *"|$next|"* ]] && cmdpath="$next"
-  done
+${walk('words', 2, 'CURRENT')}
   case "$cmdpath" in
 ${cases}
     (*) candidates=() ;;
