@@ -1,4 +1,5 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
 import { type ResolveApiKeyReply } from '@support-desk/contracts';
 import { callRpc } from '@support-desk/platform';
@@ -16,6 +17,38 @@ const VERSION = (
 const offline = (args: string[], env: Record<string, string> = {}) =>
   deskctl({ MONGO_URL: 'mongodb://127.0.0.1:9', NATS_URL: 'nats://127.0.0.1:9', ...env }, args);
 const ESC = '\u001b[';
+const DESKCTL = fileURLToPath(new URL('../src/cli/deskctl.js', import.meta.url));
+/** util-linux `script` gives a command a real terminal (a pty); absent, the terminal tests skip. */
+const SCRIPT = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
+
+/**
+ * Runs deskctl on a terminal; when it prints `prompt`, types `answer`. Returns what the terminal
+ * showed and the exit code.
+ */
+function onTerminal(env: Record<string, string>, args: string[], answer?: string) {
+  return new Promise<{ code: number | null; screen: string }>((resolve, reject) => {
+    const command = [process.execPath, DESKCTL, ...args].map((a) => `'${a}'`).join(' ');
+    const child = spawn('script', ['-qec', command, '/dev/null'], {
+      env: { PATH: process.env.PATH ?? '', TERM: 'xterm', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let screen = '';
+    let answered = false;
+    child.stdout.on('data', (d) => {
+      screen += d;
+      if (answer !== undefined && !answered && screen.includes('[y/N]')) {
+        answered = true;
+        child.stdin.write(`${answer}\r`);
+      }
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, screen });
+    });
+  });
+}
 
 t.test('help, version, usage errors and their exit codes', async (t) => {
   const help = await offline(['--help']);
@@ -348,6 +381,33 @@ t.test('commands against the store', async (t) => {
       t.match(await json(['oauth-clients', 'revoke', made.client_id, '--yes']), { alreadyRevoked: true });
       t.same((await json(['oauth-clients', 'list', '--active'])).clients, []);
       t.equal((await run(['oauth-clients', 'revoke', 'cli_unknown', '--yes'])).code, 1);
+    },
+  );
+
+  await t.test(
+    'on a terminal: a destructive command asks; colour unless NO_COLOR',
+    { skip: !SCRIPT && 'no `script`' },
+    async (t) => {
+      const key = await json('api-keys create --owner root@example.com --name tty --scopes admin'.split(' '));
+      const no = await onTerminal(h.cliEnv, ['api-keys', 'revoke', key.id], 'n');
+      t.match(no.screen, `API key ${key.id} will be revoked for good. Continue? [y/N]`);
+      t.equal(no.code, 1, 'answered no: cancelled');
+      t.match(no.screen, /cancelled: nothing was changed/);
+      t.match(
+        await callRpc(h.nc, h.names.rpc.resolveApiKey, { key: key.key }),
+        { valid: true },
+        'the key works',
+      );
+      const yes = await onTerminal(h.cliEnv, ['api-keys', 'revoke', key.id], 'y');
+      t.equal(yes.code, 0, yes.screen);
+      t.match(yes.screen, `revoked ${key.id}`);
+      t.match(await callRpc(h.nc, h.names.rpc.resolveApiKey, { key: key.key }), { valid: false });
+
+      const coloured = await onTerminal(h.cliEnv, ['groups', 'list']);
+      t.ok(coloured.screen.includes(`${ESC}1mID`), 'a bold header on a terminal');
+      const plain = await onTerminal({ ...h.cliEnv, NO_COLOR: '1' }, ['groups', 'list']);
+      t.equal(plain.code, 0);
+      t.notOk(plain.screen.includes(`${ESC}1m`), 'none under NO_COLOR');
     },
   );
 
