@@ -41,7 +41,7 @@ t.test('deskctl batch', async (t) => {
     const created = await h.waitForEvent((e) => e.type === 'user.created' && e.resourceId === user.result.id);
     t.equal(created.metadata.source, 'cli', 'events from the CLI, as with one command per process');
 
-    const revoke = await batch(lines(['api-keys', 'revoke', key.result.id]));
+    const revoke = await batch(lines(['api-keys', 'revoke', key.result.id, '--yes']));
     t.equal(revoke.code, 0, revoke.stderr);
     t.match(answers(revoke.stdout), [{ ok: true, result: { id: key.result.id } }]);
     await h.waitForNotice((n) => n.kind === 'api_key_revoked' && n.keyId === key.result.id);
@@ -55,7 +55,7 @@ t.test('deskctl batch', async (t) => {
         ['batch'],
         ['frobnicate'],
         ['users', 'create', '--email', 'x@example.com', '--name', 'X', '--role', 'agent', '--password-stdin'],
-        ['api-keys', 'revoke', 'key_00000000000000000000000000'],
+        ['api-keys', 'revoke', 'key_00000000000000000000000000', '--yes'],
         '',
         ['groups', 'list'],
       ),

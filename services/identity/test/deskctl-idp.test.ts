@@ -53,7 +53,7 @@ t.test('deskctl idp: create (token once), list, show, rotate-token, disable, del
   t.notOk('token' in res.json, 'show never prints the token');
 
   t.ok(await authenticateScimToken(h.deps, token), 'the token authenticates');
-  res = await run('idp', 'rotate-token', 'okta');
+  res = await run('idp', 'rotate-token', 'okta', '--yes');
   t.equal(res.code, 0, res.stderr);
   t.equal(await authenticateScimToken(h.deps, token), null, 'the previous token stops at once');
   const rotated = res.json.token as string;
@@ -73,7 +73,7 @@ t.test('deskctl idp: create (token once), list, show, rotate-token, disable, del
     name: 'Leaver',
     active: true,
   });
-  res = await run('idp', 'delete', 'okta');
+  res = await run('idp', 'delete', 'okta', '--yes');
   t.equal(res.code, 0, res.stderr);
   t.match(res.json, { name: 'okta', deleted: true, deactivatedUsers: 1 });
   t.equal((await h.deps.users.findById(user._id))?.status, 'inactive', 'its users are deactivated');

@@ -317,7 +317,7 @@ t.test('deskctl and API keys', async (t) => {
     t.same(await resolve(expiring.json.key), { valid: false, reason: 'expired' });
     h.advance(-61_000);
 
-    const rev = await run(['api-keys', 'revoke', r.json.id, '--json']);
+    const rev = await run(['api-keys', 'revoke', r.json.id, '--json', '--yes']);
     t.equal(rev.code, 0, rev.stderr);
     t.match(rev.json, { id: r.json.id, alreadyRevoked: false });
     t.same(await resolve(r.json.key), { valid: false, reason: 'revoked' });
@@ -328,7 +328,7 @@ t.test('deskctl and API keys', async (t) => {
       (e) => e.type === 'system.config_changed' && e.resourceId === r.json.id && !!e.changes?.revokedAt,
     );
     t.equal(ev.metadata.source, 'cli');
-    const unknown = await run(['api-keys', 'revoke', 'key_nope']);
+    const unknown = await run(['api-keys', 'revoke', 'key_nope', '--yes']);
     t.equal(unknown.code, 1);
     const noId = await run(['api-keys', 'revoke']);
     t.equal(noId.code, 2);
@@ -390,7 +390,7 @@ t.test('deskctl and API keys', async (t) => {
     t.match(r.stdout, /203\.0\.113\.0\/24/);
     r = await run(['settings', 'ip-allowlist', 'set', 'not-an-ip']);
     t.equal(r.code, 2);
-    r = await run(['settings', 'ip-allowlist', 'clear', '--json']);
+    r = await run(['settings', 'ip-allowlist', 'clear', '--json', '--yes']);
     t.same(r.json, { globalAllowlist: [] });
   });
 

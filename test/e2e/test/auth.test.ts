@@ -70,7 +70,7 @@ t.test('rule 1: a revoked key is refused at once', async (t) => {
   const { id, key } = await createKey(stack, agent.email, ['requests:read'], undefined, 'to-revoke');
   const api = stack.api(key);
   expectOk(t, await api.get('/v1/me'), 200, 'the key works (and is now cached by the gateway)');
-  const revoked = await stack.deskctl(['api-keys', 'revoke', id]);
+  const revoked = await stack.deskctl(['api-keys', 'revoke', id, '--yes']);
   t.equal(revoked.code, 0, `deskctl api-keys revoke exits 0 ${revoked.stderr}`);
   const refused = await eventually(async () => (await api.get('/v1/me')).status === 401, {
     timeoutMs: AT_ONCE_MS,
@@ -224,7 +224,7 @@ t.test('IP allowlist: per key and global (API keys)', async (t) => {
     const show = await stack.deskctlJson(['settings', 'ip-allowlist', 'show']);
     t.match(JSON.stringify(show), /10\.0\.0\.0\/8/, 'settings ip-allowlist show lists it');
   } finally {
-    const clear = await stack.deskctl(['settings', 'ip-allowlist', 'clear']);
+    const clear = await stack.deskctl(['settings', 'ip-allowlist', 'clear', '--yes']);
     t.equal(clear.code, 0, 'deskctl settings ip-allowlist clear exits 0');
   }
   const open = await eventually(async () => (await agent.api.get('/v1/me')).status === 200, {

@@ -28,12 +28,12 @@ t.teardown(() => shell.close());
 t.test(`the walkthrough in ${source}`, async (t) => {
   // The walkthrough's tools (README: "You need … curl, jq and openssl").
   const missing = (
-    await shell.run('for c in curl jq openssl npx; do command -v "$c" >/dev/null || echo "$c"; done')
+    await shell.run('for c in curl jq openssl npm; do command -v "$c" >/dev/null || echo "$c"; done')
   ).stdout.trim();
   t.equal(
     missing,
     '',
-    `curl, jq, openssl and npx are installed (missing: ${missing || 'none'}; apt-get install ${missing})`,
+    `curl, jq, openssl and npm are installed (missing: ${missing || 'none'}; apt-get install ${missing})`,
   );
   t.ok(blocks.length >= 5, `${blocks.length} sh blocks under "## Walkthrough"`);
   const curls = blocks.flatMap(curlInvocations);

@@ -111,7 +111,7 @@ t.test('a revoked key and a deactivated user are refused by both gateways within
     t.equal((await via(g, user.key).get('/v1/me')).status, 200);
   }
   await Promise.all([
-    stack.deskctlJson(['api-keys', 'revoke', keyed.keyId]),
+    stack.deskctlJson(['api-keys', 'revoke', keyed.keyId, '--yes']),
     admin.api.delete(`/v1/users/${user.id}`).then((res) => t.equal(res.status, 200, 'deactivated')),
   ]);
   // One start for every check, which all run at once: each gateway's refusal is timed from the

@@ -79,6 +79,9 @@ t.test(`first run (default size: ${N} requests)`, async (t) => {
   const r = await seed(stack, ['--run-id', RUN]);
   t.equal(r.code, 0, `exit 0 (stderr: ${r.stderr.trim().slice(0, 400)})`);
   first = r.json;
+  // Not a terminal here: plain progress lines on stderr, the last one at 100 %.
+  t.match(r.stderr, new RegExp(`sd-seed: ${N}/${N} requests \\(100%\\), \\d+ API calls, done\\n`));
+  t.notOk(r.stderr.includes('\u001b['), 'no progress bar (no terminal)');
   t.comment(
     `seed of ${N} requests took ${((Date.now() - started) / 1000).toFixed(1)} s (seeder says ${first?.seconds} s)`,
   );

@@ -5,6 +5,7 @@ import { ConfigError, configSchema, loadConfig } from '@support-desk/platform';
 import { DeskctlError } from './deskctl.js';
 import { DEFAULT_RUN_ID, RUN_ID_PATTERN } from './plan.js';
 import { MAX_REQUESTS, type SeedResult, seedDemo } from './run.js';
+import { progressReporter } from './progress.js';
 import { stateFile } from './state.js';
 
 /**
@@ -82,7 +83,19 @@ async function main(argv: string[]): Promise<number> {
     config.MONGO_DB,
     config.NATS_NAMESPACE,
   ]);
-  const result = await seedDemo({ runId, requests, url: origin, stateFile: file });
+  const progress = progressReporter();
+  let result: SeedResult;
+  try {
+    result = await seedDemo({
+      runId,
+      requests,
+      url: origin,
+      stateFile: file,
+      onProgress: (done, total, calls) => progress.update(done, total, calls),
+    });
+  } finally {
+    progress.stop();
+  }
   process.stdout.write(v.json ? `${JSON.stringify(result, null, 2)}\n` : `${describe(result, origin)}\n`);
   return 0;
 }
@@ -125,7 +138,7 @@ function describe(r: SeedResult, origin: string): string {
     `            ${t.comments} comments (${t.internalComments} internal), ${t.attachments} attachments`,
     `seeding API keys: ${r.apiKeys.created} created and ${r.apiKeys.revoked} revoked (${r.apiCalls} API calls)`,
     admin
-      ? `to use the data, create a key for a seeded admin:\n  npx deskctl api-keys create --owner ${admin.email} --name demo --scopes admin`
+      ? `to use the data, create a key for a seeded admin:\n  npm run deskctl -- api-keys create --owner ${admin.email} --name demo --scopes admin`
       : '',
   ]
     .filter(Boolean)

@@ -27,6 +27,18 @@ function deskctlPath(): string {
 const failure = (args: string[], message: string) =>
   new DeskctlError(`deskctl ${args.slice(0, 2).join(' ')}: ${message}`);
 
+/** The message of deskctl's error: one JSON object on stderr under --json (older: a text line). */
+function errorOf(stderr: string): string {
+  const text = stderr.trim();
+  try {
+    return String(
+      (JSON.parse(text.split('\n').at(-1) ?? '') as { error: { message: string } }).error.message,
+    );
+  } catch {
+    return text.replace(/^deskctl: (error: )?/, '');
+  }
+}
+
 /** Runs `deskctl <args> --json` in a process of its own and returns its JSON. */
 function deskctlProcess<T>(args: string[]): Promise<T> {
   return new Promise((resolve, reject) => {
@@ -45,7 +57,7 @@ function deskctlProcess<T>(args: string[]): Promise<T> {
     child.on('close', (code) => {
       clearTimeout(timer);
       if (code !== 0) {
-        reject(failure(args, stderr.trim().replace(/^deskctl: (error: )?/, '') || `exit ${code}`));
+        reject(failure(args, errorOf(stderr) || `exit ${code}`));
         return;
       }
       try {

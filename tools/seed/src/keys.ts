@@ -55,7 +55,7 @@ export async function revokeKeys(desk: Deskctl, ids: string[]): Promise<number> 
   const revoked = await Promise.all(
     ids.map((id) =>
       desk
-        .run<{ alreadyRevoked?: boolean }>(['api-keys', 'revoke', id])
+        .run<{ alreadyRevoked?: boolean }>(['api-keys', 'revoke', id, '--yes'])
         .then((r) => !r.alreadyRevoked)
         .catch(() => false),
     ),

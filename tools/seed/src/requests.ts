@@ -39,12 +39,16 @@ export interface RequestsRun {
   /** Filled in, by plan index, as requests finish. */
   requestIds: string[];
   runId: string;
+  /** Told the count of finished requests (those of an earlier attempt included) after each one. */
+  progressed?: (finished: number) => void;
 }
 
 /** Every planned request's steps, progress saved after every step (a resumed run skips the done ones). */
 export async function seedRequests(run: RequestsRun): Promise<void> {
   const { api, plans, keys, userIds, groupIds, progress, save, created, requestIds, runId } = run;
   const total = plans.length;
+  let finished = plans.filter((p) => (progress.done[p.index]?.step ?? 0) >= p.steps.length).length;
+  run.progressed?.(finished);
   const runStep = async (requestId: string | null, step: Step, index: number): Promise<string> => {
     const key = keys.get(step.as)?.key;
     if (!key) throw new Error(`no seeding key for ${step.as}`);
@@ -90,6 +94,7 @@ export async function seedRequests(run: RequestsRun): Promise<void> {
         await save(progress);
       }
       if (requestId) requestIds[plan.index] = requestId;
+      if (failure === null && done?.step !== plan.steps.length) run.progressed?.(++finished);
     }
   };
   await Promise.all(

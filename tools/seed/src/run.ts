@@ -31,6 +31,8 @@ export interface SeedOptions {
   url: string;
   /** The run's progress file (see state.ts). */
   stateFile: string;
+  /** Told after each finished request: how many of how many, and the API calls made. */
+  onProgress?: (done: number, total: number, apiCalls: number) => void;
 }
 
 const zeroCreated = () => ({ users: 0, groups: 0, requests: 0, comments: 0, attachments: 0, updates: 0 });
@@ -78,7 +80,7 @@ async function seedIdentity(desk: Deskctl, runId: string, created: Created) {
         name,
         '--description',
         g.description,
-        '--if-missing',
+        '--if-not-exists',
       ]);
       if (!group.existed) created.groups += 1;
       groupIds.set(g.key, group.id);
@@ -99,7 +101,7 @@ async function seedIdentity(desk: Deskctl, runId: string, created: Created) {
         x.role,
         ...(x.isVip ? ['--vip'] : []),
         ...(x.groups.length > 0 ? ['--groups', x.groups.map((k) => groupIds.get(k)).join(',')] : []),
-        '--if-missing',
+        '--if-not-exists',
       ]);
       if (!user.existed) created.users += 1;
       userIds.set(x.handle, user.id);
@@ -158,7 +160,19 @@ export async function seedDemo(opts: SeedOptions): Promise<SeedResult> {
         DEMO_USERS.filter((d) => d.acts),
         keys,
       );
-      await seedRequests({ api, plans, keys, userIds, groupIds, progress, save, created, requestIds, runId });
+      await seedRequests({
+        api,
+        plans,
+        keys,
+        userIds,
+        groupIds,
+        progress,
+        save,
+        created,
+        requestIds,
+        runId,
+        progressed: (done) => opts.onProgress?.(done, total, api.calls),
+      });
     } finally {
       revoked = await revokeKeys(
         desk,

@@ -1,27 +1,5 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
-
-/** A command-line mistake: exit code 2 with usage on stderr. */
+/** A command-line mistake: exit code 2, one line and a hint on stderr. */
 export class UsageError extends Error {}
-
-export type Options = NonNullable<ParseArgsConfig['options']>;
-
-export function parse(argv: string[], options: Options, positionals = 0) {
-  try {
-    const parsed = parseArgs({
-      args: argv,
-      options: { ...options, json: { type: 'boolean' }, as: { type: 'string' }, help: { type: 'boolean' } },
-      allowPositionals: true,
-      strict: true,
-    });
-    if (parsed.positionals.length > positionals) {
-      throw new UsageError(`unexpected argument: ${parsed.positionals[positionals]}`);
-    }
-    return parsed;
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw new UsageError((err as Error).message);
-  }
-}
 
 export function required(values: Record<string, unknown>, name: string): string {
   const v = values[name];

@@ -1,21 +1,58 @@
 import type { NatsConnection } from '@support-desk/platform';
 import type { Deps, EventContext } from '../use-cases/deps.js';
-import { type Options, UsageError } from './args.js';
+import { UsageError } from './args.js';
+
+/** What `--output table` prints for a list: one header row, then aligned rows. */
+export interface Table {
+  columns: string[];
+  rows: string[][];
+}
 
 export interface CommandResult {
-  /** Machine-readable result (printed with --json). */
+  /** Machine-readable result (printed with --output json / --json). */
   json: unknown;
-  /** Human-readable lines. */
+  /** Human-readable lines (the default output of a command that is not a list). */
   text: string;
+  /** A list's rows: the default output when present (`text` is then what an empty list says). */
+  table?: Table;
   /** When not 0: the command ran, its result is printed, and it still reports a failure (1). */
   exitCode?: number;
 }
 
-/** One deskctl command: its usage line, its options, and what it runs (the same use cases as the API). */
+/** One flag of a command: its kind, what it is for (shown by --help), and its value's name. */
+export interface OptionSpec {
+  type: 'string' | 'boolean';
+  description: string;
+  /** Repeatable (`--redirect-uri A --redirect-uri B`): the value is a string array. */
+  multiple?: boolean;
+  /** The value's placeholder in help (default: the flag's name in capitals). */
+  value?: string;
+  /** Listed in --help as an alias of another flag, kept for scripts written against it. */
+  hidden?: boolean;
+}
+
+export type Options = Record<string, OptionSpec>;
+
+/** One positional argument. */
+export interface ArgSpec {
+  name: string;
+  description: string;
+  /** Required arguments are checked by the parser (exit 2) before any connection is made. */
+  required?: boolean;
+}
+
+/** One deskctl command: its help, its flags, and what it runs (the same use cases as the API). */
 export interface Command {
-  usage: string;
+  description: string;
   options: Options;
-  positionals?: number;
+  args?: ArgSpec[];
+  /** Shown under "Examples:" in `deskctl <command> --help`. */
+  examples: string[];
+  /**
+   * A destructive command: what it is about to do, asked on a terminal before it runs (`--yes`
+   * skips the question; with no terminal and no --yes the command is refused, exit 2).
+   */
+  confirm?(values: Record<string, unknown>, positionals: string[]): string;
   run(
     deps: Deps,
     ctx: EventContext,
@@ -35,3 +72,17 @@ export const oneOf = <T extends string>(
   if (!allowed.includes(value as T)) throw new UsageError(`--${name} must be one of ${allowed.join(', ')}`);
   return value as T;
 };
+
+/** `--if-not-exists` (and its older name `--if-missing`, kept for scripts): create unless it exists. */
+export const IF_NOT_EXISTS: Options = {
+  'if-not-exists': {
+    type: 'boolean',
+    description: 'succeed without change when it already exists (for scripts that run twice)',
+  },
+  'if-missing': { type: 'boolean', description: 'older name of --if-not-exists', hidden: true },
+};
+export const ifNotExists = (v: Record<string, unknown>) =>
+  v['if-not-exists'] === true || v['if-missing'] === true;
+
+/** A time in a table: to the second, `-` when there is none. */
+export const when = (iso: string | null | undefined) => (iso ? iso.replace(/\.\d{3}Z$/, 'Z') : '-');

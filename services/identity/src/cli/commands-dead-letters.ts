@@ -2,7 +2,7 @@ import type { DeadLetterReplies, DeadLetterRequest } from '@support-desk/contrac
 import { callRpc, type NatsConnection } from '@support-desk/platform';
 import type { Deps } from '../use-cases/deps.js';
 import { UsageError } from './args.js';
-import { type Command, oneOf } from './command.js';
+import { type Command, oneOf, type Options } from './command.js';
 
 /** The services that keep dead letters (their consumers'), and answer for them over NATS. */
 const SERVICES = ['audit', 'requests', 'webhooks'] as const;
@@ -22,13 +22,23 @@ const ask = async <K extends DeadLetterRequest['op']>(
   }
 };
 
-const serviceOption = { service: { type: 'string' } } as const;
+const serviceOption: Options = {
+  service: {
+    type: 'string',
+    value: SERVICES.join('|'),
+    description: 'the service whose dead letters these are (default audit)',
+  },
+};
 
 /** Messages a service's consumers could not take: what they were, and another try once fixed. */
 export const deadLetterCommands: Record<string, Command> = {
   'dead-letters list': {
-    usage: `dead-letters list [--service ${SERVICES.join('|')}] [--limit N]`,
-    options: { ...serviceOption, limit: { type: 'string' } },
+    description: "messages a service's consumers could not take, newest first",
+    options: {
+      ...serviceOption,
+      limit: { type: 'string', value: 'N', description: 'at most N (1-1000, default 100)' },
+    },
+    examples: ['dead-letters list', 'dead-letters list --service requests --limit 10 --json'],
     async run(deps, _ctx, v, _pos, nc) {
       const limit = v.limit === undefined ? 100 : Number(v.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
@@ -41,9 +51,10 @@ export const deadLetterCommands: Record<string, Command> = {
     },
   },
   'dead-letters show': {
-    usage: `dead-letters show ID [--service ${SERVICES.join('|')}]`,
+    description: 'one dead letter: where it came from, why it failed, and its message',
     options: serviceOption,
-    positionals: 1,
+    args: [{ name: 'ID', description: 'the dead letter', required: true }],
+    examples: ['dead-letters show dl_01J... --service requests'],
     async run(deps, _ctx, v, pos, nc) {
       const r = await ask(deps, nc, v.service, { op: 'show', id: pos[0] ?? '' });
       if (!r.found) throw new Error(`no dead letter ${pos[0]}`);
@@ -59,9 +70,13 @@ export const deadLetterCommands: Record<string, Command> = {
     },
   },
   'dead-letters replay': {
-    usage: `dead-letters replay (ID,... | --all) [--service ${SERVICES.join('|')}]`,
-    options: { ...serviceOption, all: { type: 'boolean' } },
-    positionals: 1,
+    description: 'deliver dead letters to their consumer again (once the cause is fixed)',
+    options: {
+      ...serviceOption,
+      all: { type: 'boolean', description: 'replay every dead letter of the service' },
+    },
+    args: [{ name: 'IDS', description: 'the dead letters to replay (or --all)' }],
+    examples: ['dead-letters replay dl_01J...,dl_01K...', 'dead-letters replay --all --service audit'],
     async run(deps, _ctx, v, pos, nc) {
       const ids = (pos[0] ?? '')
         .split(',')

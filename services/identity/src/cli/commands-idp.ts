@@ -12,8 +12,8 @@ import {
   updateIdentityProvider,
 } from '../use-cases/identity-providers.js';
 import { required, UsageError } from './args.js';
-import { type Command, oneOf } from './command.js';
-import { describeRun, LDAP_OPTIONS, LDAP_USAGE, ldapCommands, ldapSettingsFrom } from './commands-ldap.js';
+import { type Command, oneOf, type Options } from './command.js';
+import { describeRun, LDAP_OPTIONS, ldapCommands, ldapSettingsFrom } from './commands-ldap.js';
 
 /** `--group-role "Admins=admin"` (repeatable) → rules; the group name may hold `=`, the role may not. */
 export function groupRolesFrom(value: unknown): GroupRoleRule[] | undefined {
@@ -50,20 +50,41 @@ const nameOf = (pos: string[]) => {
  * The options of `idp create` and `idp update`: shared, so the LDAP sync's settings (its own
  * flags, added beside these) reach both.
  */
-export const IDP_SETTINGS_OPTIONS = {
-  'default-role': { type: 'string' },
-  'group-role': { type: 'string', multiple: true },
+export const IDP_SETTINGS_OPTIONS: Options = {
+  'default-role': {
+    type: 'string',
+    value: ROLES.join('|'),
+    description: 'role of a provisioned user no group rule matches',
+  },
+  'group-role': {
+    type: 'string',
+    multiple: true,
+    value: 'GROUP=ROLE',
+    description: 'members of the directory group GROUP get ROLE',
+  },
   ...LDAP_OPTIONS,
-} as const;
+};
+
+const NAME_ARG = [{ name: 'NAME', description: 'the identity provider', required: true }];
 
 /** Identity provider connections (SCIM and LDAP): see the README's "Identity providers". */
 export const idpCommands: Record<string, Command> = {
   'idp create': {
-    usage:
-      'idp create NAME --kind scim|ldap [--default-role admin|agent|viewer] [--group-role "GROUP=ROLE"]...\n' +
-      `        ${LDAP_USAGE}`,
-    options: { kind: { type: 'string' }, ...IDP_SETTINGS_OPTIONS },
-    positionals: 1,
+    description:
+      'connect an identity provider: SCIM (pushed by the provider; prints its token once) or LDAP (pulled)',
+    options: {
+      kind: {
+        type: 'string',
+        value: 'scim|ldap',
+        description: 'how users arrive: SCIM pushes, LDAP is pulled',
+      },
+      ...IDP_SETTINGS_OPTIONS,
+    },
+    args: NAME_ARG,
+    examples: [
+      'idp create okta --kind scim --default-role viewer --group-role "Support=agent"',
+      'idp create corp --kind ldap --url ldap://ldap.example.com:389 --bind-dn cn=reader,dc=example,dc=com --password-env LDAP_PASSWORD --base-dn dc=example,dc=com',
+    ],
     async run(deps, ctx, v, pos) {
       const kind = oneOf(required(v, 'kind'), IDENTITY_PROVIDER_KINDS, 'kind') as IdentityProviderKind;
       const created = await createIdentityProvider(deps, ctx, {
@@ -78,11 +99,10 @@ export const idpCommands: Record<string, Command> = {
     },
   },
   'idp update': {
-    usage:
-      'idp update NAME [--default-role admin|agent|viewer] [--group-role "GROUP=ROLE"]...\n' +
-      `        ${LDAP_USAGE}`,
+    description: 'change a connection: its roles, or its LDAP settings (only the flags given change)',
     options: { ...IDP_SETTINGS_OPTIONS },
-    positionals: 1,
+    args: NAME_ARG,
+    examples: ['idp update okta --default-role agent', 'idp update corp --interval 1h'],
     async run(deps, ctx, v, pos) {
       const defaultRole = oneOf(v['default-role'], ROLES, 'default-role');
       const groupRoles = groupRolesFrom(v['group-role']);
@@ -99,8 +119,9 @@ export const idpCommands: Record<string, Command> = {
     },
   },
   'idp list': {
-    usage: 'idp list',
+    description: 'list the identity provider connections',
     options: {},
+    examples: ['idp list', 'idp list --json'],
     async run(deps) {
       const providers = await listIdentityProviders(deps);
       return {
@@ -110,18 +131,21 @@ export const idpCommands: Record<string, Command> = {
     },
   },
   'idp show': {
-    usage: 'idp show NAME',
+    description: 'show one connection, its settings and its last sync',
     options: {},
-    positionals: 1,
+    args: NAME_ARG,
+    examples: ['idp show okta'],
     async run(deps, _ctx, _v, pos) {
       const view = toView(await findIdentityProvider(deps, nameOf(pos)));
       return { json: view, text: describe(view) };
     },
   },
   'idp rotate-token': {
-    usage: 'idp rotate-token NAME',
+    description: 'issue a new SCIM token (printed once); the previous one stops working at once',
     options: {},
-    positionals: 1,
+    args: NAME_ARG,
+    examples: ['idp rotate-token okta --yes'],
+    confirm: (_v, pos) => `The SCIM token of ${pos[0]} will stop working at once`,
     async run(deps, ctx, _v, pos) {
       const rotated = await rotateScimToken(deps, ctx, nameOf(pos));
       return {
@@ -131,9 +155,10 @@ export const idpCommands: Record<string, Command> = {
     },
   },
   'idp disable': {
-    usage: 'idp disable NAME',
+    description: 'refuse its token and stop syncing it; its users stay as they are',
     options: {},
-    positionals: 1,
+    args: NAME_ARG,
+    examples: ['idp disable okta'],
     async run(deps, ctx, _v, pos) {
       const view = await updateIdentityProvider(deps, ctx, nameOf(pos), { disabled: true });
       return {
@@ -143,18 +168,22 @@ export const idpCommands: Record<string, Command> = {
     },
   },
   'idp enable': {
-    usage: 'idp enable NAME',
+    description: 'accept its token and sync it again',
     options: {},
-    positionals: 1,
+    args: NAME_ARG,
+    examples: ['idp enable okta'],
     async run(deps, ctx, _v, pos) {
       const view = await updateIdentityProvider(deps, ctx, nameOf(pos), { disabled: false });
       return { json: view, text: `enabled ${view.name}` };
     },
   },
   'idp delete': {
-    usage: 'idp delete NAME',
+    description:
+      'delete a connection: its active users are deactivated, its users and groups become managed through /v1',
     options: {},
-    positionals: 1,
+    args: NAME_ARG,
+    examples: ['idp delete okta --yes'],
+    confirm: (_v, pos) => `Identity provider ${pos[0]} will be deleted and its active users deactivated`,
     async run(deps, ctx, _v, pos) {
       const result = await deleteIdentityProvider(deps, ctx, nameOf(pos));
       return {

@@ -2,34 +2,51 @@ import { findIdentityProvider } from '../use-cases/identity-providers.js';
 import { runLdapSync } from '../use-cases/ldap-sync.js';
 import type { SyncRunView } from '../use-cases/ldap-sync-view.js';
 import { UsageError } from './args.js';
-import type { Command } from './command.js';
+import type { Command, Options } from './command.js';
 
 /**
  * The LDAP side of `deskctl idp`: the directory settings' flags (given to `idp create` and
  * `idp update`), and `idp sync NAME`, one sync now (the same run the schedule makes).
  */
-export const LDAP_OPTIONS = {
-  url: { type: 'string' },
-  'bind-dn': { type: 'string' },
-  'password-env': { type: 'string' },
-  'password-file': { type: 'string' },
-  'base-dn': { type: 'string' },
-  'user-filter': { type: 'string' },
-  'group-filter': { type: 'string' },
-  attribute: { type: 'string', multiple: true },
-  metadata: { type: 'string', multiple: true },
-  'inactive-value': { type: 'string', multiple: true },
-  interval: { type: 'string' },
-  'max-deactivate-percent': { type: 'string' },
-  'page-size': { type: 'string' },
-  'timeout-ms': { type: 'string' },
-} as const;
-
-export const LDAP_USAGE =
-  '[--url ldap://HOST:PORT --bind-dn DN (--password-env VAR | --password-file PATH) --base-dn DN\n' +
-  '        [--user-filter F] [--group-filter F] [--attribute KEY=ATTR]... [--metadata KEY=ATTR]...\n' +
-  '        [--inactive-value V]... [--interval 15m|1h|0] [--max-deactivate-percent P] [--page-size N]\n' +
-  '        [--timeout-ms N]]';
+export const LDAP_OPTIONS: Options = {
+  url: { type: 'string', value: 'ldap://HOST:PORT', description: 'the directory (ldap:// or ldaps://)' },
+  'bind-dn': { type: 'string', value: 'DN', description: 'the DN deskctl binds as to read the directory' },
+  'password-env': {
+    type: 'string',
+    value: 'VAR',
+    description: 'environment variable holding the bind password',
+  },
+  'password-file': { type: 'string', value: 'PATH', description: 'file holding the bind password' },
+  'base-dn': { type: 'string', value: 'DN', description: 'where users and groups are searched' },
+  'user-filter': { type: 'string', value: 'FILTER', description: 'LDAP filter of the users to sync' },
+  'group-filter': { type: 'string', value: 'FILTER', description: 'LDAP filter of the groups to sync' },
+  attribute: {
+    type: 'string',
+    multiple: true,
+    value: 'KEY=ATTR',
+    description: 'which directory attribute gives a user field (email, name, ...)',
+  },
+  metadata: {
+    type: 'string',
+    multiple: true,
+    value: 'KEY=ATTR',
+    description: 'attribute copied into user metadata',
+  },
+  'inactive-value': {
+    type: 'string',
+    multiple: true,
+    value: 'V',
+    description: 'a status attribute value meaning the account is inactive',
+  },
+  interval: { type: 'string', value: '15m|1h|0', description: 'how often the sync runs (0: on demand only)' },
+  'max-deactivate-percent': {
+    type: 'string',
+    value: 'P',
+    description: 'stop a run that would deactivate more than this share of the synced users',
+  },
+  'page-size': { type: 'string', value: 'N', description: 'LDAP paged-search page size' },
+  'timeout-ms': { type: 'string', value: 'N', description: 'timeout of each directory operation' },
+};
 
 const TEXT_FLAGS: Record<string, string> = {
   url: 'url',
@@ -106,9 +123,11 @@ export function describeRun(r: SyncRunView): string {
 
 export const ldapCommands: Record<string, Command> = {
   'idp sync': {
-    usage: 'idp sync NAME [--max-deactivate-percent P]',
-    options: { 'max-deactivate-percent': { type: 'string' } },
-    positionals: 1,
+    description:
+      'sync an LDAP connection now (the same run the schedule makes); exit 1 when it stopped or failed',
+    options: { 'max-deactivate-percent': LDAP_OPTIONS['max-deactivate-percent'] },
+    args: [{ name: 'NAME', description: 'the identity provider', required: true }],
+    examples: ['idp sync corp', 'idp sync corp --max-deactivate-percent 50'],
     async run(deps, _ctx, v, pos) {
       if (!pos[0]) throw new UsageError('the identity provider name is required');
       const override = ldapSettingsFrom({ 'max-deactivate-percent': v['max-deactivate-percent'] }, {});

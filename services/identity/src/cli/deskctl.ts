@@ -8,7 +8,6 @@ import {
   createOutboxRelay,
   ensureIndexes,
   ensureStreams,
-  isAppError,
   type NatsConnection,
   type OutboxRelay,
   useStoreLocks,
@@ -19,24 +18,17 @@ import { loadIdentityConfig } from '../config.js';
 import { outboxModels } from '../store/index.js';
 import { UsageError } from './args.js';
 import { runBatch } from './batch.js';
-import { actingContext, COMMANDS, findCommand, parse } from './commands.js';
+import { actingContext } from './commands.js';
+import { completionScript } from './completion.js';
+import { confirmOrRefuse, printError, printResult } from './output.js';
+import { CliUsageError, type Globals, type Invocation, parseCommandLine } from './program.js';
+import { runSeeder } from './seed.js';
 
 /**
  * deskctl: the admin CLI. Talks to the identity database and NATS directly (same defaults as
  * the service), runs the same use cases, so every change emits the same events (source `cli`).
- * Exit codes: 0 ok, 1 error (message on stderr), 2 usage.
+ * Exit codes: 0 ok, 1 runtime error, 2 usage error (see program.ts for the command line).
  */
-const USAGE = `usage: deskctl <command> [options] [--json] [--as ADMIN_EMAIL]
-
-commands:
-${Object.values(COMMANDS)
-  .map((c) => `  deskctl ${c.usage}`)
-  .join('\n')}
-  deskctl batch   (commands on standard input, one JSON array of arguments per line; one JSON answer line each)
-
---json prints machine-readable output. --as names the acting admin recorded in events
-(default: the built-in "deskctl" actor).`;
-
 async function flushOutbox(relay: OutboxRelay | null) {
   if (!relay) return;
   relay.start();
@@ -97,31 +89,27 @@ async function openSession(): Promise<Session> {
   }
 }
 
-/** A command and its parsed options: usage errors surface here, before any connection is made. */
-function parseCommand(argv: string[]) {
-  const found = findCommand(argv);
-  if (!found)
-    throw new UsageError(
-      `unknown command: ${argv
-        .filter((a) => !a.startsWith('-'))
-        .slice(0, 3)
-        .join(' ')}`,
-    );
-  const { values, positionals } = parse(found.rest, found.command.options, found.command.positionals ?? 0);
-  return { command: found.command, values, positionals };
+type RunInvocation = Extract<Invocation, { kind: 'run' }>;
+
+/** A destructive command is confirmed (or refused) before anything is connected to. */
+async function confirmed({ command, values, positionals, globals }: RunInvocation) {
+  if (command.confirm) await confirmOrRefuse(command.confirm(values, positionals), globals);
 }
 
-async function runParsed(
-  session: Session,
-  { command, values, positionals }: ReturnType<typeof parseCommand>,
-) {
-  const ctx = await actingContext(session.deps, values.as);
-  return command.run(session.deps, ctx, values, positionals, session.nc);
+async function runParsed(session: Session, { name, command, values, positionals, globals }: RunInvocation) {
+  try {
+    const ctx = await actingContext(session.deps, globals.as);
+    return await command.run(session.deps, ctx, values, positionals, session.nc);
+  } catch (err) {
+    // A flag's value the command refuses: the hint names this command's --help.
+    if (err instanceof UsageError && !(err instanceof CliUsageError))
+      throw new CliUsageError(err.message, name);
+    throw err;
+  }
 }
 
 /** `deskctl batch`: commands from standard input, one JSON answer line each (see batch.ts). */
-async function batch(argv: string[]): Promise<number> {
-  parse(argv, {}, 0);
+async function batch(): Promise<number> {
   const session = await openSession();
   try {
     // Publishing while the commands write: a key revoked in a batch is refused at once, not at its end.
@@ -129,8 +117,10 @@ async function batch(argv: string[]): Promise<number> {
     const { failed } = await runBatch(
       createInterface({ input: process.stdin, crlfDelay: Infinity }),
       async (args) => {
-        const parsed = parseCommand(args);
-        if (parsed.values.help) return { usage: `deskctl ${parsed.command.usage}` };
+        const parsed = await parseCommandLine(args);
+        if (parsed.kind === 'help') return { usage: parsed.text };
+        if (parsed.kind !== 'run') throw new UsageError(`"${args[0]}" cannot run in a batch`);
+        await confirmed(parsed);
         return (await runParsed(session, parsed)).json;
       },
       (answer) => process.stdout.write(`${JSON.stringify(answer)}\n`),
@@ -142,43 +132,45 @@ async function batch(argv: string[]): Promise<number> {
   }
 }
 
-async function main(argv: string[]): Promise<number> {
-  if (argv.length === 0 || argv[0] === '--help' || argv[0] === 'help' || argv[0] === '-h') {
-    if (argv.length === 0) {
-      process.stderr.write(`${USAGE}\n`);
-      return 2;
-    }
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
-  if (argv[0] === 'batch') return batch(argv.slice(1));
-  const parsed = parseCommand(argv);
-  if (parsed.values.help) {
-    process.stdout.write(`usage: deskctl ${parsed.command.usage} [--json] [--as ADMIN_EMAIL]\n`);
-    return 0;
-  }
+async function run(invocation: RunInvocation): Promise<number> {
+  await confirmed(invocation);
   const session = await openSession();
   try {
-    const result = await runParsed(session, parsed);
+    const result = await runParsed(session, invocation);
     await flushOutbox(session.relay);
-    process.stdout.write(
-      parsed.values.json === true ? `${JSON.stringify(result.json, null, 2)}\n` : `${result.text}\n`,
-    );
+    printResult(result, invocation.globals);
     return result.exitCode ?? 0;
   } finally {
     await session.close();
   }
 }
 
+async function main(argv: string[]): Promise<number> {
+  let globals: Globals | null = null;
+  try {
+    const invocation = await parseCommandLine(argv);
+    switch (invocation.kind) {
+      case 'help':
+        (invocation.exitCode === 0 ? process.stdout : process.stderr).write(invocation.text);
+        return invocation.exitCode;
+      case 'completion':
+        process.stdout.write(completionScript(invocation.shell));
+        return 0;
+      case 'seed':
+        return await runSeeder(invocation.args, invocation.globals);
+      case 'batch':
+        globals = invocation.globals;
+        return await batch();
+      case 'run':
+        globals = invocation.globals;
+        return await run(invocation);
+    }
+  } catch (err) {
+    return printError(err, globals, argv);
+  }
+}
+
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
-  (err: unknown) => {
-    if (err instanceof UsageError) {
-      process.stderr.write(`deskctl: ${err.message}\n\n${USAGE}\n`);
-      process.exit(2);
-    }
-    const message = isAppError(err) ? err.message : ((err as Error)?.message ?? String(err));
-    process.stderr.write(`deskctl: error: ${message}\n`);
-    process.exit(1);
-  },
+  (err: unknown) => process.exit(printError(err, null, process.argv.slice(2))),
 );
