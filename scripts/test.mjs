@@ -158,6 +158,8 @@ const TEST_TOOLS = [
   // identity's LDAP directory sync is tested against a real OpenLDAP (startPrivateSlapd).
   { pkg: 'slapd', path: '/usr/sbin/slapd' },
   { pkg: 'ldap-utils', path: '/usr/bin/ldapmodify' },
+  // deskctl's zsh completion script is run by a real zsh.
+  { pkg: 'zsh', path: '/usr/bin/zsh' },
 ];
 
 function ensureTestTools() {

@@ -169,8 +169,42 @@ t.test('completion scripts for bash and zsh', async (t) => {
   const zsh = await offline(['completion', 'zsh']);
   t.equal(zsh.code, 0);
   t.match(zsh.stdout, /^#compdef deskctl\n/);
-  t.match(zsh.stdout, /\('users'\) candidates=\(.*'list:list users/);
-  t.match(zsh.stdout, /\('users create'\) candidates=\(.*'--if-not-exists:/);
+  // Run by a real zsh, as its completion system runs it: with `words` and `CURRENT` set. Outside
+  // a completion widget zsh has no `_describe`, so a stand-in prints the candidates it is given
+  // ("word:description"); narrowing them to what was typed is zsh's matching, done here by prefix.
+  const zshComplete = (...typed: string[]) => {
+    const words = ['deskctl', ...typed].map((w) => `'${w}'`).join(' ');
+    const r = spawnSync(
+      'zsh',
+      [
+        '-f',
+        '-c',
+        `_describe() { print -rl -- "\${(@P)2}"; }\nwords=(${words}); CURRENT=${typed.length + 1}\n${zsh.stdout}`,
+      ],
+      { encoding: 'utf8', timeout: 10_000 },
+    );
+    t.equal(r.status, 0, r.stderr);
+    const current = typed[typed.length - 1];
+    return r.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => ({ word: line.split(/(?<!\\):/)[0].replace(/\\:/g, ':'), line }))
+      .filter(({ word }) => word.startsWith(current));
+  };
+  const zshWords = (...typed: string[]) =>
+    zshComplete(...typed)
+      .map(({ word }) => word)
+      .sort();
+  t.same(zshWords('us'), ['users']);
+  t.same(zshWords('users', ''), ['create', 'deactivate', 'list', 'set-password', 'show', 'update']);
+  t.same(zshWords('groups', 'add'), ['add-member']);
+  t.same(zshWords('users', 'create', '--if'), ['--if-not-exists']);
+  t.ok(zshWords('api-keys', 'list', '--').includes('--owner'), 'the command flags (zsh)');
+  t.ok(zshWords('api-keys', 'list', '--').includes('--json'), 'and the global ones (zsh)');
+  t.ok(
+    zshComplete('users', '').some(({ line }) => line.startsWith('list:list users')),
+    'each candidate with what it does',
+  );
 });
 
 t.test('commands against the store', async (t) => {
