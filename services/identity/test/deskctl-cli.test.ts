@@ -1,10 +1,15 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
 import { type ResolveApiKeyReply } from '@support-desk/contracts';
 import { callRpc } from '@support-desk/platform';
+import { freePort } from '@support-desk/platform/testing';
 import t from 'tap';
+import { cliContext } from '../src/use-cases/deps.js';
+import { createUser } from '../src/use-cases/users.js';
 import { deskctl, harness } from './helpers.js';
+import { authorizeThroughForms, FormBrowser } from './oauth-flow.js';
 
 // The command line itself (issue 19): help, version, usage errors and exit codes, output formats,
 // colour, confirmation, completion. Through the real deskctl process; the commands that need a
@@ -208,7 +213,11 @@ t.test('completion scripts for bash and zsh', async (t) => {
 });
 
 t.test('commands against the store', async (t) => {
-  const h = await harness(t);
+  // Listening, so a user can sign in and consent through the real forms (a live OAuth grant).
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  const h = await harness(t, { OAUTH_ISSUER: issuer });
+  await h.app.listen({ port, host: '127.0.0.1' });
   const run = (args: string[], env: Record<string, string> = {}) => deskctl({ ...h.cliEnv, ...env }, args);
   const json = async (args: string[]) => {
     const r = await run([...args, '--json']);
@@ -351,7 +360,7 @@ t.test('commands against the store', async (t) => {
   });
 
   await t.test(
-    'oauth-clients list / revoke: a revoked client is refused at the token endpoint',
+    'oauth-clients list / revoke: a revoked client is refused at the token endpoint and its live grants end',
     async (t) => {
       const made = await json([
         'oauth-clients',
@@ -391,6 +400,46 @@ t.test('commands against the store', async (t) => {
         'before: the client authenticates',
       );
 
+      // A live grant of the client: a user signs in, consents, and the code is exchanged.
+      const password = 'correct horse battery staple';
+      const owner = await createUser(h.deps, cliContext(), {
+        email: 'grant.owner@example.com',
+        name: 'Grant Owner',
+        role: 'agent',
+        password,
+      });
+      const verifier = randomBytes(32).toString('base64url');
+      const authorize = new URL('/oauth/authorize', issuer);
+      for (const [k, v] of Object.entries({
+        client_id: made.client_id,
+        redirect_uri: 'https://app.example.com/cb',
+        response_type: 'code',
+        scope: 'requests:read',
+        state: 'st',
+        code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+        code_challenge_method: 'S256',
+      }))
+        authorize.searchParams.set(k, v);
+      const callback = await authorizeThroughForms(new FormBrowser(issuer), authorize.toString(), {
+        email: 'grant.owner@example.com',
+        password,
+      });
+      const exchanged = await h.app.inject({
+        method: 'POST',
+        url: '/oauth/token',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: callback.searchParams.get('code') ?? '',
+          redirect_uri: 'https://app.example.com/cb',
+          client_id: made.client_id,
+          client_secret: made.client_secret,
+          code_verifier: verifier,
+        }).toString(),
+      });
+      t.equal(exchanged.statusCode, 200, 'the code is exchanged', { body: exchanged.body });
+      t.ok(JSON.parse(exchanged.body).refresh_token, 'a live grant, with a refresh token');
+
       const { clients } = await json(['oauth-clients', 'list']);
       t.match(clients, [{ client_id: made.client_id, name: 'Web', public: false, revokedAt: null }]);
       t.notOk(JSON.stringify(clients).includes(made.client_secret), 'never the secret');
@@ -403,7 +452,10 @@ t.test('commands against the store', async (t) => {
       const refused = await run(['oauth-clients', 'revoke', made.client_id]);
       t.equal(refused.code, 2, 'not without --yes');
       const revoked = await json(['oauth-clients', 'revoke', made.client_id, '--yes']);
-      t.match(revoked, { client_id: made.client_id, alreadyRevoked: false, grantsRevoked: 0 });
+      t.match(revoked, { client_id: made.client_id, alreadyRevoked: false, grantsRevoked: 1 });
+      // The grant ends with it: the gateways are told to refuse the access tokens it issued.
+      const notice = await h.waitForNotice((n) => n.kind === 'oauth_grant_revoked' && n.userId === owner.id);
+      t.ok(notice.tokensExpireBy, 'the notice says until when its access tokens would have lived');
       const ev = await h.waitForEvent(
         (e) =>
           e.type === 'system.config_changed' && e.resourceId === made.client_id && !!e.changes?.revokedAt,
