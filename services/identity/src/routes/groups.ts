@@ -25,23 +25,14 @@ export function groupRoutes(app: HttpApp, deps: Deps): void {
   );
   contractRoute(app, schemas, 'GET /v1/groups/:id', (request) => getGroup(deps, request.params.id));
   contractRoute(app, schemas, 'PATCH /v1/groups/:id', (request) =>
-    updateGroup(
-      deps,
-      contextFromPrincipal(request.principal),
-      request.params.id,
-      request.body,
-      false,
-      ifMatchRevisions(request.headers['if-match']),
-    ),
+    updateGroup(deps, contextFromPrincipal(request.principal), request.params.id, request.body, {
+      ifMatch: ifMatchRevisions(request.headers['if-match']),
+    }),
   );
   contractRoute(app, schemas, 'DELETE /v1/groups/:id', (request) =>
-    deleteGroup(
-      deps,
-      contextFromPrincipal(request.principal),
-      request.params.id,
-      false,
-      ifMatchRevisions(request.headers['if-match']),
-    ),
+    deleteGroup(deps, contextFromPrincipal(request.principal), request.params.id, {
+      ifMatch: ifMatchRevisions(request.headers['if-match']),
+    }),
   );
   contractRoute(app, schemas, 'GET /v1/groups/:id/members', async (request, reply) =>
     withPageLinks(request, reply, await listMembers(deps, request.params.id, request.query)),

@@ -104,14 +104,21 @@ export async function createGroup(
   return toDetail(group, 0);
 }
 
+/** How a group write is made: by its identity provider (SCIM, LDAP), and under an `If-Match`. */
+export interface GroupWriteOptions {
+  /** The provider that owns the group writes it: its own fields, and no ownership check. */
+  byProvider?: boolean;
+  /** The revisions an `If-Match` header accepts (undefined: no precondition). */
+  ifMatch?: readonly number[];
+}
+
 /** `byProvider`: the owning identity provider's change (else a provider-owned name is refused). */
 export async function updateGroup(
   deps: Deps,
   ctx: EventContext,
   id: string,
   body: UpdateGroupBody & { externalId?: string | null },
-  byProvider = false,
-  ifMatch?: readonly number[],
+  { byProvider = false, ifMatch }: GroupWriteOptions = {},
 ) {
   const after: Record<string, unknown> = {};
   if (body.name !== undefined) after.name = body.name.trim();
@@ -154,8 +161,7 @@ export async function deleteGroup(
   deps: Deps,
   ctx: EventContext,
   id: string,
-  byProvider = false,
-  ifMatch?: readonly number[],
+  { byProvider = false, ifMatch }: GroupWriteOptions = {},
 ) {
   await deps.groups.update(id, async (before) => {
     requireRevision(before, ifMatch, 'Group');

@@ -81,7 +81,15 @@ export async function provisionGroup(
       }
     }
     try {
-      await updateGroup(deps, ctx, existing._id, { name: input.displayName, externalId }, true);
+      await updateGroup(
+        deps,
+        ctx,
+        existing._id,
+        { name: input.displayName, externalId },
+        {
+          byProvider: true,
+        },
+      );
     } catch (err) {
       if (externalId && externalId !== before)
         await deps.identityProviders.releaseExternal('group', connection._id, externalId, existing._id);
@@ -193,7 +201,7 @@ export async function removeProvisionedGroup(
 ) {
   const group = await requireProvisionedGroup(deps, connection, id);
   await changeGroupMembers(deps, connection, ctx, id, { replace: [] });
-  await deleteGroup(deps, ctx, id, true);
+  await deleteGroup(deps, ctx, id, { byProvider: true });
   if (group.externalId)
     await deps.identityProviders.releaseExternal('group', connection._id, group.externalId, id);
 }
