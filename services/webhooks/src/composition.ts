@@ -62,9 +62,10 @@ function checkedRanges(spec: string) {
 export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksService> {
   const { config, logger, conn, nc, names } = sd;
   const attemptMs = config.WEBHOOKS_CONNECT_TIMEOUT_MS + config.WEBHOOKS_RESPONSE_TIMEOUT_MS;
-  if (config.WEBHOOKS_LEASE_MS < attemptMs * 2) {
+  // A claim covers a lane's reads before an attempt, the attempt, and the writing of its outcome.
+  if (config.WEBHOOKS_LEASE_MS < attemptMs * 3) {
     throw new ConfigError(
-      'WEBHOOKS_LEASE_MS must be at least twice the connect and response timeouts together',
+      'WEBHOOKS_LEASE_MS must be at least three times the connect and response timeouts together',
     );
   }
   subscriptionModel(conn);

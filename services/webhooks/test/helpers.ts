@@ -67,7 +67,7 @@ export const FAST = {
   WEBHOOKS_ALLOWED_RANGES: '127.0.0.0/8,::1/128',
   WEBHOOKS_CONNECT_TIMEOUT_MS: '1000',
   WEBHOOKS_RESPONSE_TIMEOUT_MS: '1500',
-  WEBHOOKS_LEASE_MS: '6000',
+  WEBHOOKS_LEASE_MS: '8000',
 };
 
 /** What replicas of one deployment share: the store, the NATS namespace and the secret key. */

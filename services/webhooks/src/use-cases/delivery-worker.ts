@@ -75,15 +75,15 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
    * behind it are parked (no due minute) and go out right after it, from this loop.
    */
   async function workLane(lane: string): Promise<void> {
-    const release = await deps.leases.claim(lane, deps.clock());
+    // The claim lasts `leaseMs` from the moment asked for, not from when the insert answered.
+    const claimedAt = deps.clock().getTime();
+    const release = await deps.leases.claim(lane, new Date(claimedAt));
     if (!release) return;
-    const claimedAt = Date.now();
     const subs = new Map<string, SubscriptionDoc | null>();
     let head: DeliveryDoc | undefined;
     let ended: 'empty' | 'waiting' | 'held' | 'budget' = 'budget';
     try {
       for (let n = 0; n < 1000 && !stopping; n++) {
-        if (Date.now() - claimedAt + opts.attemptMs * 2 > opts.leaseMs) break;
         [head] = await deps.deliveries.laneHead(lane);
         const now = deps.clock();
         if (!head) {
@@ -112,6 +112,10 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
           ended = 'held';
           break;
         }
+        // An attempt starts only while the claim outlasts it and the writing of its outcome (an
+        // attempt's time again): a claim that expired mid-attempt would let another replica send
+        // the same delivery. Checked here, after this loop's reads, which a busy store makes slow.
+        if (deps.clock().getTime() - claimedAt + opts.attemptMs * 2 > opts.leaseMs) break;
         // Should this replica die during the attempt, the scans find the delivery again in the
         // minute its claim has expired by.
         await deps.deliveries.setState(head._id, { dueMinute: minuteKey(now.getTime() + opts.leaseMs) });
