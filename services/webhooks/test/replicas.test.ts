@@ -24,9 +24,9 @@ t.test(
           running.set(d.id, running.get(d.id)! - 1);
         }
       };
-    // No replica dies here: a claim long enough that a store made slow by a busy machine cannot
-    // outlast it (claims that expire are the next test's).
-    const env = { WEBHOOKS_LEASE_MS: '30000' };
+    // No replica dies here: a claim, and a wait for the receiver's answer, long enough that a
+    // busy machine does not outlast them (claims that expire are the next test's).
+    const env = { WEBHOOKS_LEASE_MS: '30000', WEBHOOKS_RESPONSE_TIMEOUT_MS: '5000' };
     const a = await composeForTest(t, { wrapSend: watch, env });
     const b = await composeForTest(t, { shared: a, wrapSend: watch, env });
     // A slow-ish receiver that fails every third call: retries and lanes overlap in time.
@@ -52,13 +52,15 @@ t.test(
     t.equal(overlaps, 0, 'no delivery attempted by two replicas at once');
     const successes = receiver.received.filter((_r, i) => (i + 1) % 3 !== 0);
     for (const r of resources) {
-      const order = successes.map((x) => JSON.parse(x.body)).filter((e) => e.resourceId === r);
+      const order = successes
+        .map((x) => JSON.parse(x.body) as { id: string; resourceId: string })
+        .filter((e) => e.resourceId === r)
+        .map((e) => e.id);
+      // At least once: an answer the sender did not see in time (a machine too busy) is sent again
+      // at once, so a repeat may follow itself; any other repeat would break the order.
+      const firsts = order.filter((id, i) => id !== order[i - 1]);
       const expected = events.filter((e) => e.resourceId === r).map((e) => e.id);
-      t.same(
-        order.map((e: { id: string }) => e.id),
-        expected,
-        `the events of ${r} arrived in order`,
-      );
+      t.same(firsts, expected, `the events of ${r} arrived in order`);
     }
   },
 );
