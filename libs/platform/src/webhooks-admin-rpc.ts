@@ -14,6 +14,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { TSchema } from '@sinclair/typebox';
 import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler';
 import { AppError } from './errors.js';
+import type { EventContext } from './events.js';
 import { firstProblem } from './identity-rpc.js';
 import { callRpc, RpcError } from './rpc.js';
 
@@ -93,3 +94,19 @@ export function webhooksAdminClient(
     },
   };
 }
+
+/** The actor of an admin request: who (an event context's actor) and through what, from where. */
+export const adminActorOf = (ctx: EventContext, via: WebhooksAdminActor['via']): WebhooksAdminActor => ({
+  userId: ctx.actor.id,
+  name: ctx.actor.name,
+  email: ctx.actor.email,
+  via,
+  ip: ctx.ipAddress,
+  userAgent: ctx.userAgent,
+  requestId: ctx.requestId,
+});
+
+/** Event patterns typed as text (`request.*, user.created`): separated by commas or spaces. */
+export const eventPatternsFrom = (text: string): string[] => [
+  ...new Set(text.split(/[\s,]+/).filter(Boolean)),
+];
