@@ -51,6 +51,7 @@ code{font-family:ui-monospace,monospace;font-size:.88em;background:#eef1f6;paddi
 .tag.revoked{background:var(--danger-bg);color:var(--danger)}.muted{color:var(--muted)}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(15rem,1fr));gap:0 1.25rem}
 ul.plain{padding-left:1.2rem}
+.actions{display:flex;flex-wrap:wrap;align-items:flex-end;gap:0 .5rem}.actions form{margin:0}
 @media (max-width:40rem){main,body.wide main{margin:0;border-radius:0;border-left:none;border-right:none}.who{margin-left:0}}
 `;
 
