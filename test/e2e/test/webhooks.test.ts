@@ -2,8 +2,7 @@
 // agent works on a request, and the receiver gets each event signed per Standard Webhooks
 // (verified with the specification's library), in order, without internal-note content; the
 // subscription's own changes are in the audit log.
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startReceiver } from '@support-desk/platform/testing';
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';
 import { cast } from '../src/actors.js';
@@ -12,25 +11,7 @@ import { eventually, startStack } from '../src/stack.js';
 const stack = await startStack(t);
 const { admin, agent } = await cast(stack);
 
-interface Got {
-  body: string;
-  headers: Record<string, string>;
-}
-const received: Got[] = [];
-const receiver = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    received.push({
-      body: Buffer.concat(chunks).toString('utf8'),
-      headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)])),
-    });
-    res.writeHead(204).end();
-  });
-});
-await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-t.teardown(() => new Promise<void>((r) => receiver.close(() => r())));
-const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+const { url, received } = await startReceiver(t);
 
 t.test('a subscription receives the events of a request, signed and in order', async (t) => {
   const created = await admin.api.post('/v1/webhooks', { url, events: ['request.*'], description: 'e2e' });
@@ -77,4 +58,77 @@ t.test('a subscription receives the events of a request, signed and in order', a
     return events.some((e) => e.resourceId === id) && events;
   });
   t.ok(audit, 'the subscription change is in the audit log');
+});
+
+t.test('deskctl webhooks: every command against the running webhooks service', async (t) => {
+  const receiver = await startReceiver(t);
+  const as = ['--as', admin.email];
+  const create = ['webhooks', 'create', '--url', receiver.url, '--events', 'user.*,request.created', ...as];
+  const made = await stack.deskctlJson([...create, '--description', 'deskctl e2e']);
+  t.match(made, { url: receiver.url, events: ['user.*', 'request.created'], active: true });
+  t.match(made.secret, /^whsec_/, 'the secret, once');
+  const id = made.id as string;
+  const again = await stack.deskctlJson([...create, '--if-not-exists']);
+  t.match(again, { id, existed: true }, '--if-not-exists: the existing one');
+  t.notOk('secret' in again, 'without its secret');
+
+  const listed = await stack.deskctlJson(['webhooks', 'list', '--limit', '100']);
+  t.ok(
+    (listed.webhooks as { id: string }[]).some((w) => w.id === id),
+    'listed',
+  );
+  t.match(await stack.deskctlJson(['webhooks', 'show', id]), { id, description: 'deskctl e2e' });
+  t.match(await stack.deskctlJson(['webhooks', 'update', id, '--disable', ...as]), {
+    active: false,
+    disabledReason: 'manual',
+  });
+  t.match(await stack.deskctlJson(['webhooks', 'update', id, '--enable', ...as]), { active: true });
+
+  const ping = await stack.deskctlJson(['webhooks', 'ping', id]);
+  await eventually(() => receiver.received.length >= 1, { what: 'the ping' });
+  t.match(new Webhook(made.secret).verify(receiver.received[0].body, receiver.received[0].headers), {
+    type: 'webhook.ping',
+    webhookId: id,
+  });
+  const log = await eventually(async () => {
+    const r = await stack.deskctlJson(['webhooks', 'deliveries', id, '--event-type', 'webhook.ping']);
+    return r.deliveries[0]?.status === 'succeeded' && r.deliveries;
+  });
+  t.equal(log[0].id, ping.id);
+  t.match(await stack.deskctlJson(['webhooks', 'replay', id, ping.id]), { id: ping.id, status: 'pending' });
+  await eventually(() => receiver.received.length >= 2, { what: 'the replay' });
+  const rotated = await stack.deskctlJson(['webhooks', 'rotate-secret', id, ...as]);
+  t.match(rotated.secret, /^whsec_/);
+  t.ok(rotated.previousSecretExpiresAt, 'the previous secret signs during the overlap');
+
+  const refused = await stack.deskctl([
+    'webhooks',
+    'create',
+    '--url',
+    'http://10.0.0.1/hook',
+    '--events',
+    'user.*',
+  ]);
+  t.equal(refused.code, 1);
+  t.match(JSON.parse(refused.stderr), {
+    error: { code: 'VALIDATION_ERROR', message: /body\.url.*not an allowed destination/ },
+  });
+  const unconfirmed = await stack.deskctl(['webhooks', 'delete', id]);
+  t.equal(unconfirmed.code, 2, 'delete asks first (no terminal here: refused without --yes)');
+  t.same(await stack.deskctlJson(['webhooks', 'delete', id, '--yes', ...as]), { id, deleted: true });
+  const gone = await stack.deskctl(['webhooks', 'show', id]);
+  t.equal(gone.code, 1);
+  t.match(JSON.parse(gone.stderr), { error: { code: 'NOT_FOUND' } });
+
+  type Listed = { actor: { email: string }; metadata?: { source: string } };
+  const events = await eventually(async () => {
+    const res = await admin.api.get(`/v1/events?resourceId=${id}`);
+    const listed = (res.json?.data?.events ?? []) as Listed[];
+    return listed.length >= 5 ? listed : null;
+  });
+  t.equal(events.length, 5, 'create, disable, enable, rotate, delete in the audit log');
+  t.ok(
+    events.every((e) => e.actor.email === admin.email),
+    'each with the acting admin',
+  );
 });
