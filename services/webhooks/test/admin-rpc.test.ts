@@ -3,10 +3,13 @@
 // nothing, the admin as the events' actor with the console's address, a tolerant reader.
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { type DomainEvent, natsNames, type WebhooksAdminActor } from '@support-desk/contracts';
+import { fixtures } from '@support-desk/contracts/fixtures';
 import {
   AppError,
   callRpc,
   decodeDomainEvent,
+  decodeJson,
+  encodeJson,
   type NatsConnection,
   WEBHOOKS_NOT_ANSWERING,
   webhooksAdminClient,
@@ -231,4 +234,22 @@ t.test('no webhooks service: one clear error', async (t) => {
     .call(console_, 'list', {})
     .catch((e: unknown) => e);
   t.ok(noNats instanceof WebhooksUnavailableError, 'no NATS connection');
+});
+
+t.test('requests of this and a newer release (frozen fixtures) are answered', async (t) => {
+  const { nc, names } = await composeForTest(t);
+  const frozen = fixtures.webhooksAdmin();
+  for (const version of ['v1', 'future'] as const) {
+    for (const [op, request] of Object.entries(frozen[version].requests)) {
+      const msg = await nc.request(names.webhooksAdmin, encodeJson(request), { timeout: 5000 });
+      const body = decodeJson<{ v: number; ok: boolean; reply: Record<string, unknown> }>(msg.data);
+      t.match(body, { v: 1, ok: true }, `${op} (${version}) in the envelope`);
+      // The fixtures name a subscription this store does not have: create and list succeed, the
+      // rest are refused as the API would (a request not read right would be a VALIDATION_ERROR).
+      if (op === 'create')
+        t.match(body.reply, { ok: true, webhook: { url: 'https://hooks.example.com/desk' } });
+      else if (op === 'list') t.match(body.reply, { ok: true, webhooks: Array });
+      else t.match(body.reply, { error: { code: 'NOT_FOUND' } }, `${op} (${version}) read`);
+    }
+  }
 });
