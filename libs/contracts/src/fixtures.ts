@@ -36,4 +36,12 @@ export const fixtures = {
         { requests: Record<string, Json>; replies: Record<string, Json> }
       >
     >('rpc.json'),
+  /** The webhooks admin RPC (console, deskctl → webhooks): requests, replies and refusals. */
+  webhooksAdmin: () =>
+    read<
+      Record<
+        'v1' | 'future',
+        { requests: Record<string, Json>; replies: Record<string, Json>; errors: Record<string, Json> }
+      >
+    >('webhooks-admin.json'),
 };

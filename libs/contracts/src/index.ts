@@ -11,4 +11,5 @@ export * from './audit.js';
 export * from './identity.js';
 export * from './requests.js';
 export * from './webhooks.js';
+export * from './webhooks-admin.js';
 export * from './examples.js';

@@ -8,7 +8,8 @@ import type { IdentityRpcName } from './internal.js';
  * - Domain events: stream `<NS>_EVENTS`, subjects `<ns>.events.<type>` (e.g. `sd.events.request.created`).
  * - Credential notices (gateways drop cached credentials): stream `<NS>_NOTICES`, subject `<ns>.notices.credentials`.
  * - Request-reply: `<ns>.rpc.<service>.<operation>`.
- * - Operator requests to a service (dead letters): `<ns>.admin.<topic>.<service>`.
+ * - Operator requests to a service (dead letters): `<ns>.admin.<topic>.<service>`; the webhooks
+ *   service's admin RPC (console, deskctl): `<ns>.admin.webhooks`.
  */
 const DEFAULT_NATS_NAMESPACE = 'sd';
 
@@ -32,6 +33,8 @@ export function natsNames(namespace = DEFAULT_NATS_NAMESPACE) {
     } satisfies Record<IdentityRpcName, string>,
     /** Where a service answers `deskctl dead-letters` about its own dead letters. */
     deadLetters: (service: string) => `${ns}.admin.deadletters.${service}`,
+    /** Where the webhooks service answers the console's and deskctl's subscription requests. */
+    webhooksAdmin: `${ns}.admin.webhooks`,
   };
 }
 

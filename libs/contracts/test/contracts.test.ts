@@ -10,6 +10,10 @@ import {
   EVENT_CATALOGUE,
   EVENT_TYPES,
   IDENTITY_RPC_REPLIES,
+  WEBHOOKS_ADMIN_OPS,
+  WEBHOOKS_ADMIN_REPLIES,
+  WebhooksAdminEnvelope,
+  WebhooksAdminError,
   type IdentityRpcName,
   Principal,
   effectiveScopes,
@@ -185,6 +189,30 @@ t.test('frozen RPC fixtures: every operation has requests and replies of every v
     'a reply without a field callers read is refused',
   );
   t.notOk(Value.Check(IDENTITY_RPC_REPLIES.getSettings, { globalAllowlist: 'all' }), 'or with a wrong type');
+});
+
+t.test('frozen webhooks admin fixtures: every op, both versions, read by the tolerant schemas', async (t) => {
+  const frozen = fixtures.webhooksAdmin();
+  for (const version of ['v1', 'future'] as const) {
+    const { requests, replies } = frozen[version];
+    t.same(Object.keys(requests).sort(), [...WEBHOOKS_ADMIN_OPS].sort(), `${version}: a request of every op`);
+    t.same(Object.keys(replies).sort(), [...WEBHOOKS_ADMIN_OPS].sort(), `${version}: a reply of every op`);
+    for (const op of WEBHOOKS_ADMIN_OPS) {
+      t.ok(Value.Check(WebhooksAdminEnvelope, requests[op]), `${version} ${op}: the envelope is read`);
+      t.equal(requests[op].op, op);
+      const envelope = replies[op] as { ok: unknown; reply: unknown };
+      t.equal(envelope.ok, true);
+      t.ok(Value.Check(WEBHOOKS_ADMIN_REPLIES[op], envelope.reply), `${version} ${op}: the reply is read`);
+    }
+  }
+  for (const reply of Object.values(frozen.v1.errors))
+    t.ok(Value.Check(WebhooksAdminError, (reply as { reply: unknown }).reply), 'a refusal is read');
+  const { webhook } = frozen.v1.replies.get.reply as { webhook: Record<string, unknown> };
+  const { url: _dropped, ...urlless } = webhook;
+  t.notOk(
+    Value.Check(WEBHOOKS_ADMIN_REPLIES.get, { ok: true, webhook: urlless }),
+    'a reply without a read field is refused',
+  );
 });
 
 t.test('frozen principal fixtures: v1 is what the gateway signs; the future goes beyond', async (t) => {

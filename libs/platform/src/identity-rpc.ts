@@ -32,7 +32,7 @@ const replyCheckers: Record<IdentityRpcName, TypeCheck<TSchema>> = {
  * or not): rather than "expected union value", name the problem of the alternative that matched
  * furthest (the longest path), e.g. `/user/email Expected required property`.
  */
-function firstProblem(errors: ValueErrorIterator): string {
+export function firstProblem(errors: ValueErrorIterator): string {
   const first = errors.First();
   if (!first) return '(root) is invalid';
   const deepest = first.errors

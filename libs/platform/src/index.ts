@@ -25,6 +25,8 @@ export * from './aggregate-update.js';
 export * from './contract-routes.js';
 export * from './event-decoder.js';
 export * from './identity-rpc.js';
+export { checkInput } from './validation.js';
+export * from './webhooks-admin-rpc.js';
 export * from './telemetry/propagation.js';
 export * from './telemetry/flush.js';
 export * from './human-bytes.js';

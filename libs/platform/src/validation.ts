@@ -152,3 +152,34 @@ function pathNotFound(errors: AjvError[]): AppError {
     `${KIND_LABEL(kind)} not found (${kind} ids look like ${idExample(kind)}, starting with ${ID_PREFIX[kind]}_)`,
   );
 }
+
+type Part = 'body' | 'querystring' | 'params';
+type CheckInput = ((value: unknown) => boolean) & { errors?: AjvError[] | null };
+const inputChecks: Record<Part, WeakMap<object, CheckInput>> = {
+  body: new WeakMap(),
+  querystring: new WeakMap(),
+  params: new WeakMap(),
+};
+
+/**
+ * Input that does not come over HTTP (an RPC request) checked exactly as a route checks it:
+ * the same compiler, conversions and messages, so a refusal reads as the HTTP API's would
+ * (`body.url has an invalid format`, a malformed path id a NOT_FOUND). Returns the value (with
+ * defaults applied) or throws the same `AppError`.
+ */
+export function checkInput<T>(schema: object, value: unknown, part: Part): T {
+  let check = inputChecks[part].get(schema);
+  if (!check) {
+    compilers ??= loadCompilers();
+    const compile = part === 'body' ? compilers.body : compilers.text;
+    check = compile({
+      schema,
+      method: 'POST',
+      url: '/rpc',
+      httpPart: part,
+    } as Parameters<Compile>[0]) as CheckInput;
+    inputChecks[part].set(schema, check);
+  }
+  if (!check(value)) throw validationFailure(check.errors ?? [], part);
+  return value as T;
+}

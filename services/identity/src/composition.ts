@@ -13,6 +13,7 @@ import {
   registerHealth,
   requirePrincipal,
   serveIdentityRpc,
+  webhooksAdminClient,
 } from '@support-desk/platform';
 import { environmentSecret, type IdentityConfig, type IdentityServiceConfig } from './config.js';
 import { forgetChangedGroups } from './events/group-changes.js';
@@ -75,7 +76,8 @@ export async function composeService(sd: IdentityServiceDeps): Promise<IdentityS
   const app = createHttpApp({ logger });
   const health = registerHealth(app, { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) });
   requirePrincipal(app, { verifyKeys: config.PRINCIPAL_VERIFY_KEYS, audience: 'identity' });
-  await registerRoutes(app, deps, keyring);
+  // The console's webhook pages ask the webhooks service (its admin RPC).
+  await registerRoutes(app, deps, keyring, webhooksAdminClient(nc, names));
 
   const relay = createOutboxRelay({ nc, models: outboxModels(conn), logger });
   const housekeeping = createHousekeeping(deps, { intervalMs: config.IDENTITY_HOUSEKEEPING_INTERVAL_MS });

@@ -222,6 +222,33 @@ t.test('settings console', async (t) => {
     t.match(page.html, /tag revoked/);
   });
 
+  await t.test('webhooks: without the webhooks service the page says so; the rest works', async (t) => {
+    // No webhooks service answers on this test's NATS namespace (the whole flow against a
+    // real one is in test/e2e/test/console.test.ts).
+    const { browser } = await signIn('ada@example.com');
+    const keys = await browser.get('/settings/api-keys');
+    t.match(keys.html, /<a href="\/settings\/webhooks">Webhooks<\/a>/, 'a nav entry');
+    const page = await browser.get('/settings/webhooks');
+    t.equal(page.status, 503);
+    t.match(
+      page.html,
+      /The webhooks service is not answering; subscriptions can(&#39;|')t be shown or changed right now/,
+    );
+    t.match(page.html, /aria-current="page">Webhooks/);
+    t.notMatch(page.html, /Create subscription/, 'no form that could not work');
+    const create = await browser.post('/settings/webhooks', {
+      csrf_token: csrfOf(page.html),
+      url: 'https://hooks.example.com/a',
+      events: 'request.*',
+      active: 'on',
+    });
+    t.equal(create.status, 503, 'a change says the same, not a 500');
+    t.match(create.html, /not answering/);
+    const forged = await browser.post('/settings/webhooks/delete', { id: 'whk_01jzzzzzzzzzzzzzzzzzzzzzzz' });
+    t.equal(forged.status, 403, 'a form without its CSRF token is refused first');
+    t.equal((await browser.get('/settings/oauth-clients')).status, 200, 'the other pages keep working');
+  });
+
   await t.test('the console session times out', async (t) => {
     const { browser } = await signIn('ada@example.com');
     t.equal((await browser.get('/settings/api-keys')).status, 200);

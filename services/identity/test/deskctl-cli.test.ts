@@ -66,6 +66,7 @@ t.test('help, version, usage errors and their exit codes', async (t) => {
     'oauth-clients',
     'settings',
     'idp',
+    'webhooks',
     'completion',
     'seed',
   ])
@@ -170,6 +171,18 @@ t.test('completion scripts for bash and zsh', async (t) => {
   t.ok(complete('api-keys', 'list', '--').includes('--owner'), 'the command flags');
   t.ok(complete('api-keys', 'list', '--').includes('--json'), 'and the global ones');
   t.same(complete('completion', ''), ['bash', 'zsh']);
+  t.same(complete('webhooks', ''), [
+    'create',
+    'delete',
+    'deliveries',
+    'list',
+    'ping',
+    'replay',
+    'rotate-secret',
+    'show',
+    'update',
+  ]);
+  t.ok(complete('webhooks', 'create', '--').includes('--if-not-exists'), 'webhooks create --if-not-exists');
 
   const zsh = await offline(['completion', 'zsh']);
   t.equal(zsh.code, 0);
@@ -236,6 +249,19 @@ t.test('commands against the store', async (t) => {
     '--role',
     'agent',
   ]);
+
+  await t.test('webhooks without a webhooks service: exit 1, one clear line', async (t) => {
+    // No webhooks service answers on this test's namespace (the commands against a running one
+    // are in test/e2e/test/webhooks.test.ts).
+    const r = await run(['webhooks', 'list']);
+    t.equal(r.code, 1);
+    t.equal(
+      r.stderr.trim(),
+      "deskctl: error: The webhooks service is not answering; subscriptions can't be shown or changed right now",
+    );
+    const unconfirmed = await run(['webhooks', 'delete', 'whk_01jzzzzzzzzzzzzzzzzzzzzzzz']);
+    t.equal(unconfirmed.code, 2, 'delete is destructive: refused without --yes and no terminal');
+  });
 
   await t.test('--if-not-exists: a script can run twice', async (t) => {
     const again = await json([

@@ -21,6 +21,7 @@ import { retrySchedule, type WebhooksConfig } from './config.js';
 import { allowedRanges } from './events/destination.js';
 import { type Intake, startIntake } from './events/intake.js';
 import { createSender, type Send } from './events/sender.js';
+import { serveWebhooksAdmin } from './routes/admin-rpc.js';
 import { registerRoutes } from './routes/index.js';
 import { createDeliveriesRepository, deliveryModel } from './store/deliveries.js';
 import { createLaneLeases } from './store/lane-leases.js';
@@ -119,6 +120,7 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
   const handleEvent = fanOut(deps);
   let intake: Intake | undefined;
   let deadLetters: { stop(): void } | undefined;
+  let admin: { stop(): void } | undefined;
   return {
     app,
     health,
@@ -144,11 +146,13 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
         replay: (data) => handleEvent(decodeDomainEvent(data)),
         logger,
       });
+      admin = serveWebhooksAdmin(nc, deps);
       worker.start();
       if (config.WEBHOOKS_RETENTION_DAYS > 0) retention.start();
     },
     async close() {
       deadLetters?.stop();
+      admin?.stop();
       await intake?.stop();
       // Attempts in hand finish (bounded by the timeouts) and their lanes are released.
       await worker.stop();

@@ -1,10 +1,13 @@
 // The settings console in headless Chromium through the gateway (issue 19): an administrator signs
 // in, creates an API key, uses it against the API, revokes it and sees it refused, edits the global
-// IP allowlist (with the lock-out warning); a non-admin is refused; a form without its CSRF token
+// IP allowlist (with the lock-out warning), subscribes a webhook receiver (secret once, a signed
+// ping, the delivery listed) and deletes it; a non-admin is refused; a form without its CSRF token
 // is refused. A screenshot of each page is saved under test/e2e/.tap-output/console/.
 import fs from 'node:fs';
 import path from 'node:path';
+import { startReceiver } from '@support-desk/platform/testing';
 import type { Page } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
 import t from 'tap';
 import { createActor } from '../src/actors.js';
 import { closePage, launchChromium, openPage } from '../src/browser.js';
@@ -211,6 +214,95 @@ t.test('OAuth clients: register with the secret shown once, then revoke', async 
     page.getByRole('button', { name: 'Revoke client' }).click(),
   ]);
   t.match(await page.locator(`tr[data-client-id="${clientId}"]`).textContent(), /revoked/);
+  await closePage(page);
+});
+
+t.test('webhooks: subscribe, secret once, ping, the delivery listed, rotate, delete', async (t) => {
+  const { url, received } = await startReceiver(t);
+  const page = await signIn(admin.email);
+  await page.goto(`${stack.origin}/settings/webhooks`);
+  await page.getByLabel('URL', { exact: true }).fill(url);
+  await page.getByLabel('Events', { exact: true }).fill('request.*, user.created');
+  await page.getByLabel('Description').fill('Console e2e receiver');
+  await Promise.all([
+    page.waitForLoadState('load'),
+    page.getByRole('button', { name: 'Create subscription' }).click(),
+  ]);
+  const secret = await page.locator('#new-secret').inputValue();
+  t.match(secret, /^whsec_[A-Za-z0-9+/=]+$/, 'the signing secret is shown once');
+  await shot(page, 'webhook-created');
+  const row = page.locator('tr[data-webhook-id]', { hasText: url });
+  const id = (await row.getAttribute('data-webhook-id'))!;
+  t.match(await row.textContent(), /request\.\*.*user\.created.*active.*Console e2e receiver/s);
+  await page.goto(`${stack.origin}/settings/webhooks`);
+  t.equal(await page.locator('#new-secret').count(), 0, 'and not again');
+
+  await Promise.all([page.waitForLoadState('load'), row.getByRole('link', { name: /Manage/ }).click()]);
+  await page.getByLabel('URL', { exact: true }).fill('http://10.0.0.1/hook');
+  await Promise.all([
+    page.waitForLoadState('load'),
+    page.getByRole('button', { name: 'Save changes' }).click(),
+  ]);
+  t.match(
+    await page.locator('[role=alert]').textContent(),
+    /body\.url.*not an allowed destination/,
+    "the use case's refusal, next to the form",
+  );
+  await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Send ping' }).click()]);
+  t.match(await page.locator('[role=status]').first().textContent(), /Ping dlv_\w+ is queued/);
+  await eventually(() => received.length >= 1, { what: 'the ping at the receiver' });
+  const ping = new Webhook(secret).verify(received[0].body, received[0].headers);
+  t.match(ping, { type: 'webhook.ping', webhookId: id }, 'a signed ping');
+  const delivery = page.locator('tr[data-delivery-id]', { hasText: 'webhook.ping' });
+  await eventually(
+    async () => {
+      await page.reload();
+      return /succeeded/.test((await delivery.textContent()) ?? '');
+    },
+    { what: 'the delivery listed as succeeded' },
+  );
+  t.match(await delivery.textContent(), /HTTP 204/);
+  await shot(page, 'webhook');
+  await page.setViewportSize({ width: 390, height: 844 });
+  t.equal(
+    await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth + 1'),
+    true,
+    'phone-sized: no sideways scrolling (the deliveries table scrolls in its box)',
+  );
+  await page.setViewportSize({ width: 1200, height: 800 });
+
+  await Promise.all([
+    page.waitForLoadState('load'),
+    page.getByRole('button', { name: 'Rotate secret' }).click(),
+  ]);
+  const rotated = await page.locator('#new-secret').inputValue();
+  t.match(rotated, /^whsec_/, 'a new secret, shown once');
+  t.not(rotated, secret);
+  t.match(
+    await page.locator('section.success').textContent(),
+    /previous secret keeps signing beside it until/,
+  );
+
+  await Promise.all([page.waitForLoadState('load'), page.getByRole('link', { name: 'Delete…' }).click()]);
+  t.match(await page.locator('[role=alert]').textContent(), /Delete the webhook subscription for/);
+  await Promise.all([
+    page.waitForLoadState('load'),
+    page.getByRole('button', { name: 'Delete subscription' }).click(),
+  ]);
+  t.match(await page.locator('[role=status]').textContent(), /is deleted/);
+  t.equal(await page.locator(`tr[data-webhook-id="${id}"]`).count(), 0, 'gone from the list');
+
+  type Listed = { actor: { email: string }; ipAddress?: string; changes?: Record<string, unknown> };
+  const events = await eventually(async () => {
+    const res = await admin.api.get(`/v1/events?resourceId=${id}`);
+    const listed = (res.json?.data?.events ?? []) as Listed[];
+    return listed.length >= 3 ? listed : null;
+  });
+  t.equal(events.length, 3, 'audit: created, secret rotated, deleted (the refused edit: nothing)');
+  for (const e of events) {
+    t.equal(e.actor.email, admin.email, 'who');
+    t.equal(e.ipAddress, '127.0.0.1', 'from where');
+  }
   await closePage(page);
 });
 

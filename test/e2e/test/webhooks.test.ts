@@ -2,8 +2,7 @@
 // agent works on a request, and the receiver gets each event signed per Standard Webhooks
 // (verified with the specification's library), in order, without internal-note content; the
 // subscription's own changes are in the audit log.
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startReceiver } from '@support-desk/platform/testing';
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';
 import { cast } from '../src/actors.js';
@@ -12,25 +11,7 @@ import { eventually, startStack } from '../src/stack.js';
 const stack = await startStack(t);
 const { admin, agent } = await cast(stack);
 
-interface Got {
-  body: string;
-  headers: Record<string, string>;
-}
-const received: Got[] = [];
-const receiver = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    received.push({
-      body: Buffer.concat(chunks).toString('utf8'),
-      headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)])),
-    });
-    res.writeHead(204).end();
-  });
-});
-await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-t.teardown(() => new Promise<void>((r) => receiver.close(() => r())));
-const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+const { url, received } = await startReceiver(t);
 
 t.test('a subscription receives the events of a request, signed and in order', async (t) => {
   const created = await admin.api.post('/v1/webhooks', { url, events: ['request.*'], description: 'e2e' });
@@ -77,4 +58,98 @@ t.test('a subscription receives the events of a request, signed and in order', a
     return events.some((e) => e.resourceId === id) && events;
   });
   t.ok(audit, 'the subscription change is in the audit log');
+});
+
+/** deskctl commands in one process (`deskctl batch`: each deskctl process connects first). */
+async function batch(...lines: string[][]) {
+  const stdin = lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
+  const r = await stack.deskctl(['batch'], { stdin, json: false });
+  const answers = r.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { ok: boolean; result?: any; error?: string });
+  if (answers.length !== lines.length) throw new Error(`batch: ${r.stdout} ${r.stderr}`);
+  return answers;
+}
+
+t.test('deskctl webhooks: every command against the running webhooks service', async (t) => {
+  const receiver = await startReceiver(t);
+  const as = ['--as', admin.email];
+  const create = ['webhooks', 'create', '--url', receiver.url, '--events', 'user.*,request.created', ...as];
+  const [made, again, listed] = await batch(
+    [...create, '--description', 'deskctl e2e'],
+    [...create, '--if-not-exists'],
+    ['webhooks', 'list', '--limit', '100'],
+  );
+  t.match(made.result, { url: receiver.url, events: ['user.*', 'request.created'], active: true });
+  t.match(made.result.secret, /^whsec_/, 'the secret, once');
+  const id = made.result.id as string;
+  t.match(again.result, { id, existed: true }, '--if-not-exists: the existing one');
+  t.notOk('secret' in again.result, 'without its secret');
+  t.ok(
+    (listed.result.webhooks as { id: string }[]).some((w) => w.id === id),
+    'listed',
+  );
+
+  const [shown, disabled, enabled, ping] = await batch(
+    ['webhooks', 'show', id],
+    ['webhooks', 'update', id, '--disable', ...as],
+    ['webhooks', 'update', id, '--enable', ...as],
+    ['webhooks', 'ping', id],
+  );
+  t.match(shown.result, { id, description: 'deskctl e2e' });
+  t.match(disabled.result, { active: false, disabledReason: 'manual' });
+  t.match(enabled.result, { active: true });
+  await eventually(() => receiver.received.length >= 1, { what: 'the ping' });
+  t.match(new Webhook(made.result.secret).verify(receiver.received[0].body, receiver.received[0].headers), {
+    type: 'webhook.ping',
+    webhookId: id,
+  });
+  await eventually(async () => {
+    const res = await admin.api.get(`/v1/webhooks/${id}/deliveries?status=succeeded`);
+    return res.json?.data?.deliveries?.length === 1;
+  });
+  const [log, replayed, rotated] = await batch(
+    ['webhooks', 'deliveries', id, '--event-type', 'webhook.ping'],
+    ['webhooks', 'replay', id, ping.result.id],
+    ['webhooks', 'rotate-secret', id, ...as],
+  );
+  t.match(log.result.deliveries, [{ id: ping.result.id, status: 'succeeded' }], 'the delivery log');
+  t.match(replayed.result, { id: ping.result.id, status: 'pending' });
+  await eventually(() => receiver.received.length >= 2, { what: 'the replay' });
+  t.match(rotated.result.secret, /^whsec_/);
+  t.ok(rotated.result.previousSecretExpiresAt, 'the previous secret signs during the overlap');
+
+  // Exit codes and errors of single commands.
+  const refused = await stack.deskctl([
+    'webhooks',
+    'create',
+    '--url',
+    'http://10.0.0.1/hook',
+    '--events',
+    'user.*',
+  ]);
+  t.equal(refused.code, 1);
+  t.match(JSON.parse(refused.stderr), {
+    error: { code: 'VALIDATION_ERROR', message: /body\.url.*not an allowed destination/ },
+  });
+  const unconfirmed = await stack.deskctl(['webhooks', 'delete', id]);
+  t.equal(unconfirmed.code, 2, 'delete asks first (no terminal here: refused without --yes)');
+  const gone = await stack.deskctl(['webhooks', 'delete', id, '--yes', ...as]);
+  t.same(gone.json, { id, deleted: true });
+  const [shownAfter] = await batch(['webhooks', 'show', id]);
+  t.match(shownAfter, { ok: false, error: /Webhook not found/ });
+
+  type Listed = { actor: { email: string }; metadata?: { source: string } };
+  const events = await eventually(async () => {
+    const res = await admin.api.get(`/v1/events?resourceId=${id}`);
+    const listed = (res.json?.data?.events ?? []) as Listed[];
+    return listed.length >= 5 ? listed : null;
+  });
+  t.equal(events.length, 5, 'create, disable, enable, rotate, delete in the audit log');
+  t.ok(
+    events.every((e) => e.actor.email === admin.email),
+    'each with the acting admin',
+  );
 });

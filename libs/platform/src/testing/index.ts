@@ -5,3 +5,4 @@ export * from './chromium.js';
 export * from './identity-double.js';
 export * from './round-trips.js';
 export * from './slapd.js';
+export * from './receiver.js';

@@ -11,6 +11,7 @@ import { deadLetterCommands } from './commands-dead-letters.js';
 import { groupsCommands } from './commands-groups.js';
 import { idpCommands } from './commands-idp.js';
 import { usersCommands } from './commands-users.js';
+import { webhookCommands } from './commands-webhooks.js';
 import type { Command } from './command.js';
 
 /** What `deskctl <group> --help` says a group of commands is for. */
@@ -24,6 +25,8 @@ export const GROUPS: Record<string, string> = {
   'settings ip-allowlist': 'the global IP allowlist of API keys',
   idp: 'identity provider connections (SCIM and LDAP)',
   'dead-letters': "messages a service's consumers could not take",
+  webhooks:
+    'webhook subscriptions (asked of the webhooks service): create, list, update, delete, secrets, pings, deliveries',
 };
 
 export const COMMANDS: Record<string, Command> = {
@@ -32,6 +35,7 @@ export const COMMANDS: Record<string, Command> = {
   ...deadLetterCommands,
   ...idpCommands,
   ...credentialCommands,
+  ...webhookCommands,
   'settings ip-allowlist set': {
     description: 'replace the global allowlist: API keys are refused from any other address',
     options: {},

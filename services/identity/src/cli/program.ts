@@ -116,7 +116,7 @@ const examplesText = (examples: string[]) =>
 export function buildProgram(found: (invocation: Invocation) => void, out: { out: string; err: string }) {
   const program = new Commander('deskctl')
     .description(
-      'The Support Desk operator CLI: users, groups, API keys, OAuth clients, identity providers and settings.\n' +
+      'The Support Desk operator CLI: users, groups, API keys, OAuth clients, identity providers, webhooks and settings.\n' +
         'Runs the identity service use cases against its database and NATS, so every change emits the same events.',
     )
     .version(VERSION, '-V, --version', 'print the version')

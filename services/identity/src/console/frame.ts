@@ -5,6 +5,7 @@ export const SECTIONS = [
   { path: '/settings/api-keys', label: 'API keys' },
   { path: '/settings/ip-allowlist', label: 'IP allowlist' },
   { path: '/settings/oauth-clients', label: 'OAuth clients' },
+  { path: '/settings/webhooks', label: 'Webhooks' },
 ] as const;
 
 export type SectionPath = (typeof SECTIONS)[number]['path'];

@@ -22,7 +22,7 @@ nav a:hover{background:#ffffff1f}nav a[aria-current=page]{background:#fff;color:
 main{max-width:28rem;margin:2.5rem auto;padding:1.5rem;background:var(--card);border:1px solid var(--line);
 border-radius:.75rem;box-shadow:0 1px 3px #1d243314}
 body.wide main{max-width:min(80rem,calc(100% - 2rem));margin:1.5rem auto}.success h2{margin-top:0}
-main:focus{outline:none}h1{font-size:1.5rem;margin:0 0 1rem}h2{font-size:1.15rem;margin:2rem 0 .75rem}
+main:focus{outline:none}h1{font-size:1.5rem;margin:0 0 1rem;overflow-wrap:anywhere}h2{font-size:1.15rem;margin:2rem 0 .75rem}
 label{display:block;font-weight:600;margin:.9rem 0 .25rem}.hint{color:var(--muted);font-size:.875rem;margin:.2rem 0 0}
 input[type=email],input[type=password],input[type=text],input[type=number],input[type=url],select,textarea{
 width:100%;padding:.55rem .65rem;border:1px solid #b8c0cc;border-radius:.4rem;font:inherit;background:#fff;color:inherit}
@@ -51,6 +51,7 @@ code{font-family:ui-monospace,monospace;font-size:.88em;background:#eef1f6;paddi
 .tag.revoked{background:var(--danger-bg);color:var(--danger)}.muted{color:var(--muted)}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(15rem,1fr));gap:0 1.25rem}
 ul.plain{padding-left:1.2rem}
+.actions{display:flex;flex-wrap:wrap;align-items:flex-end;gap:0 .5rem}.actions form{margin:0}
 @media (max-width:40rem){main,body.wide main{margin:0;border-radius:0;border-left:none;border-right:none}.who{margin-left:0}}
 `;
 

@@ -17,6 +17,20 @@ export interface Admin {
   frame: Frame;
 }
 
+/** One text field of a form ('' when absent or repeated). */
+export const field = (body: FormBody, name: string) => {
+  const v = body[name];
+  return typeof v === 'string' ? v.trim() : '';
+};
+/** A field that may repeat (checkboxes). */
+export const fields = (body: FormBody, name: string) => {
+  const v = body[name];
+  return v === undefined ? [] : Array.isArray(v) ? v : [v];
+};
+export const query = (q: unknown, name: string) => {
+  const v = (q as Record<string, unknown>)[name];
+  return typeof v === 'string' ? v : undefined;
+};
 const CONSOLE_HOME = '/settings/api-keys';
 const LOGIN_INTRO = 'Sign in to the settings console. Only administrators can use it.';
 

@@ -1,5 +1,5 @@
 import { type Plan, PLANS } from '@support-desk/contracts';
-import type { HttpApp } from '@support-desk/platform';
+import type { HttpApp, WebhooksAdminClient } from '@support-desk/platform';
 import type { FastifyInstance } from 'fastify';
 import { apiKeysPage, type KeyFormValues } from '../console/api-keys-page.js';
 import { confirmBody, consolePage, type Frame } from '../console/frame.js';
@@ -12,34 +12,29 @@ import { allowlistAdmits, normaliseAllowlistEntry, parseAllowlist } from '../use
 import { listOAuthClients, revokeOAuthClient } from '../use-cases/oauth-client-admin.js';
 import { createOAuthClient } from '../use-cases/oauth-clients.js';
 import { getSettings, setGlobalAllowlist } from '../use-cases/settings.js';
-import { type ConsoleKit, consoleKit, consoleSessionRoutes } from './console-session.js';
+import {
+  type ConsoleKit,
+  consoleKit,
+  consoleSessionRoutes,
+  field,
+  fields,
+  query,
+} from './console-session.js';
+import { webhookRoutes } from './console-webhooks.js';
 
 const open = { config: { public: true } };
 
-/** One text field of a form ('' when absent or repeated). */
-const field = (body: FormBody, name: string) => {
-  const v = body[name];
-  return typeof v === 'string' ? v.trim() : '';
-};
-/** A field that may repeat (checkboxes). */
-const fields = (body: FormBody, name: string) => {
-  const v = body[name];
-  return v === undefined ? [] : Array.isArray(v) ? v : [v];
-};
-const query = (q: unknown, name: string) => {
-  const v = (q as Record<string, unknown>)[name];
-  return typeof v === 'string' ? v : undefined;
-};
 const optionalInt = (raw: string) => (raw === '' ? undefined : Number(raw));
 const listOf = (raw: string) => raw.split(/[\s,]+/).filter(Boolean);
 
 /**
  * The settings console (issue 19): server-rendered pages through which an administrator manages
  * API keys, the global IP allowlist and OAuth clients with the same use cases as deskctl (so the
- * same checks and the same events, with source `console` and the request's address). Served
+ * same checks and the same events, with source `console` and the request's address), and webhook
+ * subscriptions through the webhooks service's admin RPC (`webhooks`, the client deskctl uses). Served
  * without a principal, like the OAuth pages; the gateway forwards `CONSOLE_ROUTES` here.
  */
-export function consoleRoutes(app: HttpApp, deps: Deps): void {
+export function consoleRoutes(app: HttpApp, deps: Deps, webhooks: WebhooksAdminClient): void {
   const kit = consoleKit(deps);
   app.register(async (pages) => {
     acceptForms(pages);
@@ -47,6 +42,7 @@ export function consoleRoutes(app: HttpApp, deps: Deps): void {
     apiKeyRoutes(pages, deps, kit);
     allowlistRoutes(pages, deps, kit);
     oauthClientRoutes(pages, deps, kit);
+    webhookRoutes(pages, kit, webhooks);
   });
 }
 

@@ -1,4 +1,4 @@
-import type { HttpApp } from '@support-desk/platform';
+import type { HttpApp, WebhooksAdminClient } from '@support-desk/platform';
 import type { Keyring } from '../oauth/keys.js';
 import type { Deps } from '../use-cases/deps.js';
 import { consoleRoutes } from './console.js';
@@ -13,11 +13,16 @@ import { wellKnownRoutes } from './well-known.js';
  * The public /v1 routes (from the contract), the OAuth pages and token endpoint, the settings
  * console, well-known, SCIM.
  */
-export async function registerRoutes(app: HttpApp, deps: Deps, keyring: Keyring): Promise<void> {
+export async function registerRoutes(
+  app: HttpApp,
+  deps: Deps,
+  keyring: Keyring,
+  webhooks: WebhooksAdminClient,
+): Promise<void> {
   userRoutes(app, deps);
   groupRoutes(app, deps);
   oauthPageRoutes(app, deps);
-  consoleRoutes(app, deps);
+  consoleRoutes(app, deps, webhooks);
   oauthTokenRoutes(app, deps, keyring);
   wellKnownRoutes(app, deps, keyring);
   await scimRoutes(app, deps);

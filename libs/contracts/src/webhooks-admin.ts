@@ -1,0 +1,127 @@
+import { type Static, type TObject, type TProperties, Type } from '@sinclair/typebox';
+import { ErrorDetail } from './envelope.js';
+import type { ListPagination } from './pagination.js';
+import { StringEnum } from './schema.js';
+import {
+  type CreateWebhookBody,
+  type DeliveryListQuery,
+  type UpdateWebhookBody,
+  type WebhookDelivery,
+  WebhookDelivery as DeliverySchema,
+  type WebhookListQuery,
+  type WebhookSubscription,
+  WebhookSubscription as SubscriptionSchema,
+  type WebhookWithSecret,
+  WebhookWithSecret as WithSecretSchema,
+} from './webhooks.js';
+
+/**
+ * The webhooks service's admin RPC (`natsNames(ns).webhooksAdmin`): what the settings console
+ * and deskctl (both in identity) ask of the webhooks service, which answers with the same use
+ * cases as its HTTP API. Versioned like every RPC (`v`, added by `callRpc`); both sides are
+ * tolerant readers (libs/contracts/README.md): the service reads the fields it knows and ignores
+ * the rest, the client checks the fields it reads and ignores extra ones.
+ */
+export const WEBHOOKS_ADMIN_VERSION = 1;
+
+export const WEBHOOKS_ADMIN_OPS = [
+  'list',
+  'get',
+  'create',
+  'update',
+  'delete',
+  'rotateSecret',
+  'ping',
+  'deliveries',
+  'replay',
+] as const;
+export type WebhooksAdminOp = (typeof WEBHOOKS_ADMIN_OPS)[number];
+
+/** Where an administrator made the change: recorded as the event's `source` (`console` or `cli`). */
+export const WEBHOOKS_ADMIN_VIAS = ['console', 'deskctl'] as const;
+
+/**
+ * Who asks, from where: an administrator (identity only sends requests for users it checked are
+ * admins; NATS is internal, as for every RPC) and the address of the console request (null from
+ * deskctl). It becomes the `system.config_changed` event's actor and metadata.
+ */
+export const WebhooksAdminActor = Type.Object({
+  userId: Type.String({ minLength: 1, maxLength: 100 }),
+  name: Type.String({ maxLength: 200 }),
+  email: Type.String({ maxLength: 320 }),
+  via: StringEnum(WEBHOOKS_ADMIN_VIAS),
+  ip: Type.Union([Type.String({ maxLength: 100 }), Type.Null()]),
+  userAgent: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Null()])),
+  requestId: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
+});
+export type WebhooksAdminActor = Static<typeof WebhooksAdminActor>;
+
+/** What every request carries (read first; the op's own fields are read by the op). */
+export const WebhooksAdminEnvelope = Type.Object({
+  op: StringEnum(WEBHOOKS_ADMIN_OPS),
+  actor: WebhooksAdminActor,
+});
+
+type WithActor<T> = T & { actor: WebhooksAdminActor };
+type Id = { id: string };
+
+/**
+ * The requests, one per op. The fields of `create`, `update` and `deliveries` are the HTTP API's
+ * body or query fields (checked by the same schemas, so the same 400 messages); `id` and
+ * `deliveryId` are its path parameters.
+ */
+export type WebhooksAdminRequest = WithActor<
+  | ({ op: 'list' } & WebhookListQuery)
+  | ({ op: 'get' } & Id)
+  | ({ op: 'create' } & CreateWebhookBody)
+  | ({ op: 'update' } & Id & UpdateWebhookBody)
+  | ({ op: 'delete' } & Id)
+  | ({ op: 'rotateSecret' } & Id)
+  | ({ op: 'ping' } & Id)
+  | ({ op: 'deliveries' } & Id & DeliveryListQuery)
+  | ({ op: 'replay' } & Id & { deliveryId: string })
+>;
+
+/** The answer of each op when it succeeded (`ok: true`). */
+export interface WebhooksAdminReplies {
+  list: { ok: true; webhooks: WebhookSubscription[]; pagination: ListPagination };
+  get: { ok: true; webhook: WebhookSubscription };
+  create: { ok: true; webhook: WebhookWithSecret };
+  update: { ok: true; webhook: WebhookSubscription };
+  delete: { ok: true; id: string; deleted: true };
+  rotateSecret: { ok: true; webhook: WebhookWithSecret };
+  ping: { ok: true; delivery: WebhookDelivery };
+  deliveries: { ok: true; deliveries: WebhookDelivery[]; pagination: ListPagination };
+  replay: { ok: true; delivery: WebhookDelivery };
+}
+
+/** A refusal: the HTTP API's error code, message and details (validation, NOT_FOUND…). */
+export const WebhooksAdminError = Type.Object({
+  error: Type.Object({
+    code: Type.String({ minLength: 1 }),
+    message: Type.String(),
+    details: Type.Optional(Type.Array(ErrorDetail)),
+  }),
+});
+export type WebhooksAdminError = Static<typeof WebhooksAdminError>;
+
+/** A schema's properties without `additionalProperties: false`: a reader that ignores extra fields. */
+const tolerant = <T extends TProperties>(schema: TObject<T>) => Type.Object(schema.properties);
+
+const Webhook = tolerant(SubscriptionSchema);
+const Delivery = tolerant(DeliverySchema);
+const Pagination = Type.Object({ nextCursor: Type.Optional(Type.Union([Type.String(), Type.Null()])) });
+const Ok = Type.Literal(true);
+
+/** What the client checks in each successful reply (tolerant: extra fields allowed). */
+export const WEBHOOKS_ADMIN_REPLIES = {
+  list: Type.Object({ ok: Ok, webhooks: Type.Array(Webhook), pagination: Pagination }),
+  get: Type.Object({ ok: Ok, webhook: Webhook }),
+  create: Type.Object({ ok: Ok, webhook: tolerant(WithSecretSchema) }),
+  update: Type.Object({ ok: Ok, webhook: Webhook }),
+  delete: Type.Object({ ok: Ok, id: Type.String(), deleted: Type.Literal(true) }),
+  rotateSecret: Type.Object({ ok: Ok, webhook: tolerant(WithSecretSchema) }),
+  ping: Type.Object({ ok: Ok, delivery: Delivery }),
+  deliveries: Type.Object({ ok: Ok, deliveries: Type.Array(Delivery), pagination: Pagination }),
+  replay: Type.Object({ ok: Ok, delivery: Delivery }),
+} satisfies Record<WebhooksAdminOp, TObject>;

@@ -1,0 +1,290 @@
+import type { WebhookDelivery, WebhookSubscription } from '@support-desk/contracts';
+import {
+  adminActorOf,
+  eventPatternsFrom,
+  type NatsConnection,
+  webhooksAdminClient,
+  type WebhooksAdminFields,
+} from '@support-desk/platform';
+import type { WebhooksAdminOp, WebhooksAdminReplies } from '@support-desk/contracts';
+import type { Deps, EventContext } from '../use-cases/deps.js';
+import { positiveInt, required, UsageError } from './args.js';
+import { type Command, IF_NOT_EXISTS, ifNotExists, type Options, when } from './command.js';
+
+/**
+ * `deskctl webhooks …`: the webhooks service's subscriptions, through its admin RPC (the one
+ * client the settings console uses too), so the same checks and the same events as its HTTP API,
+ * with the acting admin (`--as`, or the deskctl actor) as the events' actor and source `cli`.
+ */
+const ask = <K extends WebhooksAdminOp>(
+  deps: Deps,
+  nc: NatsConnection | null,
+  ctx: EventContext,
+  op: K,
+  fields: WebhooksAdminFields<K>,
+): Promise<WebhooksAdminReplies[K]> =>
+  webhooksAdminClient(nc, deps.names, 10_000).call(adminActorOf(ctx, 'deskctl'), op, fields);
+
+const ID_ARG = [{ name: 'ID', description: 'the subscription (whk_…)', required: true }];
+const PAGE_OPTIONS: Options = {
+  limit: { type: 'string', value: 'N', description: 'at most N (1-100, default 20)' },
+  cursor: {
+    type: 'string',
+    value: 'CURSOR',
+    description: 'the next page: nextCursor of the previous answer',
+  },
+};
+
+const status = (w: WebhookSubscription) =>
+  w.active ? 'active' : `disabled (${w.disabledReason ?? 'manual'})`;
+const lastAttempt = (d: WebhookDelivery) => {
+  const a = d.attempts.at(-1);
+  return a ? (a.status !== null ? String(a.status) : (a.error ?? '-')) : '-';
+};
+
+function describe(w: WebhookSubscription): string {
+  return [
+    `${w.id}  ${w.url}`,
+    `events:      ${w.events.join(', ')}`,
+    `status:      ${status(w)}`,
+    `description: ${w.description || '-'}`,
+    `created:     ${when(w.createdAt)}   updated: ${when(w.updatedAt)}`,
+    ...(w.previousSecretExpiresAt ? [`previous secret signs until ${when(w.previousSecretExpiresAt)}`] : []),
+  ].join('\n');
+}
+
+const secretText = (secret: string) =>
+  `\n  ${secret}\n\nThe signing secret: store it now, it is shown only once.`;
+
+/** The subscription with this URL and these patterns, if one exists (pages through all of them). */
+async function existing(
+  deps: Deps,
+  nc: NatsConnection | null,
+  ctx: EventContext,
+  url: string,
+  events: string[],
+) {
+  const wanted = JSON.stringify([...events].sort());
+  let href: string;
+  try {
+    href = new URL(url).toString();
+  } catch {
+    return undefined; // not a URL: the create says why
+  }
+  let cursor: string | undefined;
+  for (let page = 0; page < 100; page++) {
+    const r = await ask(deps, nc, ctx, 'list', { limit: 100, ...(cursor ? { cursor } : {}) });
+    const found = r.webhooks.find((w) => w.url === href && JSON.stringify([...w.events].sort()) === wanted);
+    if (found) return found;
+    if (!r.pagination.nextCursor) return undefined;
+    cursor = r.pagination.nextCursor;
+  }
+  return undefined;
+}
+
+const SUBSCRIPTION_OPTIONS: Options = {
+  url: { type: 'string', value: 'URL', description: 'where deliveries are POSTed (http or https)' },
+  events: {
+    type: 'string',
+    value: 'PATTERNS',
+    description: 'event types, families or *, comma-separated (request.created, request.*, *)',
+  },
+  description: { type: 'string', value: 'TEXT', description: 'what it is for (at most 500 characters)' },
+};
+
+export const webhookCommands: Record<string, Command> = {
+  'webhooks list': {
+    description: 'list the webhook subscriptions, newest first',
+    options: PAGE_OPTIONS,
+    examples: ['webhooks list', 'webhooks list --limit 100 --json'],
+    async run(deps, ctx, v, _pos, nc) {
+      const limit = positiveInt(v.limit, 'limit');
+      const cursor = typeof v.cursor === 'string' ? v.cursor : undefined;
+      const r = await ask(deps, nc, ctx, 'list', { ...(limit && { limit }), ...(cursor && { cursor }) });
+      return {
+        json: { webhooks: r.webhooks, pagination: r.pagination },
+        text: 'no webhook subscriptions',
+        table: {
+          columns: ['id', 'url', 'events', 'status', 'description', 'created'],
+          rows: r.webhooks.map((w) => [
+            w.id,
+            w.url,
+            w.events.join(','),
+            status(w),
+            w.description,
+            when(w.createdAt),
+          ]),
+        },
+      };
+    },
+  },
+  'webhooks show': {
+    description: 'one subscription (never its secret)',
+    options: {},
+    args: ID_ARG,
+    examples: ['webhooks show whk_01J...'],
+    async run(deps, ctx, _v, pos, nc) {
+      const { webhook } = await ask(deps, nc, ctx, 'get', { id: pos[0] });
+      return { json: webhook, text: describe(webhook) };
+    },
+  },
+  'webhooks create': {
+    description: 'subscribe a URL to events; prints the signing secret once',
+    options: {
+      ...SUBSCRIPTION_OPTIONS,
+      inactive: { type: 'boolean', description: 'create it disabled (events are held until enabled)' },
+      ...IF_NOT_EXISTS,
+    },
+    examples: [
+      'webhooks create --url https://hooks.example.com/desk --events "request.*,user.created"',
+      'webhooks create --url https://hooks.example.com/all --events "*" --description "audit mirror" --if-not-exists',
+    ],
+    async run(deps, ctx, v, _pos, nc) {
+      const url = required(v, 'url');
+      const events = eventPatternsFrom(required(v, 'events'));
+      if (ifNotExists(v)) {
+        const found = await existing(deps, nc, ctx, url, events);
+        if (found)
+          return {
+            json: { ...found, existed: true },
+            text: `webhook ${found.id} for ${found.url} (${found.events.join(', ')}) already exists; its secret is not shown again`,
+          };
+      }
+      const description = typeof v.description === 'string' ? v.description : undefined;
+      const { webhook } = await ask(deps, nc, ctx, 'create', {
+        url,
+        events,
+        ...(description !== undefined && { description }),
+        ...(v.inactive === true && { active: false }),
+      });
+      return {
+        json: webhook,
+        text: `created webhook ${webhook.id} for ${webhook.url}\n${secretText(webhook.secret)}`,
+      };
+    },
+  },
+  'webhooks update': {
+    description: "change a subscription's URL, events, description, or enable/disable it",
+    options: {
+      ...SUBSCRIPTION_OPTIONS,
+      enable: { type: 'boolean', description: 'enable it: deliveries held while it was disabled resume' },
+      disable: { type: 'boolean', description: 'disable it: events are recorded, nothing is sent' },
+    },
+    args: ID_ARG,
+    examples: ['webhooks update whk_01J... --events "request.*"', 'webhooks update whk_01J... --enable'],
+    async run(deps, ctx, v, pos, nc) {
+      if (v.enable === true && v.disable === true) throw new UsageError('--enable or --disable, not both');
+      const changes = {
+        ...(typeof v.url === 'string' && { url: v.url }),
+        ...(typeof v.events === 'string' && { events: eventPatternsFrom(v.events) }),
+        ...(typeof v.description === 'string' && { description: v.description }),
+        ...(v.enable === true && { active: true }),
+        ...(v.disable === true && { active: false }),
+      };
+      if (Object.keys(changes).length === 0)
+        throw new UsageError('nothing to change: give --url, --events, --description, --enable or --disable');
+      const { webhook } = await ask(deps, nc, ctx, 'update', { id: pos[0], ...changes });
+      return { json: webhook, text: `updated webhook ${webhook.id}\n${describe(webhook)}` };
+    },
+  },
+  'webhooks delete': {
+    description: 'delete a subscription: nothing more is sent to it, pending deliveries are dropped',
+    options: {},
+    args: ID_ARG,
+    examples: ['webhooks delete whk_01J... --yes'],
+    confirm: (_v, pos) => `Webhook subscription ${pos[0]} will be deleted and its pending deliveries dropped`,
+    async run(deps, ctx, _v, pos, nc) {
+      const r = await ask(deps, nc, ctx, 'delete', { id: pos[0] });
+      return { json: { id: r.id, deleted: r.deleted }, text: `deleted webhook ${r.id}` };
+    },
+  },
+  'webhooks rotate-secret': {
+    description:
+      'a new signing secret, printed once; the previous one keeps signing beside it for the overlap',
+    options: {},
+    args: ID_ARG,
+    examples: ['webhooks rotate-secret whk_01J...'],
+    async run(deps, ctx, _v, pos, nc) {
+      const { webhook } = await ask(deps, nc, ctx, 'rotateSecret', { id: pos[0] });
+      const until = webhook.previousSecretExpiresAt
+        ? `\nThe previous secret keeps signing until ${when(webhook.previousSecretExpiresAt)}.`
+        : '';
+      return {
+        json: webhook,
+        text: `new secret for webhook ${webhook.id}\n${secretText(webhook.secret)}${until}`,
+      };
+    },
+  },
+  'webhooks ping': {
+    description: 'send a signed webhook.ping delivery to the subscription now',
+    options: {},
+    args: ID_ARG,
+    examples: ['webhooks ping whk_01J...', 'webhooks deliveries whk_01J... --event-type webhook.ping'],
+    async run(deps, ctx, _v, pos, nc) {
+      const { delivery } = await ask(deps, nc, ctx, 'ping', { id: pos[0] });
+      return {
+        json: delivery,
+        text: `ping ${delivery.id} queued; see "deskctl webhooks deliveries ${pos[0]}"`,
+      };
+    },
+  },
+  'webhooks deliveries': {
+    description:
+      "a subscription's deliveries, newest first: status, attempts, last HTTP status or error, next retry",
+    options: {
+      status: {
+        type: 'string',
+        value: 'STATUSES',
+        description: 'pending, succeeded and/or failed, comma-separated',
+      },
+      'event-type': {
+        type: 'string',
+        value: 'TYPES',
+        description: 'event types, comma-separated (webhook.ping for pings)',
+      },
+      ...PAGE_OPTIONS,
+    },
+    args: ID_ARG,
+    examples: ['webhooks deliveries whk_01J...', 'webhooks deliveries whk_01J... --status failed --json'],
+    async run(deps, ctx, v, pos, nc) {
+      const limit = positiveInt(v.limit, 'limit');
+      const str = (name: string) => (typeof v[name] === 'string' ? (v[name] as string) : undefined);
+      const cursor = str('cursor');
+      const statuses = str('status');
+      const eventType = str('event-type');
+      const r = await ask(deps, nc, ctx, 'deliveries', {
+        id: pos[0],
+        ...(limit && { limit }),
+        ...(cursor && { cursor }),
+        ...(statuses && { status: statuses }),
+        ...(eventType && { eventType }),
+      });
+      return {
+        json: { deliveries: r.deliveries, pagination: r.pagination },
+        text: 'no deliveries',
+        table: {
+          columns: ['id', 'event', 'status', 'attempts', 'last', 'next retry', 'created'],
+          rows: r.deliveries.map((d) => [
+            d.id,
+            d.eventType,
+            d.status,
+            String(d.attempts.length),
+            lastAttempt(d),
+            when(d.nextAttemptAt),
+            when(d.createdAt),
+          ]),
+        },
+      };
+    },
+  },
+  'webhooks replay': {
+    description: 'send a delivery again, due now, with the same webhook-id',
+    options: {},
+    args: [...ID_ARG, { name: 'DELIVERY', description: 'the delivery (dlv_…)', required: true }],
+    examples: ['webhooks replay whk_01J... dlv_01J...'],
+    async run(deps, ctx, _v, pos, nc) {
+      const { delivery } = await ask(deps, nc, ctx, 'replay', { id: pos[0], deliveryId: pos[1] });
+      return { json: delivery, text: `delivery ${delivery.id} queued again` };
+    },
+  },
+};

@@ -1,0 +1,224 @@
+import {
+  adminActorOf,
+  eventPatternsFrom,
+  type WebhooksAdminClient,
+  WebhooksUnavailableError,
+} from '@support-desk/platform';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { confirmBody, consolePage } from '../console/frame.js';
+import {
+  type WebhookFormValues,
+  type WebhookPageOptions,
+  webhookPage,
+  type WebhooksPageOptions,
+  webhooksPage,
+} from '../console/webhooks-page.js';
+import type { FormBody } from '../oauth/forms.js';
+import { type Admin, type ConsoleKit, field, query } from './console-session.js';
+
+const open = { config: { public: true } };
+const SECTION = '/settings/webhooks';
+/** The list shows this many subscriptions, a subscription's page this many recent deliveries. */
+const LIST_LIMIT = 100;
+const RECENT_DELIVERIES = 20;
+
+const editHref = (id: string, notice = '') =>
+  `${SECTION}/edit?id=${encodeURIComponent(id)}${notice ? `&${notice}` : ''}`;
+
+/** The subscription form as sent (an unchecked box is absent). */
+const formOf = (body: FormBody): WebhookFormValues => ({
+  url: field(body, 'url'),
+  events: field(body, 'events'),
+  description: field(body, 'description'),
+  active: field(body, 'active') === 'on',
+});
+
+/**
+ * `/settings/webhooks`: the webhooks service's subscriptions, managed through its admin RPC
+ * (`rpc`, the client deskctl uses too), as the signed-in administrator from the request's
+ * address, so the service's use cases decide and record the change exactly as for its API.
+ * A refusal is shown next to the form with the API's message; a service that does not answer
+ * is a 503 page saying so (the rest of the console does not depend on it).
+ */
+export function webhookRoutes(pages: FastifyInstance, kit: ConsoleKit, rpc: WebhooksAdminClient): void {
+  const actor = (request: FastifyRequest, admin: Admin) =>
+    adminActorOf(kit.context(request, admin), 'console');
+  const failure = (err: unknown) =>
+    err instanceof WebhooksUnavailableError ? { status: 503, message: err.message } : kit.failure(err);
+
+  /** The list page; when the list cannot be read, the reason and its status instead. */
+  async function listPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    admin: Admin,
+    extra: Omit<WebhooksPageOptions, 'frame' | 'webhooks'> = {},
+    status = 200,
+  ) {
+    let webhooks: WebhooksPageOptions['webhooks'] = null;
+    let error = extra.error;
+    try {
+      webhooks = (await rpc.call(actor(request, admin), 'list', { limit: LIST_LIMIT })).webhooks;
+    } catch (err) {
+      const f = failure(err);
+      error = f.message;
+      if (status < 400) status = f.status;
+    }
+    return kit.send(reply, status, webhooksPage({ frame: admin.frame, webhooks, ...extra, error }));
+  }
+
+  /** One subscription's page; an unknown one (or no answer) is the list with the reason. */
+  async function subscriptionPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    admin: Admin,
+    id: string,
+    extra: Omit<WebhookPageOptions, 'frame' | 'webhook' | 'deliveries'> = {},
+    status = 200,
+  ) {
+    const who = actor(request, admin);
+    try {
+      const { webhook } = await rpc.call(who, 'get', { id });
+      const deliveries = await rpc
+        .call(who, 'deliveries', { id, limit: RECENT_DELIVERIES })
+        .then((r) => r.deliveries)
+        .catch(() => null);
+      return kit.send(reply, status, webhookPage({ frame: admin.frame, webhook, deliveries, ...extra }));
+    } catch (err) {
+      const f = failure(err);
+      return listPage(request, reply, admin, { error: f.message }, f.status);
+    }
+  }
+
+  pages.get(SECTION, open, async (request, reply) => {
+    const admin = await kit.administrator(request, reply);
+    if (!admin) return reply;
+    const deleted = query(request.query, 'deleted');
+    return listPage(request, reply, admin, deleted ? { notice: `Webhook ${deleted} is deleted.` } : {});
+  });
+
+  pages.post(SECTION, open, async (request, reply) => {
+    const admin = await kit.administrator(request, reply);
+    if (!admin) return reply;
+    const form = formOf((request.body ?? {}) as FormBody);
+    try {
+      const { webhook } = await rpc.call(actor(request, admin), 'create', {
+        url: form.url!,
+        events: eventPatternsFrom(form.events!),
+        description: form.description!,
+        active: form.active!,
+      });
+      return listPage(request, reply, admin, { created: webhook }, 201);
+    } catch (err) {
+      const f = failure(err);
+      return listPage(request, reply, admin, { error: f.message, form }, f.status);
+    }
+  });
+
+  pages.get(`${SECTION}/edit`, open, async (request, reply) => {
+    const admin = await kit.administrator(request, reply);
+    if (!admin) return reply;
+    const q = (name: string) => query(request.query, name);
+    const pinged = q('pinged');
+    const replayed = q('replayed');
+    const notice = q('saved')
+      ? 'The subscription is saved.'
+      : pinged
+        ? `Ping ${pinged} is queued: it is listed below with its outcome.`
+        : replayed
+          ? `Delivery ${replayed} is queued again.`
+          : undefined;
+    return subscriptionPage(request, reply, admin, q('id') ?? '', notice ? { notice } : {});
+  });
+
+  pages.post(`${SECTION}/edit`, open, async (request, reply) => {
+    const admin = await kit.administrator(request, reply);
+    if (!admin) return reply;
+    const body = (request.body ?? {}) as FormBody;
+    const id = field(body, 'id');
+    const form = formOf(body);
+    try {
+      await rpc.call(actor(request, admin), 'update', {
+        id,
+        url: form.url!,
+        events: eventPatternsFrom(form.events!),
+        description: form.description!,
+        active: form.active!,
+      });
+    } catch (err) {
+      const f = failure(err);
+      return subscriptionPage(request, reply, admin, id, { error: f.message, form }, f.status);
+    }
+    return reply.redirect(editHref(id, 'saved=1'), 303);
+  });
+
+  pages.post(`${SECTION}/rotate-secret`, open, async (request, reply) => {
+    const admin = await kit.administrator(request, reply);
+    if (!admin) return reply;
+    const id = field((request.body ?? {}) as FormBody, 'id');
+    try {
+      const { webhook } = await rpc.call(actor(request, admin), 'rotateSecret', { id });
+      return subscriptionPage(request, reply, admin, id, { rotated: webhook });
+    } catch (err) {
+      const f = failure(err);
+      return subscriptionPage(request, reply, admin, id, { error: f.message }, f.status);
+    }
+  });
+
+  /** Ping and replay: queue a delivery, then back to the subscription's page, which lists it. */
+  for (const action of ['ping', 'replay'] as const) {
+    pages.post(`${SECTION}/${action}`, open, async (request, reply) => {
+      const admin = await kit.administrator(request, reply);
+      if (!admin) return reply;
+      const body = (request.body ?? {}) as FormBody;
+      const id = field(body, 'id');
+      try {
+        const who = actor(request, admin);
+        const { delivery } =
+          action === 'ping'
+            ? await rpc.call(who, 'ping', { id })
+            : await rpc.call(who, 'replay', { id, deliveryId: field(body, 'delivery') });
+        const notice = `${action === 'ping' ? 'pinged' : 'replayed'}=${encodeURIComponent(delivery.id)}`;
+        return reply.redirect(editHref(id, notice), 303);
+      } catch (err) {
+        const f = failure(err);
+        return subscriptionPage(request, reply, admin, id, { error: f.message }, f.status);
+      }
+    });
+  }
+
+  pages.get(`${SECTION}/delete`, open, async (request, reply) => {
+    const admin = await kit.administrator(request, reply);
+    if (!admin) return reply;
+    const id = query(request.query, 'id') ?? '';
+    try {
+      const { webhook } = await rpc.call(actor(request, admin), 'get', { id });
+      const body = confirmBody({
+        frame: admin.frame,
+        action: `${SECTION}/delete`,
+        id,
+        question: `Delete the webhook subscription for ${webhook.url}?`,
+        consequence:
+          'Nothing more is sent to it, and its pending deliveries are dropped. This cannot be undone.',
+        button: 'Delete subscription',
+        back: editHref(id),
+      });
+      return kit.send(reply, 200, consolePage('Delete webhook', SECTION, admin.frame, body));
+    } catch (err) {
+      const f = failure(err);
+      return listPage(request, reply, admin, { error: f.message }, f.status);
+    }
+  });
+
+  pages.post(`${SECTION}/delete`, open, async (request, reply) => {
+    const admin = await kit.administrator(request, reply);
+    if (!admin) return reply;
+    const id = field((request.body ?? {}) as FormBody, 'id');
+    try {
+      await rpc.call(actor(request, admin), 'delete', { id });
+    } catch (err) {
+      const f = failure(err);
+      return listPage(request, reply, admin, { error: f.message }, f.status);
+    }
+    return reply.redirect(`${SECTION}?deleted=${encodeURIComponent(id)}`, 303);
+  });
+}

@@ -1,0 +1,130 @@
+import {
+  CreateWebhookBody,
+  DeliveryListQuery,
+  UpdateWebhookBody,
+  type WebhooksAdminActor,
+  WebhooksAdminEnvelope,
+  type WebhooksAdminError,
+  type WebhooksAdminOp,
+  type WebhooksAdminReplies,
+  WebhookListQuery,
+  webhooksRouteSchemas as schemas,
+} from '@support-desk/contracts';
+import {
+  checkInput,
+  type EventContext,
+  isAppError,
+  type NatsConnection,
+  serveRpc,
+} from '@support-desk/platform';
+import { listDeliveries, ping, replayDelivery } from '../use-cases/deliveries.js';
+import type { Deps } from '../use-cases/deps.js';
+import {
+  createSubscription,
+  deleteSubscription,
+  getSubscription,
+  listSubscriptions,
+  rotateSecret,
+  updateSubscription,
+} from '../use-cases/subscriptions.js';
+import { toSubscriptionView } from '../use-cases/views.js';
+
+type Request = Record<string, unknown>;
+type Reply = WebhooksAdminReplies[WebhooksAdminOp] | WebhooksAdminError;
+
+/** The administrator and their address, as the events of their changes record them. */
+const contextOf = (a: WebhooksAdminActor): EventContext => ({
+  actor: { id: a.userId, name: a.name, email: a.email, role: 'admin' },
+  source: a.via === 'console' ? 'console' : 'cli',
+  requestId: a.requestId ?? null,
+  userAgent: a.userAgent ?? (a.via === 'deskctl' ? 'deskctl' : null),
+  ipAddress: a.ip,
+});
+
+/**
+ * The fields of a request that a schema knows, and only those: a tolerant reader (a newer
+ * client's extra field is ignored), checked as strictly as the HTTP API checks its input.
+ */
+function fieldsOf<T>(request: Request, schema: { properties: object }, part: 'body' | 'querystring'): T {
+  const known = Object.keys(schema.properties).filter((k) => request[k] !== undefined);
+  return checkInput<T>(schema, Object.fromEntries(known.map((k) => [k, request[k]])), part);
+}
+
+const idOf = (request: Request) =>
+  checkInput<{ id: string }>(schemas['GET /v1/webhooks/:id'].params, { id: request.id }, 'params').id;
+
+/** One op: the same use case as its HTTP route, as the administrator who asked. */
+async function answer(deps: Deps, request: Request): Promise<Reply> {
+  const { op, actor } = checkInput<{ op: WebhooksAdminOp; actor: WebhooksAdminActor }>(
+    WebhooksAdminEnvelope,
+    request,
+    'body',
+  );
+  const ctx = contextOf(actor);
+  switch (op) {
+    case 'list':
+      return {
+        ok: true,
+        ...(await listSubscriptions(deps, fieldsOf(request, WebhookListQuery, 'querystring'))),
+      };
+    case 'get':
+      return {
+        ok: true,
+        webhook: toSubscriptionView(await getSubscription(deps, idOf(request)), deps.clock()),
+      };
+    case 'create':
+      return {
+        ok: true,
+        webhook: await createSubscription(deps, ctx, fieldsOf(request, CreateWebhookBody, 'body')),
+      };
+    case 'update': {
+      const id = idOf(request);
+      const changes = fieldsOf<UpdateWebhookBody>(request, UpdateWebhookBody, 'body');
+      return { ok: true, webhook: await updateSubscription(deps, ctx, id, changes) };
+    }
+    case 'delete':
+      return { ok: true, ...(await deleteSubscription(deps, ctx, idOf(request))) };
+    case 'rotateSecret':
+      return { ok: true, webhook: await rotateSecret(deps, ctx, idOf(request)) };
+    case 'ping':
+      return { ok: true, delivery: await ping(deps, idOf(request)) };
+    case 'deliveries': {
+      const id = idOf(request);
+      const query = fieldsOf<DeliveryListQuery>(request, DeliveryListQuery, 'querystring');
+      return { ok: true, ...(await listDeliveries(deps, id, query)) };
+    }
+    case 'replay': {
+      const params = schemas['POST /v1/webhooks/:id/deliveries/:deliveryId/replay'].params;
+      const p = checkInput<{ id: string; deliveryId: string }>(
+        params,
+        { id: request.id, deliveryId: request.deliveryId },
+        'params',
+      );
+      return { ok: true, delivery: await replayDelivery(deps, p.id, p.deliveryId) };
+    }
+  }
+}
+
+/**
+ * The webhooks admin RPC (`names.webhooksAdmin`): the settings console and deskctl manage
+ * subscriptions through it, with the use cases the HTTP routes call, so the same checks, the same
+ * answers and the same `system.config_changed` events (the administrator as actor, the console's
+ * address). A refusal is `{error: {code, message, details?}}` as the HTTP API words it.
+ */
+export function serveWebhooksAdmin(nc: NatsConnection, deps: Deps): { stop(): void } {
+  const sub = serveRpc<Request, Reply>(
+    nc,
+    deps.names.webhooksAdmin,
+    async (request) => {
+      try {
+        return await answer(deps, request && typeof request === 'object' ? request : {});
+      } catch (err) {
+        if (!isAppError(err)) throw err;
+        const details = err.details ? { details: err.details } : {};
+        return { error: { code: err.code, message: err.message, ...details } };
+      }
+    },
+    deps.logger,
+  );
+  return { stop: () => sub.unsubscribe() };
+}
