@@ -140,31 +140,46 @@ t.test('the shipped NATS permissions: each service does its part and nothing mor
   );
   t.ok(await rejected(publish(webhooks, names.eventSubject('request.created'), '{}')), 'and nothing else');
   t.ok(await rejected(publish(webhooks, names.credentialNotices)), 'no credential notice');
+
+  // The settings console and deskctl (identity) change webhook subscriptions through webhooks'
+  // admin subject; no other service may ask (nor answer in its place: the next test).
+  serveRpc(webhooks, names.webhooksAdmin, async () => ({ ok: true, webhooks: [] }));
+  await webhooks.flush();
+  t.same(
+    await callRpc(identity, names.webhooksAdmin, { op: 'list' }),
+    { ok: true, webhooks: [] },
+    'identity asks webhooks about its subscriptions',
+  );
+  t.ok(await rejected(callRpc(requests, names.webhooksAdmin, { op: 'list' }, 500)), 'requests cannot');
 });
 
-t.test('no other service can answer identity lookups or read another service’s inbox', async (t) => {
-  const { as } = await shippedNats(t);
-  const gateway = await as('gateway');
-  const requests = await as('requests');
-  const errors: string[] = [];
-  for (const [nc, subject] of [
-    [requests, names.rpc.resolveApiKey],
-    [gateway, '_INBOX_requests.>'],
-  ] as const) {
-    const sub = nc.subscribe(subject, {
-      callback: (err) => {
-        if (err) errors.push(`${subject}: ${err.message}`);
-      },
-    });
-    await nc.flush();
-    await new Promise((r) => setTimeout(r, 200));
-    sub.unsubscribe();
-  }
-  t.equal(errors.length, 2, 'both subscriptions are refused by the server');
-  t.match(errors.join('\n'), /Permissions Violation/i);
-  // No impostor answered: a lookup with only the refused subscriber finds no responder.
-  t.ok(await rejected(callRpc(gateway, names.rpc.resolveApiKey, { key: 'sd_x' }, 500)), 'no responder');
-});
+t.test(
+  'no other service can answer identity lookups or webhooks admin, or read another service’s inbox',
+  async (t) => {
+    const { as } = await shippedNats(t);
+    const gateway = await as('gateway');
+    const requests = await as('requests');
+    const errors: string[] = [];
+    for (const [nc, subject] of [
+      [requests, names.rpc.resolveApiKey],
+      [gateway, '_INBOX_requests.>'],
+      [requests, names.webhooksAdmin],
+    ] as const) {
+      const sub = nc.subscribe(subject, {
+        callback: (err) => {
+          if (err) errors.push(`${subject}: ${err.message}`);
+        },
+      });
+      await nc.flush();
+      await new Promise((r) => setTimeout(r, 200));
+      sub.unsubscribe();
+    }
+    t.equal(errors.length, 3, 'every one of these subscriptions is refused by the server');
+    t.match(errors.join('\n'), /Permissions Violation/i);
+    // No impostor answered: a lookup with only the refused subscriber finds no responder.
+    t.ok(await rejected(callRpc(gateway, names.rpc.resolveApiKey, { key: 'sd_x' }, 500)), 'no responder');
+  },
+);
 
 t.test('a wrong password or no user is refused', async (t) => {
   const { as, server } = await shippedNats(t);
