@@ -120,6 +120,33 @@ export async function ensureConsumer(
 }
 
 /**
+ * The stream sequence through which a durable consumer has settled every message (acked, or
+ * dead-lettered and terminated): its ack floor, shared by all replicas reading through it. Read
+ * at most once per `maxAgeMs`; a floor read earlier is never higher than the true one.
+ */
+export function consumerAckFloor(
+  nc: NatsConnection,
+  stream: string,
+  durable: string,
+  maxAgeMs = 100,
+): () => Promise<number> {
+  let read = { at: -Infinity, floor: 0 };
+  let reading: Promise<number> | undefined;
+  return () => {
+    if (Date.now() - read.at < maxAgeMs) return Promise.resolve(read.floor);
+    reading ??= (async () => {
+      const at = Date.now();
+      const info = await (await jetstreamManager(nc)).consumers.info(stream, durable);
+      read = { at, floor: info.ack_floor.stream_seq };
+      return read.floor;
+    })().finally(() => {
+      reading = undefined;
+    });
+    return reading;
+  };
+}
+
+/**
  * Runs a durable pull consumer: explicit ack after the side effect, bounded concurrency,
  * nak with backoff on failure, and dead letter + term for poison or exhausted messages.
  */

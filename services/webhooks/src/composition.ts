@@ -2,6 +2,7 @@ import type { NatsNames } from '@support-desk/contracts';
 import {
   type ComposedService,
   ConfigError,
+  consumerAckFloor,
   type Connection,
   createHttpApp,
   createOutboxRelay,
@@ -93,6 +94,7 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
     allowedRanges: checkedRanges(config.WEBHOOKS_ALLOWED_RANGES),
     rotationOverlapMs: config.WEBHOOKS_ROTATION_OVERLAP_MS,
     wake: (lanes) => wakeWorker(lanes),
+    intakeFloor: consumerAckFloor(nc, names.eventsStream, config.WEBHOOKS_DURABLE),
   };
   const app = createHttpApp({ logger });
   const health = registerHealth(app, { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) });

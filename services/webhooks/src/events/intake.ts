@@ -15,8 +15,11 @@ export interface IntakeOptions {
   logger: Logger;
   durable: string;
   maxDeliver: number;
-  /** Records the deliveries an event makes (idempotent: the same event again changes nothing). */
-  handle: (event: ReceivedEvent) => Promise<void>;
+  /**
+   * Records the deliveries an event makes (idempotent: the same event again changes nothing), with
+   * the event's sequence in the stream.
+   */
+  handle: (event: ReceivedEvent, streamSeq: number) => Promise<void>;
   backoffMs?: number[];
 }
 
@@ -35,7 +38,7 @@ export async function startIntake(opts: IntakeOptions) {
     durable: opts.durable,
     filterSubjects: [opts.names.eventsWildcard],
     decode: (data) => decodeDomainEvent(data),
-    handle: (event) => opts.handle(event),
+    handle: (event, meta) => opts.handle(event, meta.streamSequence),
     deadLetter: deadLetterStore(opts.conn).write,
     concurrency: 16,
     maxDeliver: opts.maxDeliver,

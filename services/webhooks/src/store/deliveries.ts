@@ -16,6 +16,11 @@ export interface DeliveryDoc {
   lane: string;
   /** Place in the lane: the event's timestamp (ISO, fixed width), then its id. */
   position: string;
+  /**
+   * The event's sequence in the events stream (absent on pings and on deliveries stored before it
+   * was recorded): the delivery waits until the intake has taken in every event before it.
+   */
+  streamSeq?: number | null;
   /** The body sent (the event as the events API shows it, plus the webhook id). */
   payload: string;
   status: DeliveryStatus;
@@ -46,6 +51,7 @@ const DeliverySchema = new Schema<DeliveryDoc>(
     eventType: { type: String, required: true },
     lane: { type: String, required: true },
     position: { type: String, required: true },
+    streamSeq: { type: Number, default: null },
     payload: { type: String, required: true },
     status: { type: String, required: true },
     attempts: { type: Schema.Types.Mixed, default: [] },

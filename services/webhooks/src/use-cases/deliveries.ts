@@ -73,7 +73,7 @@ function pendingDelivery(
  * internal-note content) plus the subscription's id.
  */
 export function fanOut(deps: Deps) {
-  return async (event: ReceivedEvent): Promise<void> => {
+  return async (event: ReceivedEvent, streamSeq: number | null = null): Promise<void> => {
     const at = new Date(event.timestamp);
     const subscribers = (await deps.subscriptions.live()).filter(
       (s: SubscriptionDoc) => matches(s.events, event.type) && new Date(s.createdAt) <= at,
@@ -82,8 +82,8 @@ export function fanOut(deps: Deps) {
     const now = deps.clock();
     const detail = toEventDetail(event);
     const position = `${at.toISOString()}|${event.id}`;
-    const deliveries = subscribers.map((s) =>
-      pendingDelivery(
+    const deliveries = subscribers.map((s) => ({
+      ...pendingDelivery(
         deliveryIdFor(event.id, s._id),
         s._id,
         event,
@@ -92,7 +92,8 @@ export function fanOut(deps: Deps) {
         { ...detail, webhookId: s._id },
         now,
       ),
-    );
+      streamSeq,
+    }));
     await deps.deliveries.insertNew(deliveries);
     deps.wake(deliveries.map((d) => d.lane));
   };

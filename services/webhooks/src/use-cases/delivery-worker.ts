@@ -18,6 +18,12 @@ export interface WorkerOptions extends RetryPolicy {
   fullScanEveryMs?: number;
 }
 
+/**
+ * How a turn on a lane ended: nothing pending, its head waiting for a retry, held (subscription
+ * off, or another replica's claim), out of budget, behind the intake, or failed.
+ */
+type LaneEnd = 'empty' | 'waiting' | 'held' | 'budget' | 'behind' | 'failed';
+
 /** The most lanes kept ready in memory. */
 const READY_LIMIT = 10_000;
 
@@ -74,14 +80,14 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
    * head needs to be findable by the scans: when the head waits for a retry, the deliveries
    * behind it are parked (no due minute) and go out right after it, from this loop.
    */
-  async function workLane(lane: string): Promise<void> {
+  async function workLane(lane: string): Promise<LaneEnd> {
     // The claim lasts `leaseMs` from the moment asked for, not from when the insert answered.
     const claimedAt = deps.clock().getTime();
     const release = await deps.leases.claim(lane, new Date(claimedAt));
-    if (!release) return;
+    if (!release) return 'held';
     const subs = new Map<string, SubscriptionDoc | null>();
     let head: DeliveryDoc | undefined;
-    let ended: 'empty' | 'waiting' | 'held' | 'budget' = 'budget';
+    let ended: LaneEnd = 'budget';
     try {
       for (let n = 0; n < 1000 && !stopping; n++) {
         [head] = await deps.deliveries.laneHead(lane);
@@ -110,6 +116,14 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
           // Held while the subscription is off: re-enabling makes its deliveries due again.
           await deps.deliveries.setState(head._id, { dueMinute: null });
           ended = 'held';
+          break;
+        }
+        // The intake stores events side by side (16 at once per replica, and across replicas), so
+        // a lane's next delivery can be stored before the one of an earlier event of its resource:
+        // a delivery goes out only once every event before it in the stream has been taken in.
+        // Until then it stays due, for the next pass.
+        if (head.streamSeq && (await deps.intakeFloor()) < head.streamSeq - 1) {
+          ended = 'behind';
           break;
         }
         // An attempt starts only while the claim outlasts it and the writing of its outcome (an
@@ -147,6 +161,7 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
     } finally {
       await release();
     }
+    return ended;
   }
 
   /** Starts ready lanes while slots are free; a lane already in hand is left to its worker. */
@@ -156,11 +171,15 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
       ready.delete(lane);
       if (inFlight.has(lane)) continue;
       const work = workLane(lane)
-        .catch((err) => log.warn({ err, lane }, 'delivery lane failed; retried on a later pass'))
-        .finally(() => {
+        .catch((err): LaneEnd => {
+          log.warn({ err, lane }, 'delivery lane failed; retried on a later pass');
+          return 'failed';
+        })
+        .then((ended) => {
           inFlight.delete(lane);
           if (ready.size > 0) startReady();
-          else wake();
+          // A lane behind the intake waits for the next regular pass, not for one at once.
+          else if (ended !== 'behind') wake();
         });
       inFlight.set(lane, work);
     }

@@ -21,7 +21,11 @@ export interface Deps {
   allowedRanges: BlockList;
   /** How long a rotated-out secret keeps signing. */
   rotationOverlapMs: number;
-  /** Wakes the delivery worker of this process (new work is due now). */
   /** New work: the lanes named are due now (no store read to find them); none named, a pass soon. */
   wake: (lanes?: readonly string[]) => void;
+  /**
+   * The stream sequence through which the intake (every replica's) has taken in every event: the
+   * deliveries of all events up to it are stored.
+   */
+  intakeFloor: () => Promise<number>;
 }
