@@ -80,6 +80,16 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
    * head needs to be findable by the scans: when the head waits for a retry, the deliveries
    * behind it are parked (no due minute) and go out right after it, from this loop.
    */
+  /** The intake's floor; -1 (nothing taken in, as far as is known) when NATS does not answer. */
+  async function intakeFloor(): Promise<number> {
+    try {
+      return await deps.intakeFloor();
+    } catch (err) {
+      log.debug({ err }, 'the intake floor is unknown; deliveries wait');
+      return -1;
+    }
+  }
+
   async function workLane(lane: string): Promise<LaneEnd> {
     // The claim lasts `leaseMs` from the moment asked for, not from when the insert answered.
     const claimedAt = deps.clock().getTime();
@@ -121,8 +131,9 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
         // The intake stores events side by side (16 at once per replica, and across replicas), so
         // a lane's next delivery can be stored before the one of an earlier event of its resource:
         // a delivery goes out only once every event before it in the stream has been taken in.
-        // Until then it stays due, for the next pass.
-        if (head.streamSeq && (await deps.intakeFloor()) < head.streamSeq - 1) {
+        // Until then it stays due, for the next pass; so when NATS cannot say (an outage), the
+        // lane waits for the regular passes instead of being tried again at once.
+        if (head.streamSeq && (await intakeFloor()) < head.streamSeq - 1) {
           ended = 'behind';
           break;
         }
