@@ -12,6 +12,9 @@ import {
   startReceiver,
   subscribe,
 } from './helpers.js';
+import { fanOut } from '../src/use-cases/deliveries.js';
+import { createDeliveryWorker } from '../src/use-cases/delivery-worker.js';
+import type { Deps } from '../src/use-cases/deps.js';
 
 t.test('retries with backoff against a receiver that fails twice, same webhook-id each time', async (t) => {
   const { app, nc, names } = await composeForTest(t);
@@ -185,6 +188,47 @@ t.test('events of one resource reach a subscriber in order, even across a retry'
   const ids = receiver.received.map((r) => JSON.parse(r.body).id as string);
   t.same(ids, [events[0].id, ...events.map((e) => e.id)], 'the first event retried before the others went');
   t.ok(await deliveries(app, sub.id));
+});
+
+t.test('an earlier event taken in while a lane is read still goes out first', async (t) => {
+  // The race two busy replicas hit: the worker read the lane's head (the second event, the only
+  // one stored), then the intake stored the first event and its floor rose past both, so the
+  // second went out first. Here the intake takes the first event in the moment the worker asks
+  // how far it is; the worker must read the head after that answer.
+  const { app, service } = await composeForTest(t, { start: false });
+  const receiver = await startReceiver(t);
+  await subscribe(app, { url: receiver.url, events: ['request.*'] });
+  const resource = newId('request');
+  const [first, second] = [event('request.created', resource), event('request.updated', resource)];
+  let takenIn: Promise<void> | undefined;
+  const deps: Deps = {
+    ...service.deps,
+    intakeFloor: async () => {
+      takenIn ??= intake(first, 1);
+      await takenIn;
+      return 2;
+    },
+  };
+  const intake = fanOut(deps);
+  const worker = createDeliveryWorker(deps, {
+    pollMs: 50,
+    concurrency: 4,
+    leaseMs: 8000,
+    attemptMs: 2500,
+    schedule: [100],
+    disableAfterFailures: 100,
+    disableAfterMs: 60_000,
+  });
+  deps.wake = worker.wake;
+  t.teardown(() => worker.stop());
+  await intake(second, 2);
+  worker.start();
+  await eventually(() => receiver.received.length === 2, { what: 'both events delivered' });
+  t.same(
+    receiver.received.map((r) => JSON.parse(r.body).id as string),
+    [first.id, second.id],
+    'the first event went out first',
+  );
 });
 
 t.test(

@@ -49,7 +49,8 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
   const inFlight = new Map<string, Promise<void>>();
   const ready = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
-  let stopping = false;
+  // Not started, a worker takes no work (e.g. an API-only composition beside replicas).
+  let stopping = true;
   let passing: Promise<void> | undefined;
   let again = false;
 
@@ -75,11 +76,6 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
     return docs.filter((d) => d.dueMinute !== null && d.nextAttemptAt && new Date(d.nextAttemptAt) <= now);
   }
 
-  /**
-   * Works one lane while this replica holds it: its due deliveries, oldest first. Only a lane's
-   * head needs to be findable by the scans: when the head waits for a retry, the deliveries
-   * behind it are parked (no due minute) and go out right after it, from this loop.
-   */
   /** The intake's floor; -1 (nothing taken in, as far as is known) when NATS does not answer. */
   async function intakeFloor(): Promise<number> {
     try {
@@ -90,6 +86,11 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
     }
   }
 
+  /**
+   * Works one lane while this replica holds it: its due deliveries, oldest first. Only a lane's
+   * head needs to be findable by the scans: when the head waits for a retry, the deliveries
+   * behind it are parked (no due minute) and go out right after it, from this loop.
+   */
   async function workLane(lane: string): Promise<LaneEnd> {
     // The claim lasts `leaseMs` from the moment asked for, not from when the insert answered.
     const claimedAt = deps.clock().getTime();
@@ -100,6 +101,9 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
     let ended: LaneEnd = 'budget';
     try {
       for (let n = 0; n < 1000 && !stopping; n++) {
+        // The intake's floor is read before the head: a head read first could miss the delivery of
+        // an earlier event stored (and acked, raising the floor) between the two reads.
+        const floor = await intakeFloor();
         [head] = await deps.deliveries.laneHead(lane);
         const now = deps.clock();
         if (!head) {
@@ -130,10 +134,10 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
         }
         // The intake stores events side by side (16 at once per replica, and across replicas), so
         // a lane's next delivery can be stored before the one of an earlier event of its resource:
-        // a delivery goes out only once every event before it in the stream has been taken in.
-        // Until then it stays due, for the next pass; so when NATS cannot say (an outage), the
-        // lane waits for the regular passes instead of being tried again at once.
-        if (head.streamSeq && (await intakeFloor()) < head.streamSeq - 1) {
+        // a delivery goes out only once every event before it in the stream had been taken in
+        // when the head was read. Until then it stays due, for the next pass; so when NATS cannot
+        // say (an outage), the lane waits for the regular passes instead of being tried at once.
+        if (head.streamSeq && floor < head.streamSeq - 1) {
           ended = 'behind';
           break;
         }
