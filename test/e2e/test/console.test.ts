@@ -262,6 +262,10 @@ t.test('webhooks: subscribe, secret once, ping, the delivery listed, rotate, del
     { what: 'the delivery listed as succeeded' },
   );
   t.match(await delivery.textContent(), /HTTP 204/);
+  t.equal(
+    await page.locator('table:has(tr[data-delivery-id]) caption').textContent(),
+    'The only delivery so far',
+  );
   await shot(page, 'webhook');
   await page.setViewportSize({ width: 390, height: 844 });
   t.equal(

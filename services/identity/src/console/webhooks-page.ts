@@ -115,7 +115,7 @@ function deliveriesSection(frame: Frame, w: WebhookSubscription, deliveries: Web
     deliveries === null
       ? '<p class="muted">The deliveries could not be read.</p>'
       : deliveries.length
-        ? `<div class="table-wrap"><table><caption>The ${deliveries.length} most recent deliveries</caption>
+        ? `<div class="table-wrap"><table><caption>${deliveries.length === 1 ? 'The only delivery so far' : `The ${deliveries.length} most recent deliveries`}</caption>
 <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last attempt</th><th scope="col">Next retry</th><th scope="col">Created</th><th scope="col"><span class="muted">Action</span></th></tr></thead>
 <tbody>${deliveries.map((d) => deliveryRow(frame, w.id, d)).join('')}</tbody></table></div>`
         : '<p class="muted">No deliveries yet. Send a ping to try the endpoint.</p>';
