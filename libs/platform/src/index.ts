@@ -15,6 +15,7 @@ export * from './outbox.js';
 export * from './outbox-relay.js';
 export * from './time-buckets.js';
 export * from './ttl-cache.js';
+export * from './fresh-reads.js';
 export * from './due-hours.js';
 export * from './principal.js';
 export * from './rpc.js';

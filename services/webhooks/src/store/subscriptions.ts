@@ -1,5 +1,6 @@
 import {
   type AggregateDecision,
+  freshReads,
   keysetQuery,
   type KeysetSeek,
   type OutboxEntry,
@@ -79,8 +80,13 @@ export function createSubscriptionsRepository(conn: Connection) {
       return isLive(doc) ? doc : null;
     },
 
-    /** Every live subscription (the intake matches each event against them). */
-    live: () => model.find({ deleted: false }).lean<SubscriptionDoc[]>().exec(),
+    /**
+     * Every live subscription (the intake matches each event against them). The intake takes 16
+     * events in at once: those that ask during one read share the next (never an earlier one, which
+     * could miss a subscription made just before their event), so a burst costs a read or two.
+     * The answer is shared: callers must not change it.
+     */
+    live: freshReads(() => model.find({ deleted: false }).lean<SubscriptionDoc[]>().exec()),
 
     /** A page of live subscriptions, newest first (`skip` in page mode, a seek in cursor mode). */
     async page(read: { skip: number; limit: number; seek?: KeysetSeek; count: boolean }) {
