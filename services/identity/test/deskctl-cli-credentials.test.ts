@@ -1,11 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { type ResolveApiKeyReply } from '@support-desk/contracts';
 import { callRpc } from '@support-desk/platform';
 import t from 'tap';
 import { cliContext } from '../src/use-cases/deps.js';
 import { createUser } from '../src/use-cases/users.js';
 import { ESC, onTerminal, SCRIPT, storeSession } from './deskctl-session.js';
-import { authorizeThroughForms, FormBrowser } from './oauth-flow.js';
+import { authorizeThroughForms, FormBrowser, pkceAuthorizeUrl } from './oauth-flow.js';
 
 // deskctl's credential commands against a real store and NATS (issue 19): API keys with their
 // last use, OAuth clients and their grants, and destructive commands asking (or refusing) first.
@@ -83,18 +82,11 @@ t.test('credential commands against the store', async (t) => {
         role: 'agent',
         password,
       });
-      const verifier = randomBytes(32).toString('base64url');
-      const authorize = new URL('/oauth/authorize', issuer);
-      for (const [k, v] of Object.entries({
+      const { url: authorize, verifier } = pkceAuthorizeUrl(issuer, {
         client_id: made.client_id,
         redirect_uri: 'https://app.example.com/cb',
-        response_type: 'code',
         scope: 'requests:read',
-        state: 'st',
-        code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-        code_challenge_method: 'S256',
-      }))
-        authorize.searchParams.set(k, v);
+      });
       const callback = await authorizeThroughForms(new FormBrowser(issuer), authorize.toString(), {
         email: 'grant.owner@example.com',
         password,

@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { FORWARDED_HEADER } from '@support-desk/contracts';
 import { createForwardedSigner } from '@support-desk/platform';
 import { testEnv } from '@support-desk/platform/testing';
+import { s256 } from '../src/use-cases/authorize.js';
 
 const signForwarded = createForwardedSigner(testEnv.principalKeys.signingKey);
 
@@ -90,6 +92,26 @@ export function hidden(html: string, name: string): string {
     .replace(/&#39;/g, "'")
     .replace(/&lt;/g, '<')
     .replace(/&gt;/g, '>');
+}
+
+/**
+ * An authorization request for a code with PKCE (S256), on `base`'s authorize endpoint: its URL,
+ * and the verifier that redeems the code.
+ */
+export function pkceAuthorizeUrl(
+  base: string,
+  request: { client_id: string; redirect_uri: string; scope: string; state?: string },
+): { url: URL; verifier: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  const url = new URL('/oauth/authorize', base);
+  url.search = new URLSearchParams({
+    response_type: 'code',
+    state: 'st',
+    ...request,
+    code_challenge: s256(verifier),
+    code_challenge_method: 'S256',
+  }).toString();
+  return { url, verifier };
 }
 
 /**

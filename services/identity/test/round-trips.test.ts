@@ -1,17 +1,16 @@
 // Store and NATS round trips of every public operation of identity, counted on the real servers
 // (command monitoring on the service's own connection). The README's table is this test's
 // expectation: a change that adds a round trip to an operation fails here.
-import { randomBytes } from 'node:crypto';
 import { callRpc, connectMongo } from '@support-desk/platform';
 import { eventually, roundTripCounter, testEnv } from '@support-desk/platform/testing';
 import t from 'tap';
-import { s256 } from '../src/use-cases/authorize.js';
 import { cliContext } from '../src/use-cases/deps.js';
 import { createApiKey } from '../src/use-cases/api-keys.js';
 import { createHousekeeping } from '../src/use-cases/housekeeping.js';
 import { createOAuthClient } from '../src/use-cases/oauth-clients.js';
 import { createUser } from '../src/use-cases/users.js';
 import { body, harness } from './helpers.js';
+import { pkceAuthorizeUrl } from './oauth-flow.js';
 import { EXPECTED_TRIPS, type Trips } from './round-trips-expected.js';
 
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
@@ -141,16 +140,13 @@ t.test('round trips of every public identity operation', async (t) => {
 
   // The OAuth server: sign-in, consent, code, tokens, revocation, sign-out.
   const jar = new Map<string, string>();
-  const verifier = randomBytes(32).toString('base64url');
-  const authorize = `/oauth/authorize?${form({
+  const pkce = pkceAuthorizeUrl('http://localhost', {
     client_id: client.client_id,
     redirect_uri: redirectUri,
-    response_type: 'code',
     scope: 'requests:read',
-    state: 'st',
-    code_challenge: s256(verifier),
-    code_challenge_method: 'S256',
-  })}`;
+  });
+  const { verifier } = pkce;
+  const authorize = `${pkce.url.pathname}${pkce.url.search}`;
   const page = async (method: 'GET' | 'POST', url: string, fields?: Record<string, string>) => {
     const res = await h.app.inject({
       method,
