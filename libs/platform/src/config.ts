@@ -25,7 +25,8 @@ export const baseConfig = {
   /**
    * On SIGTERM, how long a service goes on serving after /readyz turns 503 (every answer then
    * says `Connection: close`), so load balancers and gateways move their traffic elsewhere before
-   * the listener closes. Kubernetes: about the endpoint propagation time (5000).
+   * the listener closes. Kubernetes: about the endpoint propagation time (5000). Keep it above the
+   * gateway's UPSTREAM_WRITE_IDLE_MS (250), so the gateway closes idle write connections first.
    */
   SHUTDOWN_DRAIN_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
   /**

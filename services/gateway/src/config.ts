@@ -37,6 +37,11 @@ export const gatewayConfigSchema = configSchema({
   UPSTREAM_TIMEOUT_MS: Ms(30_000),
   UPSTREAM_CONNECT_TIMEOUT_MS: Ms(2_000),
   UPSTREAM_CONNECTIONS: Type.Integer({ minimum: 1, default: 128 }),
+  /**
+   * How long a connection that carries writes may sit idle before the gateway closes it; keep it
+   * below every service's SHUTDOWN_DRAIN_MS (see `upstreamPool`). 0: a connection per write.
+   */
+  UPSTREAM_WRITE_IDLE_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 250 }),
   /** How often each replica of a service given as a list is asked /readyz (0 = never). */
   UPSTREAM_HEALTH_INTERVAL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 250 }),
   JSON_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1024 * 1024 }),

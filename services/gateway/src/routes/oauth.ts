@@ -155,7 +155,7 @@ export async function registerOAuthProxy(app: HttpApp, deps: OAuthProxyDeps): Pr
     for (const route of [...OAUTH_ROUTES, ...CONSOLE_ROUTES]) {
       const rewriteHeaders = route.clientAuthenticated ? countAuthenticatedClient(deps) : undefined;
       const { base, undici } = upstreamPool(config, identityUrls, {
-        keepAlive: !isUnsafe(route.method),
+        writes: isUnsafe(route.method),
         health: deps.upstreamHealth,
         service: 'identity',
       });

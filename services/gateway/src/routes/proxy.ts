@@ -169,8 +169,7 @@ export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promi
   const attachmentsMessage = `attachments are limited to ${humanBytes(config.ATTACHMENT_MAX_BYTES)}`;
   const jsonMessage = `JSON bodies are limited to ${humanBytes(config.JSON_BODY_LIMIT_BYTES)}`;
   for (const [service, allRoutes] of routesByService()) {
-    // Calls that change something go on a connection of their own (see `upstreamPool`); reads
-    // reuse kept-alive ones. Two scopes, each with its pool.
+    // Calls that change something and reads have a pool each (see `upstreamPool`): two scopes.
     for (const unsafe of [false, true]) {
       const routes = allRoutes.filter((r) => isUnsafe(r.method) === unsafe);
       if (routes.length === 0) continue;
@@ -196,7 +195,7 @@ export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promi
         });
         await scope.register(replyFrom, {
           ...upstreamPool(config, deps.upstreams[service as OwningService], {
-            keepAlive: !unsafe,
+            writes: unsafe,
             health: deps.upstreamHealth,
             service,
           }),

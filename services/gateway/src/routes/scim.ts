@@ -110,7 +110,10 @@ export async function registerScimProxy(app: HttpApp, deps: ScimProxyDeps): Prom
     );
     const tooLarge = `SCIM request bodies are limited to ${humanBytes(config.JSON_BODY_LIMIT_BYTES)}`;
     nameBodyLimit(scope, tooLarge, (reply) => sendScimError(reply as FastifyReply, 413, tooLarge));
+    // One pool for every SCIM method, writes among them: it keeps connections only as long as a
+    // write pool does.
     const { base, undici } = upstreamPool(config, identityUrls, {
+      writes: true,
       health: deps.upstreamHealth,
       service: 'identity',
     });

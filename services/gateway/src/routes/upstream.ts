@@ -24,6 +24,12 @@ export function poolOptions(config: GatewayConfig) {
   };
 }
 
+/** A write pool's idle bound (see `upstreamPool`); the service's `Keep-Alive` hint cannot lengthen it. */
+function writePoolOptions(config: GatewayConfig) {
+  const idle = config.UPSTREAM_WRITE_IDLE_MS;
+  return idle === 0 ? { pipelining: 0 } : { keepAliveTimeout: idle, keepAliveMaxTimeout: idle };
+}
+
 /** A 413 that names the limit in human units (`attachments are limited to 25 MiB`). */
 export const payloadTooLarge = (message: string) => new AppError('PAYLOAD_TOO_LARGE', message);
 
@@ -225,21 +231,28 @@ export const isUnsafe = (method: string) => method !== 'GET' && method !== 'HEAD
 /**
  * What reply-from needs to reach one service: its base URL(s), and the pool. Several replicas
  * are balanced by undici's BalancedPool (handed to reply-from and @fastify/http-proxy as the
- * dispatcher). Without `keepAlive` every call opens a connection of its own (undici
- * `pipelining: 0`): used for calls that change something, so a replica closing an idle kept-alive
- * connection can never drop a write in flight — such a call either is refused before anything is
- * sent (and goes to another replica) or is answered.
+ * dispatcher).
+ *
+ * A pool for `writes` (calls that change something, which must never be sent twice) keeps its
+ * connections alive only `UPSTREAM_WRITE_IDLE_MS` between calls, so the gateway, never the
+ * service, closes an idle one: a draining service answers `Connection: close` for its whole
+ * `SHUTDOWN_DRAIN_MS` (1 s, longer than that idle time) before its listener closes the
+ * connections left idle, and by then the gateway has closed every connection it could still
+ * send a write on. A write is therefore either refused before anything is sent (a closed
+ * listener; it goes to another replica) or answered. A fresh connection per write would be as
+ * safe and cost twice the CPU of a create through the stack (BENCHMARKS.md); 0 brings it back.
+ * Reads stay alive 30 s: a GET whose connection broke is simply sent again.
  */
 export function upstreamPool(
   config: GatewayConfig,
   urls: string[],
   {
-    keepAlive = true,
+    writes = false,
     health,
     service = '',
-  }: { keepAlive?: boolean; health?: UpstreamHealth; service?: string } = {},
+  }: { writes?: boolean; health?: UpstreamHealth; service?: string } = {},
 ) {
-  const options = { ...poolOptions(config), ...(keepAlive ? {} : { pipelining: 0 }) };
+  const options = { ...poolOptions(config), ...(writes ? writePoolOptions(config) : {}) };
   const origins = urls.map((u) => new URL(u).origin);
   if (origins.length === 1) return { base: urls[0], undici: new Pool(origins[0], options) };
   const pool = new BalancedPool(origins, options);
