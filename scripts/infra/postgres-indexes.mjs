@@ -16,6 +16,15 @@
 // removes them with the collection, and any error in the trigger is only a warning: FerretDB's
 // statement never fails because of it. Running this again also adds the missing indexes to the
 // existing tables (a cluster made before this file existed).
+//
+// The same trigger empties FerretDB's other btree indexes. FerretDB never queries through them:
+// its pushed-down conditions are `@>` (served by the GIN indexes) and it never pushes a sort down
+// (DEVELOPERS.md, "pushdown"); measured after a stack bench, every one of them had 0 scans. Yet
+// every insert and every update (FerretDB writes the whole document again) paid for each: the
+// requests collection has 13. So each non-unique btree index that is not `_id`'s is replaced by
+// one of the same name and columns with the predicate `WHERE false`, which holds no entry and
+// costs a write nothing; FerretDB can still drop it by name. Unique indexes stay as they are:
+// they enforce uniqueness. MongoDB (production, compose) is untouched: this is the local store's.
 export const GIN_INDEX_SQL = String.raw`
 CREATE OR REPLACE FUNCTION public.sd_ferretdb_gin_indexes(tbl regclass) RETURNS void
 LANGUAGE plpgsql AS $fn$
@@ -50,6 +59,32 @@ BEGIN
   END LOOP;
 END $fn$;
 
+CREATE OR REPLACE FUNCTION public.sd_ferretdb_empty_btree_indexes(tbl regclass) RETURNS void
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  ix record;
+BEGIN
+  -- Each replacement is a CREATE INDEX, which fires the trigger again: one pass at a time.
+  IF tbl IS NULL OR coalesce(current_setting('sd.emptying_indexes', true), '') = 'on'
+     OR NOT EXISTS (SELECT 1 FROM pg_attribute
+                    WHERE attrelid = tbl AND attname = '_jsonb' AND NOT attisdropped)
+     OR (SELECT relname FROM pg_class WHERE oid = tbl) LIKE '\_ferretdb\_%' THEN
+    RETURN;
+  END IF;
+  PERFORM set_config('sd.emptying_indexes', 'on', true);
+  FOR ix IN SELECT i.indexrelid::regclass AS name, pg_get_indexdef(i.indexrelid) AS def
+            FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
+            WHERE i.indrelid = tbl AND a.amname = 'btree' AND NOT i.indisunique AND i.indpred IS NULL LOOP
+    BEGIN
+      EXECUTE format('DROP INDEX %s', ix.name);
+      EXECUTE ix.def || ' WHERE false';
+    EXCEPTION WHEN OTHERS THEN
+      RAISE WARNING 'support desk: index % left as it is: %', ix.name, SQLERRM;
+    END;
+  END LOOP;
+  PERFORM set_config('sd.emptying_indexes', 'off', true);
+END $fn$;
+
 CREATE OR REPLACE FUNCTION public.sd_ferretdb_gin_trigger() RETURNS event_trigger
 LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -60,7 +95,8 @@ BEGIN
       PERFORM public.sd_ferretdb_gin_indexes(cmd.objid::regclass);
     ELSIF cmd.command_tag = 'CREATE INDEX' AND cmd.object_type = 'index' THEN
       -- Our own GIN indexes fire this trigger too: only btree indexes lead to more.
-      PERFORM public.sd_ferretdb_gin_indexes(i.indrelid::regclass)
+      PERFORM public.sd_ferretdb_gin_indexes(i.indrelid::regclass),
+              public.sd_ferretdb_empty_btree_indexes(i.indrelid::regclass)
       FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
       WHERE i.indexrelid = cmd.objid AND a.amname = 'btree';
     END IF;
@@ -74,7 +110,8 @@ CREATE EVENT TRIGGER sd_ferretdb_gin ON ddl_command_end
   WHEN TAG IN ('CREATE TABLE', 'CREATE INDEX')
   EXECUTE FUNCTION public.sd_ferretdb_gin_trigger();
 
-SELECT count(public.sd_ferretdb_gin_indexes(c.oid::regclass))
+SELECT count(public.sd_ferretdb_gin_indexes(c.oid::regclass)),
+       count(public.sd_ferretdb_empty_btree_indexes(c.oid::regclass))
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind = 'r' AND n.nspname NOT IN ('pg_catalog', 'information_schema');
 `;
