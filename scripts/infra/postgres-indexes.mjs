@@ -26,6 +26,15 @@
 // costs a write nothing; FerretDB can still drop it by name. Unique indexes stay as they are:
 // they enforce uniqueness. MongoDB (production, compose) is untouched: this is the local store's.
 export const GIN_INDEX_SQL = String.raw`
+-- A FerretDB collection's table: it has FerretDB's _jsonb column and is not FerretDB's metadata.
+CREATE OR REPLACE FUNCTION public.sd_ferretdb_collection(tbl regclass) RETURNS boolean
+LANGUAGE sql STABLE AS $fn$
+  SELECT tbl IS NOT NULL
+     AND EXISTS (SELECT 1 FROM pg_attribute
+                 WHERE attrelid = tbl AND attname = '_jsonb' AND NOT attisdropped)
+     AND (SELECT relname FROM pg_class WHERE oid = tbl) NOT LIKE '\_ferretdb\_%'
+$fn$;
+
 CREATE OR REPLACE FUNCTION public.sd_ferretdb_gin_indexes(tbl regclass) RETURNS void
 LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -34,10 +43,7 @@ DECLARE
   field text;
   ixname text;
 BEGIN
-  IF tbl IS NULL
-     OR NOT EXISTS (SELECT 1 FROM pg_attribute
-                    WHERE attrelid = tbl AND attname = '_jsonb' AND NOT attisdropped)
-     OR (SELECT relname FROM pg_class WHERE oid = tbl) LIKE '\_ferretdb\_%' THEN
+  IF NOT public.sd_ferretdb_collection(tbl) THEN
     RETURN;
   END IF;
   FOR ix IN SELECT i.indexrelid, i.indnatts
@@ -65,10 +71,8 @@ DECLARE
   ix record;
 BEGIN
   -- Each replacement is a CREATE INDEX, which fires the trigger again: one pass at a time.
-  IF tbl IS NULL OR coalesce(current_setting('sd.emptying_indexes', true), '') = 'on'
-     OR NOT EXISTS (SELECT 1 FROM pg_attribute
-                    WHERE attrelid = tbl AND attname = '_jsonb' AND NOT attisdropped)
-     OR (SELECT relname FROM pg_class WHERE oid = tbl) LIKE '\_ferretdb\_%' THEN
+  IF coalesce(current_setting('sd.emptying_indexes', true), '') = 'on'
+     OR NOT public.sd_ferretdb_collection(tbl) THEN
     RETURN;
   END IF;
   PERFORM set_config('sd.emptying_indexes', 'on', true);

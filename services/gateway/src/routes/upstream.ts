@@ -240,8 +240,9 @@ export const isUnsafe = (method: string) => method !== 'GET' && method !== 'HEAD
  * connections left idle, and by then the gateway has closed every connection it could still
  * send a write on. A write is therefore either refused before anything is sent (a closed
  * listener; it goes to another replica) or answered. A fresh connection per write would be as
- * safe and cost twice the CPU of a create through the stack (BENCHMARKS.md); 0 brings it back.
- * Reads stay alive 30 s: a GET whose connection broke is simply sent again.
+ * safe, at twice the gateway's CPU per create (BENCHMARKS.md); 0 brings it back. Read pools
+ * keep connections as long as the service's `Keep-Alive` hint allows: a GET whose connection
+ * broke is simply sent again.
  */
 export function upstreamPool(
   config: GatewayConfig,
