@@ -11,6 +11,7 @@ export * from './logger.js';
 export * from './metrics.js';
 export * from './mongo.js';
 export * from './nats.js';
+export * from './aggregate-insert.js';
 export * from './outbox.js';
 export * from './outbox-relay.js';
 export * from './time-buckets.js';

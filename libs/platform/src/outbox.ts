@@ -73,7 +73,7 @@ function stampUpdate(update: Record<string, unknown> | null): void {
  * An entry as the store holds it: the schema's fields in the schema's order, absent ones left out,
  * so that the relay's `$pullAll` of it (an exact match of the embedded document) removes it.
  */
-function plainEntry(value: unknown): OutboxEntry {
+export function plainEntry(value: unknown): OutboxEntry {
   const e = (
     typeof (value as { toObject?: unknown }).toObject === 'function'
       ? (value as { toObject(): unknown }).toObject()

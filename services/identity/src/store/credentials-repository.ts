@@ -1,5 +1,6 @@
 import {
   type AggregateDecision,
+  insertWithOutbox,
   isDuplicateKeyError,
   type OutboxEntry,
   updateAggregate,
@@ -22,7 +23,7 @@ export function createApiKeysRepository(conn: Connection) {
   const model = apiKeyModel(conn);
   return {
     async insert(key: ApiKeyDoc, outbox: OutboxEntry[]): Promise<void> {
-      await model.create({ ...key, outbox });
+      await insertWithOutbox(model, key, outbox);
     },
     findById: (id: string) => model.findById(id).lean<ApiKeyDoc>().exec(),
     /** With the secret's hash: only for checking a presented key. */
@@ -73,7 +74,7 @@ export function createOAuthClientsRepository(conn: Connection) {
   const model = oauthClientModel(conn);
   return {
     async insert(client: OAuthClientDoc, outbox: OutboxEntry[]): Promise<void> {
-      await model.create({ ...client, outbox });
+      await insertWithOutbox(model, client, outbox);
     },
     /** With the secret's hash: only for authenticating the client. */
     findWithSecretHash: (id: string) =>

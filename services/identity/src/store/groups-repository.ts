@@ -1,4 +1,9 @@
-import { type AggregateDecision, type OutboxEntry, updateAggregate } from '@support-desk/platform';
+import {
+  type AggregateDecision,
+  insertWithOutbox,
+  type OutboxEntry,
+  updateAggregate,
+} from '@support-desk/platform';
 import type { Connection } from 'mongoose';
 import { createGroupDirectory, type GroupEntry } from './group-directory.js';
 import { type GroupDoc, groupModel, groupNameKey } from './groups.js';
@@ -95,7 +100,7 @@ export function createGroupsRepository(conn: Connection, { nameCacheTtlMs }: Gro
 
     /** A new group with its event (a taken name is a duplicate-key error on `nameKey`). */
     async insert(group: GroupDoc, outbox: OutboxEntry[]): Promise<void> {
-      await model.create({ ...group, outbox });
+      await insertWithOutbox(model, group, outbox);
       directory.remember(group);
     },
 

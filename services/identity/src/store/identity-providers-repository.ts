@@ -1,5 +1,6 @@
 import {
   type AggregateDecision,
+  insertWithOutbox,
   isDuplicateKeyError,
   type OutboxEntry,
   updateAggregate,
@@ -32,7 +33,7 @@ export function createIdentityProvidersRepository(conn: Connection) {
 
     /** A new connection with its event; a taken name is a duplicate-key error. */
     async insert(doc: IdentityProviderDoc, outbox: OutboxEntry[]): Promise<void> {
-      await model.create({ ...doc, outbox });
+      await insertWithOutbox(model, doc, outbox);
     },
 
     /**

@@ -1,6 +1,7 @@
 import {
   type AggregateDecision,
   hourKey,
+  insertWithOutbox,
   type OutboxEntry,
   type PurgeBounds,
   purgeByDueHour,
@@ -50,7 +51,7 @@ export function createGrantsRepository(conn: Connection) {
   const purge = purgeByDueHour(model, 'endsHour', spentGrants);
   return {
     async insert(grant: GrantDoc, outbox: OutboxEntry[] = []): Promise<void> {
-      await model.create({ ...grant, ...withEndsHour(grant, {}), outbox });
+      await insertWithOutbox(model, { ...grant, ...withEndsHour(grant, {}) }, outbox);
     },
     findById: (id: string) => model.findById(id).lean<GrantDoc>().exec(),
     /** Read-decide-write; every write also moves the grant's `endsHour` with what it changes. */

@@ -2,8 +2,9 @@ import type { Role } from '@support-desk/contracts';
 import {
   type AggregateDecision,
   escapeRegex,
-  type KeysetSeek,
+  insertWithOutbox,
   keysetQuery,
+  type KeysetSeek,
   oneOf,
   type OutboxEntry,
   selectOutbox,
@@ -162,7 +163,7 @@ export function createUsersRepository(conn: Connection) {
      * `emailKey`), then its email's entry: written second, so an entry always names a stored user.
      */
     async insert(user: UserDoc, outbox: OutboxEntry[]): Promise<void> {
-      await model.create({ ...user, outbox });
+      await insertWithOutbox(model, user, outbox);
       // The user is stored: a missing or stale entry only costs the next look-up by email its
       // fallback read (which rewrites the entry), so a failure here does not fail the creation.
       await emails.create({ _id: user.emailKey, userId: user._id }).catch(() => undefined);

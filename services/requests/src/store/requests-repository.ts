@@ -2,6 +2,7 @@ import type { Priority } from '@support-desk/contracts';
 import {
   AppError,
   type AggregateDecision,
+  insertWithOutbox,
   keysetQuery,
   type OutboxEntry,
   selectOutbox,
@@ -83,7 +84,7 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
   return {
     /** A new request with the events that announce it, in one insert. */
     async insert(record: RequestRecord, outbox: OutboxEntry[]): Promise<void> {
-      await model.create({ ...record, priorityRank: PRIORITY_RANK[record.priority], outbox });
+      await insertWithOutbox(model, { ...record, priorityRank: PRIORITY_RANK[record.priority] }, outbox);
     },
 
     async findVisible(id: string): Promise<RequestRecord | null> {

@@ -1,4 +1,9 @@
-import { isDuplicateKeyError, type OutboxEntry, outboxPlugin } from '@support-desk/platform';
+import {
+  insertWithOutbox,
+  isDuplicateKeyError,
+  type OutboxEntry,
+  outboxPlugin,
+} from '@support-desk/platform';
 import { type Connection, type Model, Schema } from 'mongoose';
 
 /**
@@ -47,7 +52,7 @@ export function createSlaAlertsRepository(conn: Connection) {
      */
     async claim(alert: SlaAlertRecord, outbox: OutboxEntry[]): Promise<boolean> {
       try {
-        await model.create({ ...alert, outbox });
+        await insertWithOutbox(model, alert, outbox);
         return true;
       } catch (err) {
         if (isDuplicateKeyError(err)) return false;

@@ -1,6 +1,7 @@
 import {
   type AggregateDecision,
   freshReads,
+  insertWithOutbox,
   keysetQuery,
   type KeysetSeek,
   type OutboxEntry,
@@ -100,7 +101,7 @@ export function createSubscriptionsRepository(conn: Connection) {
     },
 
     async insert(doc: SubscriptionDoc, outbox: OutboxEntry[]): Promise<void> {
-      await model.create({ ...doc, outbox });
+      await insertWithOutbox(model, doc, outbox);
     },
 
     /** Read-decide-write of one live subscription (compare-and-set on `rev`; 404, 409 as usual). */
