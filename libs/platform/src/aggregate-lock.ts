@@ -98,15 +98,6 @@ async function acquireLocal(key: string): Promise<() => void> {
   };
 }
 
-export async function withAggregateLock<T>(key: string, fn: () => Promise<T>, db?: LockStore): Promise<T> {
-  const release = await acquireAggregateLock(key, db);
-  try {
-    return await fn();
-  } finally {
-    release();
-  }
-}
-
 /** What a mongoose collection exposes that names it: its database and its name. */
 export interface NamedCollection {
   collectionName: string;

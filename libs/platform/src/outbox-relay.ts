@@ -1,7 +1,7 @@
 import { type JetStreamClient, jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Model } from 'mongoose';
-import { aggregateKey, collectionKey, lockStoreOf, withAggregateLock } from './aggregate-lock.js';
+import { acquireAggregateLock, aggregateKey, collectionKey, lockStoreOf } from './aggregate-lock.js';
 import {
   heldDocuments,
   outboxPublished,
@@ -59,6 +59,11 @@ export interface OutboxRelay {
 }
 
 const MAX_BACKOFF_MS = 30_000;
+
+type DocWithEntries = { _id: unknown; outbox: OutboxEntry[] };
+/** What publishing a document's entries did: those sent, in order, and the failure that stopped it. */
+type PublishedDoc =
+  { doc: DocWithEntries; sent: OutboxEntry[] } | { doc: DocWithEntries; sent: OutboxEntry[]; error: unknown };
 /** Documents published in parallel by default, by how the store reads (see outbox-reads.ts). */
 const PARALLELISM: Record<NotedReads, number> = { in: 16, 'by-id': 8, 'by-id-few': 1 };
 
@@ -81,13 +86,13 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   let current: Promise<void> = Promise.resolve();
   let idleWaiters: (() => void)[] = [];
 
-  const publishDocument = async (
+  /** Publishes a document's entries in order, up to the first that fails. */
+  const publishEntries = async (
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- relays any aggregate model
     model: Model<any>,
-    doc: { _id: unknown; outbox: OutboxEntry[] },
-  ) => {
+    doc: DocWithEntries,
+  ): Promise<PublishedDoc> => {
     const sent: OutboxEntry[] = [];
-    let error: unknown;
     for (const entry of doc.outbox) {
       try {
         await publishSpan(entry.subject, entry.id, entry, (headers) =>
@@ -98,29 +103,58 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
           }),
         );
         sent.push(entry);
-      } catch (err) {
-        error = err;
+      } catch (error) {
         outboxPublishErrors.inc({ collection: model.collection.collectionName });
-        break; // keep per-aggregate order: nothing after a failed entry goes out
+        return { doc, sent, error }; // keep per-aggregate order: nothing after a failed entry goes out
       }
     }
-    if (sent.length > 0) {
-      // Exact-entry $pullAll removes only what was published, never entries appended meanwhile;
-      // the aggregate lock keeps FerretDB from losing a concurrent write (see aggregate-lock.ts).
-      await withAggregateLock(
-        aggregateKey(model.collection, doc._id),
-        () => model.collection.updateOne({ _id: doc._id } as never, { $pullAll: { outbox: sent } } as never),
-        lockStoreOf(model.collection),
-      );
-      forgetPublished(collectionKey(model.collection), doc._id, sent);
-      stats.published += sent.length;
-      outboxPublished.inc({ collection: model.collection.collectionName }, sent.length);
+    return { doc, sent };
+  };
+
+  /**
+   * Removes what a window of documents published, in one bulk write: an exact-entry `$pullAll`
+   * per document removes only what was published, never entries appended meanwhile, and the
+   * documents' aggregate locks, taken in key order, keep FerretDB from losing a concurrent write
+   * (see aggregate-lock.ts). One write per document cost the requests service about 1 ms of CPU
+   * each on creates; in a bulk write it is about a quarter of that. Throws the first publish
+   * failure of the window once the rest is removed.
+   */
+  const removePublished = async (
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- relays any aggregate model
+    model: Model<any>,
+    published: PublishedDoc[],
+  ) => {
+    const name = model.collection.collectionName;
+    const done = published.filter((p) => p.sent.length > 0);
+    if (done.length > 0) {
+      const keys = [...new Set(done.map((p) => aggregateKey(model.collection, p.doc._id)))].sort();
+      const releases: (() => void)[] = [];
+      try {
+        for (const key of keys) releases.push(await acquireAggregateLock(key, lockStoreOf(model.collection)));
+        await model.collection.bulkWrite(
+          done.map((p) => ({
+            updateOne: { filter: { _id: p.doc._id }, update: { $pullAll: { outbox: p.sent } } },
+          })) as never,
+          { ordered: false },
+        );
+      } finally {
+        for (const release of releases) release();
+      }
+      for (const p of done) {
+        forgetPublished(collectionKey(model.collection), p.doc._id, p.sent);
+        stats.published += p.sent.length;
+        outboxPublished.inc({ collection: name }, p.sent.length);
+      }
     }
-    if (error) {
-      recordOutboxPending(model.collection.collectionName, doc._id, doc.outbox.slice(sent.length));
-      throw error;
+    let failure: { error: unknown } | undefined;
+    for (const p of published) {
+      if (!('error' in p)) recordOutboxPublished(name, p.doc._id);
+      else {
+        recordOutboxPending(name, p.doc._id, p.doc.outbox.slice(p.sent.length));
+        failure ??= { error: p.error };
+      }
     }
-    recordOutboxPublished(model.collection.collectionName, doc._id);
+    if (failure) throw failure.error;
   };
 
   const publishAll = async (
@@ -128,14 +162,15 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     model: Model<any>,
     docs: PendingDoc[],
   ) => {
-    const withEntries = docs.filter((d): d is { _id: unknown; outbox: OutboxEntry[] } => {
+    const withEntries = docs.filter((d): d is DocWithEntries => {
       const pending = d.outbox ?? [];
       recordOutboxPending(model.collection.collectionName, d._id, pending);
       return pending.length > 0;
     });
     const width = parallelism ?? 1;
     for (let i = 0; i < withEntries.length; i += width) {
-      await Promise.all(withEntries.slice(i, i + width).map((d) => publishDocument(model, d)));
+      const window = withEntries.slice(i, i + width);
+      await removePublished(model, await Promise.all(window.map((d) => publishEntries(model, d))));
     }
   };
 
