@@ -76,7 +76,8 @@ function insertable<T>(model: Model<T>, doc: T): Plain {
  * Inserts a new aggregate with the entries that announce it, in one single-document write, and
  * notes them for this process's relay: what `model.create({ ...doc, outbox })` does through the
  * outbox plugin's save hooks (the minute stamp the relay's sweep reads, the relay note with the
- * entries, no aggregate lock: an insert is atomic), for the aggregates created on hot paths.
+ * entries, no aggregate lock: an insert is atomic). Every repository inserts its new aggregates
+ * with it; the plugin's save hooks remain for any `save()` of a document.
  */
 export async function insertWithOutbox<T>(model: Model<T>, doc: T, outbox: OutboxEntry[]): Promise<void> {
   const stored = insertable(model, doc);
