@@ -10,10 +10,10 @@ const isPlainObject = (value: unknown): value is Plain =>
   typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
 
 /** The schema of a single nested subdocument path (`sla: { type: SlaSchema }`), if it is one. */
-const subdocumentSchema = (schema: Schema, path: string): Schema | undefined =>
-  (schema.path(path) as { $isSingleNested?: boolean; schema?: Schema } | undefined)?.$isSingleNested
-    ? (schema.path(path) as unknown as { schema: Schema }).schema
-    : undefined;
+const subdocumentSchema = (schema: Schema, path: string): Schema | undefined => {
+  const type = schema.path(path) as { $isSingleNested?: boolean; schema?: Schema } | undefined;
+  return type?.$isSingleNested ? type.schema : undefined;
+};
 
 /**
  * Puts back the explicit nulls `castObject` leaves out (it skips every null), at any depth of

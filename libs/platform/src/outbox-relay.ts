@@ -62,8 +62,7 @@ const MAX_BACKOFF_MS = 30_000;
 
 type DocWithEntries = { _id: unknown; outbox: OutboxEntry[] };
 /** What publishing a document's entries did: those sent, in order, and the failure that stopped it. */
-type PublishedDoc =
-  { doc: DocWithEntries; sent: OutboxEntry[] } | { doc: DocWithEntries; sent: OutboxEntry[]; error: unknown };
+type PublishedDoc = { doc: DocWithEntries; sent: OutboxEntry[]; error?: unknown };
 /** Documents published in parallel by default, by how the store reads (see outbox-reads.ts). */
 const PARALLELISM: Record<NotedReads, number> = { in: 16, 'by-id': 8, 'by-id-few': 1 };
 
