@@ -1,4 +1,5 @@
 import { createInterface } from 'node:readline/promises';
+import { styleText } from 'node:util';
 import { isAppError } from '@support-desk/platform';
 import { UsageError } from './args.js';
 import type { CommandResult, Table } from './command.js';
@@ -17,12 +18,13 @@ export function colourOn(stream: NodeJS.WriteStream, globals: Pick<Globals, 'col
   return stream.isTTY === true && env.TERM !== 'dumb';
 }
 
-const paint = (on: boolean, open: number, close: number) => (s: string) =>
-  on ? `\u001b[${open}m${s}\u001b[${close}m` : s;
+/** Node's own styling when colour is on (`colourOn` has already decided for the stream). */
+const paint = (on: boolean, style: 'bold' | 'red') => (s: string) =>
+  on ? styleText(style, s, { validateStream: false }) : s;
 
 /** Columns padded to their widest cell, a header row of capitals first (as kubectl and gh print). */
 export function renderTable(table: Table, colour: boolean): string {
-  const bold = paint(colour, 1, 22);
+  const bold = paint(colour, 'bold');
   const header = table.columns.map((c) => c.toUpperCase());
   const widths = header.map((h, i) => Math.max(h.length, ...table.rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
@@ -65,7 +67,7 @@ export function printError(err: unknown, globals: Globals | null, argv: string[]
   if (json) {
     process.stderr.write(`${JSON.stringify({ error: e })}\n`);
   } else {
-    const red = paint(colourOn(process.stderr, globals ?? { color: !argv.includes('--no-color') }), 31, 39);
+    const red = paint(colourOn(process.stderr, globals ?? { color: !argv.includes('--no-color') }), 'red');
     process.stderr.write(`deskctl: ${red('error:')} ${e.message}\n${e.hint ? `${e.hint}\n` : ''}`);
   }
   return e.exitCode;
