@@ -192,7 +192,8 @@ export async function startPrivateNats(
     t,
     'nats',
     (p, dir) => ({
-      bin: findBinary('nats-server'),
+      // The release the project pins (npm test passes the one scripts/infra built); else the machine's.
+      bin: process.env.NATS_SERVER_BIN || findBinary('nats-server'),
       // Command-line flags override the file's listen address, ports and store directory.
       args: [...(configFile ? ['-c', configFile] : []), ...natsArgs({ host: '127.0.0.1', port: p, dir })],
       env,
