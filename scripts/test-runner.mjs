@@ -18,8 +18,11 @@ const { files, jobs, timeoutSeconds } = JSON.parse(fs.readFileSync(process.argv[
 t.setTimeout(0);
 t.jobs = Math.max(1, Math.min(jobs, files.length));
 t.plan(files.length);
+// Plain Node per file: no loader (the files are compiled JavaScript; no test mocks modules) and no
+// coverage tracking (tap's runner adds both to every file and to every process it starts), and
+// source maps, so a failure's stack points at the TypeScript line.
 for (const file of files) {
-  t.spawn(process.execPath, [path.resolve(ROOT, file)], {
+  t.spawn(process.execPath, ['--enable-source-maps', path.resolve(ROOT, file)], {
     buffered: t.jobs > 1,
     timeout: timeoutSeconds * 1000,
     cwd: ROOT,
