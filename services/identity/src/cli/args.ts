@@ -7,14 +7,12 @@ export function required(values: Record<string, unknown>, name: string): string 
   return v;
 }
 
-/** `30d`, `12h`, `90m`, `3600s`, `2w` → seconds. */
+/** `30d`, `12h`, `90m`, `3600s`, `2w` → seconds (the shortest lifetime allowed is the use case's rule). */
 export function parseDuration(value: string): number {
   const m = /^(\d{1,6})([smhdw])$/.exec(value.trim());
   if (!m) throw new UsageError(`--expires-in must look like 30d, 12h, 90m, 3600s or 2w (got "${value}")`);
   const unit = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 }[m[2] as 's' | 'm' | 'h' | 'd' | 'w'];
-  const seconds = Number(m[1]) * unit;
-  if (seconds < 60) throw new UsageError('--expires-in must be at least 60s');
-  return seconds;
+  return Number(m[1]) * unit;
 }
 
 export function positiveInt(value: unknown, name: string): number | undefined {

@@ -109,6 +109,9 @@ export async function createApiKey(deps: Deps, ctx: EventContext, input: CreateA
   const id = newId('apiKey', now.getTime());
   const secret = randomSecret(32);
   const scopes = [...new Set(input.scopes)];
+  const minimum = deps.config.API_KEY_MIN_LIFETIME_SECONDS;
+  if (input.expiresInSeconds !== undefined && input.expiresInSeconds < minimum)
+    throw validationError('expiresIn', `must be at least ${minimum} seconds`);
   const expiresAt = input.expiresInSeconds ? new Date(now.getTime() + input.expiresInSeconds * 1000) : null;
   // The event describes the key, never its value or hash.
   const event = buildEvent(
