@@ -26,7 +26,8 @@ for (const file of files) {
     buffered: t.jobs > 1,
     timeout: timeoutSeconds * 1000,
     cwd: ROOT,
-    env: process.env,
+    // A file's own tap reads its limit from TAP_TIMEOUT (default 30 s).
+    env: { ...process.env, TAP_TIMEOUT: String(timeoutSeconds) },
     name: file,
     externalID: file,
     stack: '',

@@ -26,6 +26,7 @@
 
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import {
   aptInstall,
@@ -255,6 +256,32 @@ function runTests(files, options, env, rawFile) {
   });
 }
 
+/** Stops the run's shared stacks (each daemon drops its databases) and removes the pool. */
+async function stopSharedStacks(pool) {
+  const pids = [];
+  for (const slot of fs.readdirSync(pool)) {
+    try {
+      const pid = Number(fs.readFileSync(path.join(pool, slot, 'daemon.pid'), 'utf8'));
+      process.kill(pid, 'SIGTERM');
+      pids.push(pid);
+    } catch {
+      // no daemon, or already gone
+    }
+  }
+  const alive = (pid) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const deadline = Date.now() + 30_000;
+  while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  for (const pid of pids.filter(alive)) process.kill(-pid, 'SIGKILL');
+  fs.rmSync(pool, { recursive: true, force: true });
+}
+
 async function main() {
   const argv = process.argv.slice(2).filter((a) => a !== '--');
   let options;
@@ -346,7 +373,19 @@ async function main() {
       return r.startsWith('..') ? f : r;
     }),
   );
-  const tapCode = await runTests(rel, options, env, rawFile);
+  // The end-to-end files' shared stacks (test/e2e/src/stack-pool.ts): one slot per file at once.
+  const pool = fs.mkdtempSync(path.join(os.tmpdir(), 'sd-e2e-pool-'));
+  Object.assign(env, {
+    SD_E2E_POOL: pool,
+    SD_E2E_POOL_OWNER: String(process.pid),
+    SD_E2E_POOL_SLOTS: String(options.jobs),
+  });
+  let tapCode;
+  try {
+    tapCode = await runTests(rel, options, env, rawFile);
+  } finally {
+    await stopSharedStacks(pool);
+  }
 
   let raw = '';
   try {

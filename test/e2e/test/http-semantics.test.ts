@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { cast } from '../src/actors.js';
+import { expectOk } from '../src/expect.js';
 import type { HttpResponse } from '../src/http.js';
 import { startStack } from '../src/stack.js';
 import { createRequest } from '../src/world.js';
@@ -153,4 +154,18 @@ t.test('Idempotency-Key on PATCH: a retried change is applied once', async (t) =
   t.equal(retry.text, first.text);
   const bad = await agent.api.post('/v1/requests', {}, { headers: { 'idempotency-key': 'x'.repeat(256) } });
   t.equal(bad.status, 400);
+});
+
+// Last: it stops a service. (The gateway's own proxy test proves the envelope of a dead upstream;
+// this proves it with whole processes, and that the other services are unaffected.)
+t.test('an unreachable upstream answers a JSON error, never a hang', async (t) => {
+  await stack.stopService('audit');
+  const res = await admin.api.get('/v1/events', { timeoutMs: 20_000 });
+  t.ok([502, 503, 504].includes(res.status), `GET /v1/events with audit down → ${res.status}`);
+  t.ok(res.isJson && res.json.success === false, 'error envelope');
+  t.ok(
+    ['SERVER_ERROR', 'SERVICE_UNAVAILABLE'].includes(res.json?.error?.code),
+    `code ${res.json?.error?.code}`,
+  );
+  expectOk(t, await agent.api.get('/v1/requests'), 200, 'requests still served');
 });

@@ -8,8 +8,9 @@ import type { Api, HttpResponse, Json } from '../src/http.js';
 import { startStack, uniqueRun } from '../src/stack.js';
 import { createGroup, createRequest, createUser } from '../src/world.js';
 
-// The changes feed serves a change once it is this old; 0 lets the test see its writes at once.
-const stack = await startStack(t, { env: { CHANGES_SETTLE_MS: '0' } });
+// The changes feed serves a change once it is CHANGES_SETTLE_MS old: the suite's stacks set 0,
+// so the test sees its writes at once (SHARED_STACK_ENV).
+const stack = await startStack(t);
 const { admin, agent, viewer } = await cast(stack);
 
 /** The `rel="next"` URI of a Link header (relative, as the API sends it), or null. */

@@ -14,7 +14,8 @@ const DOMAIN = 'demo.support-desk.local';
 const N = 50;
 const N_DEFAULT_RUN = 12;
 
-const stack = await startStack(t);
+// A stack of its own: the seeder bootstraps the first admin and fills the store with demo data.
+const stack = await startStack(t, { private: true });
 const adminEmail = `seed-admin.${stack.run}@example.com`;
 await stack.deskctlJson(['bootstrap', '--email', adminEmail, '--name', 'Seed Admin']);
 const admin = stack.api((await createKey(stack, adminEmail, ['admin'])).key);

@@ -58,6 +58,10 @@ t.test('a subscription receives the events of a request, signed and in order', a
     return events.some((e) => e.resourceId === id) && events;
   });
   t.ok(audit, 'the subscription change is in the audit log');
+
+  // Removed, so no later file on a shared stack has its events delivered to this file's receiver.
+  const removed = await admin.api.delete(`/v1/webhooks/${id}`);
+  t.same(removed.json?.data, { id, deleted: true }, 'deleted');
 });
 
 /** deskctl commands in one process (`deskctl batch`: each deskctl process connects first). */
