@@ -1,9 +1,16 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Ok } from './envelope.js';
 import { IdSchema } from './ids.js';
-import { CursorPageQuery, EnumListQuery, ListPagination, PageQuery, SortQuery } from './pagination.js';
+import {
+  CursorPageQuery,
+  EnumListQuery,
+  ListPagination,
+  PageQuery,
+  SearchQuery,
+  SortQuery,
+} from './pagination.js';
 import type { RouteSchemaMap } from './routes.js';
-import { DateTimeString, StringEnum } from './schema.js';
+import { DateTimeString, DescribedPattern, StringEnum } from './schema.js';
 
 export const REQUEST_STATUSES = ['open', 'assigned', 'in_progress', 'pending', 'resolved', 'closed'] as const;
 export type RequestStatus = (typeof REQUEST_STATUSES)[number];
@@ -143,25 +150,41 @@ export const DEFAULT_REQUEST_SORT = '-createdAt';
 /** The longest `q` accepted: the search is a regex scan, bounded in input as well as in time. */
 export const REQUEST_SEARCH_MAX = 100;
 
+// One tag of the `tags` filter: a stored tag (no space at either end, at most `tagMax`), no comma.
+const TAG_IN_LIST = `[^,\\s](?:[^,\\n\\r\\u2028\\u2029]{0,${L.tagMax - 2}}[^,\\s])?`;
+
 export const ListRequestsQuery = Type.Object(
   {
     status: Type.Optional(EnumListQuery(REQUEST_STATUSES, 'Status')),
     priority: Type.Optional(EnumListQuery(PRIORITIES, 'Priority')),
     assignedTo: Type.Optional(IdSchema('user')),
     groupId: Type.Optional(IdSchema('group')),
-    createdAfter: Type.Optional(DateTimeString('Created at or after this instant.')),
-    createdBefore: Type.Optional(DateTimeString('Created strictly before this instant.')),
-    q: Type.Optional(
+    requester: Type.Optional(IdSchema('user', "Requests raised by this user (the requester's id).")),
+    tags: Type.Optional(
       Type.String({
-        minLength: 1,
-        maxLength: REQUEST_SEARCH_MAX,
-        pattern: '\\S',
+        maxLength: L.tagsMax * (L.tagMax + 1),
+        pattern: DescribedPattern(
+          `^${TAG_IN_LIST}(?:,${TAG_IN_LIST}){0,${L.tagsMax - 1}}$`,
+          `must be tags separated by commas: at most ${L.tagsMax}, each of 1–${L.tagMax} characters ` +
+            'without a space at either end',
+        ),
         description:
-          `Search: requests whose title, description or one of whose tags contains this text, ` +
-          `case-insensitively (plain text, not a pattern; at most ${REQUEST_SEARCH_MAX} characters). ` +
-          'Combines with the other filters; a scan of the filtered requests (see the README for its cost).',
+          `Tags: one, or several separated by commas (any of them matches; at most ${L.tagsMax}). A tag ` +
+          'matches exactly as stored (case-sensitive; `q` searches tags case-insensitively). A tag ' +
+          'holding a comma cannot be named here.',
       }),
     ),
+    createdAfter: Type.Optional(DateTimeString('Created at or after this instant.')),
+    createdBefore: Type.Optional(DateTimeString('Created strictly before this instant.')),
+    ...SearchQuery({
+      minLength: 1,
+      maxLength: REQUEST_SEARCH_MAX,
+      pattern: '\\S',
+      description:
+        `Search: requests whose title, description or one of whose tags contains this text, ` +
+        `case-insensitively (plain text, not a pattern; at most ${REQUEST_SEARCH_MAX} characters). ` +
+        'Combines with the other filters; a scan of the filtered requests (see the README for its cost).',
+    }),
     sort: Type.Optional(
       SortQuery(
         REQUEST_SORT_FIELDS,

@@ -91,6 +91,9 @@ export const EXPECTED: Record<string, ExpectedTrips> = {
   'GET /v1/requests?q=printer&status=open,in_progress&sort=-priority': {
     call: ['aggregate requests', 'find requests'],
   },
+  'GET /v1/requests?requester=&tags= (equalities the store serves from an index)': {
+    call: ['aggregate requests', 'find requests'],
+  },
   // One find; each request's people come from the directory memory like a single read's.
   'GET /v1/requests/changes (people cached)': { call: ['find requests'] },
   'GET /v1/attachments/:id': {

@@ -21,6 +21,7 @@ import {
   parseEnumList,
   planList,
   requireRevision,
+  searchText,
   unauthorized,
   validationError,
   withRevision,
@@ -45,7 +46,7 @@ export async function listUsers(deps: Deps, query: UserListQuery) {
     status: parseEnumList('query.status', query.status, USER_STATUSES),
     groupId: query.groupId,
     isVip: query.isVip,
-    search: query.search,
+    search: searchText(query),
   };
   const plan = planList<UserSort['field']>(query, DEFAULT_USER_SORT, userOrders.kinds, { ...filter });
   const { users, total } = await deps.users.page(filter, plan.sort, plan.read);
