@@ -202,6 +202,10 @@ export const ROUTE_EXAMPLES: Record<string, RouteExamples> = {
       409: conflict('A request holds at most 1000 comments'),
     },
   },
+  'GET /v1/requests/:id/comments': {
+    response: ok({ comments: [comment], pagination: page(1) }),
+    errors: { 404: notFound('Request') },
+  },
   'POST /v1/requests/:id/attachments': {
     request: { file: '<the bytes of vpn-client.log.gz>' },
     response: ok({ id: ATT, filename: attachment.filename, size: attachment.size, url: attachment.url }),

@@ -244,6 +244,24 @@ export const AddCommentBody = Type.Object(
 );
 export type AddCommentBody = Static<typeof AddCommentBody>;
 
+/** The orders `GET /v1/requests/:id/comments` offers: oldest first (the default), or newest first. */
+export const COMMENT_SORT_FIELDS = ['createdAt'] as const;
+export const DEFAULT_COMMENT_SORT = 'createdAt';
+
+export const ListCommentsQuery = Type.Object(
+  {
+    sort: Type.Optional(SortQuery(COMMENT_SORT_FIELDS, DEFAULT_COMMENT_SORT)),
+    ...CursorPageQuery,
+  },
+  { additionalProperties: false },
+);
+export type ListCommentsQuery = Static<typeof ListCommentsQuery>;
+
+const CommentList = Type.Object(
+  { comments: Type.Array(RequestComment), pagination: ListPagination },
+  { additionalProperties: false },
+);
+
 export const CreatedRequest = Type.Object(
   { id: IdSchema('request'), title: Type.String(), status: RequestStatusSchema, createdAt: DateTimeString() },
   { additionalProperties: false },
@@ -363,6 +381,16 @@ export const requestsRouteSchemas = {
     params: SupportRequestParams,
     body: AddCommentBody,
     response: { 201: Ok(RequestComment) },
+  },
+  'GET /v1/requests/:id/comments': {
+    description:
+      "The request's comments, oldest first unless `sort` says otherwise, each as the single read shows " +
+      'it. Internal notes are listed (and counted) for agents and admins only. Pages like the other lists: ' +
+      '`page`/`limit` with a total, or `cursor`; the `Link` header carries `next` and `prev`. A deleted ' +
+      'request answers 404.',
+    params: SupportRequestParams,
+    querystring: ListCommentsQuery,
+    response: { 200: Ok(CommentList) },
   },
   'POST /v1/requests/:id/attachments': {
     description: 'One file part named `file`; the content type is detected from the bytes.',

@@ -94,6 +94,8 @@ export const EXPECTED: Record<string, ExpectedTrips> = {
   'GET /v1/requests?requester=&tags= (equalities the store serves from an index)': {
     call: ['aggregate requests', 'find requests'],
   },
+  // The request by `_id` (its comments live in it); the authors from the directory memory.
+  'GET /v1/requests/:id/comments (authors cached)': { call: readRequest },
   // One find; each request's people come from the directory memory like a single read's.
   'GET /v1/requests/changes (people cached)': { call: ['find requests'] },
   'GET /v1/attachments/:id': {

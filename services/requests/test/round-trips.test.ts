@@ -207,6 +207,9 @@ t.test('round trips of every public operation', async (t) => {
   await measure('GET /v1/requests?requester=&tags= (equalities the store serves from an index)', () =>
     inject(agent, 'GET', `/v1/requests?requester=${requester.user.id}&tags=printer`),
   );
+  await measure('GET /v1/requests/:id/comments (authors cached)', () =>
+    inject(agent, 'GET', `/v1/requests/${id}/comments?limit=2`),
+  );
   await measure('GET /v1/requests/changes (people cached)', () =>
     inject(agent, 'GET', '/v1/requests/changes'),
   );

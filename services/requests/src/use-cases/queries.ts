@@ -1,7 +1,7 @@
-import { type Principal, type RequestDetail } from '@support-desk/contracts';
+import type { Principal, RequestComment, RequestDetail } from '@support-desk/contracts';
 import { notFound, withRevision } from '@support-desk/platform';
 import type { UserEntry } from '../store/directory.js';
-import type { RequestRecord } from '../store/requests.js';
+import type { CommentRecord, RequestRecord } from '../store/requests.js';
 import type { Deps } from './deps.js';
 import { statusAt } from './sla.js';
 
@@ -40,6 +40,22 @@ export async function getRequest(deps: Deps, principal: Principal, id: string): 
   return requestDetail(deps, principal, await loadVisible(deps, id));
 }
 
+/** The comments this caller may see: internal notes for agents and admins only. */
+export const visibleComments = (principal: Principal, comments: CommentRecord[]) =>
+  seesInternal(principal) ? comments : comments.filter((c) => !c.isInternal);
+
+/** Comments as a single read (and the comments list) shows them, authors' names from the directory. */
+export async function commentViews(deps: Deps, comments: CommentRecord[]): Promise<RequestComment[]> {
+  const authors = await deps.directory.knownUsers(comments.map((c) => c.authorId));
+  return comments.map((c) => ({
+    id: c.id,
+    content: c.content,
+    author: { id: c.authorId, name: authors.get(c.authorId)?.name ?? c.authorName },
+    isInternal: c.isInternal,
+    createdAt: c.createdAt.toISOString(),
+  }));
+}
+
 /** A request as a single read shows it to this caller (internal notes for agents and admins only). */
 export async function requestDetail(
   deps: Deps,
@@ -47,12 +63,11 @@ export async function requestDetail(
   d: RequestRecord,
 ): Promise<RequestDetail> {
   const now = deps.clock();
-  const comments = seesInternal(principal) ? d.comments : d.comments.filter((c) => !c.isInternal);
-  const [requester, assignee, group, authors] = await Promise.all([
+  const [requester, assignee, group, comments] = await Promise.all([
     deps.directory.userOrNull(d.requester.id),
     d.assignedTo ? deps.directory.userOrNull(d.assignedTo) : null,
     d.assignedGroup ? deps.directory.groupOrNull(d.assignedGroup) : null,
-    deps.directory.knownUsers(comments.map((c) => c.authorId)),
+    commentViews(deps, visibleComments(principal, d.comments)),
   ]);
   const detail: RequestDetail = {
     ...sharedFields(d),
@@ -70,13 +85,7 @@ export async function requestDetail(
       responseStatus: statusAt(d.sla.responseTarget, d.sla.responseWarnAt, d.firstResponseAt, now),
       resolutionStatus: statusAt(d.sla.resolutionTarget, d.sla.resolutionWarnAt, d.clockStoppedAt, now),
     },
-    comments: comments.map((c) => ({
-      id: c.id,
-      content: c.content,
-      author: { id: c.authorId, name: authors.get(c.authorId)?.name ?? c.authorName },
-      isInternal: c.isInternal,
-      createdAt: c.createdAt.toISOString(),
-    })),
+    comments,
     attachments: d.attachments.map((a) => ({
       id: a.id,
       filename: a.filename,
