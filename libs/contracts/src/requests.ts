@@ -141,6 +141,32 @@ export const RequestDetail = Type.Object(
 );
 export type RequestDetail = Static<typeof RequestDetail>;
 
+/**
+ * A request as every event about it carries it (`snapshot`, added within event version 1): the
+ * fields of `GET /v1/requests/:id` as an agent sees them, right after the change, with comments and
+ * attachments as counts. Their bodies stay out: an internal note must never leave (the events API
+ * and webhooks are read more widely), and a request of 1,000 comments would make every one of its
+ * events megabytes long; the comment's own event (`request.comment_added`) carries a public one.
+ */
+const { comments: _comments, attachments: _attachments, ...requestOwnFields } = RequestDetail.properties;
+export const RequestEventSnapshot = Type.Object(
+  {
+    ...requestOwnFields,
+    commentCount: Type.Integer({
+      minimum: 0,
+      description: 'Public comments (internal notes are neither shown nor counted).',
+    }),
+    attachmentCount: Type.Integer({ minimum: 0 }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'The request right after the change, as `GET /v1/requests/:id` shows it to an agent, with ' +
+      '`commentCount` and `attachmentCount` instead of the comments and attachments.',
+  },
+);
+export type RequestEventSnapshot = Static<typeof RequestEventSnapshot>;
+
 const SupportRequestParams = Type.Object({ id: IdSchema('request') }, { additionalProperties: false });
 const AttachmentIdParams = Type.Object({ id: IdSchema('attachment') }, { additionalProperties: false });
 

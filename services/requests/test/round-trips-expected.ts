@@ -83,6 +83,16 @@ export const EXPECTED: Record<string, ExpectedTrips> = {
       'find users_read_model',
     ],
   },
+  'PATCH /v1/requests/:id on a replica that has not seen its people (the snapshot)': {
+    call: [
+      'find groups_read_model',
+      'find requests',
+      'find users_read_model',
+      'find users_read_model',
+      'update requests',
+    ],
+    ...relayed('request.updated'),
+  },
   'GET /v1/requests?status=in_progress': { call: ['aggregate requests', 'find requests'] },
   'GET /v1/requests (page 1 of all)': { call: ['aggregate requests', 'find requests'] },
   'GET /v1/requests?limit=2 (page mode, with nextCursor)': { call: ['aggregate requests', 'find requests'] },

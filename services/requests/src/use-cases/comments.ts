@@ -18,7 +18,7 @@ import {
 } from '@support-desk/platform';
 import type { CommentRecord, RequestRecord } from '../store/requests.js';
 import { type Deps } from './deps.js';
-import { commentViews, loadVisible, seesInternal, visibleComments } from './queries.js';
+import { commentViews, loadVisible, seesInternal, visibleComments, withRequestSnapshot } from './queries.js';
 import { computeSla, slaDueMinute } from './sla.js';
 
 /** A comment's place in the comments list: its time, then its id. */
@@ -77,7 +77,7 @@ export async function addComment(
   if (isInternal && !seesInternal(principal))
     throw forbidden('Only agents and admins may add internal notes');
   const ctx = contextFromPrincipal(principal);
-  return deps.requests.update(requestId, (current) => {
+  return deps.requests.update(requestId, async (current) => {
     if (!seesInternal(principal) && principal.userId !== current.requester.id) {
       throw forbidden('Only the requester, agents and admins may comment');
     }
@@ -121,8 +121,14 @@ export async function addComment(
       { comment: { from: null, to: announced } },
       now,
     );
+    const after = { ...current, ...set, comments: [...current.comments, comment] } as RequestRecord;
+    const events = await withRequestSnapshot(deps, [event], after, now);
     return {
-      write: { set, append: { comments: [comment] }, outbox: [eventEntry(deps.names, event)] },
+      write: {
+        set,
+        append: { comments: [comment] },
+        outbox: events.map((e) => eventEntry(deps.names, e)),
+      },
       result: {
         id: comment.id,
         content: comment.content,

@@ -1,5 +1,11 @@
-import type { Principal, RequestComment, RequestDetail } from '@support-desk/contracts';
-import { notFound, withRevision } from '@support-desk/platform';
+import type {
+  DomainEvent,
+  Principal,
+  RequestComment,
+  RequestDetail,
+  RequestEventSnapshot,
+} from '@support-desk/contracts';
+import { notFound, withRevision, withSnapshot } from '@support-desk/platform';
 import type { UserEntry } from '../store/directory.js';
 import type { CommentRecord, RequestRecord } from '../store/requests.js';
 import type { Deps } from './deps.js';
@@ -40,6 +46,49 @@ export async function getRequest(deps: Deps, principal: Principal, id: string): 
   return requestDetail(deps, principal, await loadVisible(deps, id));
 }
 
+/** What a single read and an event's snapshot show alike: everything but comments and attachments. */
+type RequestFields = Omit<RequestDetail, 'comments' | 'attachments'>;
+
+/**
+ * The request's own fields as a single read shows them, people resolved through the directory and
+ * the SLA statuses as of `now`. `requester`: the requester's entry when the caller already has it
+ * (a create), so a lookup that just failed is not made again.
+ */
+async function requestFields(
+  deps: Deps,
+  d: RequestRecord,
+  now: Date,
+  requester?: UserEntry | null,
+): Promise<RequestFields> {
+  const [requesterEntry, assignee, group] = await Promise.all([
+    requester !== undefined ? requester : deps.directory.userOrNull(d.requester.id),
+    d.assignedTo ? deps.directory.userOrNull(d.assignedTo) : null,
+    d.assignedGroup ? deps.directory.groupOrNull(d.assignedGroup) : null,
+  ]);
+  const fields: RequestFields = {
+    ...sharedFields(d),
+    tags: d.tags ?? [],
+    assignedTo: d.assignedTo
+      ? { id: d.assignedTo, email: assignee?.email ?? '', name: assignee?.name ?? '' }
+      : null,
+    assignedGroup: d.assignedGroup ? { id: d.assignedGroup, name: group?.name ?? '' } : null,
+    requester: {
+      ...person(d.requester, requesterEntry ?? undefined),
+      isVip: requesterEntry?.isVip ?? d.sla.vip,
+    },
+    sla: {
+      tier: d.sla.tier,
+      responseTarget: d.sla.responseTarget.toISOString(),
+      resolutionTarget: d.sla.resolutionTarget.toISOString(),
+      // Computed as of now so a read is exact between two monitor passes.
+      responseStatus: statusAt(d.sla.responseTarget, d.sla.responseWarnAt, d.firstResponseAt, now),
+      resolutionStatus: statusAt(d.sla.resolutionTarget, d.sla.resolutionWarnAt, d.clockStoppedAt, now),
+    },
+  };
+  if (d.status === 'resolved' || d.status === 'closed') fields.resolution = d.resolution ?? null;
+  return fields;
+}
+
 /** The comments this caller may see: internal notes for agents and admins only. */
 export const visibleComments = (principal: Principal, comments: CommentRecord[]) =>
   seesInternal(principal) ? comments : comments.filter((c) => !c.isInternal);
@@ -62,29 +111,12 @@ export async function requestDetail(
   principal: Principal,
   d: RequestRecord,
 ): Promise<RequestDetail> {
-  const now = deps.clock();
-  const [requester, assignee, group, comments] = await Promise.all([
-    deps.directory.userOrNull(d.requester.id),
-    d.assignedTo ? deps.directory.userOrNull(d.assignedTo) : null,
-    d.assignedGroup ? deps.directory.groupOrNull(d.assignedGroup) : null,
+  const [fields, comments] = await Promise.all([
+    requestFields(deps, d, deps.clock()),
     commentViews(deps, visibleComments(principal, d.comments)),
   ]);
   const detail: RequestDetail = {
-    ...sharedFields(d),
-    tags: d.tags ?? [],
-    assignedTo: d.assignedTo
-      ? { id: d.assignedTo, email: assignee?.email ?? '', name: assignee?.name ?? '' }
-      : null,
-    assignedGroup: d.assignedGroup ? { id: d.assignedGroup, name: group?.name ?? '' } : null,
-    requester: { ...person(d.requester, requester ?? undefined), isVip: requester?.isVip ?? d.sla.vip },
-    sla: {
-      tier: d.sla.tier,
-      responseTarget: d.sla.responseTarget.toISOString(),
-      resolutionTarget: d.sla.resolutionTarget.toISOString(),
-      // Computed as of now so a read is exact between two monitor passes.
-      responseStatus: statusAt(d.sla.responseTarget, d.sla.responseWarnAt, d.firstResponseAt, now),
-      resolutionStatus: statusAt(d.sla.resolutionTarget, d.sla.resolutionWarnAt, d.clockStoppedAt, now),
-    },
+    ...fields,
     comments,
     attachments: d.attachments.map((a) => ({
       id: a.id,
@@ -95,6 +127,35 @@ export async function requestDetail(
       url: attachmentUrl(deps, a.id),
     })),
   };
-  if (d.status === 'resolved' || d.status === 'closed') detail.resolution = d.resolution ?? null;
   return withRevision(detail, d.rev);
+}
+
+/**
+ * The request as every event of a write carries it (`snapshot`): `d` is the request as the write
+ * leaves it, shown as a single read shows it to an agent, with comments and attachments as counts
+ * (public comments only: an internal note is neither shown nor counted).
+ */
+export async function requestSnapshot(
+  deps: Deps,
+  d: RequestRecord,
+  now: Date,
+  requester?: UserEntry | null,
+): Promise<RequestEventSnapshot> {
+  return {
+    ...(await requestFields(deps, d, now, requester)),
+    commentCount: d.comments.filter((c) => !c.isInternal).length,
+    attachmentCount: d.attachments.length,
+  };
+}
+
+/** The events of one write, each carrying the request as the write leaves it. */
+export async function withRequestSnapshot(
+  deps: Deps,
+  events: DomainEvent[],
+  after: RequestRecord,
+  now: Date,
+  requester?: UserEntry | null,
+): Promise<DomainEvent[]> {
+  const snapshot = await requestSnapshot(deps, after, now, requester);
+  return events.map((e) => withSnapshot(e, snapshot));
 }
