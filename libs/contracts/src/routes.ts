@@ -35,6 +35,7 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   r('GET', '/v1/requests/:id', 'requests:read', 'requests', 'Read one support request'),
   r('PATCH', '/v1/requests/:id', 'requests:write', 'requests', 'Update a support request'),
   r('DELETE', '/v1/requests/:id', 'admin', 'requests', 'Delete a support request (admin)'),
+  r('GET', '/v1/requests/:id/comments', 'requests:read', 'requests', 'List the comments of a request'),
   r('POST', '/v1/requests/:id/comments', 'requests:write', 'requests', 'Add a comment'),
   r('POST', '/v1/requests/:id/attachments', 'requests:write', 'requests', 'Upload an attachment'),
   r('GET', '/v1/attachments/:id', 'requests:read', 'requests', 'Download an attachment'),

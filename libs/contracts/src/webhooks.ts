@@ -186,8 +186,10 @@ export const webhooksRouteSchemas = {
   'POST /v1/webhooks': {
     description:
       'The answer carries the signing secret, once. Deliveries are signed per the Standard Webhooks ' +
-      'specification (`webhook-id`, `webhook-timestamp`, `webhook-signature`). Changes to subscriptions ' +
-      'are recorded as `system.config_changed` events.',
+      'specification (`webhook-id`, `webhook-timestamp`, `webhook-signature`); the body is the event as ' +
+      '`GET /v1/events/:id` shows it (request.* and user.* events with their `snapshot`, the resource ' +
+      'after the change) plus `webhookId`. Changes to subscriptions are recorded as `system.config_changed` ' +
+      'events.',
     body: CreateWebhookBody,
     response: { 201: Ok(WebhookWithSecret), ...errors(400, 401, 403) },
   },

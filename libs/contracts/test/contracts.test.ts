@@ -149,6 +149,12 @@ t.test('frozen fixtures: what this release writes, and what it must go on readin
     EVENT_TYPES,
     'one v1 example of every event type',
   );
+  for (const e of events.snapshots) {
+    t.ok(Value.Check(DomainEvent, e), `v1 ${String(e.type)} with a snapshot is what producers write`);
+    t.ok(Value.Check(EventEnvelope, e), `v1 ${String(e.type)} with a snapshot has the envelope`);
+    const { snapshot: _snapshot, ...older } = e;
+    t.ok(Value.Check(DomainEvent, older), 'the snapshot is optional: v1 without it is still v1');
+  }
   for (const e of [...events.unversioned, ...events.future]) {
     t.ok(
       Value.Check(EventEnvelope, e),

@@ -200,6 +200,7 @@ t.test("the spec's endpoint tables: every method + path is served through the ga
   await call('POST', '/v1/requests/:id/comments', P(req.id), () =>
     a.post(`/v1/requests/${req.id}/comments`, { content: 'hi' }),
   );
+  await call('GET', '/v1/requests/:id/comments', P(req.id), () => a.get(`/v1/requests/${req.id}/comments`));
   await call('POST', '/v1/requests/:id/attachments', P(req.id), () =>
     a.upload(`/v1/requests/${req.id}/attachments`, 'a.bin', Buffer.from([0, 1, 2, 3])),
   );

@@ -316,6 +316,45 @@ t.test('comments: internal notes are invisible to a viewer', async (t) => {
     JSON.stringify(asViewer).includes('grumpy'),
     'the internal text appears nowhere in the viewer read',
   );
+  // The comments alone, paged like every list, with the same rule for internal notes.
+  const listed = expectOk(t, await agent.api.get(`/v1/requests/${req.id}/comments?limit=1`), 200, 'list');
+  t.same(
+    listed?.comments,
+    asAgent?.comments?.slice(0, 1),
+    'GET /v1/requests/:id/comments: as the single read shows them',
+  );
+  const rest = expectOk(
+    t,
+    await agent.api.get(`/v1/requests/${req.id}/comments?limit=1&cursor=${listed?.pagination?.nextCursor}`),
+    200,
+    'next page by cursor',
+  );
+  t.same(
+    rest?.comments?.map((c: Json) => c.id),
+    [note?.id],
+    'the internal note, for an agent',
+  );
+  const viewerList = await viewer.api.get(`/v1/requests/${req.id}/comments`);
+  t.same(
+    expectOk(t, viewerList, 200, 'viewer lists')?.comments?.map((c: Json) => c.id),
+    [pub?.id],
+    'a viewer lists only the public comment',
+  );
+  t.notOk(viewerList.text.includes('grumpy'), 'the internal text is not in the viewer list');
+  expectError(
+    t,
+    await agent.api.get(`/v1/requests/${ABSENT.request}/comments`),
+    404,
+    'NOT_FOUND',
+    'comments of an unknown request',
+  );
+  expectError(
+    t,
+    await stack.api(null).get(`/v1/requests/${req.id}/comments`),
+    401,
+    'UNAUTHORIZED',
+    'comments need a credential',
+  );
   const viewerEvents = await viewer.api.get(`/v1/requests/${req.id}/events`);
   expectOk(t, viewerEvents, 200, 'viewer reads the request events');
   t.notOk(

@@ -41,6 +41,13 @@ t.test('a subscription receives the events of a request, signed and in order', a
   );
   t.ok(payloads.every((p) => p.webhookId === id));
   t.notMatch(received.map((r) => r.body).join(), /staff-only detail/, 'internal-note content never sent');
+  // Each delivery carries the request as it is after the change: a new ticket elsewhere needs no
+  // second call (and no second credential) to read it.
+  const snapshots = payloads.map((p) => (p as { snapshot?: Record<string, any> }).snapshot);
+  t.equal(snapshots[0]?.description, 'Jammed', 'request.created: the description');
+  t.same(snapshots[0]?.requester, { id: agent.id, email: agent.email, name: agent.name, isVip: false });
+  t.equal(snapshots[1]?.commentCount, 0, 'an internal note is not even counted');
+  t.equal(snapshots[2]?.priority, 'high', 'the state after the change');
 
   const log = await eventually(async () => {
     const res = await admin.api.get(`/v1/webhooks/${id}/deliveries?status=succeeded`);

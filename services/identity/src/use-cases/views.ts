@@ -40,6 +40,14 @@ export function toSnapshot(u: UserDoc, names: Map<string, string>): UserSnapshot
   return { ...common, updatedAt: iso(u.updatedAt)! };
 }
 
+/**
+ * The user as every event about it carries it (`snapshot`): as `GET /v1/users/:id` shows it, so
+ * nothing a viewer could not read and no secret (`u` is the user as the write leaves it).
+ */
+export async function userEventSnapshot(deps: Pick<Deps, 'groups'>, u: UserDoc): Promise<UserDetail> {
+  return toDetail(u, await groupNames(deps, u.groups ?? []));
+}
+
 /** List items for a page of users, resolving every group name in one query. */
 export async function toListItems(deps: Pick<Deps, 'groups'>, users: UserDoc[]): Promise<UserListItem[]> {
   const names = await groupNames(

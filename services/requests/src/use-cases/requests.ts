@@ -18,6 +18,7 @@ import {
 } from '@support-desk/platform';
 import type { RequestRecord } from '../store/requests.js';
 import { type Deps, requireAssignee, requireGroup, uniqueTags } from './deps.js';
+import { withRequestSnapshot } from './queries.js';
 import { computeSla, slaDueMinute } from './sla.js';
 import { checkTransition, isStopped } from './workflow.js';
 
@@ -75,9 +76,10 @@ export async function createRequest(deps: Deps, principal: Principal, body: Crea
   ]);
   if (Object.keys(assignment).length > 0)
     events.push(buildEvent('request.assigned', id, ctx, assignment, now));
+  const announced = await withRequestSnapshot(deps, events, record, now, requester);
   await deps.requests.insert(
     record,
-    events.map((e) => eventEntry(deps.names, e)),
+    announced.map((e) => eventEntry(deps.names, e)),
   );
   return { id, title: record.title, status, createdAt: now.toISOString() };
 }
@@ -224,8 +226,10 @@ export async function updateRequest(
         result: { id, status: current.status, updatedAt: current.updatedAt.toISOString() },
       };
     }
+    const after = { ...current, ...plan.set } as RequestRecord;
+    const events = await withRequestSnapshot(deps, plan.events, after, now);
     return {
-      write: { set: plan.set, outbox: plan.events.map((e) => eventEntry(deps.names, e)) },
+      write: { set: plan.set, outbox: events.map((e) => eventEntry(deps.names, e)) },
       result: { id, status: plan.status, updatedAt: now.toISOString() },
     };
   });
@@ -237,7 +241,7 @@ export async function deleteRequest(
   id: string,
   ifMatch?: readonly number[],
 ) {
-  return deps.requests.update(id, (current) => {
+  return deps.requests.update(id, async (current) => {
     requireRevision(current, ifMatch, 'Request');
     const now = deps.clock();
     const event = buildEvent(
@@ -247,10 +251,12 @@ export async function deleteRequest(
       { deletedAt: { from: null, to: now.toISOString() } },
       now,
     );
+    // The request as it was when deleted (what a mirror drops, and what it was).
+    const [announced] = await withRequestSnapshot(deps, [event], { ...current, updatedAt: now }, now);
     return {
       write: {
         set: { deletedAt: now, deletedBy: principal.userId, updatedAt: now },
-        outbox: [eventEntry(deps.names, event)],
+        outbox: [eventEntry(deps.names, announced!)],
       },
       result: { deleted: true as const },
     };
