@@ -8,7 +8,9 @@ import {
 } from '@support-desk/contracts';
 import {
   createForwardedVerifier,
+  createLogger,
   createPrincipalVerifier,
+  type Logger,
   type NatsConnection,
 } from '@support-desk/platform';
 import { IdentityDouble, testEnv, testLogger, testNats, uniqueName } from '@support-desk/platform/testing';
@@ -194,7 +196,7 @@ export interface Harness {
   names: NatsNames;
   config: GatewayConfig;
   /** Builds (and readies) a gateway instance; several may share the harness. */
-  gateway(overrides?: Partial<GatewayConfig>, redisUrl?: string): Promise<Gateway>;
+  gateway(overrides?: Partial<GatewayConfig>, redisUrl?: string, logger?: Logger): Promise<Gateway>;
 }
 
 export async function harness(t: Test, overrides: Partial<GatewayConfig> = {}): Promise<Harness> {
@@ -236,13 +238,13 @@ export async function harness(t: Test, overrides: Partial<GatewayConfig> = {}): 
     nc,
     names,
     config,
-    async gateway(more = {}, redisUrl?: string) {
+    async gateway(more = {}, redisUrl?: string, logger = testLogger('gateway')) {
       // REDIS_COMMAND_TIMEOUT_MS, when a test sets it, bounds this instance's client.
       const redis = testRedis(t, redisUrl, more.REDIS_COMMAND_TIMEOUT_MS ?? 500);
       await redis.connect().catch(() => undefined);
       const gw = await composeService({
         config: { ...config, ...more },
-        logger: testLogger('gateway'),
+        logger,
         nc,
         names,
         redis,
@@ -259,3 +261,14 @@ export async function harness(t: Test, overrides: Partial<GatewayConfig> = {}): 
 }
 
 export const bearer = (credential: string) => ({ authorization: `Bearer ${credential}` });
+
+/** A logger that keeps every line it writes (parsed), to see what the gateway recorded of a call. */
+export function capturingLogger() {
+  const lines: Record<string, unknown>[] = [];
+  const logger = createLogger({
+    service: 'gateway',
+    level: 'info',
+    destination: { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
+  });
+  return { logger, lines, of: (reqId: string) => lines.filter((l) => l.reqId === reqId) };
+}

@@ -15,6 +15,7 @@ import { takesIdempotencyKey } from '../use-cases/idempotency.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
 import { idempotencyHooks } from './idempotency.js';
 import type { UpstreamHealth } from './upstream-health.js';
+import { clientClosedRequest, recordClientClosedRequest } from './upstream-errors.js';
 import {
   ambiguousPath,
   forwardedPath,
@@ -142,12 +143,29 @@ function guard({ authenticator, authFailures, rateLimiter, signPrincipal }: Prox
   };
 }
 
+/** Node's own test for a 100-continue expectation (lib/_http_server.js). */
+const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
+
 /**
- * Paths that parsers read differently are refused before anything else (authentication
- * included), on every route and on none: a 400 in the envelope.
+ * Refused before anything else (authentication included), on every route and on none:
+ * - paths that parsers read differently, and malformed query encoding: 400 in the envelope;
+ * - an `Expect` other than `100-continue` (RFC 9110 §10.1.1): 417 in the envelope. Node's server
+ *   answers such a request itself, with a bare 417, unless someone listens for
+ *   `checkExpectation`: the listener hands it to the app like any request, and this hook
+ *   answers. (`100-continue` is met by Node's server; the header is not forwarded.)
  */
-export function refuseAmbiguousPaths(app: HttpApp): void {
+export function refuseUnservable(app: HttpApp): void {
+  app.server.on('checkExpectation', (req, res) => app.server.emit('request', req, res));
   app.addHook('onRequest', async (request, reply) => {
+    const expect = request.headers.expect;
+    if (expect !== undefined && !CONTINUE.test(expect)) {
+      return sendError(
+        reply.header('connection', 'close'),
+        417,
+        'EXPECTATION_FAILED',
+        `The expectation "${expect.slice(0, 64)}" cannot be met; the only expectation supported is Expect: 100-continue`,
+      );
+    }
     const queryAt = request.url.indexOf('?');
     const why = ambiguousPath(queryAt < 0 ? request.url : request.url.slice(0, queryAt));
     if (why)
@@ -174,6 +192,11 @@ export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promi
       const routes = allRoutes.filter((r) => isUnsafe(r.method) === unsafe);
       if (routes.length === 0) continue;
       await app.register(async (scope) => {
+        // A client that hangs up mid-body fails the body's reading: its doing, not a server error.
+        scope.setErrorHandler((error, request, reply) => {
+          if (clientClosedRequest(request)) return recordClientClosedRequest(request, reply);
+          throw error;
+        });
         scope.removeAllContentTypeParsers();
         scope.addContentTypeParser('*', (request, payload, done) => {
           const route = request.routeOptions.config.publicRoute;
