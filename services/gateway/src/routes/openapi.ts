@@ -35,7 +35,8 @@ const RATE_HEADERS: Record<string, string> = {
   'X-RateLimit-Remaining': 'Requests left in the window',
   'X-RateLimit-Reset': 'Unix time (seconds) at which at least one more request is admitted',
   'RateLimit-Policy': 'IETF draft: "<bucket>";q=<limit>;w=<window seconds>',
-  RateLimit: 'IETF draft: "<bucket>";r=<remaining>;t=<seconds to reset>',
+  RateLimit:
+    'IETF draft: "<bucket>";r=<remaining>;t=<seconds to reset> (1 to the window w; on a 429 equal to Retry-After)',
 };
 
 /** TypeBox → plain JSON Schema; every schema carrying `$id` becomes a component and a `$ref`. */
