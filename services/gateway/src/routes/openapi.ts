@@ -157,8 +157,10 @@ const IDEMPOTENCY_KEY_PARAMETER = {
   description:
     'Makes the call safe to retry: the first answer (status, body, Location) is kept for 24 h per ' +
     'credential and key, and a retry with the same key and the same request gets it again ' +
-    '(`Idempotent-Replayed: true`) instead of running twice. The same key with a different request ' +
-    'is 422; a retry while the first call runs is 409 with Retry-After; 5xx answers are not kept. ' +
+    '(`Idempotent-Replayed: true`) instead of running twice. The same request = the same method, path, ' +
+    'query, media type and body; a JSON body is compared as parsed (RFC 8785 canonical form), so the same ' +
+    'object serialised again with another key order or whitespace is the same request. The same key with a ' +
+    'different request is 422; a retry while the first call runs is 409 with Retry-After; 5xx answers are not kept. ' +
     '1–255 printable ASCII characters (a UUID is a good key).',
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
   example: '5f0c6a4e-2b1d-4c53-9a57-0d3f8e1b7c21',
