@@ -189,6 +189,7 @@ export const webhooksRouteSchemas = {
       'specification (`webhook-id`, `webhook-timestamp`, `webhook-signature`). Changes to subscriptions ' +
       'are recorded as `system.config_changed` events.',
     body: CreateWebhookBody,
+    location: '/v1/webhooks/:id',
     response: { 201: Ok(WebhookWithSecret), ...errors(400, 401, 403) },
   },
   'GET /v1/webhooks/:id': {

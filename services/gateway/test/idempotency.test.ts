@@ -37,7 +37,12 @@ t.test('Idempotency-Key', async (t) => {
     t.equal(retry.statusCode, 201);
     t.equal(retry.headers['idempotent-replayed'], 'true');
     t.equal(retry.body, first.body, 'the same bytes, so the same id');
-    t.equal(retry.headers.location, first.headers.location);
+    t.match(
+      first.headers.location,
+      new RegExp(`^${h.config.OAUTH_ISSUER}/v1/requests/req_`),
+      "the service's Location, made absolute from the gateway's public origin",
+    );
+    t.equal(retry.headers.location, first.headers.location, 'the replay names the same resource');
     t.equal(retry.headers['content-type'], first.headers['content-type']);
     t.notOk(retry.headers['x-upstream-only'], 'only the headers describing the body are replayed');
     t.not(retry.headers['x-request-id'], first.headers['x-request-id'], 'the retry is a call of its own');

@@ -1,6 +1,7 @@
 import replyFrom from '@fastify/reply-from';
 import { hasScope, type OwningService, type PublicRoute } from '@support-desk/contracts';
 import { errorBody, type HttpApp, humanBytes, isAppError } from '@support-desk/platform';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../use-cases/authenticator.js';
 import type { FastPrincipalSigner } from '../use-cases/principal-signer.js';
@@ -143,6 +144,21 @@ function guard({ authenticator, authFailures, rateLimiter, signPrincipal }: Prox
   };
 }
 
+/**
+ * A service names what a call created by its path (`Location: /v1/requests/req_…`: it does not
+ * know where the API is published); the gateway, which does, answers the absolute URL (RFC 9110
+ * allows a relative one, but an absolute one is what GitHub gives and what a client can use as
+ * is), from its public origin `OAUTH_ISSUER`.
+ */
+function absoluteLocation(publicOrigin: string) {
+  const origin = publicOrigin.replace(/\/+$/, '');
+  return (headers: IncomingHttpHeaders) => {
+    const location = headers.location;
+    if (typeof location === 'string' && location.startsWith('/')) headers.location = origin + location;
+    return headers;
+  };
+}
+
 /** Node's own test for a 100-continue expectation (lib/_http_server.js). */
 const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
 
@@ -179,7 +195,7 @@ export function refuseUnservable(app: HttpApp): void {
 /** Registers every PUBLIC_ROUTES entry, per owning service, as an authenticated proxy route. */
 export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promise<void> {
   const onRequest = guard(deps);
-  const plainHooks = fromOptions(false);
+  const plainHooks = { ...fromOptions(false), rewriteHeaders: absoluteLocation(deps.config.OAUTH_ISSUER) };
   const idempotency = deps.idempotency && idempotencyHooks(deps.idempotency);
   const keyedHooks = { ...plainHooks, onResponse: idempotency?.onResponse } as typeof plainHooks;
   const { config } = deps;

@@ -7,6 +7,7 @@ import {
   messageEntry,
   notFound,
   type OutboxEntry,
+  revisionAfter,
 } from '@support-desk/platform';
 import { emailKey, type UserDoc } from '../store/index.js';
 import { revokeUserCredentials } from './credential-sweep.js';
@@ -101,7 +102,7 @@ export async function applyUserPatch(
     const written = { ...set, updatedAt: now };
     return {
       write: { set: written, outbox: userChangeEntries(deps, ctx, id, changes, now) },
-      result: { changes, after: { ...before, ...written } as UserDoc },
+      result: { changes, after: { ...before, ...written, rev: revisionAfter(before, true) } as UserDoc },
     };
   });
   const status = changes.status?.to;
