@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   AUTHENTICATED_CLIENT_HEADER,
@@ -271,4 +271,52 @@ export function capturingLogger() {
     destination: { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
   });
   return { logger, lines, of: (reqId: string) => lines.filter((l) => l.reqId === reqId) };
+}
+
+/**
+ * POSTs a chunked body (no Content-Length): a first chunk of `first` bytes, a pause of `pauseMs`
+ * (in which the gateway may answer whatever it answers without the rest), then up to `chunks`
+ * chunks of 16 KiB, one per turn, until the answer comes. Resolves with the answer; write errors
+ * after it are expected (the gateway may close), and a network failure without an answer
+ * rejects, so it can never pass for a refusal.
+ */
+export function postChunked(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  { first = 16 * 1024, pauseMs = 0, chunks = 29 }: { first?: number; pauseMs?: number; chunks?: number } = {},
+) {
+  return new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no answer within 10 s')), 10_000);
+    let answered = false;
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path,
+        headers: { ...headers, 'transfer-encoding': 'chunked' },
+      },
+      (response) => {
+        answered = true;
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (body += chunk));
+        response.on('end', () => {
+          clearTimeout(timer);
+          resolve({ status: response.statusCode ?? 0, body });
+        });
+      },
+    );
+    req.on('error', () => undefined);
+    req.write(Buffer.alloc(first, 0x61));
+    void (async () => {
+      if (pauseMs > 0) await new Promise((r) => setTimeout(r, pauseMs));
+      for (let i = 0; i < chunks && !req.destroyed && !answered; i++) {
+        req.write(Buffer.alloc(16 * 1024, 0x61));
+        await new Promise((r) => setImmediate(r));
+      }
+      req.end();
+    })();
+  });
 }

@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +8,7 @@ import { promisify } from 'node:util';
 import { metrics } from '@support-desk/platform';
 import { eventually } from '@support-desk/platform/testing';
 import t from 'tap';
-import { bearer, capturingLogger, type EchoCall, harness } from './helpers.js';
+import { bearer, capturingLogger, type EchoCall, harness, postChunked } from './helpers.js';
 
 const run = promisify(execFile);
 
@@ -350,7 +349,12 @@ t.test('a chunked body over its limit is 413 naming the limit, however slowly it
     ],
     ['/v1/requests', 'application/json', 'JSON bodies are limited to 2 KiB'],
   ]) {
-    const res = await slowChunked(port, path, { ...bearer(raw), 'content-type': contentType });
+    const res = await postChunked(
+      port,
+      path,
+      { ...bearer(raw), 'content-type': contentType },
+      { first: 1024, pauseMs: 300, chunks: 20 },
+    );
     t.equal(res.status, 413, `${path}: refused for its size (${res.body.slice(0, 160)})`);
     t.equal(res.status === 413 && JSON.parse(res.body).error.message, message, `${path}: the limit named`);
   }
@@ -376,44 +380,3 @@ t.test('a chunked body over its limit is 413 naming the limit, however slowly it
     );
   }
 });
-
-/**
- * Posts a chunked body (no Content-Length): one small chunk, a pause in which the gateway can
- * answer whatever it answers without the rest, then 16 KiB chunks well past any limit here.
- * Resolves with the answer; write errors after it are expected (the gateway may close).
- */
-function slowChunked(port: number, path: string, headers: Record<string, string>) {
-  return new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('no answer within 10 s')), 10_000);
-    let answered = false;
-    const req = httpRequest(
-      {
-        host: '127.0.0.1',
-        port,
-        method: 'POST',
-        path,
-        headers: { ...headers, 'transfer-encoding': 'chunked' },
-      },
-      (response) => {
-        answered = true;
-        let body = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => (body += chunk));
-        response.on('end', () => {
-          clearTimeout(timer);
-          resolve({ status: response.statusCode ?? 0, body });
-        });
-      },
-    );
-    req.on('error', () => undefined);
-    req.write(Buffer.alloc(1024, 0x61));
-    void (async () => {
-      await new Promise((r) => setTimeout(r, 300));
-      for (let i = 0; i < 20 && !req.destroyed && !answered; i++) {
-        req.write(Buffer.alloc(16 * 1024, 0x61));
-        await new Promise((r) => setImmediate(r));
-      }
-      req.end();
-    })();
-  });
-}

@@ -51,50 +51,44 @@ export function quietUntilRecorded(request: FastifyRequest) {
   request.log.level = 'error';
 }
 
-/** A failed call's kind (the metric's label), status and message; every message says whose fault. */
+/** Each kind of failed call: the metric's label, the status and a message that says whose fault. */
+const FAILURES = {
+  connectTimeout: {
+    kind: 'unreachable',
+    status: 504,
+    message: 'The upstream service is unreachable: no connection within the connect timeout',
+  },
+  timeout: { kind: 'timeout', status: 504, message: 'The upstream service did not answer in time' },
+  unreachable: { kind: 'unreachable', status: 502, message: 'The upstream service is unreachable' },
+  reset: {
+    kind: 'reset',
+    status: 502,
+    message: 'The connection to the upstream service broke before it answered',
+  },
+  notSent: {
+    kind: 'not_sent',
+    status: 500,
+    message: 'The gateway could not forward this request (nothing was sent to the service)',
+  },
+  other: { kind: 'other', status: 502, message: 'The call to the upstream service failed without an answer' },
+} as const;
+
+/** reply-from wraps undici's error: the cause's code says what happened. */
 function classify(error: Error & { statusCode?: number; code?: string }) {
   const code = (error.cause as { code?: string } | undefined)?.code ?? error.code ?? '';
-  if (code === 'UND_ERR_CONNECT_TIMEOUT')
-    return {
-      kind: 'unreachable',
-      code,
-      status: 504,
-      message: 'The upstream service is unreachable: no connection within the connect timeout',
-    } as const;
-  if (error.statusCode === 504)
-    return {
-      kind: 'timeout',
-      code,
-      status: 504,
-      message: 'The upstream service did not answer in time',
-    } as const;
-  if (NOT_CONNECTED.has(code))
-    return {
-      kind: 'unreachable',
-      code,
-      status: 502,
-      message: 'The upstream service is unreachable',
-    } as const;
-  if (CONNECTION_BROKE.has(code))
-    return {
-      kind: 'reset',
-      code,
-      status: 502,
-      message: 'The connection to the upstream service broke before it answered',
-    } as const;
-  if (NOT_SENDABLE.has(code))
-    return {
-      kind: 'not_sent',
-      code,
-      status: 500,
-      message: 'The gateway could not forward this request (nothing was sent to the service)',
-    } as const;
-  return {
-    kind: 'other',
-    code,
-    status: 502,
-    message: 'The call to the upstream service failed without an answer',
-  } as const;
+  const failure =
+    code === 'UND_ERR_CONNECT_TIMEOUT'
+      ? FAILURES.connectTimeout
+      : error.statusCode === 504
+        ? FAILURES.timeout
+        : NOT_CONNECTED.has(code)
+          ? FAILURES.unreachable
+          : CONNECTION_BROKE.has(code)
+            ? FAILURES.reset
+            : NOT_SENDABLE.has(code)
+              ? FAILURES.notSent
+              : FAILURES.other;
+  return { ...failure, code };
 }
 
 /** How long the rest of a refused body is read and thrown away before the connection is cut. */
