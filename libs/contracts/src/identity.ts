@@ -297,6 +297,7 @@ export const identityRouteSchemas = {
   },
   'POST /v1/users': {
     body: CreateUserBody,
+    location: '/v1/users/:id',
     response: { 201: Ok(CreatedUser), ...errors(400, 401, 403, 409) },
   },
   'GET /v1/users/:id': {
@@ -329,6 +330,7 @@ export const identityRouteSchemas = {
   },
   'POST /v1/groups': {
     body: CreateGroupBody,
+    location: '/v1/groups/:id',
     response: { 201: Ok(GroupDetail), ...errors(400, 401, 403, 409) },
   },
   'GET /v1/groups/:id': {

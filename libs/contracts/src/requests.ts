@@ -383,6 +383,7 @@ export const requestsRouteSchemas = {
   'POST /v1/requests': {
     description: 'The caller is the requester. Status is `assigned` when created with an assignee.',
     body: CreateRequestBody,
+    location: '/v1/requests/:id',
     response: { 201: Ok(CreatedRequest) },
   },
   'GET /v1/requests/:id': {
@@ -422,6 +423,7 @@ export const requestsRouteSchemas = {
     description: 'One file part named `file`; the content type is detected from the bytes.',
     params: SupportRequestParams,
     consumes: ['multipart/form-data'],
+    location: '/v1/attachments/:id',
     response: { 201: Ok(UploadedAttachment) },
   },
   'GET /v1/attachments/:id': {

@@ -149,6 +149,12 @@ export interface RouteSchemas {
   response: Record<number, import('@sinclair/typebox').TSchema>;
   /** Non-JSON success body (e.g. a file download). */
   produces?: string[];
+  /**
+   * The path of the resource a 201 creates, with `:id` standing for the answer's `data.id` (a
+   * public GET route): `contractRoute` sends it as `Location` (the gateway makes it absolute),
+   * and the OpenAPI document lists the header.
+   */
+  location?: string;
 }
 
 export type RouteSchemaMap = Record<string, RouteSchemas>;

@@ -191,6 +191,7 @@ export const webhooksRouteSchemas = {
       'after the change) plus `webhookId`. Changes to subscriptions are recorded as `system.config_changed` ' +
       'events.',
     body: CreateWebhookBody,
+    location: '/v1/webhooks/:id',
     response: { 201: Ok(WebhookWithSecret), ...errors(400, 401, 403) },
   },
   'GET /v1/webhooks/:id': {

@@ -1,4 +1,14 @@
-import { ENTITY_TAGGED_PATHS, PUBLIC_ROUTES, ROUTE_EXAMPLES, routeKey } from '@support-desk/contracts';
+import {
+  auditRouteSchemas,
+  ENTITY_TAGGED_PATHS,
+  identityRouteSchemas,
+  PUBLIC_ROUTES,
+  requestsRouteSchemas,
+  ROUTE_EXAMPLES,
+  routeKey,
+  type RouteSchemas,
+  webhooksRouteSchemas,
+} from '@support-desk/contracts';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import t from 'tap';
@@ -10,6 +20,10 @@ import { harness } from './helpers.js';
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'];
+
+const SCHEMA_MAPS = [requestsRouteSchemas, identityRouteSchemas, auditRouteSchemas, webhooksRouteSchemas];
+/** Creates whose result has no route of its own: a comment is read within its request. */
+const HAS_NO_URL_OF_ITS_OWN = ['POST /v1/requests/:id/comments'];
 
 t.test('every proxied route is in the OpenAPI document and vice versa', async (t) => {
   const h = await harness(t);
@@ -123,7 +137,10 @@ t.test('every $ref resolves and schemas come from the route schema maps', async 
 
 type Operation = {
   requestBody?: { content: Record<string, { schema: unknown; example?: unknown }> };
-  responses: Record<string, { content?: Record<string, { schema: unknown; example?: unknown }> }>;
+  responses: Record<
+    string,
+    { content?: Record<string, { schema: unknown; example?: unknown }>; headers?: Record<string, unknown> }
+  >;
   description?: string;
   security?: unknown[];
 };
@@ -178,8 +195,22 @@ t.test('every operation has examples, and each validates against its schema', as
       if (route.method === 'GET')
         t.ok(op.responses['304'] && op.responses['200'], `${key} documents its ETag and 304`);
       else t.ok(op.responses['412'], `${key} documents 412 for If-Match`);
+      if (route.method === 'PATCH') t.ok(op.responses['200'].headers?.ETag, `${key} documents its ETag`);
+    }
+    if (op.responses['201']) {
+      t.equal(
+        Boolean(op.responses['201'].headers?.Location),
+        !HAS_NO_URL_OF_ITS_OWN.includes(key),
+        `${key}: its 201 documents Location, unless what it creates has no URL of its own`,
+      );
     }
   }
+  // Every Location names a resource a GET reads.
+  const reads = new Set(PUBLIC_ROUTES.filter((r) => r.method === 'GET').map((r) => r.path));
+  for (const map of SCHEMA_MAPS)
+    for (const [key, schemas] of Object.entries(map) as [string, RouteSchemas][])
+      if (schemas.location)
+        t.ok(reads.has(schemas.location), `${key}: Location ${schemas.location} is a GET`);
   // The OAuth endpoints (written by hand) too: every body they take or answer has an example.
   for (const [path, item] of Object.entries(doc.paths)) {
     if (path.startsWith('/v1/')) continue;

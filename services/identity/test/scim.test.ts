@@ -72,6 +72,8 @@ t.test('SCIM 2.0 service provider', async (t) => {
     t.match(res.headers['content-type'], /application\/scim\+json/);
     const created = body(res);
     userId = created.id;
+    t.match(created.meta?.location, new RegExp(`^https?://.+/scim/v2/Users/${userId}$`), 'meta.location');
+    t.equal(res.headers.location, created.meta?.location, 'RFC 7644 §3.3: Location is meta.location');
     t.match(created, {
       userName: 'ada@example.com',
       displayName: 'Ada Lovelace',
@@ -185,6 +187,8 @@ t.test('SCIM 2.0 service provider', async (t) => {
     });
     t.equal(res.statusCode, 201, res.body);
     const groupId = body(res).id;
+    t.equal(res.headers.location, body(res).meta?.location, 'Location is meta.location');
+    t.match(res.headers.location, new RegExp(`/scim/v2/Groups/${groupId}$`));
     t.same(
       body(res).members.map((m: { value: string }) => m.value),
       [userId],

@@ -35,7 +35,8 @@ const RATE_HEADERS: Record<string, string> = {
   'X-RateLimit-Remaining': 'Requests left in the window',
   'X-RateLimit-Reset': 'Unix time (seconds) at which at least one more request is admitted',
   'RateLimit-Policy': 'IETF draft: "<bucket>";q=<limit>;w=<window seconds>',
-  RateLimit: 'IETF draft: "<bucket>";r=<remaining>;t=<seconds to reset>',
+  RateLimit:
+    'IETF draft: "<bucket>";r=<remaining>;t=<seconds to reset> (1 to the window w; on a 429 equal to Retry-After)',
 };
 
 /** TypeBox → plain JSON Schema; every schema carrying `$id` becomes a component and a `$ref`. */
@@ -124,23 +125,30 @@ const CONDITIONAL_PARAMETERS = {
     in: 'header',
     required: false,
     description:
-      'The ETag you read: the write happens only if the resource is still at that revision, else 412 ' +
-      'PRECONDITION_FAILED and nothing is written. `*` matches any revision; a weak tag matches nothing.',
+      'The ETag you read (or the last PATCH answered): the write happens only if the resource is still at ' +
+      'that revision, else 412 PRECONDITION_FAILED and nothing is written. `*` matches any revision. The ' +
+      'comparison is strong (RFC 9110 §13.1.1): a weak tag (`W/"…"`) never matches, and the 412 says so.',
     schema: { type: 'string' },
     example: '"7-Xq3vJ0c2kP1mR8sT"',
   },
 };
 
-/** The single read's 200 carries an ETag, and a 304 answers a matching If-None-Match. */
+/**
+ * The single read's 200 carries an ETag, and a 304 answers a matching If-None-Match; a PATCH's
+ * 200 carries the ETag a read of the resource then gives.
+ */
 function withEntityTag(route: PublicRoute, responses: Json): Json {
-  if (!servesEntityTag(route)) return responses;
+  const read = servesEntityTag(route);
+  if (!read && !(route.method === 'PATCH' && takesIfMatch(route))) return responses;
   const ok = responses['200'] as Json;
+  const tagged = {
+    ...ok,
+    headers: { ...(ok.headers as Json | undefined), ETag: { $ref: '#/components/headers/ETag' } },
+  };
+  if (!read) return { ...responses, '200': tagged };
   return {
     ...responses,
-    '200': {
-      ...ok,
-      headers: { ...(ok.headers as Json | undefined), ETag: { $ref: '#/components/headers/ETag' } },
-    },
+    '200': tagged,
     '304': {
       description: 'Not Modified: the representation is still the one your If-None-Match names (no body)',
       headers: { ETag: { $ref: '#/components/headers/ETag' } },
@@ -156,8 +164,10 @@ const IDEMPOTENCY_KEY_PARAMETER = {
   description:
     'Makes the call safe to retry: the first answer (status, body, Location) is kept for 24 h per ' +
     'credential and key, and a retry with the same key and the same request gets it again ' +
-    '(`Idempotent-Replayed: true`) instead of running twice. The same key with a different request ' +
-    'is 422; a retry while the first call runs is 409 with Retry-After; 5xx answers are not kept. ' +
+    '(`Idempotent-Replayed: true`) instead of running twice. The same request = the same method, path, ' +
+    'query, media type and body; a JSON body is compared as parsed (RFC 8785 canonical form), so the same ' +
+    'object serialised again with another key order or whitespace is the same request. The same key with a ' +
+    'different request is 422; a retry while the first call runs is 409 with Retry-After; 5xx answers are not kept. ' +
     '1–255 printable ASCII characters (a UUID is a good key).',
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
   example: '5f0c6a4e-2b1d-4c53-9a57-0d3f8e1b7c21',
@@ -192,7 +202,14 @@ function successResponses(
         { schema: schemaTo(schema, components), ...example },
       ]),
     );
-    out[status] = { description: s.description ?? route.summary, headers, content };
+    // A create names what it created (contractRoute sends it, the gateway makes it absolute).
+    const created =
+      s.location && status === '201' ? { Location: { $ref: '#/components/headers/Location' } } : {};
+    out[status] = {
+      description: s.description ?? route.summary,
+      headers: { ...headers, ...created },
+      content,
+    };
   }
   return out;
 }
@@ -283,8 +300,16 @@ export function buildOpenApi({
         ),
         ETag: {
           description:
-            'Strong tag of this representation, `"<revision>-<fingerprint>"`: send it back in If-None-Match (304 while current) or If-Match (412 if the resource changed)',
+            'Strong tag of the representation a single read (GET) gives, `"<revision>-<fingerprint>"` (on a PATCH: ' +
+            'the tag a read gives right after the change, so the next conditional write needs no read first): ' +
+            'send it back in If-None-Match (304 while current) or If-Match (412 if the resource changed)',
           schema: { type: 'string' },
+        },
+        Location: {
+          description:
+            'The absolute URL of the resource this call created (a GET on it reads it); an Idempotency-Key ' +
+            'replay carries it too',
+          schema: { type: 'string', format: 'uri' },
         },
         'Idempotent-Replayed': {
           description:

@@ -12,6 +12,7 @@ import {
   messageEntry,
   notFound,
   type OutboxEntry,
+  revisionAfter,
   withSnapshot,
 } from '@support-desk/platform';
 import { emailKey, type UserDoc } from '../store/index.js';
@@ -112,7 +113,7 @@ export async function applyUserPatch(
     const snapshot = await userEventSnapshot(deps, after);
     return {
       write: { set: written, outbox: userChangeEntries(deps, ctx, id, changes, now, snapshot) },
-      result: { changes, after },
+      result: { changes, after: { ...after, rev: revisionAfter(before, true) } },
     };
   });
   const status = changes.status?.to;

@@ -24,6 +24,8 @@ import {
   searchText,
   unauthorized,
   validationError,
+  type IfMatch,
+  withEntityTag,
   withRevision,
   withSnapshot,
 } from '@support-desk/platform';
@@ -151,7 +153,7 @@ export async function updateUser(
   ctx: EventContext,
   id: string,
   body: UpdateUserBody,
-  ifMatch?: readonly number[],
+  ifMatch?: IfMatch,
 ) {
   const groups = body.groups ? [...new Set(body.groups)] : undefined;
   const names = groups ? await assertGroupsExist(deps, groups, 'body.groups') : undefined;
@@ -170,15 +172,17 @@ export async function updateUser(
     return patch;
   });
   const out: UpdatedUser = { id, updatedAt: new Date(user.updatedAt).toISOString() };
+  // A new membership's names were read when it was checked.
+  const userGroupNames = names ?? (await groupNames(deps, user.groups));
   for (const field of Object.keys(changes)) {
-    if (field === 'groups') {
-      out.groups = groupRefs(user.groups, names ?? (await groupNames(deps, user.groups)));
-    } else (out as Record<string, unknown>)[field] = changes[field].to;
+    if (field === 'groups') out.groups = groupRefs(user.groups, userGroupNames);
+    else (out as Record<string, unknown>)[field] = changes[field].to;
   }
-  return out;
+  // The ETag a read now gives, so the next conditional write needs no read first.
+  return withEntityTag(out, user.rev ?? 0, toDetail(user, userGroupNames));
 }
 
-export async function deactivateUser(deps: Deps, ctx: EventContext, id: string, ifMatch?: readonly number[]) {
+export async function deactivateUser(deps: Deps, ctx: EventContext, id: string, ifMatch?: IfMatch) {
   const { user } = await applyUserPatch(deps, ctx, id, async (before) => {
     requireRevision(before, ifMatch, 'User');
     await assertUserDeactivationAllowed(deps, before);

@@ -13,12 +13,15 @@ import {
   diffChanges,
   type EventContext,
   eventEntry,
+  type IfMatch,
   requireRevision,
+  revisionAfter,
   validationError,
+  withEntityTag,
 } from '@support-desk/platform';
 import type { RequestRecord } from '../store/requests.js';
 import { type Deps, requireAssignee, requireGroup, uniqueTags } from './deps.js';
-import { withRequestSnapshot } from './queries.js';
+import { requestDetail, withRequestSnapshot } from './queries.js';
 import { computeSla, slaDueMinute } from './sla.js';
 import { checkTransition, isStopped } from './workflow.js';
 
@@ -198,11 +201,11 @@ export async function updateRequest(
   principal: Principal,
   id: string,
   body: UpdateRequestBody,
-  ifMatch?: readonly number[],
+  ifMatch?: IfMatch,
 ) {
   const ctx = contextFromPrincipal(principal);
   const verified = new Set<string>();
-  return deps.requests.update(id, async (current) => {
+  const { answer, after } = await deps.requests.update(id, async (current) => {
     requireRevision(current, ifMatch, 'Request');
     // References are checked only when they change (keeping a since-deactivated assignee is fine).
     if (body.assignedTo && body.assignedTo !== current.assignedTo && !verified.has(body.assignedTo)) {
@@ -223,24 +226,27 @@ export async function updateRequest(
       // Nothing changed: no write, no event, updatedAt kept.
       return {
         write: null,
-        result: { id, status: current.status, updatedAt: current.updatedAt.toISOString() },
+        result: {
+          answer: { id, status: current.status, updatedAt: current.updatedAt.toISOString() },
+          after: current,
+        },
       };
     }
     const after = { ...current, ...plan.set } as RequestRecord;
     const events = await withRequestSnapshot(deps, plan.events, after, now);
     return {
       write: { set: plan.set, outbox: events.map((e) => eventEntry(deps.names, e)) },
-      result: { id, status: plan.status, updatedAt: now.toISOString() },
+      result: {
+        answer: { id, status: plan.status, updatedAt: now.toISOString() },
+        after: { ...after, rev: revisionAfter(current, true) },
+      },
     };
   });
+  // The ETag a read now gives, so the next conditional write needs no read first.
+  return withEntityTag(answer, after.rev ?? 0, await requestDetail(deps, principal, after));
 }
 
-export async function deleteRequest(
-  deps: Deps,
-  principal: Principal,
-  id: string,
-  ifMatch?: readonly number[],
-) {
+export async function deleteRequest(deps: Deps, principal: Principal, id: string, ifMatch?: IfMatch) {
   return deps.requests.update(id, async (current) => {
     requireRevision(current, ifMatch, 'Request');
     const now = deps.clock();
