@@ -83,7 +83,11 @@ async function existing(
 }
 
 const SUBSCRIPTION_OPTIONS: Options = {
-  url: { type: 'string', value: 'URL', description: 'where deliveries are POSTed (http or https)' },
+  url: {
+    type: 'string',
+    value: 'URL',
+    description: 'where deliveries are POSTed (https; http only where the operator allows it)',
+  },
   events: {
     type: 'string',
     value: 'PATTERNS',

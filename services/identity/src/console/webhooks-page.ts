@@ -32,7 +32,7 @@ ${shownOnce('new-secret', 'Signing secret', w.secret)}${extra}</section>`;
 
 function subscriptionFields(prefix: string, v: WebhookFormValues): string {
   return `<label for="${prefix}-url">URL</label><input id="${prefix}-url" name="url" type="url" required maxlength="2048" placeholder="https://hooks.example.com/desk" value="${esc(v.url ?? '')}" aria-describedby="${prefix}-url-hint">
-<p class="hint" id="${prefix}-url-hint">Deliveries are POSTed here, signed (Standard Webhooks). Private, loopback and metadata addresses are refused unless the operator allows them.</p>
+<p class="hint" id="${prefix}-url-hint">Deliveries are POSTed here, signed (Standard Webhooks). An https URL without a fragment; private, loopback and metadata addresses are refused unless the operator allows them.</p>
 <label for="${prefix}-events">Events</label><input id="${prefix}-events" name="events" type="text" required maxlength="2000" placeholder="request.*, user.created" value="${esc(v.events ?? '')}" aria-describedby="${prefix}-events-hint">
 <p class="hint" id="${prefix}-events-hint">Comma-separated: an event type (<code>request.created</code>), a family (<code>request.*</code>) or <code>*</code> for every event.</p>
 <label for="${prefix}-description">Description</label><input id="${prefix}-description" name="description" type="text" maxlength="500" value="${esc(v.description ?? '')}">
