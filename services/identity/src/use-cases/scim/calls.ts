@@ -10,6 +10,15 @@ export interface ScimCall {
   at: Location;
 }
 
+export const SCIM_PREFIX = '/scim/v2';
+
+/**
+ * Where identity providers reach SCIM: the gateway's public origin (`OAUTH_ISSUER`, which is the
+ * gateway's public URL) and the prefix. Resource locations and `deskctl idp create` both say it.
+ */
+export const scimBaseUrl = (config: { OAUTH_ISSUER: string }) =>
+  `${config.OAUTH_ISSUER.replace(/\/+$/, '')}${SCIM_PREFIX}`;
+
 export const LIST_RESPONSE_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
 
 /** Page size: 100 by default, at most 200 (`filter.maxResults` in ServiceProviderConfig). */
