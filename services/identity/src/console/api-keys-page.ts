@@ -87,7 +87,7 @@ ${shownOnce('new-key', 'The key', opts.created.key)}</section>`
     : '';
   const filters = filterForm(
     at,
-    `${textFilter('owner', 'Owner (email)', at.filters.owner ?? '', 'email', 'anyone')}
+    `${textFilter('owner', 'Owner', at.filters.owner ?? '', 'email', 'anyone (an email)')}
 ${selectFilter('status', 'Status', STATUS_OPTIONS, at.filters.status ?? 'active')}`,
   );
   const list = listSection({
