@@ -211,6 +211,17 @@ t.test('SCIM 2.0 service provider', async (t) => {
     res = await patch({ op: 'replace', value: { DisplayName: 'Grace H.', 'name.familyName': 'H.' } });
     t.match(body(res), { displayName: 'Grace H.', name: { familyName: 'H.' } }, 'and the keys of a value');
 
+    const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
+    res = await patch({ op: 'add', path: ENTERPRISE, value: { schemas: [ENTERPRISE], Department: 'Ops' } });
+    t.equal(res.statusCode, 200, res.body);
+    t.match(body(res)[ENTERPRISE], { department: 'Ops' }, 'a whole extension, its schemas key aside');
+    res = await patch({
+      op: 'replace',
+      value: { [ENTERPRISE]: { schemas: [ENTERPRISE], costCenter: 'CC1' } },
+    });
+    t.equal(res.statusCode, 200, res.body);
+    t.match(body(res)[ENTERPRISE], { costCenter: 'CC1' }, 'also as a key of a path-less value');
+
     const before = body(await call('GET', `/Users/${id}`));
     const refused: [string, object[], string, RegExp][] = [
       [

@@ -11,7 +11,8 @@ import {
 import { type ListParams, listResponse, pageOf, project, type ScimCall } from './calls.js';
 import { ScimError, scimNotFound } from './errors.js';
 import { equalityOf, matches, parseFilter } from './filter.js';
-import { applyPatch, assertKept } from './patch.js';
+import { assertKept } from './kept.js';
+import { applyPatch } from './patch.js';
 import { externalIdOf, groupName, groupResource, memberIds } from './resources.js';
 import { GROUP_RESOURCE } from './schema.js';
 

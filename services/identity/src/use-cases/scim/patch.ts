@@ -21,7 +21,7 @@ import {
  *    `displayName` and be lost. An attribute the schema does not have is `invalidPath`; a
  *    read-only one (`id`, `meta`, a user's `groups`) is `mutability`.
  * 2. scim-patch applies the operations to the resource.
- * 3. The caller checks with `assertKept` that what would be stored shows each touched attribute as
+ * 3. The caller checks with `assertKept` (kept.ts) that what would be stored shows each touched attribute as
  *    the PATCH left it (a second email, say, cannot be kept: a user has one): else `mutability`.
  */
 
@@ -104,7 +104,7 @@ function resolvePath(resource: ResourceSchema, path: string): ResolvedPath {
   return { canonical, key: urn ?? attribute.name, target };
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
+export const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
@@ -130,6 +130,23 @@ function canonicalValue(path: string, attribute: SchemaAttribute | null, value: 
   return item(value, true);
 }
 
+/**
+ * A whole extension's value (`{"department": …, "manager": {…}}`), each key one of its attributes,
+ * in the schema's case. A `schemas` key inside it (some clients serialize extensions with one)
+ * says nothing the URN does not, and is left out.
+ */
+function extensionValue(resource: ResourceSchema, urn: string, value: unknown): Record<string, unknown> {
+  if (!isObject(value)) throw problem('invalidValue', `the value of ${urn} must be an object`);
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => k.toLowerCase() !== 'schemas')
+      .map(([k, x]) => {
+        const inner = resolvePath(resource, `${urn}:${k}`);
+        return [inner.canonical.slice(urn.length + 1), canonicalValue(k, inner.target, x)];
+      }),
+  );
+}
+
 /** A path-less operation's value, each key resolved like a path (an extension's keys inside it too). */
 function canonicalObject(resource: ResourceSchema, value: unknown, touched: Touched[]) {
   if (!isObject(value)) throw problem('invalidValue', 'an operation without a path needs an object value');
@@ -137,17 +154,10 @@ function canonicalObject(resource: ResourceSchema, value: unknown, touched: Touc
   for (const [key, v] of Object.entries(value)) {
     const resolved = resolvePath(resource, key);
     touched.push({ key: resolved.key, path: key });
-    if (resolved.target === null) {
-      if (!isObject(v)) throw problem('invalidValue', `the value of ${resolved.key} must be an object`);
-      out[resolved.canonical] = Object.fromEntries(
-        Object.entries(v).map(([k, x]) => {
-          const inner = resolvePath(resource, `${resolved.key}:${k}`);
-          return [inner.canonical.slice(resolved.key.length + 1), canonicalValue(k, inner.target, x)];
-        }),
-      );
-    } else {
-      out[resolved.canonical] = canonicalValue(key, resolved.target, v);
-    }
+    out[resolved.canonical] =
+      resolved.target === null
+        ? extensionValue(resource, resolved.key, v)
+        : canonicalValue(key, resolved.target, v);
   }
   return out;
 }
@@ -186,33 +196,48 @@ export function applyPatch<T extends Record<string, unknown>>(
   if (operations.length > 1000) throw problem('tooMany', 'at most 1000 operations in one PATCH');
   const touched: Touched[] = [];
   const extensionOps = new Map<ScimPatchOperation, string>();
-  const ops = operations.map((o) => {
+  const ops = operations.flatMap((o): ScimPatchOperation[] => {
     const op = attr(o, 'op');
     if (typeof op !== 'string') throw problem('invalidSyntax', 'every operation needs an op');
+    const name = op.toLowerCase();
     const path = attr(o, 'path');
     const value = attr(o, 'value');
-    let canonical: ScimPatchOperation;
-    if (typeof path === 'string') {
-      const resolved = resolvePath(schema, path);
-      touched.push({ key: resolved.key, path });
-      canonical = {
-        op: op.toLowerCase(),
-        path: resolved.canonical,
-        ...(value !== undefined ? { value: canonicalValue(path, resolved.target, value) } : {}),
-      } as ScimPatchOperation;
-      if (resolved.target === null) {
-        if (op.toLowerCase() !== 'remove' && !isObject(value))
-          throw problem('invalidValue', `the value of ${resolved.key} must be an object`);
-        extensionOps.set(canonical, resolved.key);
-      }
-    } else {
-      canonical = {
-        op: op.toLowerCase(),
-        ...(path !== undefined ? { path } : {}),
-        ...(value !== undefined ? { value: canonicalObject(schema, value, touched) } : {}),
-      } as ScimPatchOperation;
+    if (typeof path !== 'string') {
+      // Without a path: the value's attributes, and each whole extension in it as an operation
+      // of its own (scim-patch would split an extension's URN at its dots).
+      if (path !== undefined || value === undefined)
+        return [{ op: name, ...(path !== undefined ? { path } : {}) } as ScimPatchOperation];
+      const keyed = canonicalObject(schema, value, touched);
+      const urns = Object.keys(keyed).filter((k) => schema.extensions.includes(k));
+      const rest = Object.fromEntries(Object.entries(keyed).filter(([k]) => !urns.includes(k)));
+      const extensions = urns.map((urn) => {
+        const canonical = { op: name, path: urn, value: keyed[urn] } as ScimPatchOperation;
+        extensionOps.set(canonical, urn);
+        return canonical;
+      });
+      const plain = Object.keys(rest).length ? [{ op: name, value: rest } as ScimPatchOperation] : [];
+      return [...plain, ...extensions];
     }
-    return canonical;
+    const resolved = resolvePath(schema, path);
+    touched.push({ key: resolved.key, path });
+    const whole = resolved.target === null;
+    const given =
+      value === undefined
+        ? undefined
+        : whole
+          ? extensionValue(schema, resolved.key, value)
+          : canonicalValue(path, resolved.target, value);
+    const canonical = {
+      op: name,
+      path: resolved.canonical,
+      ...(given !== undefined ? { value: given } : {}),
+    } as ScimPatchOperation;
+    if (whole) {
+      if (name !== 'remove' && given === undefined)
+        throw problem('invalidValue', `the value of ${resolved.key} must be an object`);
+      extensionOps.set(canonical, resolved.key);
+    }
+    return [canonical];
   });
   try {
     patchBodyValidation({ schemas: (attr(body, 'schemas') as never) ?? [], Operations: ops });
@@ -226,67 +251,19 @@ export function applyPatch<T extends Record<string, unknown>>(
           treatMissingAsAdd: true,
         }) as never;
     }
+    // A key neither the resource had nor the schema names is one scim-patch made up (a name it
+    // split or re-cased): nothing would keep it, so the PATCH is refused rather than half applied.
+    const stray = Object.keys(patched).find(
+      (k) =>
+        !(k in resource) && !schema.extensions.includes(k) && attributeNamed(schema, null, k)?.name !== k,
+    );
+    if (stray)
+      throw problem('invalidPath', `the PATCH would write "${stray}", which is not an attribute here`);
     return { patched: patched as T, touched };
   } catch (err) {
     if (err instanceof PatchError) {
       throw problem((err.scimCode as ScimType | undefined) ?? 'invalidSyntax', err.message);
     }
     throw err;
-  }
-}
-
-/**
- * A value as compared by `assertKept`: strings trimmed and case-folded (`"True"` is true), empty
- * values absent, objects by their lower-cased keys, multi-valued complex attributes (emails,
- * members) by the set of their `value`s.
- */
-function comparable(v: unknown): unknown {
-  if (v === null || v === undefined) return undefined;
-  if (typeof v === 'string') {
-    const s = v.trim().toLowerCase();
-    return s === '' ? undefined : s === 'true' ? true : s === 'false' ? false : s;
-  }
-  if (Array.isArray(v)) {
-    const items = v
-      .map((x) => comparable(isObject(x) && attr(x, 'value') !== undefined ? attr(x, 'value') : x))
-      .filter((x) => x !== undefined)
-      .map((x) => JSON.stringify(x));
-    return items.length ? [...new Set(items)].sort() : undefined;
-  }
-  if (isObject(v)) {
-    const entries = Object.entries(v)
-      .map(([k, x]) => [k.toLowerCase(), comparable(x)] as const)
-      .filter(([, x]) => x !== undefined)
-      .sort(([a], [b]) => a.localeCompare(b));
-    return entries.length ? Object.fromEntries(entries) : undefined;
-  }
-  return v;
-}
-
-const shown = (v: unknown) => (v === undefined ? 'nothing' : JSON.stringify(v));
-
-/**
- * Every attribute a PATCH touched reads, in `stored` (the resource as it would be stored and
- * served), as the PATCH left it in `patched`: else a 400 `mutability` naming the operation's path.
- * An attribute the PATCH removed or emptied may take the service's value (a display name made
- * from the name parts, the email from userName).
- */
-export function assertKept(
-  patched: Record<string, unknown>,
-  stored: Record<string, unknown>,
-  touched: Touched[],
-  why: (key: string) => string | null = () => null,
-): void {
-  for (const { key, path } of touched) {
-    let asPatched = comparable(attr(patched, key));
-    const asStored = comparable(attr(stored, key));
-    if (asPatched === undefined) continue;
-    // A complex attribute given as its value alone (`manager: "id"`) is `{value: "id"}`.
-    if (typeof asPatched !== 'object' && isObject(asStored)) asPatched = { value: asPatched };
-    if (JSON.stringify(asPatched) === JSON.stringify(asStored)) continue;
-    throw problem(
-      'mutability',
-      `"${path}" cannot be applied: ${why(key) ?? `${key} would read ${shown(asPatched)}, but this service keeps ${shown(asStored)}`}`,
-    );
   }
 }

@@ -4,7 +4,8 @@ import { findByExternalId, findProvisionedUser, provisionUser, setUserActive } f
 import { type ListParams, listResponse, pageOf, project, type ScimCall } from './calls.js';
 import { ScimError, scimNotFound } from './errors.js';
 import { equalityOf, matches, parseFilter } from './filter.js';
-import { applyPatch, assertKept, type Touched } from './patch.js';
+import { assertKept } from './kept.js';
+import { applyPatch, type Touched } from './patch.js';
 import { attr, toProvisionedUser, userResource } from './resources.js';
 import { USER_RESOURCE } from './schema.js';
 
