@@ -358,17 +358,21 @@ t.test('settings console', async (t) => {
     t.match(page.html, /abe@example\.com/);
     page = await browser.get('/settings/users?search=abe&idp=local');
     const abe = (await h.deps.users.findByEmail('abe@example.com'))!;
-    const link = new RegExp(`href="/settings/users/link\\?id=${abe._id}"`);
-    t.match(page.html, link, 'a local user can be linked');
-    const form = await browser.get(`/settings/users/link?id=${abe._id}`);
-    t.equal(form.status, 200);
-    t.match(form.html, /<option value="okta">okta/);
-    const linked = await browser.post('/settings/users/link', {
-      csrf_token: csrfOf(form.html),
-      id: abe._id,
-      idp: 'okta',
-      external_id: '00u-abe',
-    });
+    const linkAction = new RegExp(`href="/settings/users/link\\?id=${abe._id}"`);
+    t.match(page.html, linkAction, 'a local user can be linked');
+    /** The link form of a user, then its answer to linking them to okta under `externalId`. */
+    const link = async (id: string, externalId: string) => {
+      const form = await browser.get(`/settings/users/link?id=${id}`);
+      t.equal(form.status, 200);
+      t.match(form.html, /<option value="okta">okta/);
+      return browser.post('/settings/users/link', {
+        csrf_token: csrfOf(form.html),
+        id,
+        idp: 'okta',
+        external_id: externalId,
+      });
+    };
+    const linked = await link(abe._id, '00u-abe');
     t.equal(linked.status, 303);
     t.match(linked.location, /^\/settings\/users\?/);
     const event = await h.waitForEvent(
@@ -381,16 +385,10 @@ t.test('settings console', async (t) => {
     t.match(page.html, /abe@example\.com is linked to okta/);
     page = await browser.get('/settings/users?idp=okta');
     t.match(page.html, /00u-abe/, 'shown with its external id');
-    t.notMatch(page.html, link, 'a linked user has no Link action');
+    t.notMatch(page.html, linkAction, 'a linked user has no Link action');
 
     const ada = (await h.deps.users.findByEmail('ada@example.com'))!;
-    const self = await browser.get(`/settings/users/link?id=${ada._id}`);
-    const refused = await browser.post('/settings/users/link', {
-      csrf_token: csrfOf(self.html),
-      id: ada._id,
-      idp: 'okta',
-      external_id: '00u-ada',
-    });
+    const refused = await link(ada._id, '00u-ada');
     t.equal(refused.status, 409);
     t.match(refused.html, /cannot link your own account/);
     t.equal((await h.deps.users.findById(ada._id))?.identityProvider, 'local');

@@ -120,8 +120,6 @@ export const credentialCommands: Record<string, Command> = {
     ],
     key: 'keys',
     noun: ['API key', 'API keys'],
-    defaultLimit: 20,
-    maxLimit: 100,
     columns: ['id', 'name', 'owner', 'scopes', 'plan', 'created', 'expires', 'last used', 'status'],
     row: (k) => [
       k.id,
@@ -218,8 +216,6 @@ export const credentialCommands: Record<string, Command> = {
     examples: ['oauth-clients list', 'oauth-clients list --active --json'],
     key: 'clients',
     noun: ['OAuth client', 'OAuth clients'],
-    defaultLimit: 20,
-    maxLimit: 100,
     columns: ['client id', 'name', 'type', 'plan', 'created', 'status', 'redirect uris'],
     row: (c) => [
       c.client_id,

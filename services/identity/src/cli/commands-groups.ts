@@ -62,8 +62,6 @@ export const groupsCommands: Record<string, Command> = {
     examples: ['groups list', 'groups list --json'],
     key: 'groups',
     noun: ['group', 'groups'],
-    defaultLimit: 20,
-    maxLimit: 100,
     columns: ['id', 'name', 'members', 'description'],
     row: (g) => [g.id, g.name, String(g.memberCount), g.description],
     fetch: async (deps, _ctx, _v, _pos, _nc, request) => pageOf((await listGroups(deps)).groups, request),

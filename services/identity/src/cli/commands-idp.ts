@@ -128,8 +128,6 @@ export const idpCommands: Record<string, Command> = {
     examples: ['idp list', 'idp list --json'],
     key: 'identityProviders',
     noun: ['identity provider', 'identity providers'],
-    defaultLimit: 20,
-    maxLimit: 100,
     columns: ['name', 'kind', 'default role', 'group rules', 'status', 'last sync'],
     row: (v) => [
       v.name,

@@ -79,8 +79,6 @@ export const usersCommands: Record<string, Command> = {
     ],
     key: 'users',
     noun: ['user', 'users'],
-    defaultLimit: 20,
-    maxLimit: 100,
     columns: ['id', 'email', 'name', 'role', 'status', 'vip', 'groups', 'last login'],
     row: (u) => [
       u.id,

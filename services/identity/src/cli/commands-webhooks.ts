@@ -96,8 +96,6 @@ export const webhookCommands: Record<string, Command> = {
     examples: ['webhooks list', 'webhooks list --limit 100 --json', 'webhooks list --all'],
     key: 'webhooks',
     noun: ['webhook subscription', 'webhook subscriptions'],
-    defaultLimit: 20,
-    maxLimit: 100,
     columns: ['id', 'url', 'events', 'status', 'description', 'created'],
     row: (w) => [w.id, w.url, w.events.join(','), status(w), w.description, when(w.createdAt)],
     async fetch(deps, ctx, _v, _pos, nc, { page, limit }) {
@@ -234,8 +232,6 @@ export const webhookCommands: Record<string, Command> = {
     examples: ['webhooks deliveries whk_01J...', 'webhooks deliveries whk_01J... --status failed --json'],
     key: 'deliveries',
     noun: ['delivery', 'deliveries'],
-    defaultLimit: 20,
-    maxLimit: 100,
     columns: ['id', 'event', 'status', 'attempts', 'last', 'next retry', 'created'],
     row: (d) => [
       d.id,

@@ -46,8 +46,9 @@ export interface ListSpec<T> {
   /** The JSON key of the rows (`users`), and how one and several are called in the footer. */
   key: string;
   noun: [one: string, several: string];
-  defaultLimit: number;
-  maxLimit: number;
+  /** Rows a page (default 20) and at most (default 100). */
+  defaultLimit?: number;
+  maxLimit?: number;
   columns: string[];
   row(item: T): string[];
   fetch: Fetch<T>;
@@ -59,7 +60,10 @@ const MAX_PAGES = 1000;
 const hasNext = (request: PageRequest, page: ListPage<unknown>) =>
   page.items.length > 0 && request.page * request.limit < page.total;
 
-async function everyPage<T>(spec: ListSpec<T>, ask: (r: PageRequest) => Promise<ListPage<T>>) {
+async function everyPage<T>(
+  spec: Required<Pick<ListSpec<T>, 'maxLimit'>>,
+  ask: (r: PageRequest) => Promise<ListPage<T>>,
+) {
   const items: T[] = [];
   for (let n = 1; n <= MAX_PAGES; n++) {
     const request = { limit: spec.maxLimit, page: n };
@@ -83,7 +87,8 @@ function footer<T>(spec: ListSpec<T>, request: PageRequest, page: ListPage<T>): 
     : `${shown} (the last page)`;
 }
 
-export function listCommand<T>(spec: ListSpec<T>): Command {
+export function listCommand<T>(given: ListSpec<T>): Command {
+  const spec = { defaultLimit: 20, maxLimit: 100, ...given };
   const pagingOptions: Options = {
     limit: {
       type: 'string',
