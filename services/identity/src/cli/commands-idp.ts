@@ -76,7 +76,7 @@ const NAME_ARG = [{ name: 'NAME', description: 'the identity provider', required
 export const idpCommands: Record<string, Command> = {
   'idp create': {
     description:
-      'connect an identity provider: SCIM (pushed by the provider; prints its token once) or LDAP (pulled)',
+      'connect an identity provider: SCIM (pushed by the provider; prints the SCIM URL and its token, once) or LDAP (pulled)',
     options: {
       kind: {
         type: 'string',
