@@ -133,8 +133,12 @@ export const CONSOLE_ROUTES: readonly OAuthRoute[] = [
   o('POST', '/settings/webhooks/replay'),
   o('GET', '/settings/webhooks/delete'),
   o('POST', '/settings/webhooks/delete'),
+  o('GET', '/settings/users'),
+  o('GET', '/settings/users/link'),
+  o('POST', '/settings/users/link'),
   o('GET', '/assets/desk.css'),
   o('GET', '/assets/console.js'),
+  o('GET', '/assets/favicon.svg'),
 ];
 
 /** Schemas of one public route, keyed `"<METHOD> <path>"` in a RouteSchemaMap. */

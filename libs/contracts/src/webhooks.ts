@@ -35,7 +35,8 @@ const WebhookUrl = Type.String({
   maxLength: WEBHOOK_LIMITS.url,
   pattern: '^https?://[^\\s/?#@]+([/?#]\\S*)?$',
   description:
-    'Where deliveries are POSTed (http or https, no credentials in the URL). Destinations in private, ' +
+    'Where deliveries are POSTed: https (plain http only to a loopback receiver the operator admits, or ' +
+    'where the operator sets WEBHOOKS_ALLOW_HTTP), no credentials, no fragment. Destinations in private, ' +
     'loopback, link-local and metadata ranges are refused unless the operator allows them.',
 });
 

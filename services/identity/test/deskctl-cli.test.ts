@@ -123,7 +123,7 @@ t.test('completion scripts for bash and zsh', async (t) => {
     return r.stdout.trim().split('\n').filter(Boolean).sort();
   };
   t.same(complete('us'), ['users']);
-  t.same(complete('users', ''), ['create', 'deactivate', 'list', 'set-password', 'show', 'update']);
+  t.same(complete('users', ''), ['create', 'deactivate', 'link', 'list', 'set-password', 'show', 'update']);
   t.same(complete('groups', 'add'), ['add-member']);
   t.same(complete('settings', 'ip-allowlist', 's'), ['set', 'show']);
   t.same(complete('users', 'create', '--if'), ['--if-not-exists']);
@@ -173,7 +173,7 @@ t.test('completion scripts for bash and zsh', async (t) => {
       .map(({ word }) => word)
       .sort();
   t.same(zshWords('us'), ['users']);
-  t.same(zshWords('users', ''), ['create', 'deactivate', 'list', 'set-password', 'show', 'update']);
+  t.same(zshWords('users', ''), ['create', 'deactivate', 'link', 'list', 'set-password', 'show', 'update']);
   t.same(zshWords('groups', 'add'), ['add-member']);
   t.same(zshWords('users', 'create', '--if'), ['--if-not-exists']);
   t.ok(zshWords('api-keys', 'list', '--').includes('--owner'), 'the command flags (zsh)');

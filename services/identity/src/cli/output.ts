@@ -42,6 +42,7 @@ export function printResult(result: CommandResult, globals: Globals): void {
     text = renderTable(result.table, colourOn(process.stdout, globals));
   else text = result.text;
   process.stdout.write(`${text}\n`);
+  if (result.note && globals.output !== 'json') process.stderr.write(`${result.note}\n`);
 }
 
 /** An error's exit code (2 usage, 1 anything else), its code and its message. */

@@ -72,7 +72,10 @@ export function userChangeEntries(
 }
 
 export type UserPatch = Partial<
-  Pick<UserDoc, 'name' | 'role' | 'groups' | 'isVip' | 'status' | 'metadata' | 'email' | 'externalId'>
+  Pick<
+    UserDoc,
+    'name' | 'role' | 'groups' | 'isVip' | 'status' | 'metadata' | 'email' | 'externalId' | 'identityProvider'
+  >
 >;
 
 /**
@@ -105,7 +108,18 @@ export async function applyUserPatch(
         ...set,
         ...(set.deactivatedAt instanceof Date ? { deactivatedAt: set.deactivatedAt.toISOString() } : {}),
       },
-      ['email', 'name', 'role', 'groups', 'isVip', 'status', 'metadata', 'externalId', 'deactivatedAt'],
+      [
+        'email',
+        'name',
+        'role',
+        'groups',
+        'isVip',
+        'status',
+        'metadata',
+        'externalId',
+        'identityProvider',
+        'deactivatedAt',
+      ],
     );
     if (Object.keys(changes).length === 0) return { write: null, result: { changes, after: before } };
     const written = { ...set, updatedAt: now };
