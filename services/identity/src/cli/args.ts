@@ -1,3 +1,5 @@
+import { cliIo } from './io.js';
+
 /** A command-line mistake: exit code 2, one line and a hint on stderr. */
 export class UsageError extends Error {}
 
@@ -24,9 +26,10 @@ export function positiveInt(value: unknown, name: string): number | undefined {
 }
 
 export async function readStdin(): Promise<string> {
-  if (process.stdin.isTTY) throw new UsageError('--password-stdin expects the password on standard input');
+  const { stdin } = cliIo();
+  if (stdin.isTTY) throw new UsageError('--password-stdin expects the password on standard input');
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  for await (const chunk of stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks)
     .toString('utf8')
     .replace(/\r?\n$/, '');

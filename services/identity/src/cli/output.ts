@@ -2,6 +2,7 @@ import { createInterface } from 'node:readline/promises';
 import { styleText } from 'node:util';
 import { isAppError } from '@support-desk/platform';
 import { UsageError } from './args.js';
+import { cliIo } from './io.js';
 import type { CommandResult, Table } from './command.js';
 import { CliUsageError, type Globals } from './program.js';
 
@@ -11,8 +12,8 @@ import { CliUsageError, type Globals } from './program.js';
  * never with --no-color or under NO_COLOR (https://no-color.org: set and not empty); FORCE_COLOR
  * (set and not 0) asks for it without a terminal, as most CLIs honour it.
  */
-export function colourOn(stream: NodeJS.WriteStream, globals: Pick<Globals, 'color'> | null): boolean {
-  const env = process.env;
+export function colourOn(stream: { isTTY?: boolean }, globals: Pick<Globals, 'color'> | null): boolean {
+  const env = cliIo().env;
   if (env.NO_COLOR || globals?.color === false) return false;
   if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0') return true;
   return stream.isTTY === true && env.TERM !== 'dumb';
@@ -39,10 +40,10 @@ export function printResult(result: CommandResult, globals: Globals): void {
   let text: string;
   if (globals.output === 'json') text = JSON.stringify(result.json, null, 2);
   else if (result.table && result.table.rows.length > 0)
-    text = renderTable(result.table, colourOn(process.stdout, globals));
+    text = renderTable(result.table, colourOn(cliIo().stdout, globals));
   else text = result.text;
-  process.stdout.write(`${text}\n`);
-  if (result.note && globals.output !== 'json') process.stderr.write(`${result.note}\n`);
+  cliIo().stdout.write(`${text}\n`);
+  if (result.note && globals.output !== 'json') cliIo().stderr.write(`${result.note}\n`);
 }
 
 /** An error's exit code (2 usage, 1 anything else), its code and its message. */
@@ -66,10 +67,10 @@ export function printError(err: unknown, globals: Globals | null, argv: string[]
   // A line that failed to parse still asked for JSON errors if it said so.
   const json = globals ? globals.output === 'json' : argv.includes('--json') || outputFlag(argv) === 'json';
   if (json) {
-    process.stderr.write(`${JSON.stringify({ error: e })}\n`);
+    cliIo().stderr.write(`${JSON.stringify({ error: e })}\n`);
   } else {
-    const red = paint(colourOn(process.stderr, globals ?? { color: !argv.includes('--no-color') }), 'red');
-    process.stderr.write(`deskctl: ${red('error:')} ${e.message}\n${e.hint ? `${e.hint}\n` : ''}`);
+    const red = paint(colourOn(cliIo().stderr, globals ?? { color: !argv.includes('--no-color') }), 'red');
+    cliIo().stderr.write(`deskctl: ${red('error:')} ${e.message}\n${e.hint ? `${e.hint}\n` : ''}`);
   }
   return e.exitCode;
 }
@@ -86,9 +87,10 @@ const outputFlag = (argv: string[]) => {
  */
 export async function confirmOrRefuse(what: string, globals: Globals): Promise<void> {
   if (globals.yes) return;
-  if (!process.stdin.isTTY || !process.stderr.isTTY)
+  const io = cliIo();
+  if (!io.stdin.isTTY || !io.stderr.isTTY)
     throw new UsageError(`${what}: refusing without confirmation (no terminal to ask on); add --yes`);
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  const rl = createInterface({ input: io.stdin, output: io.stderr as NodeJS.WritableStream });
   try {
     const answer = await rl.question(`${what}. Continue? [y/N] `);
     if (!/^y(es)?$/i.test(answer.trim())) throw new Error('cancelled: nothing was changed');
