@@ -38,6 +38,7 @@ import {
   ROOT,
   up,
 } from './infra.mjs';
+import { findFerretDB } from './infra/ferretdb.mjs';
 import { ensureNatsServer } from './infra/nats-server.mjs';
 import { ensureCollector } from './infra/otelcol.mjs';
 import { ensurePythonTool, PYTHON_TOOLS } from './infra/python-tools.mjs';
@@ -356,7 +357,13 @@ async function main() {
   }
 
   // Tests that start a private NATS run the release the local stack runs.
-  const env = { ...process.env, ...urls, SD_TEST: '1', NATS_SERVER_BIN: ensureNatsServer() };
+  const env = {
+    ...process.env,
+    ...urls,
+    SD_TEST: '1',
+    NATS_SERVER_BIN: ensureNatsServer(),
+    FERRETDB_BIN: process.env.FERRETDB_BIN || findFerretDB() || '',
+  };
   if (!env.CHROMIUM_PATH && fs.existsSync(CHROMIUM)) env.CHROMIUM_PATH = CHROMIUM;
   const rawDir = path.join(ROOT, '.tap');
   fs.mkdirSync(rawDir, { recursive: true });
