@@ -44,8 +44,8 @@ async function signIn(email: string, shotName?: string): Promise<Page> {
   await page.goto(`${stack.origin}/settings`);
   await page.waitForURL(/\/settings\/login$/);
   if (shotName) await shot(page, shotName);
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(password);
+  await page.getByLabel('Email', { exact: true }).fill(email);
+  await page.getByLabel('Password', { exact: true }).fill(password);
   await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Sign in' }).click()]);
   return page;
 }
@@ -76,13 +76,13 @@ t.test('an administrator manages API keys in the browser', async (t) => {
   );
   await create.click();
   await page.getByLabel('Name', { exact: true }).fill('Console e2e key');
-  await page.getByLabel('Owner (email)').fill(agent.email);
-  await page.getByLabel('requests:read').check();
-  await page.getByLabel('requests:write').check();
-  await page.getByLabel('Plan').selectOption('enterprise');
-  await page.getByLabel('General').fill('100000');
+  await page.getByLabel('Owner (email)', { exact: true }).fill(agent.email);
+  await page.getByLabel('requests:read', { exact: true }).check();
+  await page.getByLabel('requests:write', { exact: true }).check();
+  await page.getByLabel('Plan', { exact: true }).selectOption('enterprise');
+  await page.getByLabel('General', { exact: true }).fill('100000');
   await page.getByLabel('Events', { exact: true }).fill('100000');
-  await page.getByLabel('Expires in (days)').fill('30');
+  await page.getByLabel('Expires in (days)', { exact: true }).fill('30');
   await Promise.all([
     page.waitForLoadState('load'),
     page.getByRole('button', { name: 'Create API key' }).click(),
@@ -109,7 +109,7 @@ t.test('an administrator manages API keys in the browser', async (t) => {
   ]);
   t.match(await page.locator('[role=status]').textContent(), /is revoked/);
   t.equal(await row.count(), 0, 'revoked keys are hidden from the list by default');
-  await page.getByLabel('Status').selectOption('inactive');
+  await page.getByLabel('Status', { exact: true }).selectOption('inactive');
   await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Filter' }).click()]);
   t.match(page.url(), /\/settings\/api-keys\?(.*&)?status=inactive(&|$)/, 'the filter is in the address');
   t.match(await row.textContent(), /revoked/, 'and shown when asked for');
@@ -140,6 +140,8 @@ t.test('an administrator manages API keys in the browser', async (t) => {
 });
 
 t.test('an administrator edits the global IP allowlist, warned before locking out', async (t) => {
+  // Whatever happens below, the stack admits loopback again after (other files may share it).
+  t.teardown(() => stack.deskctl(['settings', 'ip-allowlist', 'clear', '--yes']));
   const page = await signIn(admin.email);
   await page.goto(`${stack.origin}/settings/ip-allowlist`);
   t.equal(await page.locator('#my-address').textContent(), '127.0.0.1');
@@ -206,8 +208,8 @@ t.test('OAuth clients: register with the secret shown once, then revoke', async 
   const page = await signIn(admin.email);
   await page.goto(`${stack.origin}/settings/oauth-clients`);
   await page.locator('details.create > summary', { hasText: 'Register a client' }).click();
-  await page.getByLabel('Name').fill('Console e2e app');
-  await page.getByLabel('Redirect URIs').fill('https://app.example.com/callback');
+  await page.getByLabel('Name', { exact: true }).fill('Console e2e app');
+  await page.getByLabel('Redirect URIs', { exact: true }).fill('https://app.example.com/callback');
   await Promise.all([
     page.waitForLoadState('load'),
     page.getByRole('button', { name: 'Register client' }).click(),
@@ -240,7 +242,7 @@ t.test('webhooks: subscribe, secret once, ping, the delivery listed, rotate, del
   await page.locator('details.create > summary', { hasText: 'Create a subscription' }).click();
   await page.getByLabel('URL', { exact: true }).fill(url);
   await page.getByLabel('Events', { exact: true }).fill('request.*, user.created');
-  await page.getByLabel('Description').fill('Console e2e receiver');
+  await page.getByLabel('Description', { exact: true }).fill('Console e2e receiver');
   await Promise.all([
     page.waitForLoadState('load'),
     page.getByRole('button', { name: 'Create subscription' }).click(),
@@ -340,8 +342,8 @@ t.test('lists page with links; a deep link comes back after sign-in; the tab has
   await page.goto(deep);
   await page.waitForURL(/\/settings\/login\?return_to=/);
   await shot(page, 'sign-in-deep-link');
-  await page.getByLabel('Email').fill(admin.email);
-  await page.getByLabel('Password').fill(password);
+  await page.getByLabel('Email', { exact: true }).fill(admin.email);
+  await page.getByLabel('Password', { exact: true }).fill(password);
   await Promise.all([page.waitForURL(deep), page.getByRole('button', { name: 'Sign in' }).click()]);
   t.equal(page.url(), deep, 'signed in, the browser is back on the page the link named');
   t.equal(await page.getByLabel('Owner', { exact: true }).inputValue(), agent.email, 'with its filters');
@@ -375,14 +377,14 @@ t.test('users: link an existing user to an identity provider', async (t) => {
   const grace = await createActor(stack, 'agent', 'console-link');
   const page = await signIn(admin.email);
   await page.goto(`${stack.origin}/settings/users`);
-  await page.getByLabel('Name or email contains').fill(grace.email);
+  await page.getByLabel('Name or email contains', { exact: true }).fill(grace.email);
   await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Filter' }).click()]);
   const row = page.locator(`tr[data-user-id="${grace.id}"]`);
   t.match(await row.textContent(), /local \(password\)/);
   await shot(page, 'users');
   await Promise.all([page.waitForLoadState('load'), row.getByRole('link', { name: /Link/ }).click()]);
-  await page.getByLabel('Identity provider').selectOption(idp);
-  await page.getByLabel('External id').fill('00u-console-e2e');
+  await page.getByLabel('Identity provider', { exact: true }).selectOption(idp);
+  await page.getByLabel('External id', { exact: true }).fill('00u-console-e2e');
   await shot(page, 'user-link');
   await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Link user' }).click()]);
   t.match(
