@@ -19,6 +19,7 @@ export * from './ttl-cache.js';
 export * from './fresh-reads.js';
 export * from './due-hours.js';
 export * from './principal.js';
+export * from './body-binding.js';
 export * from './rpc.js';
 export * from './shutdown.js';
 export * from './service.js';
