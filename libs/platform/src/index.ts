@@ -1,6 +1,7 @@
 export * from './address.js';
 export * from './aggregate-lock.js';
 export * from './config.js';
+export * from './public-origin.js';
 export * from './consumer.js';
 export * from './deadletters.js';
 export * from './errors.js';

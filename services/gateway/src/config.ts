@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import {
   baseConfig,
+  checkPublicOrigin,
   ConfigError,
   configSchema,
   metricsConfig,
@@ -98,6 +99,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     throw new ConfigError('Invalid configuration: TLS_CERT and TLS_KEY must be set together');
   }
   checkCorsOrigins(config);
+  checkPublicOrigin('OAUTH_ISSUER', config.OAUTH_ISSUER, config.NODE_ENV);
   return config;
 }
 
