@@ -309,3 +309,16 @@ deny contains msg if {
 	not other in cidrs
 	msg := sprintf("%s: egress to %s without %s beside it", [name(p), cidr, other])
 }
+
+# --- the first admin's key ------------------------------------------------------------------------
+
+# The bootstrap Job prints the first admin's key to its log, which outlives it wherever logs are
+# shipped: the key must expire (`deskctl bootstrap --expires-in`).
+deny contains msg if {
+	some d in docs
+	d.kind == "Job"
+	some c in pod_spec(d).containers
+	"bootstrap" in c.args
+	not "--expires-in" in c.args
+	msg := sprintf("%s: container %s runs deskctl bootstrap without --expires-in: the key it prints to the log would never expire", [name(d), c.name])
+}
