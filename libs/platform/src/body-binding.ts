@@ -40,15 +40,12 @@ export interface BodyOfCall {
 
 /** The claim that binds the body: `bd` (digest) or `jti` (one-time id, streamed bodies). */
 export function bodyClaim(call: BodyOfCall): { bd: string } | { jti: string } {
-  return call.streamed ? { jti: randomBytes(16).toString('base64url') } : { bd: bodyDigest(call.body) };
+  if (call.streamed) return { jti: randomBytes(16).toString('base64url') };
+  return { bd: call.body?.length ? bodyDigest(call.body) : EMPTY_BODY_DIGEST };
 }
 
 /** The same claim as JSON members (`"bd":"…"`), for the gateway's hand-built claims text. */
-export function bodyClaimJson(call: BodyOfCall): string {
-  return call.streamed
-    ? `"jti":"${randomBytes(16).toString('base64url')}"`
-    : `"bd":"${call.body ? bodyDigest(call.body) : EMPTY_BODY_DIGEST}"`;
-}
+export const bodyClaimJson = (call: BodyOfCall): string => JSON.stringify(bodyClaim(call)).slice(1, -1);
 
 /**
  * The body as the parser reads it, hashed on the way; at its end, `refused()` instead of the end

@@ -188,11 +188,12 @@ export function consoleSessionRoutes(pages: FastifyInstance, deps: Deps, kit: Co
     return loginForm(request, reply, 200, { returnTo });
   });
 
-  const signInExpired = (request: FastifyRequest, reply: FastifyReply) =>
-    loginForm(request, reply, 403, { error: 'The form expired; please sign in again.' });
+  /** A sign-in or sign-out form whose CSRF token was missing or wrong: a fresh form, saying why. */
+  const expired = (error: string) => (request: FastifyRequest, reply: FastifyReply) =>
+    loginForm(request, reply, 403, { error });
   pages.post(
     '/settings/login',
-    { config: { public: true, csrfRefused: signInExpired } },
+    { config: { public: true, csrfRefused: expired('The form expired; please sign in again.') } },
     async (request, reply) => {
       const body = (request.body ?? {}) as FormBody;
       const email = param(body, 'email');
@@ -217,11 +218,9 @@ export function consoleSessionRoutes(pages: FastifyInstance, deps: Deps, kit: Co
     },
   );
 
-  const signOutExpired = (request: FastifyRequest, reply: FastifyReply) =>
-    loginForm(request, reply, 403, { error: 'The sign-out form expired; nothing was changed.' });
   pages.post(
     '/settings/logout',
-    { config: { public: true, csrfRefused: signOutExpired } },
+    { config: { public: true, csrfRefused: expired('The sign-out form expired; nothing was changed.') } },
     async (request, reply) => {
       await logout(deps, kit.token(request), kit.meta(request));
       kit.setSession(reply, '', 0);
