@@ -2,6 +2,10 @@
 # One image definition for every Support Desk service; pick the service with the SERVICE build arg:
 #   docker build --build-arg SERVICE=gateway -t support-desk/gateway .
 # (docker-compose.yml builds all five.) The container runs services/${SERVICE}/dist/src/server.js.
+#
+# No credential enters the build context (.dockerignore leaves out every .env and .npmrc) or a
+# layer: a private registry's token reaches `npm ci` only as a BuildKit secret, mounted for that
+# one RUN:  docker build --secret id=npmrc,src=$HOME/.npmrc .
 
 # The Node line .nvmrc pins (the image runs what `npm start` and CI run).
 ARG NODE_IMAGE=node:26.12.1-bookworm-slim
@@ -13,14 +17,13 @@ WORKDIR /src
 COPY . .
 RUN mkdir -p /out \
  && cp package.json package-lock.json /out/ \
- && if [ -f .npmrc ]; then cp .npmrc /out/; fi \
  && find . -mindepth 2 -name package.json -not -path '*/node_modules/*' -exec cp --parents {} /out/ \;
 
 # --- build: all dependencies, compile everything with tsc -b -----------------------------------
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY --from=manifests /out/ ./
-RUN npm ci --no-audit --no-fund
+RUN --mount=type=secret,id=npmrc,target=/root/.npmrc npm ci --no-audit --no-fund
 COPY . .
 RUN npx tsc -b \
  && mkdir -p /dist-out \
@@ -37,7 +40,7 @@ RUN apt-get update \
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=manifests /out/ ./
-RUN npm ci --omit=dev --no-audit --no-fund \
+RUN --mount=type=secret,id=npmrc,target=/root/.npmrc npm ci --omit=dev --no-audit --no-fund \
  && npm cache clean --force
 COPY --from=build /dist-out/ ./
 # A numeric non-root user above 10000 (never a host user's id), the one the Kubernetes chart

@@ -15,6 +15,7 @@ import { startControlPlane } from './deploy/apiserver.mjs';
 import {
   conftest,
   dockerfileAgrees,
+  dockerfileKeepsCredentialsOut,
   dockerfileOwnsDataDir,
   helmLint,
   helmServerDryRun,
@@ -98,6 +99,20 @@ async function check() {
       'a Dockerfile that does not chown the data directory is rejected',
       dockerfileOwnsDataDir(dockerfile.replace(/\bchown\b/g, 'true')),
       { expectFailure: 'does not chown' },
+    );
+    report('no credential in the build context or the image (.env, .npmrc)', dockerfileKeepsCredentialsOut());
+    const dockerignore = fs.readFileSync(path.join(DEPLOY, '..', '.dockerignore'), 'utf8');
+    report(
+      'a .dockerignore that lets .env files in is rejected',
+      dockerfileKeepsCredentialsOut(dockerfile, dockerignore.replace(/^\*\*\/\.env$/m, '')),
+      { expectFailure: 'does not leave out **/.env' },
+    );
+    report(
+      'a Dockerfile that copies an .npmrc into the image is rejected',
+      dockerfileKeepsCredentialsOut(
+        dockerfile.replace(/^(USER .*)$/m, 'COPY --from=manifests /src/.npmrc ./\n$1'),
+      ),
+      { expectFailure: 'handles an .npmrc outside a secret mount' },
     );
 
     // helm lint and render, for every release at the oldest and the newest Kubernetes.

@@ -178,3 +178,38 @@ export function dockerfileOwnsDataDir(
   }
   return { ok: problems.length === 0, output: problems.join('\n') };
 }
+
+/** What the build context must never carry: environment files and npm's configuration (tokens). */
+const CREDENTIAL_FILES = ['**/.env', '**/.env.*', '**/.npmrc'];
+
+/**
+ * The build's credentials stay out of the context and of every layer: `.dockerignore` leaves out
+ * `.env` files and `.npmrc` (where a registry token lives) wherever they are; the Dockerfile never
+ * names an `.npmrc` but as a BuildKit secret mount (`--mount=type=secret,id=npmrc`, present for
+ * the one RUN, in no layer); and the runtime stage copies from the earlier stages only, never
+ * from the context.
+ */
+export function dockerfileKeepsCredentialsOut(
+  dockerfile = fs.readFileSync(path.join(DEPLOY, '..', 'Dockerfile'), 'utf8'),
+  dockerignore = fs.readFileSync(path.join(DEPLOY, '..', '.dockerignore'), 'utf8'),
+) {
+  const problems = [];
+  const ignored = new Set(
+    dockerignore
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#')),
+  );
+  for (const pattern of CREDENTIAL_FILES)
+    if (!ignored.has(pattern)) problems.push(`.dockerignore does not leave out ${pattern}`);
+  const lines = dockerfile.replace(/\\\n/g, ' ').split('\n');
+  for (const line of lines.filter((l) => !l.trim().startsWith('#'))) {
+    const outsideMounts = line.replace(/--mount=type=secret,\S*/g, '');
+    if (/\.npmrc/.test(outsideMounts))
+      problems.push(`the Dockerfile handles an .npmrc outside a secret mount: ${line.trim()}`);
+  }
+  const runtime = dockerfile.split(/^FROM\s/m).at(-1);
+  for (const [copy] of runtime.matchAll(/^COPY\s.*$/gm))
+    if (!/--from=/.test(copy)) problems.push(`the runtime stage copies from the build context: ${copy}`);
+  return { ok: problems.length === 0, output: problems.join('\n') };
+}

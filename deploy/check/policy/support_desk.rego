@@ -264,3 +264,61 @@ deny contains msg if {
 	not t.metadata[key]
 	msg := sprintf("%s: the nats-jetstream trigger needs %s", [name(d), key])
 }
+
+# --- egress: every peer named, the internet without the private and cluster ranges ---------------
+
+network_policies := [d | some d in docs; d.kind == "NetworkPolicy"]
+
+# A rule with ports only reaches those ports anywhere (another namespace's database, the cloud's
+# metadata service): every egress rule names its destination.
+deny contains msg if {
+	some p in network_policies
+	some i, rule in object.get(p.spec, "egress", [])
+	count(object.get(rule, "to", [])) == 0
+	msg := sprintf("%s: egress rule %d has no `to`: it reaches its ports anywhere", [name(p), i])
+}
+
+# What an egress to the whole internet must leave out: private, link-local (cloud metadata),
+# shared (carrier-grade NAT) and loopback ranges, IPv4 and IPv6, and the NAT64 prefixes that
+# lead back to them. (IPv4-mapped IPv6 is IPv4 on the wire, governed by the IPv4 block; the API
+# server refuses it in an ipBlock.)
+internet_excepts := {
+	"0.0.0.0/0": {"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "100.64.0.0/10", "127.0.0.0/8"},
+	"::/0": {"fc00::/7", "fe80::/10", "64:ff9b::/96", "64:ff9b:1::/48"},
+}
+
+deny contains msg if {
+	some p in network_policies
+	some rule in object.get(p.spec, "egress", [])
+	some peer in object.get(rule, "to", [])
+	required := internet_excepts[peer.ipBlock.cidr]
+	missing := required - {e | some e in object.get(peer.ipBlock, "except", [])}
+	count(missing) > 0
+	msg := sprintf("%s: egress to %s must except %v", [name(p), peer.ipBlock.cidr, sort(missing)])
+}
+
+# The internet in one family and not the other: a rule that forgot IPv6 (or IPv4), whose
+# private ranges would then depend on the cluster's defaults.
+deny contains msg if {
+	some p in network_policies
+	some rule in object.get(p.spec, "egress", [])
+	cidrs := {peer.ipBlock.cidr | some peer in object.get(rule, "to", []); peer.ipBlock.cidr}
+	some cidr in cidrs
+	internet_excepts[cidr]
+	some other, _ in internet_excepts
+	not other in cidrs
+	msg := sprintf("%s: egress to %s without %s beside it", [name(p), cidr, other])
+}
+
+# --- the first admin's key ------------------------------------------------------------------------
+
+# The bootstrap Job prints the first admin's key to its log, which outlives it wherever logs are
+# shipped: the key must expire (`deskctl bootstrap --expires-in`).
+deny contains msg if {
+	some d in docs
+	d.kind == "Job"
+	some c in pod_spec(d).containers
+	"bootstrap" in c.args
+	not "--expires-in" in c.args
+	msg := sprintf("%s: container %s runs deskctl bootstrap without --expires-in: the key it prints to the log would never expire", [name(d), c.name])
+}

@@ -13,6 +13,11 @@ export interface PublicRoute {
   bucket: RateBucket;
   service: OwningService;
   summary: string;
+  /**
+   * The body is a stream (an upload): the gateway forwards it while it arrives, never buffered,
+   * and its principal assertion binds it with a one-time id rather than a digest of its bytes.
+   */
+  stream?: true;
 }
 
 const r = (
@@ -37,7 +42,10 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   r('DELETE', '/v1/requests/:id', 'admin', 'requests', 'Delete a support request (admin)'),
   r('GET', '/v1/requests/:id/comments', 'requests:read', 'requests', 'List the comments of a request'),
   r('POST', '/v1/requests/:id/comments', 'requests:write', 'requests', 'Add a comment'),
-  r('POST', '/v1/requests/:id/attachments', 'requests:write', 'requests', 'Upload an attachment'),
+  {
+    ...r('POST', '/v1/requests/:id/attachments', 'requests:write', 'requests', 'Upload an attachment'),
+    stream: true,
+  },
   r('GET', '/v1/attachments/:id', 'requests:read', 'requests', 'Download an attachment'),
   r('GET', '/v1/requests/:id/events', 'requests:read', 'audit', 'Events of one request', 'events'),
   r('GET', '/v1/users', 'users:read', 'identity', 'List users'),

@@ -54,6 +54,8 @@ export function contractRoute<M extends RouteSchemaMap, K extends keyof M & stri
   const [locationHead, locationTail] = (s.location ?? '').split(':id');
   app.route({
     ...options,
+    // An upload's assertion is bound by a one-time id (see body-binding.ts).
+    ...(route.stream ? { config: { ...options.config, streamedBody: true } } : {}),
     method: route.method,
     url: route.path,
     schema: {

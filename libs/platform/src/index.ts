@@ -1,6 +1,7 @@
 export * from './address.js';
 export * from './aggregate-lock.js';
 export * from './config.js';
+export * from './public-origin.js';
 export * from './consumer.js';
 export * from './deadletters.js';
 export * from './errors.js';
@@ -19,6 +20,7 @@ export * from './ttl-cache.js';
 export * from './fresh-reads.js';
 export * from './due-hours.js';
 export * from './principal.js';
+export * from './body-binding.js';
 export * from './rpc.js';
 export * from './shutdown.js';
 export * from './service.js';

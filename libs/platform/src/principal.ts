@@ -9,6 +9,13 @@ import {
 } from '@support-desk/contracts';
 import type { FastifyRequest } from 'fastify';
 import { type JWTPayload, jwtVerify } from 'jose';
+import {
+  type BodyOfCall,
+  bodyClaim,
+  EMPTY_BODY_DIGEST,
+  type OneTimeIds,
+  verifiedBody,
+} from './body-binding.js';
 import { forbidden, unauthorized } from './errors.js';
 import type { HttpApp } from './http.js';
 
@@ -17,7 +24,8 @@ import type { HttpApp } from './http.js';
  * in one header. Only the gateway holds the private key; services hold public keys only, so no
  * service (and nothing that reaches a service port) can mint a principal. The assertion names
  * its audience (the one target service) and binds the call (`htm` method, `htu` path and query,
- * as DPoP does), so it cannot be replayed against another service or another route.
+ * as DPoP does, and the body: `bd` or `jti`, see body-binding.ts), so it cannot be replayed
+ * against another service, another route or with another body.
  */
 export const PRINCIPAL_ISSUER = 'support-desk-gateway';
 export const PRINCIPAL_ALG = 'EdDSA';
@@ -31,13 +39,16 @@ export const PRINCIPAL_TTL_SECONDS = 10;
 const CLOCK_TOLERANCE_SECONDS = 5;
 
 /** The call an assertion is bound to. */
-export interface BoundCall {
+export interface BoundCall extends BodyOfCall {
   /** The service that must accept it (`requests`, `identity`, `audit`, ...). */
   audience: string;
   method: string;
   /** The path and query exactly as the service receives them. */
   url: string;
 }
+
+/** What a service checks an assertion against before the body is read: the request line. */
+export type CallLine = Pick<BoundCall, 'method' | 'url'>;
 
 const PEM_BLOCK = /-----BEGIN ([A-Z ]+)-----[\s\S]+?-----END \1-----/g;
 
@@ -75,7 +86,7 @@ export function signClaims(key: KeyObject, claimsJson: string): string {
   return `${input}.${signBytes(null, Buffer.from(input), key).toString('base64url')}`;
 }
 
-/** The registered claims that bind an assertion to one service and one call. */
+/** The registered claims that bind an assertion to one service and one call, body included. */
 function boundClaims(call: BoundCall, iat: number) {
   return {
     v: PRINCIPAL_VERSION,
@@ -83,6 +94,7 @@ function boundClaims(call: BoundCall, iat: number) {
     aud: call.audience,
     htm: call.method,
     htu: call.url,
+    ...bodyClaim(call),
     iat,
     exp: iat + PRINCIPAL_TTL_SECONDS,
   };
@@ -116,12 +128,12 @@ export function createForwardedSigner(signingKeyPem: string) {
 }
 
 /**
- * Verifies that the gateway signed `token` for this service and this very call, and returns
- * its claims; any failure is 401.
+ * Verifies that the gateway signed `token` for this service and this very request line, and
+ * returns its claims (the body's binding is checked by `requirePrincipal`); any failure is 401.
  */
 function createAssertionVerifier(verifyKeysPem: string, audience: string) {
   const keys = principalVerifyKeys(verifyKeysPem);
-  return async (token: string, call: Omit<BoundCall, 'audience'>): Promise<JWTPayload> => {
+  return async (token: string, call: CallLine): Promise<JWTPayload> => {
     let payload: JWTPayload | undefined;
     for (const key of keys) {
       try {
@@ -143,25 +155,33 @@ function createAssertionVerifier(verifyKeysPem: string, audience: string) {
   };
 }
 
-/** Verifies a principal assertion for this service and this call; any failure is 401. */
+const principalOf = (claims: JWTPayload): Principal => {
+  const p = claims.p as Principal | undefined;
+  if (!p || typeof p.userId !== 'string' || !Array.isArray(p.scopes)) throw unauthorized();
+  return p;
+};
+
+const forwardedOf = (claims: JWTPayload): ForwardedCall => {
+  const fwd = claims.fwd as Partial<ForwardedCall> | undefined;
+  const text = (v: unknown) => (typeof v === 'string' ? v : null);
+  if (!fwd || typeof fwd !== 'object') throw unauthorized();
+  return { clientIp: text(fwd.clientIp), userAgent: text(fwd.userAgent) };
+};
+
+/**
+ * Verifies a principal assertion for this service and this request line; any failure is 401.
+ * (The body's binding needs the request: `requirePrincipal` checks it.)
+ */
 export function createPrincipalVerifier(verifyKeysPem: string, audience: string) {
   const verify = createAssertionVerifier(verifyKeysPem, audience);
-  return async (token: string, call: Omit<BoundCall, 'audience'>): Promise<Principal> => {
-    const p = (await verify(token, call)).p as Principal | undefined;
-    if (!p || typeof p.userId !== 'string' || !Array.isArray(p.scopes)) throw unauthorized();
-    return p;
-  };
+  return async (token: string, call: CallLine): Promise<Principal> => principalOf(await verify(token, call));
 }
 
-/** Verifies a forwarding assertion for this service and this call; any failure is 401. */
+/** Verifies a forwarding assertion for this service and this request line; any failure is 401. */
 export function createForwardedVerifier(verifyKeysPem: string, audience: string) {
   const verify = createAssertionVerifier(verifyKeysPem, audience);
-  return async (token: string, call: Omit<BoundCall, 'audience'>): Promise<ForwardedCall> => {
-    const fwd = (await verify(token, call)).fwd as Partial<ForwardedCall> | undefined;
-    const text = (v: unknown) => (typeof v === 'string' ? v : null);
-    if (!fwd || typeof fwd !== 'object') throw unauthorized();
-    return { clientIp: text(fwd.clientIp), userAgent: text(fwd.userAgent) };
-  };
+  return async (token: string, call: CallLine): Promise<ForwardedCall> =>
+    forwardedOf(await verify(token, call));
 }
 
 declare module 'fastify' {
@@ -172,10 +192,17 @@ declare module 'fastify' {
      * forwarding assertion; on a call that did not come through the gateway, the socket's peer.
      */
     clientAddress: string | null;
+    /** The digest the assertion names for the body, checked as the body is read. */
+    boundBodyDigest: string | null;
   }
   interface FastifyContextConfig {
     /** Route served without a principal (health, OAuth pages). */
     public?: boolean;
+    /**
+     * The route reads its body as a stream (an upload, which the gateway forwards while it
+     * arrives): its assertion is bound by a one-time id rather than a digest.
+     */
+    streamedBody?: boolean;
   }
 }
 
@@ -186,7 +213,20 @@ export interface PrincipalGuardOptions {
   verifyKeys: string;
   /** This service's name: assertions for any other audience are refused. */
   audience: string;
+  /** Where the one-time ids of streamed calls are spent; needed by a service with such a route. */
+  oneTimeIds?: OneTimeIds;
 }
+
+/** Methods whose body fastify never reads. */
+const BODYLESS = new Set(['GET', 'HEAD']);
+
+/** Whether fastify will read a body (its own rule: a type, a length above 0, or chunks). */
+const sendsBody = (headers: FastifyRequest['headers']) =>
+  headers['content-type'] !== undefined ||
+  headers['transfer-encoding'] !== undefined ||
+  (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+
+const replayed = () => unauthorized("The call's assertion does not match its body, or was used before");
 
 /**
  * Every route needs a valid principal assertion, issued for this service and this very call,
@@ -194,28 +234,63 @@ export interface PrincipalGuardOptions {
  * 404 (checked after routing). A public route learns the client's address from the gateway's
  * forwarding assertion (a forged or stale one is 401), never from `X-Forwarded-For`: the only
  * hop trusted is the one holding the gateway's key, wherever it runs.
+ *
+ * Both kinds of assertion also bind the body (body-binding.ts): a digest, checked as the parser
+ * reads the body (a mismatch is a 401 before any handler runs), or, on a `streamedBody` route, a
+ * one-time id spent before the body is read. An assertion without its binding is refused.
  */
-export function requirePrincipal(app: HttpApp, { verifyKeys, audience }: PrincipalGuardOptions): void {
-  const verify = createPrincipalVerifier(verifyKeys, audience);
-  const verifyForwarded = createForwardedVerifier(verifyKeys, audience);
+export function requirePrincipal(
+  app: HttpApp,
+  { verifyKeys, audience, oneTimeIds }: PrincipalGuardOptions,
+): void {
+  const verify = createAssertionVerifier(verifyKeys, audience);
   app.decorateRequest('principal', null as unknown as Principal);
   app.decorateRequest('clientAddress', null);
+  app.decorateRequest('boundBodyDigest', null);
+  app.addHook('onRoute', (route) => {
+    if (route.config?.streamedBody && !oneTimeIds)
+      throw new Error(`${route.url} streams its body: requirePrincipal needs oneTimeIds`);
+  });
+
+  const bindBody = async (request: FastifyRequest, claims: JWTPayload) => {
+    if (request.routeOptions.config?.streamedBody) {
+      // exp is checked already; the id is kept as long as the assertion could be accepted.
+      const until = new Date(((claims.exp ?? 0) + CLOCK_TOLERANCE_SECONDS) * 1000);
+      if (typeof claims.jti !== 'string' || !oneTimeIds || !(await oneTimeIds.spend(claims.jti, until)))
+        throw replayed();
+      return;
+    }
+    if (typeof claims.bd !== 'string') throw replayed();
+    if (BODYLESS.has(request.method)) return;
+    if (sendsBody(request.headers)) request.boundBodyDigest = claims.bd;
+    else if (claims.bd !== EMPTY_BODY_DIGEST) throw replayed();
+  };
+
   app.addHook('onRequest', async (request) => {
     if (!request.routeOptions.url) return; // not-found handler
     const call = { method: request.method, url: request.url };
     if (request.routeOptions.config?.public || ALWAYS_PUBLIC.includes(request.routeOptions.url)) {
       const forwarded = request.headers[FORWARDED_HEADER];
-      request.clientAddress =
-        typeof forwarded === 'string'
-          ? (await verifyForwarded(forwarded, call)).clientIp
-          : (request.socket.remoteAddress ?? null);
+      if (typeof forwarded !== 'string') {
+        request.clientAddress = request.socket.remoteAddress ?? null;
+        return;
+      }
+      const claims = await verify(forwarded, call);
+      request.clientAddress = forwardedOf(claims).clientIp;
+      await bindBody(request, claims);
       return;
     }
     const header = request.headers[PRINCIPAL_HEADER];
     if (typeof header !== 'string') throw unauthorized();
-    request.principal = await verify(header, call);
+    const claims = await verify(header, call);
+    request.principal = principalOf(claims);
     request.clientAddress = request.principal.clientIp;
+    await bindBody(request, claims);
   });
+
+  app.addHook('preParsing', async (request, _reply, payload) =>
+    request.boundBodyDigest === null ? payload : verifiedBody(payload, request.boundBodyDigest, replayed),
+  );
 }
 
 /** Throws 403 unless the caller's effective scopes include `scope` (`admin` implies all). */

@@ -1,7 +1,7 @@
 import { newId, type Principal, requestsRouteSchemas } from '@support-desk/contracts';
 import t from 'tap';
 import { contractRoute, createHttpApp, type HttpApp, requirePrincipal } from '../src/index.js';
-import { asPrincipal, testEnv, testLogger, testPrincipal } from '../src/testing/index.js';
+import { asPrincipal, bodyAsSent, testEnv, testLogger, testPrincipal } from '../src/testing/index.js';
 
 async function appWithRoutes(t: { teardown(fn: () => unknown): void }) {
   const app: HttpApp = createHttpApp({ logger: testLogger() });
@@ -30,8 +30,8 @@ async function appWithRoutes(t: { teardown(fn: () => unknown): void }) {
   return { app, seen };
 }
 
-const as = (principal: Principal, method: string, url: string) =>
-  asPrincipal(principal, { audience: 'requests', method, url });
+const as = (principal: Principal, method: string, url: string, payload?: unknown) =>
+  asPrincipal(principal, { audience: 'requests', method, url, ...bodyAsSent(method, url, payload) });
 
 const body = { title: 'Printer on fire', description: 'Smoke', priority: 'high' };
 
@@ -40,7 +40,7 @@ t.test('a contract route answers in the envelope with its documented success sta
   const res = await app.inject({
     method: 'POST',
     url: '/v1/requests',
-    headers: as(testPrincipal('agent'), 'POST', '/v1/requests'),
+    headers: as(testPrincipal('agent'), 'POST', '/v1/requests', body),
     payload: body,
   });
   t.equal(res.statusCode, 201, 'the 201 of the contract, not 200');
@@ -61,7 +61,7 @@ t.test('a contract route answers in the envelope with its documented success sta
 
 t.test('the scope comes from PUBLIC_ROUTES and is checked before validation', async (t) => {
   const { app, seen } = await appWithRoutes(t);
-  const viewer = as(testPrincipal('viewer'), 'POST', '/v1/requests');
+  const viewer = as(testPrincipal('viewer'), 'POST', '/v1/requests', {});
   const invalid = await app.inject({ method: 'POST', url: '/v1/requests', headers: viewer, payload: {} });
   t.equal(invalid.statusCode, 403, 'a caller without requests:write learns nothing from a 400');
   t.match(invalid.json(), { success: false, error: { code: 'FORBIDDEN', message: /requests:write/ } });
@@ -75,7 +75,7 @@ t.test('the scope comes from PUBLIC_ROUTES and is checked before validation', as
   t.same(ok.json(), { success: true, data: { deleted: true } });
   t.same(seen, [id], 'only the permitted call reached the handler');
 
-  const poster = as(testPrincipal('agent'), 'POST', '/v1/requests');
+  const poster = as(testPrincipal('agent'), 'POST', '/v1/requests', {});
   const bad = await app.inject({ method: 'POST', url: '/v1/requests', headers: poster, payload: {} });
   t.equal(bad.statusCode, 400, 'with the scope, the schema validates');
   t.equal(bad.json().error.code, 'VALIDATION_ERROR');

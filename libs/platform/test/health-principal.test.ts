@@ -1,5 +1,8 @@
 import {
+  createForwardedSigner,
+  createOneTimeIds,
   createPrincipalSigner,
+  ensureIndexes,
   createPrincipalVerifier,
   principalClaims,
   signClaims,
@@ -148,4 +151,102 @@ t.test('requirePrincipal guards every route but health and public ones', async (
   t.equal((await app.inject('/oauth/page')).statusCode, 200, 'public route needs no principal');
   t.equal((await app.inject('/livez')).statusCode, 200, 'health needs no principal');
   t.equal((await app.inject('/v1/unknown')).statusCode, 404, 'unknown routes stay 404');
+});
+
+t.test('the assertion binds the body: another body, no body, or a second upload is refused', async (t) => {
+  const conn = await testMongo(t, 'onetime');
+  const oneTimeIds = createOneTimeIds(conn, { logger: testLogger() });
+  const app = createHttpApp({ logger: testLogger() });
+  requirePrincipal(app, { verifyKeys: testEnv.principalKeys.verifyKeys, audience: 'requests', oneTimeIds });
+  const handled: string[] = [];
+  app.patch('/v1/things/:id', async (request) => {
+    handled.push(JSON.stringify(request.body));
+    return ok(request.body);
+  });
+  app.delete('/v1/things/:id', async () => {
+    handled.push('delete');
+    return ok({ deleted: true });
+  });
+  app.post('/oauth/form', { config: { public: true } }, async (request) => {
+    handled.push(`form ${String(request.body)}`);
+    return ok({ from: request.clientAddress });
+  });
+  app.register(async (uploads) => {
+    // Like a multipart upload: the handler reads the raw stream itself.
+    uploads.addContentTypeParser('application/octet-stream', (_request, _payload, done) => done(null));
+    uploads.post('/v1/things/:id/upload', { config: { streamedBody: true } }, async (request) => {
+      let bytes = 0;
+      for await (const chunk of request.raw) bytes += (chunk as Buffer).length;
+      handled.push(`upload ${bytes}`);
+      return ok({ bytes });
+    });
+  });
+  await ensureIndexes(conn);
+  t.teardown(() => app.close());
+
+  const agent = testPrincipal('agent');
+  const json = { 'content-type': 'application/json' };
+  const patch = { audience: 'requests', method: 'PATCH', url: '/v1/things/t1' };
+  const signed = asPrincipal(agent, { ...patch, body: '{"role":"viewer"}' });
+  const send = (headers: Record<string, string>, payload?: string, call = patch) =>
+    app.inject({
+      method: call.method,
+      url: call.url,
+      headers,
+      ...(payload !== undefined ? { payload } : {}),
+    });
+
+  t.equal((await send({ ...json, ...signed }, '{"role":"viewer"}')).statusCode, 200, 'the body it names');
+  t.equal(handled.length, 1);
+  const other = await send({ ...json, ...signed }, '{"role":"admin"}');
+  t.equal(other.statusCode, 401, 'the same assertion with another body (within its seconds)');
+  t.equal(other.json().error.code, 'UNAUTHORIZED');
+  t.equal((await send(signed)).statusCode, 401, 'the same assertion without its body');
+  const chunked = await send({ ...json, ...signed, 'transfer-encoding': 'chunked' }, '{"role":"admin"}');
+  t.equal(chunked.statusCode, 401, 'chunked, with another body');
+  t.equal(handled.length, 1, 'no handler ran for any of them');
+
+  const del = { audience: 'requests', method: 'DELETE', url: '/v1/things/t1' };
+  const noBody = asPrincipal(agent, del);
+  t.equal((await send(noBody, undefined, del)).statusCode, 200, 'no body, as it names');
+  t.equal((await send({ ...json, ...noBody }, '{"x":1}', del)).statusCode, 401, 'a body it did not name');
+  const textBody = await send({ 'content-type': 'text/plain', ...noBody }, 'not json', del);
+  t.equal(textBody.statusCode, 415, 'a body no parser reads: refused as such, and the process lives on');
+
+  const unbound = principalClaims(agent, { ...patch, body: '{"role":"viewer"}' });
+  delete (unbound as { bd?: string }).bd;
+  const ed = createPrivateKey(testEnv.principalKeys.signingKey);
+  const withoutBinding = { 'x-sd-principal': signClaims(ed, JSON.stringify(unbound)) };
+  t.equal(
+    (await send({ ...json, ...withoutBinding }, '{"role":"viewer"}')).statusCode,
+    401,
+    'an assertion that binds no body is refused',
+  );
+
+  const upload = { audience: 'requests', method: 'POST', url: '/v1/things/t1/upload' };
+  const once = asPrincipal(agent, { ...upload, streamed: true });
+  const octets = { 'content-type': 'application/octet-stream' };
+  const first = await send({ ...octets, ...once }, 'x'.repeat(100_000), upload);
+  t.same(first.json(), { success: true, data: { bytes: 100_000 } }, 'an upload, bound by a one-time id');
+  const again = await send({ ...octets, ...once }, 'y'.repeat(10), upload);
+  t.equal(again.statusCode, 401, 'the same upload assertion a second time');
+  const digestOnly = asPrincipal(agent, { ...upload, body: 'z' });
+  t.equal((await send({ ...octets, ...digestOnly }, 'z', upload)).statusCode, 401, 'an upload needs its id');
+  t.same(
+    handled.filter((h) => h.startsWith('upload')),
+    ['upload 100000'],
+    'one upload was taken',
+  );
+
+  const form = { audience: 'requests', method: 'POST', url: '/oauth/form' };
+  const forwarded = {
+    'x-sd-forwarded': createForwardedSigner(testEnv.principalKeys.signingKey)(
+      { clientIp: '203.0.113.9', userAgent: null },
+      { ...form, body: '{"a":1}' },
+    ),
+  };
+  const ok1 = await send({ ...json, ...forwarded }, '{"a":1}', form);
+  t.same(ok1.json().data, { from: '203.0.113.9' }, 'a forwarding assertion with its body');
+  const ok2 = await send({ ...json, ...forwarded }, '{"a":2}', form);
+  t.equal(ok2.statusCode, 401, 'a forwarding assertion binds its body too (the address with it)');
 });

@@ -13,7 +13,7 @@ import type { JWTVerifyGetKey } from 'jose';
 import { type GatewayConfig, idempotencyInFlightMs, listFrom } from './config.js';
 import { subscribeCredentialNotices } from './events/credential-notices.js';
 import { createIdentityClient } from './events/identity-client.js';
-import { registerCors } from './routes/cors.js';
+import { isCorsPath, registerCors } from './routes/cors.js';
 import { registerDocs } from './routes/docs.js';
 import { registerOAuthProxy } from './routes/oauth.js';
 import { registerScimProxy } from './routes/scim.js';
@@ -189,7 +189,9 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
     signForwarded: createForwardedSigner(config.PRINCIPAL_SIGNING_KEY),
   });
   await registerDocs(app, { serverUrl: config.OAUTH_ISSUER });
-  servedPaths.registerUnmatched({ cors: listFrom(config.CORS_ALLOWED_ORIGINS).length > 0 });
+  servedPaths.registerUnmatched({
+    corsPath: listFrom(config.CORS_ALLOWED_ORIGINS).length > 0 ? isCorsPath : null,
+  });
 
   return {
     app,

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import {
   baseConfig,
+  checkPublicOrigin,
   ConfigError,
   configSchema,
   metricsConfig,
@@ -80,6 +81,7 @@ export const gatewayConfigSchema = configSchema({
   TRUSTED_PROXIES: Type.String({ default: '' }),
   /** Origins (`https://app.example.com`, comma-separated, or `*`) browsers may call from; none by default. */
   CORS_ALLOWED_ORIGINS: Type.String({ default: '' }),
+  /** Refused when true (see `checkCorsOrigins`); kept so an old setting fails loudly. */
   CORS_ALLOW_CREDENTIALS: Type.Boolean({ default: false }),
   CORS_MAX_AGE_SECONDS: Type.Integer({ minimum: 0, maximum: 86_400, default: 600 }),
   /** How long the answer to a POST or PATCH with an Idempotency-Key is kept for replay (1 min to 30 days). */
@@ -97,10 +99,11 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     throw new ConfigError('Invalid configuration: TLS_CERT and TLS_KEY must be set together');
   }
   checkCorsOrigins(config);
+  checkPublicOrigin('OAUTH_ISSUER', config.OAUTH_ISSUER, config.NODE_ENV);
   return config;
 }
 
-/** Each allowed origin is exactly an origin (scheme, host, port), and `*` never has credentials. */
+/** Each allowed origin is exactly an origin (scheme, host, port); credentials never. */
 function checkCorsOrigins(config: GatewayConfig) {
   const origins = listFrom(config.CORS_ALLOWED_ORIGINS);
   for (const origin of origins) {
@@ -117,9 +120,11 @@ function checkCorsOrigins(config: GatewayConfig) {
       );
     }
   }
-  if (origins.includes('*') && config.CORS_ALLOW_CREDENTIALS) {
+  // Credentialed CORS would let an allowed origin's script act with this site's cookies (the
+  // settings console's session); the API needs none (the Authorization header is not a cookie).
+  if (config.CORS_ALLOW_CREDENTIALS) {
     throw new ConfigError(
-      'Invalid configuration: CORS_ALLOW_CREDENTIALS cannot be combined with CORS_ALLOWED_ORIGINS=*',
+      "Invalid configuration: CORS_ALLOW_CREDENTIALS=true is not supported: cross-origin calls authenticate with the Authorization header, and no other origin may use this site's cookies",
     );
   }
 }

@@ -72,26 +72,66 @@ t.test('allowed origins: preflight without credential or quota, answers readable
   t.notOk(other.headers['access-control-allow-origin'], 'but a browser may not read it');
 });
 
-t.test('credentials only with listed origins, never with *', async (t) => {
-  const h = await harness(t);
-  const { app } = await h.gateway({ CORS_ALLOWED_ORIGINS: APP, CORS_ALLOW_CREDENTIALS: true });
-  const res = await app.inject({
-    method: 'OPTIONS',
-    url: '/v1/requests',
-    headers: { origin: APP, 'access-control-request-method': 'GET' },
-  });
-  t.equal(res.headers['access-control-allow-origin'], APP);
-  t.equal(res.headers['access-control-allow-credentials'], 'true');
+t.test(
+  'CORS covers the API and the token endpoints only: never the console or the OAuth pages',
+  async (t) => {
+    const h = await harness(t);
+    const { app } = await h.gateway({ CORS_ALLOWED_ORIGINS: APP });
+    const preflight = (url: string, method = 'POST') =>
+      app.inject({
+        method: 'OPTIONS',
+        url,
+        headers: { origin: APP, 'access-control-request-method': method },
+      });
+    for (const url of ['/v1/requests', '/v1/users/usr_1', '/oauth/token', '/oauth/revoke']) {
+      const res = await preflight(url);
+      t.equal(res.statusCode, 204, `${url}: preflight answered`);
+      t.equal(res.headers['access-control-allow-origin'], APP, `${url}: the origin may call it`);
+    }
+    for (const url of [
+      '/settings/login',
+      '/settings/api-keys',
+      '/oauth/authorize',
+      '/oauth/login',
+      '/oauth/logout',
+      '/.well-known/jwks.json',
+    ]) {
+      const res = await preflight(url);
+      t.notOk(res.headers['access-control-allow-origin'], `${url}: no preflight allows another origin`);
+      t.not(res.statusCode, 204, `${url}: the preflight is not granted`);
+    }
+    for (const [method, url] of [
+      ['GET', '/settings/login'],
+      ['POST', '/settings/login'],
+      ['GET', '/oauth/authorize?client_id=x'],
+    ] as const) {
+      const res = await app.inject({
+        method,
+        url,
+        headers: { origin: APP, 'content-type': 'application/x-www-form-urlencoded' },
+        payload: method === 'POST' ? 'email=a%40b.c' : undefined,
+      });
+      t.notOk(res.headers['access-control-allow-origin'], `${method} ${url}: not readable by ${APP}`);
+    }
+    const api = await app.inject({ method: 'POST', url: '/oauth/token', headers: { origin: APP } });
+    t.equal(api.headers['access-control-allow-origin'], APP, 'the token endpoint answers to the origin');
+    t.notOk(api.headers['access-control-allow-credentials'], 'never with credentials');
+  },
+);
 
+t.test('credentialed CORS is refused; * only without credentials', async (t) => {
   const env = { PRINCIPAL_SIGNING_KEY: testEnv.principalKeys.signingKey };
   t.ok(
     loadGatewayConfig({ ...env, CORS_ALLOWED_ORIGINS: `*, ${APP}` }),
     'the rest of the settings are valid',
   );
-  t.throws(
-    () => loadGatewayConfig({ ...env, CORS_ALLOWED_ORIGINS: '*', CORS_ALLOW_CREDENTIALS: 'true' }),
-    /CORS_ALLOW_CREDENTIALS cannot be combined with CORS_ALLOWED_ORIGINS=\*/,
-  );
+  for (const origins of ['*', APP]) {
+    t.throws(
+      () => loadGatewayConfig({ ...env, CORS_ALLOWED_ORIGINS: origins, CORS_ALLOW_CREDENTIALS: 'true' }),
+      /CORS_ALLOW_CREDENTIALS.*not supported/,
+      `credentials refused with ${origins}`,
+    );
+  }
   t.throws(
     () => loadGatewayConfig({ ...env, CORS_ALLOWED_ORIGINS: 'https://app.example.com/' }),
     /is not an origin/,

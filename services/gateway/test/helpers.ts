@@ -7,6 +7,7 @@ import {
   type NatsNames,
 } from '@support-desk/contracts';
 import {
+  bodyDigest,
   createForwardedVerifier,
   createLogger,
   createPrincipalVerifier,
@@ -15,7 +16,7 @@ import {
 } from '@support-desk/platform';
 import { IdentityDouble, testEnv, testLogger, testNats, uniqueName } from '@support-desk/platform/testing';
 import { Redis } from 'ioredis';
-import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { decodeJwt, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 
 type CryptoKeyLike = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 import type { Test } from 'tap';
@@ -97,6 +98,19 @@ export interface EchoCall {
   principal: unknown;
   /** The verified forwarding assertion of an anonymous (OAuth) call, 'invalid', or null. */
   forwarded: unknown;
+  /**
+   * How the assertion (principal or forwarding) binds the body received: `digest` (its `bd` is
+   * the SHA-256 of these very bytes), `one-time` (a `jti`, an upload), `mismatch` or `missing`.
+   */
+  bodyBinding: 'digest' | 'one-time' | 'mismatch' | 'missing' | null;
+}
+
+function bodyBindingOf(assertion: unknown, body: Buffer): EchoCall['bodyBinding'] {
+  if (typeof assertion !== 'string') return null;
+  const claims = decodeJwt(assertion);
+  if (typeof claims.jti === 'string') return 'one-time';
+  if (typeof claims.bd !== 'string') return 'missing';
+  return claims.bd === bodyDigest(body) ? 'digest' : 'mismatch';
 }
 
 /** The client secret the stand-in identity accepts: it then names the client as identity does. */
@@ -112,8 +126,10 @@ export async function startUpstream(t: Test, service: string) {
   const calls: EchoCall[] = [];
   const server: Server = createServer((req, res) => {
     let bodyBytes = 0;
+    const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => {
       bodyBytes += c.length;
+      if (bodyBytes <= 1024 * 1024) chunks.push(c);
     });
     req.on('end', async () => {
       const header = req.headers['x-sd-principal'];
@@ -137,6 +153,7 @@ export async function startUpstream(t: Test, service: string) {
         bodyBytes,
         principal,
         forwarded,
+        bodyBinding: bodyBindingOf(header ?? fwd, Buffer.concat(chunks)),
       };
       // The gateway's health probes of a replica list are not calls a client made.
       if (call.url !== '/readyz') calls.push(call);

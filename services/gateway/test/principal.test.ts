@@ -1,4 +1,4 @@
-import { createPrincipalSigner, createPrincipalVerifier } from '@support-desk/platform';
+import { bodyDigest, createPrincipalSigner, createPrincipalVerifier } from '@support-desk/platform';
 import { testEnv, testPrincipal, testPrincipalKeys } from '@support-desk/platform/testing';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import t from 'tap';
@@ -35,6 +35,16 @@ t.test('the gateway signer makes the same assertion as the platform signer', asy
     );
     t.equal((a.exp as number) - (a.iat as number), 10, 'lives 10 s');
   }
+  const body = Buffer.from('{"title":"Printer on fire"}');
+  const posted = decodeJwt(fast(fixed, { ...calls[0], ...bound, method: 'POST', body }));
+  t.equal(posted.bd, bodyDigest(body), "a body is bound by its digest, as the platform's");
+  t.equal(
+    posted.bd,
+    decodeJwt(createPrincipalSigner(keys.signingKey)({ ...fixed, ...calls[0] }, { ...bound, body })).bd,
+  );
+  const upload = decodeJwt(fast(fixed, { ...calls[0], ...bound, method: 'POST', streamed: true }));
+  t.match(upload, { jti: /^[A-Za-z0-9_-]{22}$/ }, 'a streamed body by a one-time id');
+  t.notOk(upload.bd);
   const token = fast(fixed, { ...calls[0], ...bound });
   await t.rejects(verify(`${token}x`, at), 'a tampered signature is refused');
   await t.rejects(verify(token, { ...at, url: '/v1/events' }), 'another call is refused');

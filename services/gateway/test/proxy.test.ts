@@ -28,6 +28,11 @@ t.test('proxying', async (t) => {
       t.equal(echo.service, route.service, `${route.method} ${route.path} → ${route.service}`);
       t.equal(echo.url, url);
       t.equal(echo.method, route.method);
+      t.equal(
+        echo.bodyBinding,
+        route.stream ? 'one-time' : 'digest',
+        `${route.method} ${route.path}: the assertion binds the body sent`,
+      );
     }
   });
 
@@ -99,6 +104,7 @@ t.test('proxying', async (t) => {
     const echo = token.json().data as EchoCall;
     t.equal(echo.url, '/oauth/token');
     t.equal(echo.bodyBytes, 'grant_type=authorization_code&code=abc&client_id=cli_1'.length);
+    t.equal(echo.bodyBinding, 'digest', 'the forwarding assertion binds the form sent');
     t.notOk(echo.headers[PRINCIPAL_HEADER], 'internal headers are stripped on OAuth paths too');
     t.match(
       echo.forwarded,
@@ -126,6 +132,7 @@ t.test('proxying', async (t) => {
     });
     t.equal(small.statusCode, 200);
     t.equal((small.json().data as EchoCall).bodyBytes, 200_000);
+    t.equal((small.json().data as EchoCall).bodyBinding, 'one-time', 'an upload streams on, bound once');
   });
 
   t.test('health endpoints and documents need no credential', async (t) => {

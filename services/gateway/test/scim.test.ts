@@ -32,6 +32,7 @@ t.test('/scim/v2/* goes to identity with the token, its own limit per connection
     payload: JSON.stringify({ userName: 'a@example.com' }),
   });
   t.equal((posted.json().data as EchoCall).bodyBytes, JSON.stringify({ userName: 'a@example.com' }).length);
+  t.equal((posted.json().data as EchoCall).bodyBinding, 'digest', 'the forwarding assertion binds the body');
   for (const type of ['application/json', 'application/json; charset=utf-8']) {
     const plain = await gw.app.inject({
       method: 'POST',

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { type Static, Type } from '@sinclair/typebox';
 import {
   baseConfig,
+  checkPublicOrigin,
   ConfigError,
   configSchema,
   loadConfig,
@@ -80,6 +81,7 @@ export function loadIdentityServiceConfig(env: NodeJS.ProcessEnv = process.env):
       'Invalid configuration: OAUTH_SIGNING_KEYS must be set in production (a generated key file is for development)',
     );
   }
+  checkPublicOrigin('OAUTH_ISSUER', config.OAUTH_ISSUER, config.NODE_ENV);
   return config;
 }
 

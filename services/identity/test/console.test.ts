@@ -394,6 +394,42 @@ t.test('settings console', async (t) => {
     t.equal((await h.deps.users.findById(ada._id))?.identityProvider, 'local');
   });
 
+  await t.test(
+    'a form token belongs to its session: never another one, nor one from before sign-in',
+    async (t) => {
+      const { browser: victim } = await signIn('ada@example.com');
+      const signedIn = async () => (await victim.get('/settings/api-keys')).status === 200;
+      t.ok(await signedIn());
+      // Another visitor's own secret and token (a valid pair, made signed out), planted in the
+      // administrator's browser: a sibling site can set a cookie where it is not `__Host-`.
+      const attacker = new FormBrowser(issuer, ADDRESS);
+      const theirs = csrfOf((await attacker.get('/settings/login')).html);
+      victim.cookies.set('sd_csrf', attacker.cookies.get('sd_csrf')!);
+      const planted = await victim.post('/settings/logout', { csrf_token: theirs });
+      t.equal(planted.status, 403, "another visitor's secret and token, in an administrator's session");
+      t.ok(await signedIn(), 'nothing was changed');
+
+      // The sign-in form's token does not outlive the sign-in.
+      const fresh = new FormBrowser(issuer, ADDRESS);
+      const early = csrfOf((await fresh.get('/settings/login')).html);
+      const login = await fresh.post('/settings/login', {
+        csrf_token: early,
+        email: 'ada@example.com',
+        password,
+      });
+      t.equal(login.status, 303);
+      t.equal((await fresh.post('/settings/logout', { csrf_token: early })).status, 403, 'a token of before');
+
+      // Nor does a session's token serve another session, with the same secret cookie.
+      const mine = csrfOf((await fresh.get('/settings/api-keys')).html);
+      const { browser: other } = await signIn('ada@example.com');
+      other.cookies.set('sd_csrf', fresh.cookies.get('sd_csrf')!);
+      t.equal((await other.post('/settings/logout', { csrf_token: mine })).status, 403, "another session's");
+      const out = await fresh.post('/settings/logout', { csrf_token: mine });
+      t.equal(out.status, 303, 'its own session takes it');
+    },
+  );
+
   await t.test('the console session times out', async (t) => {
     const { browser } = await signIn('ada@example.com');
     t.equal((await browser.get('/settings/api-keys')).status, 200);
@@ -410,13 +446,13 @@ t.test('under https the console cookies are __Host-, Secure, SameSite', async (t
   const page = await h.app.inject({ method: 'GET', url: '/settings/login' });
   t.equal(page.statusCode, 200);
   const cookie = String(page.headers['set-cookie']);
-  t.match(cookie, /^__Host-sd_csrf=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Secure$/);
-  const token = /__Host-sd_csrf=([^;]+)/.exec(cookie)![1];
-  t.match(page.body, new RegExp(`name="csrf_token" value="${token}"`), 'the form repeats the token');
+  t.match(cookie, /^__Host-sd_csrf=[A-Za-z0-9_-]{24}; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
+  const secret = /__Host-sd_csrf=([^;]+)/.exec(cookie)![1];
+  t.notMatch(page.body, secret, 'the cookie holds the secret; the form a token made from it');
   const noToken = await h.app.inject({
     method: 'POST',
     url: '/settings/login',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `__Host-sd_csrf=${token}` },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `__Host-sd_csrf=${secret}` },
     payload: 'email=a%40example.com&password=whatever-long-enough',
   });
   t.equal(noToken.statusCode, 403, 'a sign-in form without its token is refused');

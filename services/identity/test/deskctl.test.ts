@@ -27,6 +27,16 @@ t.test('deskctl and API keys', async (t) => {
   });
 
   await t.test('bootstrap creates the first admin and an admin key, then is skipped', async (t) => {
+    const bad = await run([
+      'bootstrap',
+      '--email',
+      'root@example.com',
+      '--name',
+      'Root',
+      '--expires-in',
+      '1y',
+    ]);
+    t.equal(bad.code, 2, 'a lifetime that is not a duration is a usage error');
     const r = await run([
       'bootstrap',
       '--email',
@@ -35,10 +45,16 @@ t.test('deskctl and API keys', async (t) => {
       'Root',
       '--json',
       '--if-none',
+      '--expires-in',
+      '1h',
     ]);
     t.equal(r.code, 0, r.stderr);
     t.match(r.json, { skipped: false, user: { email: 'root@example.com', role: 'admin' } });
     t.match(r.json.key, /^sd_key_[0-9a-z]{26}_[A-Za-z0-9_-]{43}$/);
+    const lifetime = Date.parse(r.json.expiresAt) - Date.now();
+    t.ok(lifetime > 3500_000 && lifetime <= 3600_000, `the key expires in an hour (${r.json.expiresAt})`);
+    const stored = await h.deps.apiKeys.findById(r.json.keyId);
+    t.equal(stored?.expiresAt?.toISOString(), r.json.expiresAt, 'stored with its expiry');
     const reply = await resolve(r.json.key);
     t.match(reply, {
       valid: true,

@@ -27,10 +27,10 @@ export class FormBrowser {
     readonly clientIp?: string,
   ) {}
 
-  private forwarded(target: URL, method: string): Record<string, string> {
+  private forwarded(target: URL, method: string, body?: string): Record<string, string> {
     if (!this.clientIp) return {};
     const url = target.pathname + target.search;
-    const call = { audience: 'identity', method, url };
+    const call = { audience: 'identity', method, url, body };
     return { [FORWARDED_HEADER]: signForwarded({ clientIp: this.clientIp, userAgent: null }, call) };
   }
 
@@ -75,7 +75,7 @@ export class FormBrowser {
       redirect: 'manual',
       headers: {
         cookie: this.cookieHeader(),
-        ...this.forwarded(target, init.method ?? 'GET'),
+        ...this.forwarded(target, init.method ?? 'GET', init.body),
         ...init.headers,
       },
     });

@@ -725,14 +725,18 @@ t.test('OAuth 2.0 authorization server', async (t) => {
     const page = await app.inject({ method: 'GET', url: url.slice(issuer.length) });
     t.equal(page.statusCode, 200);
     const csrfCookie = String(page.headers['set-cookie']);
-    t.match(csrfCookie, /^__Host-sd_csrf=.*; Path=\/; HttpOnly; SameSite=Lax; Secure/, '__Host- prefixed');
-    const csrf = /__Host-sd_csrf=([^;]+)/.exec(csrfCookie)![1];
+    t.match(
+      csrfCookie,
+      /^__Host-sd_csrf=[^;]+; Path=\/; HttpOnly; Secure; SameSite=Lax$/,
+      '__Host- prefixed',
+    );
+    const secret = /__Host-sd_csrf=([^;]+)/.exec(csrfCookie)![1];
     const login = await app.inject({
       method: 'POST',
       url: '/oauth/login',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `__Host-sd_csrf=${csrf}` },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `__Host-sd_csrf=${secret}` },
       payload: new URLSearchParams({
-        csrf_token: decodeURIComponent(csrf),
+        csrf_token: hidden(page.body, 'csrf_token'),
         request: hidden(page.body, 'request'),
         email: 'alice@example.com',
         password,
@@ -741,7 +745,7 @@ t.test('OAuth 2.0 authorization server', async (t) => {
     t.equal(login.statusCode, 303);
     t.match(
       String(login.headers['set-cookie']),
-      /__Host-sd_session=[^;]+; Path=\/; HttpOnly; SameSite=Lax; Secure; Max-Age=43200/,
+      /__Host-sd_session=[^;]+; Max-Age=43200; Path=\/; HttpOnly; Secure; SameSite=Lax/,
     );
     const meta = await app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' });
     t.equal(meta.json().issuer, httpsIssuer);

@@ -67,12 +67,13 @@ async function run(title: string, method: 'GET' | 'POST', path: string, payload?
         method,
         path,
         ...(payload ? { body: payload } : {}),
-        // The gateway signs each call (an assertion is bound to it and lives seconds): so does the bench.
+        // The gateway signs each call (an assertion is bound to it and its body, and lives
+        // seconds): so does the bench.
         setupRequest: (request) => ({
           ...request,
           headers: {
             'content-type': 'application/json',
-            'x-sd-principal': sign(bench, { audience: 'requests', method, url: path }),
+            'x-sd-principal': sign(bench, { audience: 'requests', method, url: path, body: payload }),
           },
         }),
       },

@@ -3,6 +3,7 @@ import {
   type ComposedService,
   type Connection,
   createHttpApp,
+  createOneTimeIds,
   createOutboxRelay,
   deadLetterStore,
   ensureIndexes,
@@ -79,7 +80,9 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
 
   const app = createHttpApp({ logger });
   const health = registerHealth(app, { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) });
-  requirePrincipal(app, { verifyKeys: config.PRINCIPAL_VERIFY_KEYS, audience: 'requests' });
+  // Uploads stream in: their assertions carry a one-time id, spent in this service's database.
+  const oneTimeIds = createOneTimeIds(conn, { logger });
+  requirePrincipal(app, { verifyKeys: config.PRINCIPAL_VERIFY_KEYS, audience: 'requests', oneTimeIds });
   await registerRoutes(app, deps);
 
   const relay = createOutboxRelay({
@@ -104,6 +107,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
       await deps.files.ensureIndexes();
       await completeStoredRequests(deps);
       relay.start();
+      oneTimeIds.purge.start();
       const refreshers = {
         refreshUser: (id: string) => deps.directory.refreshUser(id),
         refreshGroup: (id: string) => deps.directory.refreshGroup(id),
@@ -129,6 +133,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
     async close() {
       deadLetters?.stop();
       await monitor.stop();
+      await oneTimeIds.purge.stop();
       await consumer?.stop();
       await relay.stop();
     },

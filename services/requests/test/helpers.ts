@@ -3,6 +3,7 @@ import type { DomainEvent, NatsNames, Principal } from '@support-desk/contracts'
 import type { HttpApp, NatsConnection, OutboxRelay } from '@support-desk/platform';
 import {
   asPrincipal,
+  bodyAsSent,
   IdentityDouble,
   signCallsLikeTheGateway,
   type Teardownable,
@@ -107,7 +108,15 @@ export async function harness(
       const res = await app.inject({
         method,
         url,
-        headers: { ...headers, ...asPrincipal(principal, { audience: 'requests', method, url }) },
+        headers: {
+          ...headers,
+          ...asPrincipal(principal, {
+            audience: 'requests',
+            method,
+            url,
+            ...bodyAsSent(method, url, payload),
+          }),
+        },
         ...(payload !== undefined ? { payload: payload as Record<string, unknown> } : {}),
       });
       // FerretDB v1 (local/test store) does not make single-document updates atomic: the relay's

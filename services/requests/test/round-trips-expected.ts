@@ -55,8 +55,10 @@ export const EXPECTED: Record<string, ExpectedTrips> = {
   },
   'POST /v1/requests/:id/comments': { call: readAndWrite, ...relayed('request.comment_added') },
   'POST /v1/requests/:id/attachments (the first of this process, 300 kB)': {
-    // The driver's GridFS stream checks its indexes once per process (find + listIndexes).
+    // The driver's GridFS stream checks its indexes once per process (find + listIndexes). The
+    // upload's assertion is spent first (its one-time id: one insert).
     call: [
+      'insert spent_assertion_ids',
       'find attachments.files',
       ...gridFsChunks(2),
       'insert attachments.files',
@@ -67,7 +69,12 @@ export const EXPECTED: Record<string, ExpectedTrips> = {
     ...relayed('request.attachment_added'),
   },
   'POST /v1/requests/:id/attachments (300 kB)': {
-    call: [...gridFsChunks(2), 'insert attachments.files', ...readAndWrite].sort(),
+    call: [
+      'insert spent_assertion_ids',
+      ...gridFsChunks(2),
+      'insert attachments.files',
+      ...readAndWrite,
+    ].sort(),
     ...relayed('request.attachment_added'),
   },
   'GET /v1/requests/:id (a comment author not in the read model)': {

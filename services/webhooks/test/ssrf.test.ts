@@ -1,3 +1,4 @@
+import { freePort } from '@support-desk/platform/testing';
 import t from 'tap';
 import { allowedRanges, refusal } from '../src/events/destination.js';
 import { createSender } from '../src/events/sender.js';
@@ -39,20 +40,64 @@ t.test('private, loopback, link-local and metadata addresses are refused unless 
   t.throws(() => allowedRanges('127.0.0.1'), 'a range without a prefix length is a config error');
 });
 
+t.test(
+  'only globally routable unicast: embedded IPv4, transition, site-local and reserved ranges',
+  async (t) => {
+    const none = allowedRanges('');
+    for (const [address, why] of [
+      ['::127.0.0.1', /loopback/], // IPv4-compatible (::/96): the loopback it embeds
+      ['::a00:1', /private/],
+      ['::ffff:0:7f00:1', /loopback/], // IPv4-translated (::ffff:0:0:0/96)
+      ['::ffff:169.254.169.254', /link-local/],
+      ['64:ff9b::a9fe:a9fe', /link-local/], // NAT64 (well-known prefix) of the metadata address
+      ['64:ff9b::808:808', /NAT64/], // NAT64 of a public address: a translator the operator must allow
+      ['64:ff9b:1::a00:1', /NAT64/], // local-use NAT64 (64:ff9b:1::/48)
+      ['2002:7f00:1::1', /6to4/],
+      ['2002:a00:1::1', /6to4/],
+      ['2001::1', /Teredo/],
+      ['2001:0:4136:e378:8000:63bf:3fff:fdd2', /Teredo/],
+      ['fec0::1', /site-local/],
+      ['2001:2::1', /benchmarking/],
+      ['3fff::1', /reserved/],
+      ['4000::1', /not globally routable/], // outside 2000::/3, the global unicast space
+      ['192.88.99.1', /reserved/], // the 6to4 relay anycast
+      ['255.255.255.255', /broadcast/],
+      ['192.0.0.8', /reserved/],
+    ] as const) {
+      t.match(refusal(address, none), why, `${address} refused`);
+    }
+    for (const address of ['8.8.8.8', '::ffff:93.184.215.14', '2a00:1450:4001:82b::200e']) {
+      t.equal(refusal(address, none), null, `${address} allowed`);
+    }
+    const loopback = allowedRanges('127.0.0.0/8');
+    t.equal(refusal('::ffff:127.0.0.1', loopback), null, 'an allowed IPv4 range admits its mapped form');
+    t.match(refusal('::127.0.0.1', loopback), /IPv4-compatible/, 'not its deprecated compatible form');
+    const nat64 = allowedRanges('64:ff9b::/96');
+    t.equal(refusal('64:ff9b::808:808', nat64), null, 'an operator with a NAT64 translator allows it');
+    t.match(refusal('64:ff9b::a00:1', nat64), /private/, 'the IPv4 it reaches must still be public');
+  },
+);
+
 t.test('the sender refuses before connecting: metadata, private, a name resolving to loopback', async (t) => {
   const receiver = await startReceiver(t);
   const send = createSender(options());
   const metadata = await send(delivery('http://169.254.169.254/latest/meta-data/'));
-  t.match(metadata, { status: null, error: /destination refused: 169\.254\.169\.254 .*link-local/ });
+  t.match(metadata, { status: null, error: 'destination refused (link-local range)' });
   const privateNet = await send(delivery('http://10.1.2.3:8080/hook'));
-  t.match(privateNet, { status: null, error: /private/ });
+  t.match(privateNet, { status: null, error: 'destination refused (private range)' });
+  const compatible = await send(delivery(`http://[::127.0.0.1]:${receiver.port}/hook`));
+  t.match(compatible, { status: null, error: 'destination refused (loopback range)' });
   const byName = await send(delivery(`http://localhost:${receiver.port}/hook`));
-  t.match(byName, { status: null, error: /destination refused: localhost resolves to .*loopback/ });
+  t.match(byName, { status: null, error: 'destination refused (loopback range)' });
+  t.notMatch(byName.error, /127\.0\.0\.1|::1/, 'the log never shows the address a name resolved to');
   t.equal(receiver.received.length, 0, 'nothing reached the receiver');
 
   const allowing = createSender(options('127.0.0.0/8,::1/128'));
   const ok = await allowing(delivery(`http://localhost:${receiver.port}/hook`));
   t.equal(ok.status, 204, 'allowed by configuration, the same name is delivered to');
+  const closed = await allowing(delivery(`http://localhost:${await freePort()}/hook`));
+  t.match(closed, { status: null, error: /ECONNREFUSED/ });
+  t.notMatch(closed.error, /127\.0\.0\.1|::1/, 'a failed connection names the host, not its address');
 });
 
 t.test('redirects are not followed; the body is read only up to the cap', async (t) => {

@@ -97,7 +97,10 @@ checksum/config: {{ include (print $.Template.BasePath "/configmap.yaml") . | sh
 checksum/secrets: {{ toJson $secrets | sha256sum }}
 {{- end -}}
 
-{{/* Egress: DNS, the dependencies by port, and the Support Desk services this one calls. */}}
+{{/*
+Egress: DNS, each dependency on its port and only at the peers its `to` names, the Support Desk
+services this one calls, and (webhooks) the internet without the non-public ranges.
+*/}}
 {{- define "sd.egressRules" -}}
 {{- $np := .Values.networkPolicy -}}
 - to:
@@ -108,13 +111,14 @@ checksum/secrets: {{ toJson $secrets | sha256sum }}
     - port: 53
       protocol: TCP
 {{- range $np.egress }}
-- ports:
+{{- if not .to }}
+{{- fail (printf "networkPolicy.egress: port %v has no `to`: name the peers that serve it (a port alone would reach it anywhere)" .port) }}
+{{- end }}
+- to:
+    {{- toYaml .to | nindent 4 }}
+  ports:
     - port: {{ .port }}
       protocol: TCP
-  {{- with .to }}
-  to:
-    {{- toYaml . | nindent 4 }}
-  {{- end }}
 {{- end }}
 {{- range $np.upstreams }}
 - to:
@@ -124,5 +128,31 @@ checksum/secrets: {{ toJson $secrets | sha256sum }}
   ports:
     - port: {{ .port }}
       protocol: TCP
+{{- end }}
+{{- with $np.internet }}
+{{- if .enabled }}
+{{- if not .clusterCidrs }}
+{{- fail "networkPolicy.internet.clusterCidrs: list the cluster's pod and service ranges (kept out of the internet egress)" }}
+{{- end }}
+{{- $v4 := list "10.0.0.0/8" "172.16.0.0/12" "192.168.0.0/16" "169.254.0.0/16" "100.64.0.0/10" "127.0.0.0/8" }}
+{{- $v6 := list "fc00::/7" "fe80::/10" "64:ff9b::/96" "64:ff9b:1::/48" }}
+{{- range .clusterCidrs }}
+{{- if contains ":" . }}{{ $v6 = append $v6 . }}{{ else }}{{ $v4 = append $v4 . }}{{ end }}
+{{- end }}
+- to:
+    - ipBlock:
+        cidr: 0.0.0.0/0
+        except:
+          {{- toYaml (uniq $v4) | nindent 10 }}
+    - ipBlock:
+        cidr: ::/0
+        except:
+          {{- toYaml (uniq $v6) | nindent 10 }}
+  ports:
+    {{- range .ports }}
+    - port: {{ . }}
+      protocol: TCP
+    {{- end }}
+{{- end }}
 {{- end }}
 {{- end -}}

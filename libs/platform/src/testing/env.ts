@@ -3,6 +3,7 @@ import {
   type NatsNames,
   natsNames,
   type Principal,
+  PUBLIC_ROUTES,
   type Role,
   ROLE_SCOPES,
   newId,
@@ -12,6 +13,7 @@ import type { Connection } from 'mongoose';
 import { createLogger, type Logger } from '../logger.js';
 import { connectMongo } from '../mongo.js';
 import { connectNats, ensureStreams, type NatsConnection } from '../nats.js';
+import type { BodyOfCall } from '../body-binding.js';
 import { type BoundCall, createPrincipalSigner } from '../principal.js';
 
 /** What a tap `t` offers that the helpers need (kept structural so this module does not import tap). */
@@ -136,6 +138,27 @@ export async function eventually<T>(
   );
 }
 
+/** The contract's streamed routes (uploads), as patterns of their paths. */
+const STREAMED_ROUTES = PUBLIC_ROUTES.filter((r) => r.stream).map((r) => ({
+  method: r.method,
+  path: new RegExp(`^${r.path.replace(/:[A-Za-z]+/g, '[^/]+')}$`),
+}));
+
+/**
+ * The body an `inject` sends, as the gateway binds it: on a streamed route of the contract (an
+ * upload, which the gateway streams on) a one-time id; elsewhere the bytes light-my-request
+ * sends (an object as its JSON).
+ */
+export function bodyAsSent(method: string, url: string, payload: unknown): BodyOfCall {
+  const path = url.split('?')[0];
+  if (STREAMED_ROUTES.some((r) => r.method === method.toUpperCase() && r.path.test(path)))
+    return { streamed: true };
+  if (payload === undefined || payload === null) return {};
+  return {
+    body: typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : JSON.stringify(payload),
+  };
+}
+
 /** A header naming the caller of an `inject` (see `signCallsLikeTheGateway`); never sent to a real service. */
 export const TEST_CALLER_HEADER = 'x-test-caller';
 
@@ -161,6 +184,8 @@ export function signCallsLikeTheGateway<A extends Injectable>(app: A, audience: 
       path?: string;
       query?: Record<string, string>;
       headers?: Record<string, string>;
+      payload?: unknown;
+      body?: unknown;
     };
     const caller = o.headers?.[TEST_CALLER_HEADER];
     if (!caller) return inject(opts);
@@ -175,7 +200,8 @@ export function signCallsLikeTheGateway<A extends Injectable>(app: A, audience: 
     const sent = new URL(url, 'http://test.invalid');
     url = `${sent.pathname}${sent.search}`;
     const principal = JSON.parse(Buffer.from(caller, 'base64url').toString()) as Principal;
-    const call = { audience, method: (o.method ?? 'GET').toUpperCase(), url };
+    const method = (o.method ?? 'GET').toUpperCase();
+    const call = { audience, method, url, ...bodyAsSent(method, url, o.payload ?? o.body) };
     return inject({ ...rest, url, headers: { ...headers, ...asPrincipal(principal, call) } });
   };
   return app;

@@ -16,7 +16,7 @@ import {
   rateLimitHeaders,
 } from '../store/rate-limiter.js';
 import type { GatewayConfig } from '../config.js';
-import { fromOptions, isUnsafe, nameBodyLimit, upstreamPool } from './upstream.js';
+import { BufferedBody, fromOptions, isUnsafe, nameBodyLimit, upstreamPool } from './upstream.js';
 import type { UpstreamHealth } from './upstream-health.js';
 
 export interface OAuthProxyDeps {
@@ -141,14 +141,15 @@ const forwardedUrl = (route: OAuthRoute, url: string) => {
  * API authentication (the console signs administrators in with identity's login session). Each is proxied to its
  * own path (plus the query as sent), whatever spelling of it the router matched: no other path
  * reaches identity through here. Bodies are small forms, buffered (so the token endpoint's
- * client can be named before the call). Each call carries the gateway's signed forwarding
- * assertion: identity takes the client's address from it, never from a header a client sets.
+ * client can be named before the call) and sent on as the very bytes received. Each call carries
+ * the gateway's signed forwarding assertion, bound to those bytes: identity takes the client's
+ * address from it, never from a header a client sets.
  */
 export async function registerOAuthProxy(app: HttpApp, deps: OAuthProxyDeps): Promise<void> {
   const { config, identityUrls, signForwarded } = deps;
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: OAUTH_BODY_LIMIT }, (_req, body, done) =>
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: OAUTH_BODY_LIMIT }, (_req, body, done) =>
       done(null, body),
     );
     nameBodyLimit(scope, `OAuth request bodies are limited to ${humanBytes(OAUTH_BODY_LIMIT)}`);
@@ -170,14 +171,20 @@ export async function registerOAuthProxy(app: HttpApp, deps: OAuthProxyDeps): Pr
         preValidation: async () => undefined,
         disableRequestLogging: true,
         preHandler: async (request: FastifyRequest, reply: FastifyReply) => {
+          const bytes = Buffer.isBuffer(request.body) ? request.body : null;
           if (route.method === 'POST') {
-            const raw = typeof request.body === 'string' ? request.body : undefined;
-            const clientId = route.clientAuthenticated ? oauthClientId(request, raw) : null;
+            const clientId = route.clientAuthenticated ? oauthClientId(request, bytes?.toString()) : null;
             if (!(await limitAuthCall(deps, request, reply, clientId))) return reply;
           }
+          if (bytes) request.body = new BufferedBody(bytes);
           request.forwardedAssertion = signForwarded(
             { clientIp: request.ip ?? null, userAgent: request.headers['user-agent'] ?? null },
-            { audience: 'identity', method: request.method, url: forwardedUrl(route, request.url) },
+            {
+              audience: 'identity',
+              method: request.method,
+              url: forwardedUrl(route, request.url),
+              body: bytes,
+            },
           );
         },
         replyOptions: { ...replyOptions, ...(rewriteHeaders && { rewriteHeaders }) } as never,

@@ -64,7 +64,7 @@ function sendError(
  * authentication and refused addresses consume no quota; a scope refusal does (it is a call the
  * credential made) and carries the rate-limit headers like every other answer to a credential.
  */
-function guard({ authenticator, authFailures, rateLimiter, signPrincipal }: ProxyDeps) {
+function guard({ authenticator, authFailures, rateLimiter }: ProxyDeps) {
   const tooManyFailures = (reply: FastifyReply, decision: RateDecision) => {
     reply.header('retry-after', String(decision.retryAfter));
     return sendError(
@@ -132,16 +132,26 @@ function guard({ authenticator, authFailures, rateLimiter, signPrincipal }: Prox
     request.forwardUrl =
       forwardedPath(route, request.params as Record<string, string>) +
       (queryAt < 0 ? '' : request.url.slice(queryAt));
-    // Bound to the one service and the very call forwarded.
-    request.principalAssertion = signPrincipal(caller.principal, {
-      clientIp: request.ip ?? null,
-      userAgent: request.headers['user-agent'] ?? null,
-      requestId: request.id,
-      audience: route.service,
-      method: request.method,
-      url: request.forwardUrl,
-    });
   };
+}
+
+/**
+ * The principal assertion of a call about to be forwarded, once its body is read: bound to the
+ * one service and the very call, body included (its digest, or a one-time id for an upload,
+ * which streams on as it arrives).
+ */
+function signCall(request: FastifyRequest, signPrincipal: FastPrincipalSigner): void {
+  const route = request.routeOptions.config.publicRoute as PublicRoute;
+  const body = request.body;
+  request.principalAssertion = signPrincipal(request.caller!.principal, {
+    clientIp: request.ip ?? null,
+    userAgent: request.headers['user-agent'] ?? null,
+    requestId: request.id,
+    audience: route.service,
+    method: request.method,
+    url: request.forwardUrl,
+    ...(body instanceof DeferredBody ? { streamed: true } : { body: Buffer.isBuffer(body) ? body : null }),
+  });
 }
 
 /**
@@ -252,8 +262,9 @@ export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promi
             config: { publicRoute: route },
             onRequest,
             ...(keyed ? { preHandler: idempotency.preHandler, onSend: idempotency.onSend } : {}),
-            handler: (request, reply) =>
-              reply.from(
+            handler: (request, reply) => {
+              signCall(request, deps.signPrincipal);
+              return reply.from(
                 request.forwardUrl,
                 // A buffered body is sent as it came (never re-encoded), on every attempt.
                 Buffer.isBuffer(request.body)
@@ -263,7 +274,8 @@ export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promi
                       contentType: String(request.headers['content-type'] ?? 'application/octet-stream'),
                     }
                   : hooks,
-              ),
+              );
+            },
           });
         }
       });

@@ -1,5 +1,4 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { Readable } from 'node:stream';
 import httpProxy from '@fastify/http-proxy';
 import { AUTHENTICATED_SCIM_HEADER, type ForwardedCall } from '@support-desk/contracts';
 import { type BoundCall, type HttpApp, humanBytes } from '@support-desk/platform';
@@ -11,7 +10,7 @@ import {
   RateLimitUnavailableError,
   rateLimitHeaders,
 } from '../store/rate-limiter.js';
-import { fromOptions, nameBodyLimit, upstreamPool } from './upstream.js';
+import { BufferedBody, fromOptions, nameBodyLimit, upstreamPool } from './upstream.js';
 import type { UpstreamHealth } from './upstream-health.js';
 
 export interface ScimProxyDeps {
@@ -105,7 +104,7 @@ export async function registerScimProxy(app: HttpApp, deps: ScimProxyDeps): Prom
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser(
       '*',
-      { parseAs: 'string', bodyLimit: config.JSON_BODY_LIMIT_BYTES },
+      { parseAs: 'buffer', bodyLimit: config.JSON_BODY_LIMIT_BYTES },
       (_req, body, done) => done(null, body),
     );
     const tooLarge = `SCIM request bodies are limited to ${humanBytes(config.JSON_BODY_LIMIT_BYTES)}`;
@@ -130,13 +129,13 @@ export async function registerScimProxy(app: HttpApp, deps: ScimProxyDeps): Prom
         // then forwards as `/scim/v2/…`: the assertion would bind a path identity never sees.
         if (!CANONICAL_PREFIX.test(request.url)) return sendScimError(reply, 404, 'Not found');
         if (!(await checkBudget(deps, request, reply))) return reply;
-        // reply-from sends a string body as it is, except under `application/json`, which it
-        // JSON-encodes again (a client sending plain JSON reached identity with a JSON string);
-        // a stream it always sends as it is, so the buffered body goes on as a stream of its bytes.
-        if (typeof request.body === 'string') request.body = Readable.from([Buffer.from(request.body)]);
+        // The buffered body goes on as the very bytes received (see BufferedBody), which the
+        // assertion binds.
+        const bytes = Buffer.isBuffer(request.body) ? request.body : null;
+        if (bytes) request.body = new BufferedBody(bytes);
         request.forwardedAssertion = signForwarded(
           { clientIp: request.ip ?? null, userAgent: request.headers['user-agent'] ?? null },
-          { audience: 'identity', method: request.method, url: request.url },
+          { audience: 'identity', method: request.method, url: request.url, body: bytes },
         );
       },
       // The Authorization header (the connection's token) goes through: identity checks it.

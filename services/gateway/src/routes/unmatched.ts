@@ -53,7 +53,7 @@ const byOrder = (a: string, b: string) =>
  * Must run before any route is registered: collects the table the answers below read.
  *
  * - A path the gateway serves, called with another method: `405 METHOD_NOT_ALLOWED` with
- *   `Allow` (plus `OPTIONS` when CORS is on), before authentication. The route table is public
+ *   `Allow` (plus `OPTIONS` where CORS is on), before authentication. The route table is public
  *   (the OpenAPI document lists it), so naming the methods tells a caller nothing new, and is
  *   more useful than GitHub's 404 to anonymous callers.
  * - Any other path: `404 NOT_FOUND`; outside `/v1` the message points at the prefix, naming
@@ -67,10 +67,13 @@ export function collectServedPaths(app: HttpApp) {
     for (const method of methods) table.add(method, route.url, isPublicPath(route.url));
   });
   return {
-    /** Registers the catch-all answering 405 and 404; call once every other route is registered. */
-    registerUnmatched({ cors }: { cors: boolean }) {
+    /**
+     * Registers the catch-all answering 405 and 404; call once every other route is registered.
+     * `corsPath` (CORS on): the paths where preflights are granted.
+     */
+    registerUnmatched({ corsPath }: { corsPath: ((path: string) => boolean) | null }) {
       // With CORS on, @fastify/cors answers every OPTIONS (preflights) itself.
-      const methods = app.supportedMethods.filter((m) => !(cors && m === 'OPTIONS'));
+      const methods = app.supportedMethods.filter((m) => !(corsPath && m === 'OPTIONS'));
       app.route({
         method: methods,
         url: '/*',
@@ -79,7 +82,7 @@ export function collectServedPaths(app: HttpApp) {
           const path = request.url.split('?')[0];
           const served = table.find(path);
           if (served) {
-            const allowed = [...served.methods, ...(cors ? ['OPTIONS'] : [])];
+            const allowed = [...served.methods, ...(corsPath?.(path) ? ['OPTIONS'] : [])];
             const allow = [...new Set(allowed)].sort(byOrder).join(', ');
             return reply
               .code(405)

@@ -181,7 +181,9 @@ export const retryOnAnotherReplica = ({
     req.body = fresh;
     return 1 + attempt * 10;
   }
-  if (req.body !== undefined && typeof (req.body as { pipe?: unknown }).pipe === 'function') return null;
+  // A read body goes again as the same bytes, by the rules of a buffered one below.
+  if (req.body instanceof BufferedBody) req.body = req.body.again();
+  else if (req.body !== undefined && typeof (req.body as { pipe?: unknown }).pipe === 'function') return null;
   if (NOT_CONNECTED.has(code)) return 1 + attempt * 10;
   if (CONNECTION_BROKE.has(code) && IDEMPOTENT.has(req.method ?? '')) return 1 + attempt * 10;
   return null;
@@ -267,5 +269,24 @@ export class DeferredBody extends Readable {
   /** A new wrapper of the same, still unread stream (null once any of it was read). */
   again(): DeferredBody | null {
     return this.started ? null : new DeferredBody(this.source);
+  }
+}
+
+/**
+ * A body read whole (OAuth, console and SCIM calls), sent on as a stream of its exact bytes: the
+ * bytes the forwarding assertion's digest names. (reply-from would JSON-encode a string body of a
+ * JSON type once more.) Unlike an upload, it can be sent again on another attempt.
+ */
+export class BufferedBody extends Readable {
+  constructor(readonly bytes: Buffer) {
+    super();
+    this.push(bytes);
+    this.push(null);
+  }
+
+  override _read(): void {}
+
+  again(): BufferedBody {
+    return new BufferedBody(this.bytes);
   }
 }

@@ -1,5 +1,7 @@
 import type { Principal } from '@support-desk/contracts';
 import {
+  type BodyOfCall,
+  bodyClaimJson,
   PRINCIPAL_ISSUER,
   PRINCIPAL_VERSION,
   PRINCIPAL_TTL_SECONDS,
@@ -8,7 +10,7 @@ import {
 } from '@support-desk/platform';
 
 /** What varies per call; everything else in the principal comes from the (cached) caller. */
-export interface CallFields {
+export interface CallFields extends BodyOfCall {
   clientIp: string | null;
   userAgent: string | null;
   requestId: string;
@@ -21,7 +23,7 @@ export interface CallFields {
 
 /**
  * The same EdDSA assertion as `createPrincipalSigner` in the platform (claims `p`, `iss`, `aud`,
- * `htm`, `htu`, `iat`, `exp`; verified by the services with `createPrincipalVerifier`), built for
+ * `htm`, `htu`, `bd` or `jti`, `iat`, `exp`; verified by the services' `requirePrincipal`), built for
  * the gateway's hot path: the JSON of a caller's fixed principal fields is serialised once per
  * caller object (callers are cached with their credential), and only the per-call fields are
  * added. The request id stays inside the signed assertion: services record `principal.requestId`
@@ -43,7 +45,7 @@ export function createFastPrincipalSigner(signingKeyPem: string) {
     const claims =
       `{"p":${json},"clientIp":${JSON.stringify(call.clientIp)},"userAgent":${JSON.stringify(call.userAgent)},` +
       `"requestId":${JSON.stringify(call.requestId)}},"v":${PRINCIPAL_VERSION},"iss":${iss},"aud":${JSON.stringify(call.audience)},` +
-      `"htm":${JSON.stringify(call.method)},"htu":${JSON.stringify(call.url)},` +
+      `"htm":${JSON.stringify(call.method)},"htu":${JSON.stringify(call.url)},${bodyClaimJson(call)},` +
       `"iat":${iat},"exp":${iat + PRINCIPAL_TTL_SECONDS}}`;
     return signClaims(key, claims);
   };

@@ -21,9 +21,11 @@ export const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '
 
 export const pathParams = (path: string) => [...path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
 
-/** Uploads get the attachment limit (plus room for the multipart envelope); others the JSON limit. */
-export const isUpload = (route: PublicRoute) =>
-  route.method === 'POST' && route.path.endsWith('/attachments');
+/**
+ * Uploads (the contract's streamed routes) get the attachment limit (plus room for the multipart
+ * envelope) and are forwarded as they arrive; others the JSON limit, read whole first.
+ */
+export const isUpload = (route: PublicRoute) => route.stream === true;
 
 /** Multipart framing (boundaries, part headers, small fields) on top of the file itself. */
 export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;

@@ -5,7 +5,7 @@ import { CLI_ACTOR, cliContext, type Deps, type EventContext } from '../use-case
 import { getSettings, setGlobalAllowlist } from '../use-cases/settings.js';
 import { findUserByEmail } from '../use-cases/users.js';
 import { rotateDevSigningKey } from '../oauth/keys.js';
-import { required, UsageError } from './args.js';
+import { parseDuration, required, UsageError } from './args.js';
 import { allowlistFrom, credentialCommands } from './commands-credentials.js';
 import { deadLetterCommands } from './commands-dead-letters.js';
 import { groupsCommands } from './commands-groups.js';
@@ -91,18 +91,35 @@ export const COMMANDS: Record<string, Command> = {
       email: { type: 'string', value: 'EMAIL', description: "the admin's email" },
       name: { type: 'string', value: 'NAME', description: "the admin's display name" },
       'if-none': { type: 'boolean', description: 'do nothing (exit 0) when an admin exists already' },
+      'expires-in': {
+        type: 'string',
+        value: 'DURATION',
+        description: "the key's lifetime (30m, 1h, 2d…); without it the key never expires",
+      },
     },
-    examples: ['bootstrap --email admin@example.com --name Admin --if-none --json'],
+    examples: [
+      'bootstrap --email admin@example.com --name Admin --if-none --json',
+      'bootstrap --email admin@example.com --name Admin --if-none --expires-in 1h',
+    ],
     async run(deps, ctx, v) {
       const email = required(v, 'email');
       const name = required(v, 'name');
       const first = firstUserProblem({ email, name, role: 'admin' });
       if (first) throw new UsageError(`--${first.field} ${first.message}`);
-      const result = await bootstrap(deps, ctx, { email, name, ifNone: v['if-none'] === true });
+      const lifetime = typeof v['expires-in'] === 'string' ? parseDuration(v['expires-in']) : undefined;
+      const result = await bootstrap(deps, ctx, {
+        email,
+        name,
+        ifNone: v['if-none'] === true,
+        ...(lifetime !== undefined ? { expiresInSeconds: lifetime } : {}),
+      });
       if (result.skipped) return { json: { skipped: true }, text: 'an admin already exists; nothing to do' };
+      const expiry = result.expiresAt
+        ? `It expires at ${result.expiresAt}: create your own admin key with it before then.`
+        : 'Store it now: it is shown only once.';
       return {
         json: result,
-        text: `created admin ${result.user.email} (${result.user.id}) and API key ${result.keyId}\n\n  ${result.key}\n\nStore it now: it is shown only once.`,
+        text: `created admin ${result.user.email} (${result.user.id}) and API key ${result.keyId}\n\n  ${result.key}\n\n${expiry}`,
       };
     },
   },

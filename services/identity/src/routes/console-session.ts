@@ -2,14 +2,14 @@ import { ERROR_STATUS } from '@support-desk/contracts';
 import { isAppError } from '@support-desk/platform';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CONSOLE_JS, DESK_CSS, FAVICON_SVG } from '../oauth/assets.js';
-import { cookie, cookieName, csrfProtection, type FormBody, param, setCookie } from '../oauth/forms.js';
+import type { BrowserForms } from '../oauth/browser-forms.js';
+import { type FormBody, param } from '../oauth/forms.js';
 import { CONSOLE_PAGE_HEADERS, layout } from '../oauth/page-layout.js';
 import { loginPage } from '../oauth/pages.js';
 import { type Frame, refusedBody, csrfField } from '../console/frame.js';
 import type { Deps } from '../use-cases/deps.js';
 import { login, logout, oauthContext, signedIn } from '../use-cases/login.js';
 import type { UserDoc } from '../store/index.js';
-import { SESSION_COOKIE } from './oauth-pages.js';
 
 /** The signed-in administrator of a console request, with what their pages need. */
 export interface Admin {
@@ -67,12 +67,15 @@ const LOGIN_INTRO = 'Sign in to the settings console. Only administrators can us
 
 /**
  * What every console route shares: the session (identity's login session, also the OAuth
- * pages'), the console's shorter timeout, the admin-only rule, CSRF, and the page answer.
+ * pages'), the console's shorter timeout, the admin-only rule, the forms' CSRF tokens (checked
+ * before any handler, see browser-forms.ts), and the page answer.
  */
-export function consoleKit(deps: Deps) {
-  const secure = deps.config.OAUTH_ISSUER.startsWith('https://');
-  const csrf = csrfProtection(secure);
-  const token = (request: FastifyRequest) => cookie(request, cookieName(SESSION_COOKIE, secure));
+export function consoleKit(deps: Deps, forms: BrowserForms) {
+  const csrf = {
+    token: (request: FastifyRequest, reply: FastifyReply, session?: string) =>
+      forms.token(request, reply, session),
+  };
+  const token = (request: FastifyRequest) => forms.session(request);
   const send = (reply: FastifyReply, status: number, page: string) =>
     reply.code(status).headers(CONSOLE_PAGE_HEADERS).send(page);
   const meta = (request: FastifyRequest) => ({
@@ -103,8 +106,8 @@ export function consoleKit(deps: Deps) {
     /**
      * The signed-in administrator, or null once the request was answered: no or an expired
      * session → the sign-in page; a session older than CONSOLE_SESSION_TTL_SECONDS → sign in
-     * again; a user who is not an admin → a refusal; a form without its CSRF token → a refusal
-     * that changes nothing.
+     * again; a user who is not an admin → a refusal. (A form without its CSRF token never gets
+     * here: `formExpired` answers it.)
      */
     async administrator(request: FastifyRequest, reply: FastifyReply): Promise<Admin | null> {
       const session = await signedIn(deps, token(request));
@@ -122,17 +125,6 @@ export function consoleKit(deps: Deps) {
         refuse(reply, frame);
         return null;
       }
-      if (request.method === 'POST' && !csrf.valid(request, (request.body ?? {}) as FormBody)) {
-        send(
-          reply,
-          403,
-          layout(
-            'Form expired',
-            '<p class="error" role="alert">The form expired or was not sent by this site. Nothing was changed.</p><p><a href="/settings">Back to the settings</a></p>',
-          ),
-        );
-        return null;
-      }
       return { user: session.user, frame };
     },
     /** A use case's refusal as the page's error and status (400 for bad input, 404, 409…). */
@@ -141,10 +133,22 @@ export function consoleKit(deps: Deps) {
       return { status: ERROR_STATUS[err.code as keyof typeof ERROR_STATUS] ?? 400, message: err.message };
     },
     setSession: (reply: FastifyReply, value: string, maxAgeSeconds: number) =>
-      setCookie(reply, SESSION_COOKIE, value, { secure, maxAgeSeconds }),
+      forms.setSession(reply, value, maxAgeSeconds),
     token,
   };
 }
+
+/** What a console form with a missing or wrong CSRF token gets: nothing was changed. */
+export const formExpired = (_request: FastifyRequest, reply: FastifyReply) =>
+  reply
+    .code(403)
+    .headers(CONSOLE_PAGE_HEADERS)
+    .send(
+      layout(
+        'Form expired',
+        '<p class="error" role="alert">The form expired or was not sent by this site. Nothing was changed.</p><p><a href="/settings">Back to the settings</a></p>',
+      ),
+    );
 
 export type ConsoleKit = ReturnType<typeof consoleKit>;
 
@@ -184,34 +188,45 @@ export function consoleSessionRoutes(pages: FastifyInstance, deps: Deps, kit: Co
     return loginForm(request, reply, 200, { returnTo });
   });
 
-  pages.post('/settings/login', { config: { public: true } }, async (request, reply) => {
-    const body = (request.body ?? {}) as FormBody;
-    if (!kit.csrf.valid(request, body))
-      return loginForm(request, reply, 403, { error: 'The form expired; please sign in again.' });
-    const email = param(body, 'email');
-    const password = param(body, 'password');
-    const returnTo = safeReturnPath(param(body, 'return_to'));
-    if (typeof email !== 'string' || typeof password !== 'string')
-      return loginForm(request, reply, 400, { error: 'Enter your email and password.', returnTo });
-    const result = await login(deps, { email, password, ...kit.meta(request) });
-    if (!result.ok) {
-      if (result.reason === 'throttled') reply.header('retry-after', String(result.retryAfterSeconds));
-      const status = { throttled: 429, invalid: 401, inactive: 403 }[result.reason];
-      return loginForm(request, reply, status, { email, error: result.message, returnTo });
-    }
-    kit.setSession(reply, result.sessionToken, deps.config.OAUTH_SESSION_TTL_SECONDS);
-    if (result.user.role !== 'admin')
-      return kit.refuse(reply, { csrf: kit.csrf.token(request, reply), email: result.user.email });
-    return reply.redirect(returnTo ?? CONSOLE_HOME, 303);
-  });
+  /** A sign-in or sign-out form whose CSRF token was missing or wrong: a fresh form, saying why. */
+  const expired = (error: string) => (request: FastifyRequest, reply: FastifyReply) =>
+    loginForm(request, reply, 403, { error });
+  pages.post(
+    '/settings/login',
+    { config: { public: true, csrfRefused: expired('The form expired; please sign in again.') } },
+    async (request, reply) => {
+      const body = (request.body ?? {}) as FormBody;
+      const email = param(body, 'email');
+      const password = param(body, 'password');
+      const returnTo = safeReturnPath(param(body, 'return_to'));
+      if (typeof email !== 'string' || typeof password !== 'string')
+        return loginForm(request, reply, 400, { error: 'Enter your email and password.', returnTo });
+      const result = await login(deps, { email, password, ...kit.meta(request) });
+      if (!result.ok) {
+        if (result.reason === 'throttled') reply.header('retry-after', String(result.retryAfterSeconds));
+        const status = { throttled: 429, invalid: 401, inactive: 403 }[result.reason];
+        return loginForm(request, reply, status, { email, error: result.message, returnTo });
+      }
+      kit.setSession(reply, result.sessionToken, deps.config.OAUTH_SESSION_TTL_SECONDS);
+      // The sign-out form of the refusal belongs to the session this answer starts.
+      if (result.user.role !== 'admin')
+        return kit.refuse(reply, {
+          csrf: kit.csrf.token(request, reply, result.sessionToken),
+          email: result.user.email,
+        });
+      return reply.redirect(returnTo ?? CONSOLE_HOME, 303);
+    },
+  );
 
-  pages.post('/settings/logout', { config: { public: true } }, async (request, reply) => {
-    if (!kit.csrf.valid(request, (request.body ?? {}) as FormBody))
-      return loginForm(request, reply, 403, { error: 'The sign-out form expired; nothing was changed.' });
-    await logout(deps, kit.token(request), kit.meta(request));
-    kit.setSession(reply, '', 0);
-    return reply.redirect('/settings/login?out=1', 303);
-  });
+  pages.post(
+    '/settings/logout',
+    { config: { public: true, csrfRefused: expired('The sign-out form expired; nothing was changed.') } },
+    async (request, reply) => {
+      await logout(deps, kit.token(request), kit.meta(request));
+      kit.setSession(reply, '', 0);
+      return reply.redirect('/settings/login?out=1', 303);
+    },
+  );
 
   const asset = (path: string, type: string, body: string) =>
     pages.get(path, { config: { public: true } }, async (_request, reply) =>

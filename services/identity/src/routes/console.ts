@@ -1,13 +1,21 @@
-import type { HttpApp, WebhooksAdminClient } from '@support-desk/platform';
+import type { WebhooksAdminClient } from '@support-desk/platform';
 import type { FastifyInstance } from 'fastify';
 import { pageQuery } from '../console/lists.js';
 import { allowlistPage } from '../console/settings-pages.js';
-import { acceptForms, type FormBody } from '../oauth/forms.js';
+import type { BrowserForms } from '../oauth/browser-forms.js';
+import type { FormBody } from '../oauth/forms.js';
 import type { Deps } from '../use-cases/deps.js';
 import { allowlistAdmits, normaliseAllowlistEntry, parseAllowlist } from '../use-cases/ip-allowlist.js';
 import { getSettings, setGlobalAllowlist } from '../use-cases/settings.js';
 import { apiKeyRoutes, oauthClientRoutes } from './console-credentials.js';
-import { type ConsoleKit, consoleKit, consoleSessionRoutes, field, query } from './console-session.js';
+import {
+  type ConsoleKit,
+  consoleKit,
+  consoleSessionRoutes,
+  field,
+  formExpired,
+  query,
+} from './console-session.js';
 import { userRoutes } from './console-users.js';
 import { webhookRoutes } from './console-webhooks.js';
 
@@ -21,10 +29,18 @@ const open = { config: { public: true } };
  * subscriptions through the webhooks service's admin RPC (`webhooks`, the client deskctl uses). Served
  * without a principal, like the OAuth pages; the gateway forwards `CONSOLE_ROUTES` here.
  */
-export function consoleRoutes(app: HttpApp, deps: Deps, webhooks: WebhooksAdminClient): void {
-  const kit = consoleKit(deps);
+export function consoleRoutes(
+  app: FastifyInstance,
+  deps: Deps,
+  forms: BrowserForms,
+  webhooks: WebhooksAdminClient,
+): void {
+  const kit = consoleKit(deps, forms);
   app.register(async (pages) => {
-    acceptForms(pages);
+    // A console form without its CSRF token (checked before any handler): nothing is changed.
+    pages.addHook('onRoute', (route) => {
+      route.config = { csrfRefused: formExpired, ...route.config } as typeof route.config;
+    });
     consoleSessionRoutes(pages, deps, kit);
     apiKeyRoutes(pages, deps, kit);
     allowlistRoutes(pages, deps, kit);

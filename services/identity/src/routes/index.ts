@@ -1,7 +1,10 @@
 import type { HttpApp, WebhooksAdminClient } from '@support-desk/platform';
+import { registerBrowserForms } from '../oauth/browser-forms.js';
 import type { Keyring } from '../oauth/keys.js';
 import type { Deps } from '../use-cases/deps.js';
+import { formsKey } from '../use-cases/login.js';
 import { consoleRoutes } from './console.js';
+import { formExpired } from './console-session.js';
 import { groupRoutes } from './groups.js';
 import { oauthPageRoutes } from './oauth-pages.js';
 import { oauthTokenRoutes } from './oauth-token.js';
@@ -21,8 +24,16 @@ export async function registerRoutes(
 ): Promise<void> {
   userRoutes(app, deps);
   groupRoutes(app, deps);
-  oauthPageRoutes(app, deps);
-  consoleRoutes(app, deps, webhooks);
+  // The pages a browser signs in on share the session cookie and the forms' CSRF protection.
+  app.register(async (browser) => {
+    const forms = await registerBrowserForms(browser, {
+      secure: deps.config.OAUTH_ISSUER.startsWith('https://'),
+      hmacKey: await formsKey(deps),
+      refused: formExpired,
+    });
+    oauthPageRoutes(browser, deps, forms);
+    consoleRoutes(browser, deps, forms, webhooks);
+  });
   oauthTokenRoutes(app, deps, keyring);
   wellKnownRoutes(app, deps, keyring);
   await scimRoutes(app, deps);

@@ -1,5 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { HttpApp } from '@support-desk/platform';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   AuthorizePageError,
   AuthorizeRedirectError,
@@ -12,32 +11,19 @@ import {
 import type { Deps } from '../use-cases/deps.js';
 import { login, logout, sessionUser } from '../use-cases/login.js';
 import type { UserDoc } from '../store/index.js';
-import {
-  acceptForms,
-  cookie,
-  cookieName,
-  csrfProtection,
-  type FormBody,
-  param,
-  setCookie,
-} from '../oauth/forms.js';
+import type { BrowserForms } from '../oauth/browser-forms.js';
+import { type FormBody, param } from '../oauth/forms.js';
 import { consentPage, errorPage, loginPage, messagePage, PAGE_HEADERS } from '../oauth/pages.js';
-
-export const SESSION_COOKIE = 'sd_session';
 
 /**
  * The browser side of the authorization server: authorize (login → consent → redirect),
- * the login form, and logout. Served without a principal; CSRF-protected by a double-submit
- * token (HttpOnly SameSite=Lax cookie + hidden form field).
+ * the login form, and logout. Served without a principal; every form post is CSRF-checked
+ * before its handler (see browser-forms.ts), with the page each route names for a refusal.
  */
-export function oauthPageRoutes(app: HttpApp, deps: Deps): void {
-  const secure = deps.config.OAUTH_ISSUER.startsWith('https://');
+export function oauthPageRoutes(app: FastifyInstance, deps: Deps, forms: BrowserForms): void {
   const html = (reply: FastifyReply, status: number, page: string) =>
     reply.code(status).headers(PAGE_HEADERS).send(page);
-
-  const csrf = csrfProtection(secure);
-  const csrfToken = csrf.token;
-  const csrfValid = csrf.valid;
+  const csrfToken = (request: FastifyRequest, reply: FastifyReply) => forms.token(request, reply);
   const meta = (request: FastifyRequest) => ({
     ip: request.clientAddress ?? 'unknown',
     userAgent: typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null,
@@ -105,59 +91,72 @@ export function oauthPageRoutes(app: HttpApp, deps: Deps): void {
     );
   };
 
-  app.register(async (pages) => {
-    acceptForms(pages);
+  const requestOf = (body: FormBody) => {
+    const query = param(body, 'request');
+    return typeof query === 'string' ? query : '';
+  };
+  const refusal = (message: string) => ({
+    public: true,
+    csrfRefused: (_request: FastifyRequest, reply: FastifyReply) => html(reply, 403, errorPage(message)),
+  });
 
+  app.register(async (pages) => {
     pages.get('/oauth/authorize', { config: { public: true } }, async (request, reply) => {
       const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
       const req = await validated(reply, query);
       if (!req) return reply;
-      const user = await sessionUser(deps, cookie(request, cookieName(SESSION_COOKIE, secure)));
+      const user = await sessionUser(deps, forms.session(request));
       if (!user) return html(reply, 200, loginPage({ csrf: csrfToken(request, reply), request: query }));
       return showConsent(request, reply, req, user, query);
     });
 
-    pages.post('/oauth/login', { config: { public: true } }, async (request, reply) => {
-      const body = (request.body ?? {}) as FormBody;
-      const query = typeof param(body, 'request') === 'string' ? (param(body, 'request') as string) : '';
-      const email = param(body, 'email');
-      const password = param(body, 'password');
-      const csrf = csrfToken(request, reply);
-      if (!csrfValid(request, body)) {
-        return html(
-          reply,
-          403,
-          loginPage({ csrf, request: query, error: 'Your session expired; please sign in again.' }),
-        );
-      }
-      if (typeof email !== 'string' || typeof password !== 'string') {
-        return html(reply, 400, loginPage({ csrf, request: query, error: 'Enter your email and password.' }));
-      }
-      const result = await login(deps, { email, password, ...meta(request) });
-      if (!result.ok) {
-        if (result.reason === 'throttled') reply.header('retry-after', String(result.retryAfterSeconds));
-        const status = { throttled: 429, invalid: 401, inactive: 403 }[result.reason];
-        return html(reply, status, loginPage({ csrf, request: query, email, error: result.message }));
-      }
-      setCookie(reply, SESSION_COOKIE, result.sessionToken, {
-        secure,
-        maxAgeSeconds: deps.config.OAUTH_SESSION_TTL_SECONDS,
-      });
-      if (!query)
-        return html(reply, 200, messagePage('Signed in', `You are signed in as ${result.user.email}.`));
-      // Re-encoded: the hidden field is client input and must not shape the Location header.
-      return reply.redirect(`/oauth/authorize?${new URLSearchParams(query).toString()}`, 303);
-    });
+    const loginExpired = (request: FastifyRequest, reply: FastifyReply) =>
+      html(
+        reply,
+        403,
+        loginPage({
+          csrf: csrfToken(request, reply),
+          request: requestOf((request.body ?? {}) as FormBody),
+          error: 'Your session expired; please sign in again.',
+        }),
+      );
+    pages.post(
+      '/oauth/login',
+      { config: { public: true, csrfRefused: loginExpired } },
+      async (request, reply) => {
+        const body = (request.body ?? {}) as FormBody;
+        const query = requestOf(body);
+        const email = param(body, 'email');
+        const password = param(body, 'password');
+        const csrf = csrfToken(request, reply);
+        if (typeof email !== 'string' || typeof password !== 'string') {
+          return html(
+            reply,
+            400,
+            loginPage({ csrf, request: query, error: 'Enter your email and password.' }),
+          );
+        }
+        const result = await login(deps, { email, password, ...meta(request) });
+        if (!result.ok) {
+          if (result.reason === 'throttled') reply.header('retry-after', String(result.retryAfterSeconds));
+          const status = { throttled: 429, invalid: 401, inactive: 403 }[result.reason];
+          return html(reply, status, loginPage({ csrf, request: query, email, error: result.message }));
+        }
+        forms.setSession(reply, result.sessionToken, deps.config.OAUTH_SESSION_TTL_SECONDS);
+        if (!query)
+          return html(reply, 200, messagePage('Signed in', `You are signed in as ${result.user.email}.`));
+        // Re-encoded: the hidden field is client input and must not shape the Location header.
+        return reply.redirect(`/oauth/authorize?${new URLSearchParams(query).toString()}`, 303);
+      },
+    );
 
-    pages.post('/oauth/authorize', { config: { public: true } }, async (request, reply) => {
+    const consentRefused = refusal('The form expired or was not sent by this site. Start again.');
+    pages.post('/oauth/authorize', { config: consentRefused }, async (request, reply) => {
       const body = (request.body ?? {}) as FormBody;
-      const queryParam = param(body, 'request');
-      const query = typeof queryParam === 'string' ? queryParam : '';
+      const query = requestOf(body);
       const req = await validated(reply, query);
       if (!req) return reply;
-      if (!csrfValid(request, body))
-        return html(reply, 403, errorPage('The form expired or was not sent by this site. Start again.'));
-      const user = await sessionUser(deps, cookie(request, cookieName(SESSION_COOKIE, secure)));
+      const user = await sessionUser(deps, forms.session(request));
       if (!user) return html(reply, 200, loginPage({ csrf: csrfToken(request, reply), request: query }));
       const decision = param(body, 'decision');
       if (decision !== 'approve') {
@@ -182,12 +181,10 @@ export function oauthPageRoutes(app: HttpApp, deps: Deps): void {
         );
     });
 
-    pages.post('/oauth/logout', { config: { public: true } }, async (request, reply) => {
-      const body = (request.body ?? {}) as FormBody;
-      if (!csrfValid(request, body))
-        return html(reply, 403, errorPage('The sign-out form expired; nothing was changed.'));
-      await logout(deps, cookie(request, cookieName(SESSION_COOKIE, secure)), meta(request));
-      setCookie(reply, SESSION_COOKIE, '', { secure, maxAgeSeconds: 0 });
+    const logoutRefused = refusal('The sign-out form expired; nothing was changed.');
+    pages.post('/oauth/logout', { config: logoutRefused }, async (request, reply) => {
+      await logout(deps, forms.session(request), meta(request));
+      forms.setSession(reply, '', 0);
       return html(reply, 200, messagePage('Signed out', 'You are signed out.'));
     });
   });

@@ -5,6 +5,7 @@ import {
   createOAuthClientsRepository,
   createSettingsRepository,
 } from './credentials-repository.js';
+import { createDeploymentSecretsRepository } from './deployment-secrets.js';
 import { groupModel } from './groups.js';
 import { createGroupsRepository, type GroupsRepositoryOptions } from './groups-repository.js';
 import { identityProviderModel } from './identity-providers.js';
@@ -47,6 +48,7 @@ export function createRepositories(conn: Connection, options: GroupsRepositoryOp
     loginAttempts: createLoginAttemptsRepository(conn),
     identityProviders: createIdentityProvidersRepository(conn),
     syncLeases: createSyncLeasesRepository(conn),
+    deploymentSecrets: createDeploymentSecretsRepository(conn),
   };
 }
 

@@ -5,12 +5,14 @@ import { createUser, findUserByEmail } from './users.js';
 
 /**
  * First start: creates the first admin and an admin-scoped API key for them, only when no
- * active admin exists. Returns `{ skipped: true }` (with `ifNone`) when one already does.
+ * active admin exists. Returns `{ skipped: true }` (with `ifNone`) when one already does. The
+ * key may be given a lifetime (`expiresInSeconds`): the Kubernetes bootstrap Job prints it to a
+ * pod log, where it must not stay usable.
  */
 export async function bootstrap(
   deps: Deps,
   ctx: EventContext,
-  input: { email: string; name: string; ifNone: boolean },
+  input: { email: string; name: string; ifNone: boolean; expiresInSeconds?: number },
 ) {
   const admins = await deps.users.countActiveAdmins();
   if (admins > 0) {
@@ -29,11 +31,13 @@ export async function bootstrap(
     ownerEmail: input.email,
     name: 'bootstrap admin key',
     scopes: ['admin'],
+    ...(input.expiresInSeconds !== undefined ? { expiresInSeconds: input.expiresInSeconds } : {}),
   });
   return {
     skipped: false as const,
     user: { id: userId, email: user!.email, name: user!.name, role: 'admin' as const },
     keyId: key.id,
     key: key.key,
+    expiresAt: key.expiresAt,
   };
 }

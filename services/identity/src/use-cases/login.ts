@@ -169,6 +169,18 @@ async function attemptLogin(deps: Deps, input: LoginInput): Promise<LoginResult>
   return { ok: true, user, sessionToken: token };
 }
 
+/**
+ * What a form's CSRF token is bound to: the session's id (SHA-256 of its cookie, as stored), or
+ * `signed-out` before sign-in. A token made for one session is refused in any other, and one
+ * made before sign-in does not outlive it.
+ */
+export const sessionBinding = (token: string | undefined): string =>
+  token && token.length <= 100 ? sha256(token) : 'signed-out';
+
+/** The key the browser forms' CSRF tokens are made with: one per deployment, made once. */
+export const formsKey = (deps: Deps): Promise<string> =>
+  deps.deploymentSecrets.getOrCreate('browser-forms-csrf', () => randomSecret(32), deps.clock());
+
 /** The signed-in, still active user of a session cookie, or null. */
 export async function sessionUser(deps: Deps, token: string | undefined): Promise<UserDoc | null> {
   return (await signedIn(deps, token))?.user ?? null;

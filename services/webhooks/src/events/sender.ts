@@ -1,7 +1,7 @@
 import type { LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { Agent, request } from 'undici';
-import { allowedRanges, pinDestination } from './destination.js';
+import { allowedRanges, type PinnedAddress, pinDestination } from './destination.js';
 
 export interface SenderOptions {
   connectTimeoutMs: number;
@@ -63,15 +63,19 @@ export function createSender(opts: SenderOptions) {
       durationMs: Date.now() - started,
     });
     let agent: Agent | undefined;
+    let pinned: PinnedAddress | undefined;
+    let host = '';
     try {
       const url = new URL(d.url);
-      const pinned = await pinDestination(url, allowed);
+      host = url.hostname;
+      pinned = await pinDestination(url, allowed);
+      const address = pinned;
       const pinnedLookup: LookupFunction = (_host, options, callback) => {
         if ((options as { all?: boolean }).all) {
           (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [
-            pinned,
+            address,
           ]);
-        } else callback(null, pinned.address, pinned.family);
+        } else callback(null, address.address, address.family);
       };
       agent = new Agent({
         connect: { timeout: opts.connectTimeoutMs, lookup: pinnedLookup },
@@ -106,7 +110,10 @@ export function createSender(opts: SenderOptions) {
       }
       if (e.code === 'UND_ERR_CONNECT_TIMEOUT')
         return done(null, `connect timeout (${opts.connectTimeoutMs} ms)`);
-      return done(null, (e.code ? `${e.code}: ` : '') + e.message.slice(0, 300));
+      // A socket error names the address connected to (`connect ECONNREFUSED 10.0.0.7:443`): the
+      // log says the host the subscriber gave instead, never where a name led inside the network.
+      const message = pinned ? e.message.split(pinned.address).join(host) : e.message;
+      return done(null, (e.code ? `${e.code}: ` : '') + message.slice(0, 300));
     } finally {
       agent?.destroy().catch(() => undefined);
     }

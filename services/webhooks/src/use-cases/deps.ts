@@ -1,6 +1,6 @@
 import type { NatsNames } from '@support-desk/contracts';
 import type { Logger } from '@support-desk/platform';
-import type { BlockList } from 'node:net';
+import type { AllowedRanges } from '../events/destination.js';
 import type { Send } from '../events/sender.js';
 import type { DeliveriesRepository } from '../store/deliveries.js';
 import type { LaneLeases } from '../store/lane-leases.js';
@@ -18,7 +18,7 @@ export interface Deps {
   secrets: SecretBox;
   send: Send;
   /** Ranges the operator allows despite the SSRF rules (checked on URLs given as an address). */
-  allowedRanges: BlockList;
+  allowedRanges: AllowedRanges;
   /** WEBHOOKS_ALLOW_HTTP: plain http subscription URLs to any host (else only to admitted loopback). */
   allowHttp: boolean;
   /** How long a rotated-out secret keeps signing. */
