@@ -77,8 +77,9 @@ t.test('an administrator manages API keys in the browser', async (t) => {
   await create.click();
   await page.getByLabel('Name', { exact: true }).fill('Console e2e key');
   await page.getByLabel('Owner (email)', { exact: true }).fill(agent.email);
-  await page.getByLabel('requests:read', { exact: true }).check();
-  await page.getByLabel('requests:write', { exact: true }).check();
+  // Each scope's label is its name and what it allows: "requests:read — Read …".
+  await page.getByLabel(/\brequests:read — /).check();
+  await page.getByLabel(/\brequests:write — /).check();
   await page.getByLabel('Plan', { exact: true }).selectOption('enterprise');
   await page.getByLabel('General', { exact: true }).fill('100000');
   await page.getByLabel('Events', { exact: true }).fill('100000');

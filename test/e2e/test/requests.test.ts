@@ -750,6 +750,8 @@ t.test(
 );
 
 t.test('audit completeness: every write of this file produced exactly its events', async (t) => {
-  t.ok(ledger.size > 100, `${ledger.size} recorded events to check`);
+  // At least this file's fixed writes; the paging test adds as many requests as the stack, which
+  // other files share, still lacks for two pages of 100.
+  t.ok(ledger.size >= 28, `${ledger.size} recorded events to check`);
   await ledger.verify(t, admin.api);
 });
