@@ -97,7 +97,8 @@ t.test('error codes map to their statuses', async (t) => {
   t.equal(ERROR_STATUS.RATE_LIMITED, 429);
   t.equal(ERROR_STATUS.SERVICE_UNAVAILABLE, 503);
   t.equal(ERROR_STATUS.NOT_ACCEPTABLE, 406, 'the export refuses an Accept it cannot serve');
-  t.equal(Object.keys(ERROR_STATUS).length, 14);
+  t.equal(ERROR_STATUS.HEADERS_TOO_LARGE, 431, 'a request line and headers over the limit');
+  t.equal(Object.keys(ERROR_STATUS).length, 15);
 });
 
 t.test('NATS names are namespaced', async (t) => {
