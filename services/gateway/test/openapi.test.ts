@@ -1,4 +1,14 @@
-import { ENTITY_TAGGED_PATHS, PUBLIC_ROUTES, ROUTE_EXAMPLES, routeKey } from '@support-desk/contracts';
+import {
+  auditRouteSchemas,
+  ENTITY_TAGGED_PATHS,
+  identityRouteSchemas,
+  PUBLIC_ROUTES,
+  ROUTE_EXAMPLES,
+  requestsRouteSchemas,
+  routeKey,
+  type RouteSchemaMap,
+  webhooksRouteSchemas,
+} from '@support-desk/contracts';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import t from 'tap';
@@ -121,9 +131,11 @@ t.test('every $ref resolves and schemas come from the route schema maps', async 
   t.ok(withSchema.paths['/v1/requests'].post.responses['201'], 'unmapped POST still documented');
 });
 
+type Media = { schema: unknown; example?: unknown; examples?: Record<string, { value: unknown }> };
 type Operation = {
-  requestBody?: { content: Record<string, { schema: unknown; example?: unknown }> };
-  responses: Record<string, { content?: Record<string, { schema: unknown; example?: unknown }> }>;
+  requestBody?: { content: Record<string, Media> };
+  responses: Record<string, { description?: string; content?: Record<string, Media> }>;
+  parameters?: Record<string, unknown>[];
   description?: string;
   security?: unknown[];
 };
@@ -166,8 +178,12 @@ t.test('every operation has examples, and each validates against its schema', as
       const content = op.responses[status].content;
       t.ok(content, `${key} ${status} has content`);
       for (const [type, media] of Object.entries(content ?? {})) {
-        t.ok(media.example !== undefined, `${key} ${status} ${type} has an example`);
-        check(media.schema, media.example, `${key} ${status} ${type}`);
+        const shown = media.examples ? Object.values(media.examples).map((e) => e.value) : [media.example];
+        t.ok(
+          shown.length > 0 && shown.every((e) => e !== undefined),
+          `${key} ${status} ${type} has an example`,
+        );
+        for (const example of shown) check(media.schema, example, `${key} ${status} ${type}`);
         if (!status.startsWith('2')) t.equal(type, 'application/json');
       }
     }
@@ -225,4 +241,117 @@ t.test('the audit export is documented as an NDJSON stream of event lines, with 
   );
   t.ok(op.responses['406'], 'documents 406');
   t.equal(op['x-rate-limit-bucket'], 'events');
+});
+
+type Doc = {
+  paths: Record<string, Record<string, Operation>>;
+  components: { parameters: Record<string, Record<string, unknown>>; headers: Record<string, unknown> };
+};
+const operationsOf = (doc: Doc) =>
+  Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, op })),
+  );
+/** A parameter as written, `$ref`s to the components followed. */
+const resolved = (doc: Doc, p: Record<string, unknown>) =>
+  typeof p.$ref === 'string' ? doc.components.parameters[p.$ref.split('/').pop()!] : p;
+
+t.test(
+  'no optional parameter is pre-filled: none carries an example or default a UI would send',
+  async (t) => {
+    // Swagger UI fills an input with its parameter's example and sends it; a generator sends it with
+    // every call. An example Idempotency-Key makes the next try a 422 for 24 h, an If-Match a 412.
+    const doc = buildOpenApi({ serverUrl: 'https://desk.example.com' }) as Doc;
+    let headers = 0;
+    for (const { key, op } of operationsOf(doc)) {
+      for (const raw of op.parameters ?? []) {
+        const p = resolved(doc, raw) as { name: string; in: string; required?: boolean; schema?: object };
+        if (p.in !== 'header' || p.required) continue;
+        headers += 1;
+        const schema = (p.schema ?? {}) as Record<string, unknown>;
+        for (const field of ['example', 'examples'])
+          t.notOk(field in p || field in schema, `${key} ${p.name} has no ${field}`);
+        t.notOk('default' in schema, `${key} ${p.name} has no default`);
+      }
+    }
+    t.ok(headers > 20, `${headers} optional headers checked`);
+  },
+);
+
+t.test('descriptions render as written: a <placeholder> only inside a code span', async (t) => {
+  // Markdown renderers (Swagger UI's) take `<bucket>` outside a code span for an HTML tag and drop it.
+  const doc = buildOpenApi({ serverUrl: 'https://desk.example.com' });
+  const descriptions: string[] = [];
+  const walk = (node: unknown) => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (node && typeof node === 'object')
+      for (const [k, v] of Object.entries(node)) {
+        if (k === 'description' && typeof v === 'string') descriptions.push(v);
+        else walk(v);
+      }
+  };
+  walk(doc);
+  t.ok(descriptions.length > 100);
+  for (const text of descriptions) {
+    const outsideCode = text.replace(/`[^`]*`/g, '');
+    t.notMatch(outsideCode, /<[A-Za-z/!]/, `renders whole: ${text.slice(0, 80)}`);
+  }
+});
+
+t.test("each operation's 400 example is its own: the fields it names are the operation's", async (t) => {
+  const doc = buildOpenApi({ serverUrl: 'https://desk.example.com' }) as Doc;
+  const deref = (s: unknown) => s as { properties?: Record<string, unknown> } | undefined;
+  for (const route of PUBLIC_ROUTES) {
+    const op = doc.paths[openApiPath(route.path)][route.method.toLowerCase()];
+    const media = op.responses['400'].content?.['application/json'];
+    const error = (media?.example as { error: { message: string; details?: { field: string }[] } }).error;
+    const query = new Set((op.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name));
+    const body = deref(op.requestBody?.content['application/json']?.schema);
+    for (const { field } of error.details ?? []) {
+      const [where, name] = field.split('.');
+      if (where === 'query') t.ok(query.has(name), `${routeKey(route)}: ${field} is one of its parameters`);
+      else if (where === 'body')
+        t.ok(name in (body?.properties ?? {}), `${routeKey(route)}: ${field} is in its body`);
+      else t.fail(`${routeKey(route)}: ${field}`);
+    }
+    if (!error.details) t.match(error.message, /malformed/, `${routeKey(route)}: the gateway's own 400`);
+  }
+});
+
+t.test('a request example names another resource only where the body requires one', async (t) => {
+  // Examples run as shown on a fresh stack (/docs fills "Try it out" with them): an optional
+  // reference (a group, an assignee) would name one that does not exist there.
+  const isId = (v: unknown) => typeof v === 'string' && /^[a-z]{3}_[0-9a-z]{26}$/.test(v);
+  const schemas: RouteSchemaMap = Object.assign(
+    {},
+    requestsRouteSchemas,
+    identityRouteSchemas,
+    auditRouteSchemas,
+    webhooksRouteSchemas,
+  );
+  for (const route of PUBLIC_ROUTES) {
+    const example = ROUTE_EXAMPLES[routeKey(route)]?.request as Record<string, unknown> | undefined;
+    if (!example || typeof example !== 'object') continue;
+    const required = new Set((schemas[routeKey(route)]?.body as { required?: string[] })?.required ?? []);
+    for (const [field, value] of Object.entries(example)) {
+      const ids = [value].flat().filter(isId);
+      if (ids.length > 0)
+        t.ok(required.has(field), `${routeKey(route)}: body.${field} names ${ids.join(', ')}`);
+    }
+  }
+});
+
+t.test('the gateway’s own refusals are on every operation: 431 and both causes of 429', async (t) => {
+  const doc = buildOpenApi({ serverUrl: 'https://desk.example.com' }) as Doc;
+  for (const { key, op } of operationsOf(doc)) {
+    const tooLarge = op.responses['431'];
+    t.match(tooLarge?.description, /HEADERS_TOO_LARGE.*16 KiB/, `${key} documents 431`);
+    t.same(tooLarge?.content?.['application/json']?.schema, { $ref: '#/components/schemas/ErrorEnvelope' });
+    if (!key.split(' ')[1].startsWith('/v1/')) continue;
+    const limited = op.responses['429'];
+    t.match(limited.description, /failed authentication too often/, `${key}: 429 without a valid credential`);
+    const shown = Object.values(limited.content?.['application/json']?.examples ?? {}).map((e) =>
+      JSON.stringify(e.value),
+    );
+    t.match(shown.join(), /bucket.*failed authentications/, `${key}: an example of each`);
+  }
 });

@@ -9,7 +9,12 @@ const AUTH_LIMITED = {
 
 /** The OAuth 2.0 endpoints the gateway forwards to identity, as OpenAPI paths. */
 export function oauthPaths(rateHeaders: Json): Json {
-  const rateLimited = errorResponses([429], { response: null, errors: { 429: AUTH_LIMITED } }, rateHeaders);
+  // The gateway's own answers (the 431 of its HTTP server included), as on every operation.
+  const rateLimited = errorResponses(
+    [429, 431],
+    { response: null, errors: { 429: AUTH_LIMITED } },
+    rateHeaders,
+  );
   const tokenResponse = {
     type: 'object',
     required: ['access_token', 'token_type', 'expires_in'],
