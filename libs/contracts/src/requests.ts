@@ -1,7 +1,15 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Ok } from './envelope.js';
 import { IdSchema } from './ids.js';
-import { CursorPageQuery, EnumListQuery, ListPagination, PageQuery, SortQuery } from './pagination.js';
+import {
+  CURSOR_PATTERN,
+  CursorPageQuery,
+  EnumListQuery,
+  ListPagination,
+  MAX_CURSOR_LENGTH,
+  PageQuery,
+  SortQuery,
+} from './pagination.js';
 import type { RouteSchemaMap } from './routes.js';
 import { DateTimeString, StringEnum } from './schema.js';
 
@@ -244,7 +252,8 @@ export const RequestChangesQuery = Type.Object(
     cursor: Type.Optional(
       Type.String({
         minLength: 1,
-        maxLength: 1024,
+        maxLength: MAX_CURSOR_LENGTH,
+        pattern: CURSOR_PATTERN,
         description:
           'The `nextCursor` of the previous call; without it the feed starts from the beginning ' +
           '(every request, the deleted ones as tombstones).',

@@ -33,3 +33,18 @@ export const StringEnum = <const T extends readonly string[]>(values: T, options
 /** ISO 8601 date-time query or body value. */
 export const DateTimeString = (description?: string) =>
   Type.String({ format: 'date-time', ...(description ? { description } : {}) });
+
+const patternMessages = new Map<string, string>();
+
+/**
+ * A `pattern` whose refusal says what to send (`message`), where "has an invalid format" would
+ * not: validation looks the message up by the pattern (`patternMessage`).
+ */
+export function DescribedPattern(pattern: string, message: string): string {
+  patternMessages.set(pattern, message);
+  return pattern;
+}
+
+/** The message a `DescribedPattern` was registered with, if `pattern` is one. */
+export const patternMessage = (pattern: unknown): string | undefined =>
+  typeof pattern === 'string' ? patternMessages.get(pattern) : undefined;

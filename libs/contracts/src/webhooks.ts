@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { ErrorEnvelope, Ok } from './envelope.js';
 import { IdSchema } from './ids.js';
-import { CursorPageQuery, EnumListQuery, ListPagination } from './pagination.js';
+import { commaListPattern, CursorPageQuery, EnumListQuery, ListPagination } from './pagination.js';
 import type { RouteSchemaMap } from './routes.js';
 import { DateTimeString, StringEnum } from './schema.js';
 
@@ -153,6 +153,11 @@ export const DeliveryListQuery = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 200,
+        // The shape of an event type, not the catalogue: deliveries keep types the catalogue dropped.
+        pattern: commaListPattern(
+          '[a-z][a-z0-9_]*(?:\\.[a-z][a-z0-9_]*)+',
+          'must be event types (such as request.created) separated by commas',
+        ),
         description: 'Event types, separated by commas (any of them matches); `webhook.ping` for pings.',
       }),
     ),

@@ -1,5 +1,11 @@
 import { createRequire } from 'node:module';
-import { type ErrorDetail, ID_PREFIX, idExample, idKindOfPattern } from '@support-desk/contracts';
+import {
+  type ErrorDetail,
+  ID_PREFIX,
+  idExample,
+  idKindOfPattern,
+  patternMessage,
+} from '@support-desk/contracts';
 import type { FastifySchemaCompiler } from 'fastify';
 import { AppError } from './errors.js';
 
@@ -77,7 +83,7 @@ function explain(e: AjvError): string {
       const kind = idKindOfPattern(p.pattern);
       if (kind) return `must be ${article(kind)} ${kind} id such as ${idExample(kind)}`;
       if (p.pattern === '\\S') return 'must not be blank';
-      return 'has an invalid format';
+      return patternMessage(p.pattern) ?? 'has an invalid format';
     }
     case 'minLength':
       return p.limit === 1 ? 'must not be empty' : `must be at least ${String(p.limit)} characters`;

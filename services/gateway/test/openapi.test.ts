@@ -2,6 +2,7 @@ import {
   auditRouteSchemas,
   ENTITY_TAGGED_PATHS,
   identityRouteSchemas,
+  idKindOfPattern,
   PUBLIC_ROUTES,
   ROUTE_EXAMPLES,
   requestsRouteSchemas,
@@ -9,6 +10,7 @@ import {
   type RouteSchemaMap,
   webhooksRouteSchemas,
 } from '@support-desk/contracts';
+import { PUBLIC_MAX_HEADER_BYTES } from '@support-desk/platform';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import t from 'tap';
@@ -353,5 +355,78 @@ t.test('the gateway’s own refusals are on every operation: 431 and both causes
       JSON.stringify(e.value),
     );
     t.match(shown.join(), /bucket.*failed authentications/, `${key}: an example of each`);
+  }
+});
+
+/** The query parameters of every /v1 operation, as the document states them. */
+function queryParameters(doc: Doc) {
+  return PUBLIC_ROUTES.flatMap((route) =>
+    (doc.paths[openApiPath(route.path)][route.method.toLowerCase()].parameters ?? [])
+      .filter((p) => p.in === 'query')
+      .map((p) => ({
+        key: `${routeKey(route)} ${String(p.name)}`,
+        description: String(p.description ?? ''),
+        schema: p.schema as Record<string, unknown>,
+      })),
+  );
+}
+
+t.test('a comma-list filter states its allowed values, and cursors their alphabet', async (t) => {
+  // Schemathesis (any client generator) reads the schema, not the description: with a bare
+  // string every generated value was a 400 the schema did not foresee.
+  const doc = buildOpenApi({ serverUrl: 'https://desk.example.com' }) as Doc;
+  let lists = 0;
+  for (const { key, description, schema } of queryParameters(doc)) {
+    const pattern = typeof schema.pattern === 'string' ? new RegExp(schema.pattern) : null;
+    if (/separated by commas/.test(description)) {
+      lists += 1;
+      t.ok(pattern, `${key} has a pattern`);
+      const values = /Values: (.*)\.$/
+        .exec(description)?.[1]
+        .match(/`[^`]+`/g)
+        ?.map((v) => v.slice(1, -1));
+      for (const value of values ?? []) t.ok(pattern?.test(value), `${key} takes ${value}`);
+      if (values) t.ok(pattern?.test(`${values.at(-1)} , ${values[0]}`), `${key} takes a list`);
+      for (const wrong of ['bogus', `${values?.[0] ?? 'x'},`, ',', ''])
+        t.notOk(pattern?.test(wrong), `${key} refuses ${JSON.stringify(wrong)}`);
+    }
+    if (key.endsWith(' cursor')) {
+      t.equal(schema.pattern, '^[A-Za-z0-9_-]+$', `${key}: base64url, as cursors are written`);
+      t.equal(schema.maxLength, 1024);
+    }
+  }
+  t.ok(lists >= 10, `${lists} comma lists`);
+});
+
+t.test('every call within the documented limits fits in what the gateway reads (no 431)', async (t) => {
+  // The gateway's HTTP server refuses a request line and headers over PUBLIC_MAX_HEADER_BYTES: a
+  // call the schema allows must fit, percent-encoded the worst way (a character outside ASCII is
+  // 4 bytes of UTF-8, 12 once encoded; one a pattern keeps to ASCII at most 3).
+  const worst = (schema: Record<string, unknown>): number => {
+    if (Array.isArray(schema.enum)) return Math.max(...schema.enum.map((v) => String(v).length)) * 3;
+    if (schema.type === 'integer' || schema.type === 'number') return 24;
+    if (schema.type === 'boolean') return 5;
+    if (schema.format === 'date-time') return 3 * 40;
+    if (idKindOfPattern(schema.pattern)) return 30;
+    if (typeof schema.maxLength === 'number') return schema.maxLength * (schema.pattern ? 3 : 12);
+    return Infinity;
+  };
+  const doc = buildOpenApi({ serverUrl: 'https://desk.example.com' }) as Doc;
+  // The request line's method, path and version, the API key, and what any client sends besides.
+  const fixed = 300 + 120 + 512;
+  const byOperation = new Map<string, number>();
+  for (const { key, schema } of queryParameters(doc)) {
+    const [method, path, name] = key.split(' ');
+    t.ok(Number.isFinite(worst(schema)), `${key} is bounded`);
+    const operation = `${method} ${path}`;
+    byOperation.set(operation, (byOperation.get(operation) ?? 0) + name.length + 2 + worst(schema));
+  }
+  for (const route of PUBLIC_ROUTES) {
+    const query = byOperation.get(routeKey(route)) ?? 0;
+    const headers = 'Idempotency-Key: '.length + 255; // the only bounded header a client may add
+    t.ok(
+      fixed + query + headers <= PUBLIC_MAX_HEADER_BYTES,
+      `${routeKey(route)}: at most ${fixed + query + headers} bytes`,
+    );
   }
 });
