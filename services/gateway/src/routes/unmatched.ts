@@ -1,5 +1,6 @@
 import { PUBLIC_ROUTES } from '@support-desk/contracts';
 import { errorBody, type HttpApp } from '@support-desk/platform';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
 
 /** What the gateway serves at one path template: its methods, and whether it is a /v1 route. */
@@ -69,30 +70,37 @@ export function collectServedPaths(app: HttpApp) {
   return {
     /** Registers the catch-all answering 405 and 404; call once every other route is registered. */
     registerUnmatched({ cors }: { cors: boolean }) {
+      // QUERY (an IETF draft; Node parses it) is not among fastify's methods: added, it gets the
+      // same 405 as every other method a path does not serve, instead of a 404 from the router.
+      if (!app.supportedMethods.includes('QUERY')) app.addHttpMethod('QUERY');
       // With CORS on, @fastify/cors answers every OPTIONS (preflights) itself.
       const methods = app.supportedMethods.filter((m) => !(cors && m === 'OPTIONS'));
+      const answer = async (request: FastifyRequest, reply: FastifyReply) => {
+        const path = request.url.split('?')[0];
+        const served = table.find(path);
+        if (served) {
+          const allowed = [...served.methods, ...(cors ? ['OPTIONS'] : [])];
+          const allow = [...new Set(allowed)].sort(byOrder).join(', ');
+          return reply
+            .code(405)
+            .header('allow', allow)
+            .send(
+              errorBody(
+                'METHOD_NOT_ALLOWED',
+                `Method ${request.method} is not allowed on ${path}; allowed: ${allow}`,
+              ),
+            );
+        }
+        return reply.code(404).send(errorBody('NOT_FOUND', notFoundMessage(request.method, path, table)));
+      };
       app.route({
         method: methods,
         url: '/*',
         exposeHeadRoute: false,
-        handler: async (request, reply) => {
-          const path = request.url.split('?')[0];
-          const served = table.find(path);
-          if (served) {
-            const allowed = [...served.methods, ...(cors ? ['OPTIONS'] : [])];
-            const allow = [...new Set(allowed)].sort(byOrder).join(', ');
-            return reply
-              .code(405)
-              .header('allow', allow)
-              .send(
-                errorBody(
-                  'METHOD_NOT_ALLOWED',
-                  `Method ${request.method} is not allowed on ${path}; allowed: ${allow}`,
-                ),
-              );
-          }
-          return reply.code(404).send(errorBody('NOT_FOUND', notFoundMessage(request.method, path, table)));
-        },
+        // Answered before the body is read: a method the path does not serve is 405 whatever its
+        // body (not 415 for a type no route takes, nor 413), and the body is never parsed.
+        onRequest: answer,
+        handler: answer,
       });
     },
   };
