@@ -430,3 +430,16 @@ t.test('every call within the documented limits fits in what the gateway reads (
     );
   }
 });
+
+t.test('what the README says of two operations, the document says too', async (t) => {
+  const doc = buildOpenApi({ serverUrl: 'https://desk.example.com' }) as Doc;
+  // DELETE /v1/users/:id deactivates: the user stays readable (a client must not expect a 404).
+  t.match(
+    doc.paths['/v1/users/{id}'].delete.description,
+    /not removed: `GET \/v1\/users\/\{id\}` keeps answering 200 with `status: inactive`/,
+  );
+  // An empty upload is refused (400 body.file is empty): the file part says it is not empty.
+  const upload = doc.paths['/v1/requests/{id}/attachments'].post.requestBody?.content['multipart/form-data']
+    ?.schema as { properties: { file: { minLength?: number } } };
+  t.equal(upload.properties.file.minLength, 1);
+});

@@ -58,7 +58,15 @@ function requestBody(
     ? schemaTo(s.body, components)
     : {
         type: 'object',
-        properties: { file: { type: 'string', format: 'binary', description: 'The file (one part)' } },
+        properties: {
+          // An empty file is refused (400 body.file is empty): the schema says so.
+          file: {
+            type: 'string',
+            format: 'binary',
+            minLength: 1,
+            description: 'The file (one part, not empty)',
+          },
+        },
         required: ['file'],
         // Exactly one part: the service refuses any other field.
         additionalProperties: false,
