@@ -22,6 +22,9 @@ t.test('405, HEAD and the /v1 hint', async (t) => {
       // QUERY (an IETF draft method, which Node parses) is not in fastify's router by default.
       ['QUERY', '/v1/requests', 'GET, HEAD, POST'],
       ['QUERY', '/v1/events/evt_1', 'GET, HEAD'],
+      // A static path another method would read as a parameter (`PATCH /v1/requests/:id`).
+      ['PATCH', '/v1/requests/changes', 'GET, HEAD'],
+      ['DELETE', '/v1/requests/changes', 'GET, HEAD'],
     ];
     for (const [method, url, allow] of cases) {
       for (const headers of [{}, bearer(raw), { ...bearer(raw), 'content-type': 'text/plain' }]) {

@@ -59,6 +59,58 @@ export function oauthPaths(rateHeaders: Json): Json {
           ...rateLimited,
         },
       },
+      post: {
+        operationId: 'oauthAuthorizeDecision',
+        tags: ['OAuth'],
+        summary: "The consent page's answer: approve or deny, then back to the client",
+        description:
+          'A browser form, posted by the consent page `GET /oauth/authorize` shows, with the session ' +
+          'cookie of the user who signed in and the CSRF token the page carries (its cookie and its ' +
+          'field must agree, else 403). `request` is the authorization request as the page carries it ' +
+          '(the query string of `GET /oauth/authorize`). Approved, the client is redirected (303) with ' +
+          '`code`, `state` and `iss`; denied, with `error=access_denied`. Without a session the login ' +
+          'page is shown (200). Counted per client address (the auth bucket).',
+        security: [],
+        requestBody: {
+          required: true,
+          content: {
+            'application/x-www-form-urlencoded': {
+              schema: {
+                type: 'object',
+                required: ['request', 'csrf_token', 'decision'],
+                properties: {
+                  request: { type: 'string', description: 'The query string of the authorization request' },
+                  csrf_token: { type: 'string', description: "The token of the page's form" },
+                  decision: { enum: ['approve', 'deny'] },
+                },
+              },
+              example: {
+                request:
+                  'response_type=code&client_id=cli_01j9zp3a1b2c3d4e5f6g7h8j9k&redirect_uri=https%3A%2F%2Fapp.example.com%2Fcallback&scope=requests%3Aread&state=af0ifjsldkj&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256',
+                csrf_token: 'k3Jx9QzV0bN7yT2mW5pL8rA1',
+                decision: 'approve',
+              },
+            },
+          },
+        },
+        responses: {
+          '200': {
+            description: 'Login page (no session yet), or the consent page again',
+            content: { 'text/html': { schema: { type: 'string' }, example: '<!doctype html>…' } },
+          },
+          '303': { description: 'Redirect to redirect_uri with code, state and iss (or an error)' },
+          '400': {
+            description:
+              'Error page: the request names an unknown client or a redirect_uri not registered for it',
+            content: { 'text/html': { schema: { type: 'string' }, example: '<!doctype html>…' } },
+          },
+          '403': {
+            description: 'Error page: the form expired or was not sent by this site (CSRF)',
+            content: { 'text/html': { schema: { type: 'string' }, example: '<!doctype html>…' } },
+          },
+          ...rateLimited,
+        },
+      },
     },
     '/oauth/token': {
       post: {
