@@ -216,7 +216,13 @@ export const UpdateRequestBody = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false, minProperties: 1 },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    // `resolution` only with `status: resolved`, stated where a client (or a generator) reads it.
+    if: { required: ['resolution'] },
+    then: { required: ['status'], properties: { status: { const: 'resolved' } } },
+  },
 );
 export type UpdateRequestBody = Static<typeof UpdateRequestBody>;
 
