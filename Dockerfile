@@ -3,7 +3,8 @@
 #   docker build --build-arg SERVICE=gateway -t support-desk/gateway .
 # (docker-compose.yml builds all five.) The container runs services/${SERVICE}/dist/src/server.js.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# The Node line .nvmrc pins (the image runs what `npm start` and CI run).
+ARG NODE_IMAGE=node:26.12.1-bookworm-slim
 
 # --- manifests: the root package.json + lockfile and every workspace's package.json ------------
 # Copying only these before `npm ci` keeps the dependency layers cached while sources change.

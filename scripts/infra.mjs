@@ -30,8 +30,9 @@
 // SD_NATS_MONITOR_PORT, SD_MONGO_PORT, SD_POSTGRES_PORT, SD_STORE (postgresql | sqlite),
 // SD_FERRETDB_DEBUG_PORT (FerretDB's debug listener, off by default), SD_INFRA_TIMEOUT (seconds,
 // default 60).
-// FerretDB binary: $FERRETDB_BIN, `ferretdb` on PATH, $(go env GOPATH)/bin/ferretdb, .data/bin/ferretdb,
-// else it is built from source into .data/bin/ferretdb.
+// FerretDB binary: $FERRETDB_BIN, `ferretdb` on PATH, $(go env GOPATH)/bin/ferretdb, the machine cache
+// (~/.cache/support-desk/ferretdb/<version>), else it is built from source into that cache.
+// nats-server: $NATS_SERVER_BIN, else the pinned release in the machine cache, built on first use.
 
 import fs from 'node:fs';
 import path from 'node:path';

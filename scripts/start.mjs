@@ -26,7 +26,7 @@ import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
 import readline from 'node:readline';
-import { parseArgs } from 'node:util';
+import { parseArgs, styleText } from 'node:util';
 import { buildTypeScript, ensureNodeModules, InfraError, ROOT, up } from './infra.mjs';
 
 const STOP_TIMEOUT_MS = 15_000;
@@ -35,25 +35,30 @@ const MAX_REPLICAS = 5;
 const READY_TIMEOUT_MS = 60_000;
 
 const SERVICES = [
-  { name: 'identity', portVar: 'IDENTITY_PORT', port: 8082, metricsPort: 9482, color: 33 },
-  { name: 'requests', portVar: 'REQUESTS_PORT', port: 8081, metricsPort: 9481, color: 35 },
-  { name: 'audit', portVar: 'AUDIT_PORT', port: 8083, metricsPort: 9483, color: 32 },
-  { name: 'webhooks', portVar: 'WEBHOOKS_PORT', port: 8084, metricsPort: 9484, color: 34 },
-  { name: 'gateway', portVar: 'GATEWAY_PORT', port: 8080, metricsPort: 9480, color: 36 },
+  { name: 'identity', portVar: 'IDENTITY_PORT', port: 8082, metricsPort: 9482, color: 'yellow' },
+  { name: 'requests', portVar: 'REQUESTS_PORT', port: 8081, metricsPort: 9481, color: 'magenta' },
+  { name: 'audit', portVar: 'AUDIT_PORT', port: 8083, metricsPort: 9483, color: 'green' },
+  { name: 'webhooks', portVar: 'WEBHOOKS_PORT', port: 8084, metricsPort: 9484, color: 'blue' },
+  { name: 'gateway', portVar: 'GATEWAY_PORT', port: 8080, metricsPort: 9480, color: 'cyan' },
 ];
 
-const useColor = process.env.FORCE_COLOR
-  ? process.env.FORCE_COLOR !== '0'
-  : process.stdout.isTTY && !process.env.NO_COLOR;
-const paint = (code, s) => (useColor ? `\x1b[${code}m${s}\x1b[0m` : s);
-const say = (msg) => console.log(`${paint('1', '[start]')} ${msg}`);
+// Node's styleText colours only a terminal, and honours NO_COLOR and FORCE_COLOR.
+const paint = (style, s) => styleText(style, s);
+const say = (msg) => console.log(`${paint('bold', '[start]')} ${msg}`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------------------------------------
 // Log formatting: pino JSON -> "HH:MM:SS LEVEL msg reqId=.. GET /x 200 3.2ms"
 
 const LEVELS = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
-const LEVEL_COLORS = { TRACE: 90, DEBUG: 90, INFO: 32, WARN: 33, ERROR: 31, FATAL: 31 };
+const LEVEL_COLORS = {
+  TRACE: 'gray',
+  DEBUG: 'gray',
+  INFO: 'green',
+  WARN: 'yellow',
+  ERROR: 'red',
+  FATAL: 'red',
+};
 const pad2 = (n) => String(n).padStart(2, '0');
 
 export function formatLogLine(line) {
@@ -72,11 +77,11 @@ export function formatLogLine(line) {
     : `${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`;
   const level =
     typeof o.level === 'number' ? LEVELS[o.level] || `L${o.level}` : String(o.level).toUpperCase();
-  const parts = [paint('90', when), paint(String(LEVEL_COLORS[level] ?? 0), level.padEnd(5)), String(o.msg)];
+  const parts = [paint('gray', when), paint(LEVEL_COLORS[level] ?? 'reset', level.padEnd(5)), String(o.msg)];
   const req = o.req && typeof o.req === 'object' ? o.req : {};
   const res = o.res && typeof o.res === 'object' ? o.res : {};
   const reqId = o.reqId ?? req.id ?? o.requestId;
-  if (reqId !== undefined) parts.push(paint('90', `reqId=${reqId}`));
+  if (reqId !== undefined) parts.push(paint('gray', `reqId=${reqId}`));
   const method = o.method ?? req.method;
   const url = o.url ?? req.url;
   if (method !== undefined || url !== undefined)
@@ -180,10 +185,10 @@ function bootstrapAdmin(env) {
   const key = findKey(parseJsonOutput(r.stdout || ''));
   if (r.status === 0 && key) {
     const line = '='.repeat(72);
-    console.log(`\n${paint('1;33', line)}`);
-    console.log(paint('1', `  Your admin API key (shown once): ${key}`));
+    console.log(`\n${paint(['bold', 'yellow'], line)}`);
+    console.log(paint('bold', `  Your admin API key (shown once): ${key}`));
     console.log(`  (admin@example.com; store it now, it cannot be shown again)`);
-    console.log(`${paint('1;33', line)}\n`);
+    console.log(`${paint(['bold', 'yellow'], line)}\n`);
     return;
   }
   if (r.status === 0 || /already exist/i.test(out)) {
@@ -222,7 +227,7 @@ let shuttingDown = false;
 
 function startService(svc, env, labelWidth) {
   const entry = path.join(ROOT, 'services', svc.name, 'dist', 'src', 'server.js');
-  const label = paint(String(svc.color), `[${svc.label}]`.padEnd(labelWidth));
+  const label = paint(svc.color, `[${svc.label}]`.padEnd(labelWidth));
   // Tracing is loaded before the service (see libs/platform/src/telemetry/preload.ts).
   const child = spawn(process.execPath, ['--import', '@support-desk/platform/telemetry', entry], {
     cwd: ROOT,
@@ -247,7 +252,7 @@ function startService(svc, env, labelWidth) {
     if (shuttingDown) return;
     say(
       paint(
-        '31',
+        'red',
         `${svc.label} exited unexpectedly (${signal ? `signal ${signal}` : `exit code ${code}`}); stopping everything`,
       ),
     );
@@ -400,7 +405,7 @@ async function main() {
   if (pending.size) {
     say(
       paint(
-        '31',
+        'red',
         `not ready after ${READY_TIMEOUT_MS / 1000} s: ${[...pending].join(', ')} (GET /readyz != 200)`,
       ),
     );
@@ -413,7 +418,7 @@ async function main() {
   if (gateways.length)
     say(
       paint(
-        '1;32',
+        ['bold', 'green'],
         `Support Desk is up: ${gateways.map((g) => `${scheme}://127.0.0.1:${g.port}`).join(', ')}` +
           (replicas > 1 ? ` (${replicas} replicas of every service)` : ''),
       ),
@@ -421,7 +426,7 @@ async function main() {
   else
     say(
       paint(
-        '1;32',
+        ['bold', 'green'],
         `services up (no gateway built): ${services.map((s) => `${s.label}:${s.port}`).join(', ')}`,
       ),
     );

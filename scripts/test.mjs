@@ -26,6 +26,7 @@
 
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import {
   aptInstall,
@@ -37,22 +38,17 @@ import {
   ROOT,
   up,
 } from './infra.mjs';
+import { findFerretDB } from './infra/ferretdb.mjs';
+import { ensureNatsServer } from './infra/nats-server.mjs';
 import { ensureCollector } from './infra/otelcol.mjs';
 import { ensurePythonTool, PYTHON_TOOLS } from './infra/python-tools.mjs';
-import { formatFailures, parseTapSummary, readTap } from './tap-report.mjs';
+import { formatFailures, readTap } from './tap-report.mjs';
+import { longestFirst, recordTimes } from './test-schedule.mjs';
 
 const CHROMIUM = '/usr/bin/chromium';
 
-// tap 21 options (same as .taprc, repeated so the runner does not depend on that file).
-const TAP_OPTIONS = [
-  '--plugin=!@tapjs/typescript', // tests are already compiled to JS
-  '--disable-coverage',
-  '--allow-empty-coverage',
-  '--jobs=2',
-  // Per test file, seconds: the fault and replica files start several stacks and take 3-5 min
-  // next to another heavy file on 2 cores; a file that hangs still fails, later.
-  '--timeout=600',
-];
+/** Files at once, and each file's limit in seconds (the fault and replica files start several stacks). */
+const RUN_DEFAULTS = { jobs: 2, timeoutSeconds: 600 };
 
 function finish(passed, failed, code, note) {
   if (note) console.log(note);
@@ -178,47 +174,66 @@ function ensureTestTools() {
   }
 }
 
-/** The reporter tap will use: an explicit -R/--reporter, else `base` on a terminal and raw `tap` otherwise. */
-function chosenReporter(extraOptions) {
-  let reporter = null;
+/**
+ * `--jobs=N`, `--timeout=S` and `--grep=<pattern>` (tap's TAP_GREP: only the subtests whose names
+ * match, at every level) from the command line; anything else is refused.
+ */
+function runOptions(extraOptions) {
+  const options = { ...RUN_DEFAULTS, grep: [] };
   for (const a of extraOptions) {
-    const m = /^--reporter=(.+)$/.exec(a) || /^-R(.+)$/.exec(a);
-    if (m) reporter = m[1];
+    const m = /^--(jobs|timeout|grep)=(.+)$/.exec(a);
+    if (!m) throw new Error(`unknown option ${a} (npm test takes --jobs=N, --timeout=S, --grep=PATTERN)`);
+    if (m[1] === 'grep') options.grep.push(m[2]);
+    else if (!/^[1-9]\d*$/.test(m[2])) throw new Error(`${a}: a positive whole number, please`);
+    else options[m[1] === 'jobs' ? 'jobs' : 'timeoutSeconds'] = Number(m[2]);
   }
-  if (process.env.TAP === '1') return 'tap';
-  return reporter ?? (process.stdout.isTTY ? 'base' : 'tap');
+  return options;
+}
+
+/** On a terminal, one line per file as it ends (the raw TAP is in .tap/last-run.tap). */
+function fileLine(line) {
+  const m = /^(not ok|ok) \d+ - (\S+)(?: # (\w+)[^#]*)?.*# time=([\d.]+)(ms|s)/.exec(line);
+  if (!m) return null;
+  const seconds = Number(m[4]) / (m[5] === 'ms' ? 1000 : 1);
+  const mark = m[1] === 'ok' ? 'ok    ' : 'FAILED';
+  return `${mark} ${seconds.toFixed(1).padStart(6)} s  ${m[2]}`;
 }
 
 /**
- * Runs tap and saves the run's raw TAP to rawFile (for the counts). With the raw `tap` reporter,
- * tap's --output-file would print everything twice (tap 21 pipes it to stdout as well), so then we
- * tee tap's stdout ourselves; with any other reporter, --output-file writes the raw TAP.
+ * Runs the files with scripts/test-runner.mjs (longest first, `jobs` at a time) and saves the
+ * raw TAP to rawFile. Without a terminal (CI) the raw TAP streams to stdout as well; on a
+ * terminal one line per file.
  */
-function runTap(files, extraOptions, env, rawFile) {
-  const tapBin = path.join(ROOT, 'node_modules', '.bin', 'tap');
-  const reporter = chosenReporter(extraOptions);
-  const raw = reporter === 'tap';
-  const args = [
-    ...TAP_OPTIONS,
-    `--reporter=${reporter}`,
-    ...(raw ? [] : [`--output-file=${rawFile}`]),
-    ...extraOptions,
-    ...files,
-  ];
+function runTests(files, options, env, rawFile) {
+  const list = `${rawFile}.files.json`;
+  fs.writeFileSync(
+    list,
+    JSON.stringify({ files, jobs: options.jobs, timeoutSeconds: options.timeoutSeconds }),
+  );
+  const raw = process.env.TAP === '1' || !process.stdout.isTTY;
+  const runEnv = options.grep.length ? { ...env, TAP_GREP: options.grep.join('\n') } : env;
   return new Promise((resolve) => {
-    const child = spawn(tapBin, args, {
+    const child = spawn(process.execPath, [path.join(ROOT, 'scripts', 'test-runner.mjs'), list], {
       cwd: ROOT,
-      env,
-      stdio: ['inherit', raw ? 'pipe' : 'inherit', 'inherit'],
+      env: runEnv,
+      stdio: ['ignore', 'pipe', 'inherit'],
     });
-    let sink = null;
-    if (raw) {
-      sink = fs.createWriteStream(rawFile);
-      child.stdout.on('data', (chunk) => {
+    const sink = fs.createWriteStream(rawFile);
+    let pending = '';
+    child.stdout.on('data', (chunk) => {
+      sink.write(chunk);
+      if (raw) {
         process.stdout.write(chunk);
-        sink.write(chunk);
-      });
-    }
+        return;
+      }
+      pending += chunk;
+      const lines = pending.split('\n');
+      pending = lines.pop();
+      for (const l of lines) {
+        const shown = fileLine(l);
+        if (shown) console.log(shown);
+      }
+    });
     const forward = (sig) => child.kill(sig);
     process.on('SIGINT', forward);
     process.on('SIGTERM', forward);
@@ -226,11 +241,11 @@ function runTap(files, extraOptions, env, rawFile) {
     const done = () => {
       process.off('SIGINT', forward);
       process.off('SIGTERM', forward);
-      if (sink) sink.end(() => resolve(result));
-      else resolve(result);
+      fs.rmSync(list, { force: true });
+      sink.end(() => resolve(result));
     };
     child.on('error', (err) => {
-      console.error(`could not run tap: ${err.message}`);
+      console.error(`could not run the tests: ${err.message}`);
       result = 127;
       done();
     });
@@ -242,9 +257,40 @@ function runTap(files, extraOptions, env, rawFile) {
   });
 }
 
+/** Stops the run's shared stacks (each daemon drops its databases) and removes the pool. */
+async function stopSharedStacks(pool) {
+  const pids = [];
+  for (const slot of fs.readdirSync(pool)) {
+    try {
+      const pid = Number(fs.readFileSync(path.join(pool, slot, 'daemon.pid'), 'utf8'));
+      process.kill(pid, 'SIGTERM');
+      pids.push(pid);
+    } catch {
+      // no daemon, or already gone
+    }
+  }
+  const alive = (pid) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const deadline = Date.now() + 30_000;
+  while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  for (const pid of pids.filter(alive)) process.kill(-pid, 'SIGKILL');
+  fs.rmSync(pool, { recursive: true, force: true });
+}
+
 async function main() {
   const argv = process.argv.slice(2).filter((a) => a !== '--');
-  const tapExtra = argv.filter((a) => a.startsWith('-'));
+  let options;
+  try {
+    options = runOptions(argv.filter((a) => a.startsWith('-')));
+  } catch (err) {
+    return finish(0, 1, 2, err.message);
+  }
   const selection = argv.filter((a) => !a.startsWith('-'));
   let setupFailures = 0;
   const notes = [];
@@ -310,7 +356,14 @@ async function main() {
     );
   }
 
-  const env = { ...process.env, ...urls, SD_TEST: '1' };
+  // Tests that start a private NATS run the release the local stack runs.
+  const env = {
+    ...process.env,
+    ...urls,
+    SD_TEST: '1',
+    NATS_SERVER_BIN: ensureNatsServer(),
+    FERRETDB_BIN: process.env.FERRETDB_BIN || findFerretDB() || '',
+  };
   if (!env.CHROMIUM_PATH && fs.existsSync(CHROMIUM)) env.CHROMIUM_PATH = CHROMIUM;
   const rawDir = path.join(ROOT, '.tap');
   fs.mkdirSync(rawDir, { recursive: true });
@@ -320,11 +373,26 @@ async function main() {
   fs.rmSync(rawFile, { force: true });
 
   console.log(`> tap (${files.length} test file${files.length === 1 ? '' : 's'})`);
-  const rel = files.map((f) => {
-    const r = path.relative(ROOT, f);
-    return r.startsWith('..') ? f : r;
+  // Longest first (by this machine's last run): the slots of --jobs then end together.
+  const rel = longestFirst(
+    files.map((f) => {
+      const r = path.relative(ROOT, f);
+      return r.startsWith('..') ? f : r;
+    }),
+  );
+  // The end-to-end files' shared stacks (test/e2e/src/stack-pool.ts): one slot per file at once.
+  const pool = fs.mkdtempSync(path.join(os.tmpdir(), 'sd-e2e-pool-'));
+  Object.assign(env, {
+    SD_E2E_POOL: pool,
+    SD_E2E_POOL_OWNER: String(process.pid),
+    SD_E2E_POOL_SLOTS: String(options.jobs),
   });
-  const tapCode = await runTap(rel, tapExtra, env, rawFile);
+  let tapCode;
+  try {
+    tapCode = await runTests(rel, options, env, rawFile);
+  } finally {
+    await stopSharedStacks(pool);
+  }
 
   let raw = '';
   try {
@@ -333,12 +401,11 @@ async function main() {
   } catch {
     // tap did not write anything
   }
+  recordTimes(raw);
+  // The leaf assertions of every file, counted as tap's own summary counts them (the runner's
+  // summary line counts its files).
   const tap = readTap(raw);
-  let counts = parseTapSummary(raw);
-  if (!counts) {
-    counts = tap.counts;
-    notes.push('tap wrote no summary line; counts were computed from its raw output.');
-  }
+  const counts = tap.counts;
   const failureList = formatFailures(tap.failures);
   if (failureList) notes.push(failureList);
 

@@ -1,10 +1,12 @@
 // The deployment checkers, built from the Go module proxy and PyPI (this machine has no other
-// source for them) into the git-ignored data directory, so only a fresh machine pays the build.
+// source for them) into the machine cache (scripts/infra/machine-cache.mjs), so only a fresh
+// machine pays the build, whatever clone asks.
 // A stamp per tool records what was built; changing a pin below rebuilds that tool alone.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { config, ROOT } from '../infra/common.mjs';
+import { ROOT } from '../infra/common.mjs';
+import { cacheRoot } from '../infra/machine-cache.mjs';
 
 export const KUBE_VERSION = '1.37.2';
 /** The Kubernetes versions the manifests are validated against: the oldest supported, the newest. */
@@ -26,7 +28,7 @@ const KUBE_TOOLS = {
   etcd: './etcd',
 };
 
-export const toolsDir = () => path.join(config().dataDir, 'deploy-tools');
+export const toolsDir = () => path.join(cacheRoot(), 'deploy-tools');
 export const binDir = () => path.join(toolsDir(), 'bin');
 export const bin = (name) => path.join(binDir(), name);
 export const schemasDir = () => path.join(toolsDir(), 'schemas');

@@ -1,20 +1,21 @@
-// FerretDB v1: found on the machine, or built from source with the Go module proxy.
+// FerretDB v1: found on the machine, or built from source with the Go module proxy into the
+// machine cache (scripts/infra/machine-cache.mjs), where every clone finds it.
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { InfraError, config, log, warn } from './common.mjs';
-import { findBinary, isExecutable } from './probes.mjs';
+import { InfraError, log, warn } from './common.mjs';
+import { cacheEntry } from './machine-cache.mjs';
+import { findBinary, goBinary, isExecutable } from './probes.mjs';
 
 const FERRETDB_MODULE = 'github.com/FerretDB/FerretDB';
 const FERRETDB_VERSIONS = ['v1.24.2', 'v1.24.0'];
 
-function goBinary() {
-  return findBinary('go') || (isExecutable('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : null);
-}
+/** Where a pinned version is built: the machine cache, by version. */
+const cachedBinary = (version) => path.join(cacheEntry('ferretdb', version), 'ferretdb');
 
 /** Finds a FerretDB binary; returns null if there is none. */
-export function findFerretDB(dataDir = config().dataDir) {
+export function findFerretDB() {
   const fromEnv = process.env.FERRETDB_BIN;
   if (fromEnv) {
     if (isExecutable(fromEnv)) return fromEnv;
@@ -37,17 +38,16 @@ export function findFerretDB(dataDir = config().dataDir) {
       // ignore
     }
   }
-  const local = path.join(dataDir, 'bin', 'ferretdb');
-  return isExecutable(local) ? local : null;
+  return FERRETDB_VERSIONS.map(cachedBinary).find(isExecutable) ?? null;
 }
 
 /**
- * Builds FerretDB v1 from source into `outFile`.
+ * Builds FerretDB v1 from source into the machine cache (or `outFile`); returns the binary.
  * `go install ...@v1.24.1` does not work here (the proxy refuses that version and the version list),
  * so: `go mod download -json` a pinned version, copy the module to a writable temp dir, write
  * build/version/version.txt (the binary panics without it), then `go build ./cmd/ferretdb`.
  */
-export function buildFerretDB(outFile = path.join(config().dataDir, 'bin', 'ferretdb')) {
+export function buildFerretDB(outFile) {
   const go = goBinary();
   if (!go)
     throw new InfraError(
@@ -55,6 +55,7 @@ export function buildFerretDB(outFile = path.join(config().dataDir, 'bin', 'ferr
     );
   const errors = [];
   for (const version of FERRETDB_VERSIONS) {
+    const out = outFile ?? cachedBinary(version);
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ferretdb-build-'));
     try {
       log(`building FerretDB ${version} from source (this takes a minute or two)...`);
@@ -80,9 +81,9 @@ export function buildFerretDB(outFile = path.join(config().dataDir, 'bin', 'ferr
       execFileSync('chmod', ['-R', 'u+w', src], { stdio: 'inherit' });
       fs.mkdirSync(path.join(src, 'build', 'version'), { recursive: true });
       fs.writeFileSync(path.join(src, 'build', 'version', 'version.txt'), `${version}\n`);
-      fs.mkdirSync(path.dirname(outFile), { recursive: true });
-      const tmpOut = `${outFile}.partial-${process.pid}`;
-      log(`  GOTOOLCHAIN=local go build -trimpath -o ${outFile} ./cmd/ferretdb`);
+      fs.mkdirSync(path.dirname(out), { recursive: true });
+      const tmpOut = `${out}.partial-${process.pid}`;
+      log(`  GOTOOLCHAIN=local go build -trimpath -o ${out} ./cmd/ferretdb`);
       const started = Date.now();
       const b = spawnSync(go, ['build', '-trimpath', '-o', tmpOut, './cmd/ferretdb'], {
         cwd: src,
@@ -93,9 +94,9 @@ export function buildFerretDB(outFile = path.join(config().dataDir, 'bin', 'ferr
         fs.rmSync(tmpOut, { force: true });
         throw new Error(`go build failed: ${b.error?.message || `exit ${b.status}`}`);
       }
-      fs.renameSync(tmpOut, outFile);
-      log(`  built ${outFile} in ${Math.round((Date.now() - started) / 1000)} s`);
-      return outFile;
+      fs.renameSync(tmpOut, out);
+      log(`  built ${out} in ${Math.round((Date.now() - started) / 1000)} s`);
+      return out;
     } catch (err) {
       warn(`FerretDB ${version}: ${err.message}`);
       errors.push(`${version}: ${err.message}`);

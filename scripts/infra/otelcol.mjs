@@ -1,16 +1,17 @@
 // The OpenTelemetry Collector the tracing tests export to: a minimal build (OTLP receiver, file
-// exporter) from test/tools/otelcol, compiled with the Go module proxy into the data directory.
+// exporter) from test/tools/otelcol, compiled with the Go module proxy into the machine cache.
 // A stamp (a hash of the module's go.mod, go.sum and main.go) rebuilds it when the pins change.
 // `node scripts/infra/otelcol.mjs` builds it with Node alone (CI starts it before `npm ci`).
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { config, InfraError, log, ROOT } from './common.mjs';
+import { InfraError, log, ROOT } from './common.mjs';
+import { cacheRoot } from './machine-cache.mjs';
 
 const SOURCE = path.join(ROOT, 'test', 'tools', 'otelcol');
 
-export const collectorBinary = () => path.join(config().dataDir, 'bin', 'otelcol');
+export const collectorBinary = () => path.join(cacheRoot(), 'otelcol', 'otelcol');
 
 function sourceHash() {
   const hash = createHash('sha256');
@@ -18,7 +19,7 @@ function sourceHash() {
   return hash.digest('hex');
 }
 
-/** Builds the collector unless the one in the data directory was built from this source. */
+/** Builds the collector unless the one in the machine cache was built from this source. */
 export function ensureCollector() {
   const binary = collectorBinary();
   const stamp = `${binary}.stamp`;

@@ -30,10 +30,8 @@ export function aptInstall(packages) {
 }
 
 export function ensureDebianPackages() {
-  const wanted = [
-    ['redis-server', 'redis-server'],
-    ['nats-server', 'nats-server'],
-  ];
+  // nats-server is built from the Go module proxy instead (scripts/infra/nats-server.mjs).
+  const wanted = [['redis-server', 'redis-server']];
   const missing = wanted.filter(([bin]) => !findBinary(bin)).map(([, pkg]) => pkg);
   if (missing.length === 0) return;
   if (!isRoot()) {

@@ -26,6 +26,11 @@ export function findBinary(name) {
   return null;
 }
 
+/** Go: on PATH, else where the official tarball installs it. */
+export function goBinary() {
+  return findBinary('go') || (isExecutable('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : null);
+}
+
 export function isAlive(pid) {
   if (!pid || pid <= 0) return false;
   try {

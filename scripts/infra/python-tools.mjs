@@ -1,4 +1,4 @@
-// The Python tools the e2e tests run, each from PyPI into its own venv in the data directory:
+// The Python tools the e2e tests run, each from PyPI into its own venv in the machine cache:
 // test/tools/<name>/requirements.txt installed by pip (every package pinned, wheels only). A stamp
 // (the hash of that file and of the Python that built the venv) rebuilds a venv when a pin changes;
 // otherwise it is skipped (each takes 10-20 s to install on a fresh machine).
@@ -11,7 +11,8 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { config, InfraError, log, ROOT } from './common.mjs';
+import { InfraError, log, ROOT } from './common.mjs';
+import { cacheRoot } from './machine-cache.mjs';
 import { aptInstall, isRoot } from './packages.mjs';
 
 /** Each tool, by the test file that runs it (npm test installs the tools of the files it runs). */
@@ -22,7 +23,7 @@ export const PYTHON_TOOLS = {
 const INSTALL_TIMEOUT_MS = 300_000;
 
 const requirementsOf = (name) => path.join(ROOT, 'test', 'tools', name, 'requirements.txt');
-const venvDir = (name) => path.join(config().dataDir, name);
+const venvDir = (name) => path.join(cacheRoot(), 'python', name);
 /** The venv's python; the tool's own commands (e.g. `st`) are in the same directory. */
 export const toolPython = (name) => path.join(venvDir(name), 'bin', 'python');
 
@@ -53,7 +54,7 @@ function stampOf(name, version) {
     .digest('hex');
 }
 
-/** Installs the tool unless its venv in the data directory was built from these pins; its python. */
+/** Installs the tool unless its venv in the machine cache was built from these pins; its python. */
 export function ensurePythonTool(name) {
   if (!Object.hasOwn(PYTHON_TOOLS, name))
     throw new InfraError(`unknown Python tool ${name} (known: ${Object.keys(PYTHON_TOOLS).join(', ')})`);

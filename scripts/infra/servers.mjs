@@ -21,6 +21,7 @@ import {
 } from './probes.mjs';
 import { ensureDebianPackages } from './packages.mjs';
 import { buildFerretDB, findFerretDB } from './ferretdb.mjs';
+import { ensureNatsServer } from './nats-server.mjs';
 import { startServer, stopPid } from './launcher.mjs';
 import { postgresPlace, postgresStatus, startPostgres, stopPostgres } from './postgres.mjs';
 
@@ -54,7 +55,7 @@ function serverDefs(c) {
       logFile: abs('nats', 'nats.log'),
       ready: () => natsReady(c.natsMonitorPort),
       command: () => ({
-        bin: findBinary('nats-server'),
+        bin: ensureNatsServer(),
         args: natsArgs({ host: HOST, port: c.natsPort, dir: abs('nats'), monitorPort: c.natsMonitorPort }),
       }),
     },
@@ -92,7 +93,7 @@ function mongoDef(c) {
     logFile: abs('ferretdb', 'ferretdb.log'),
     env: FERRETDB_ENV,
     command: () => ({
-      bin: findFerretDB(c.dataDir) || buildFerretDB(abs('bin', 'ferretdb')),
+      bin: findFerretDB() || buildFerretDB(),
       args: ferretdbArgs({
         host: HOST,
         port: c.mongoPort,

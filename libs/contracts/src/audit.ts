@@ -5,6 +5,7 @@ import {
   Changes,
   EVENT_TYPES,
   EventMetadata,
+  EventSnapshot,
   EventTypeSchema,
   RESOURCE_TYPES,
   ResourceTypeSchema,
@@ -46,6 +47,7 @@ export const EventListItem = Type.Object(
     changes: Type.Optional(Changes),
     timestamp: DateTimeString('When it occurred'),
     ipAddress: Type.Optional(Type.String({ description: 'Origin address, when known' })),
+    snapshot: Type.Optional(EventSnapshot),
   },
   { additionalProperties: false },
 );

@@ -1,5 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { UserDetail } from './identity.js';
 import { idPattern } from './ids.js';
+import { RequestEventSnapshot } from './requests.js';
 import { StringEnum } from './schema.js';
 
 export const RESOURCE_TYPES = ['request', 'user', 'system'] as const;
@@ -83,6 +85,21 @@ export const EventMetadata = Type.Object(
 export type EventMetadata = Static<typeof EventMetadata>;
 
 /**
+ * The resource right after the change, in every `request.*` and `user.*` event (added within
+ * version 1, so optional: older events have none, and a reader must do without it): a request as
+ * `RequestEventSnapshot`, a user as `GET /v1/users/:id` shows it (nothing a viewer could not read,
+ * no secret). `system.*` events carry none.
+ */
+export const EventSnapshot = Type.Union([RequestEventSnapshot, UserDetail], {
+  description:
+    'The resource right after the change (request.* and user.* events of this release; older events ' +
+    'have none): a request as `GET /v1/requests/:id` shows it to an agent, with `commentCount` and ' +
+    '`attachmentCount` instead of comments and attachments (an internal note never appears); a user ' +
+    'as `GET /v1/users/:id` shows it.',
+});
+export type EventSnapshot = Static<typeof EventSnapshot>;
+
+/**
  * The version of the domain event this release publishes, in every event's `v`. Within a version
  * producers only add optional fields (see libs/contracts/README.md); events published before
  * versions existed have no `v` and are version 1.
@@ -102,6 +119,7 @@ export const DomainEvent = Type.Object(
     metadata: EventMetadata,
     timestamp: Type.String({ format: 'date-time' }),
     ipAddress: Type.Optional(Type.String()),
+    snapshot: Type.Optional(EventSnapshot),
   },
   { additionalProperties: false },
 );
@@ -132,6 +150,9 @@ export const EventEnvelope = Type.Object({
   }),
   timestamp: Type.String({ format: 'date-time' }),
   ipAddress: Type.Optional(Type.String()),
+  // Not checked here: one that is not an object is dropped by the decoder, and the presenter shows
+  // only what checks against this release's EventSnapshot; never a dead letter.
+  snapshot: Type.Optional(Type.Unknown()),
 });
 
 /**
@@ -149,4 +170,6 @@ export interface ReceivedEvent {
   metadata: { userAgent: string | null; source: string; requestId: string | null; traceId?: string };
   timestamp: string;
   ipAddress?: string;
+  /** As the producer wrote it (any object): `publicSnapshot` in the platform shows what this release knows. */
+  snapshot?: Record<string, unknown>;
 }

@@ -94,16 +94,6 @@ const groupDetail = {
   updatedAt: UPDATED,
 };
 const actor = { id: AGENT, name: agent.name, email: agent.email };
-const statusChanged = {
-  id: EVT,
-  type: 'request.status_changed',
-  resourceType: 'request',
-  resourceId: REQ,
-  actor,
-  changes: { status: { from: 'open', to: 'assigned' } },
-  timestamp: UPDATED,
-  ipAddress: '203.0.113.7',
-};
 
 const requestDetail = {
   ...requestCore,
@@ -120,6 +110,20 @@ const requestDetail = {
   },
   comments: [comment],
   attachments: [attachment],
+};
+
+const { comments: _comments, attachments: _attachments, ...requestFields } = requestDetail;
+const statusChanged = {
+  id: EVT,
+  type: 'request.status_changed',
+  resourceType: 'request',
+  resourceId: REQ,
+  actor,
+  changes: { status: { from: 'open', to: 'assigned' } },
+  timestamp: UPDATED,
+  ipAddress: '203.0.113.7',
+  // What every request event carries: the request right after the change, comments as a count.
+  snapshot: { ...requestFields, commentCount: 1, attachmentCount: 1 },
 };
 
 const WHK = 'whk_01j9zr0a1b2c3d4e5f6g7h8j9k';
@@ -204,6 +208,10 @@ export const ROUTE_EXAMPLES: Record<string, RouteExamples> = {
       404: notFound('Request'),
       409: conflict('A request holds at most 1000 comments'),
     },
+  },
+  'GET /v1/requests/:id/comments': {
+    response: ok({ comments: [comment], pagination: page(1) }),
+    errors: { 404: notFound('Request') },
   },
   'POST /v1/requests/:id/attachments': {
     request: { file: '<the bytes of vpn-client.log.gz>' },

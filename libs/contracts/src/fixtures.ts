@@ -18,6 +18,8 @@ export const fixtures = {
     v1: read<Json[]>('events.v1.json'),
     unversioned: read<Json[]>('events.unversioned.json'),
     future: read<Json[]>('events.future.json'),
+    /** v1 events with the `snapshot` added within version 1 (issue 29). */
+    snapshots: read<Json[]>('events.v1-snapshots.json'),
   }),
   notices: () => ({
     v1: read<Json[]>('notices.v1.json'),

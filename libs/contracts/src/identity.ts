@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { ErrorEnvelope, Ok } from './envelope.js';
 import { IdSchema } from './ids.js';
-import { CursorPageQuery, EnumListQuery, ListPagination, SortQuery } from './pagination.js';
+import { CursorPageQuery, EnumListQuery, ListPagination, SearchQuery, SortQuery } from './pagination.js';
 import type { RouteSchemaMap } from './routes.js';
 import { DateTimeString, StringEnum } from './schema.js';
 import { ROLES, RoleSchema, ScopeSchema } from './scopes.js';
@@ -107,7 +107,12 @@ export const UserListQuery = Type.Object(
     ...userListParams,
     groupId: Type.Optional(IdSchema('group')),
     isVip: Type.Optional(Type.Boolean()),
-    search: Type.Optional(Type.String({ maxLength: IDENTITY_LIMITS.search })),
+    ...SearchQuery({
+      maxLength: IDENTITY_LIMITS.search,
+      description:
+        'Search: users whose name or email contains this text, case-insensitively (plain text, at most ' +
+        `${IDENTITY_LIMITS.search} characters; empty: no search).`,
+    }),
   },
   { additionalProperties: false },
 );
@@ -284,13 +289,15 @@ const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) =>
 export const identityRouteSchemas = {
   'GET /v1/users': {
     description:
-      'Newest first unless `sort` says otherwise. `search` is a case-insensitive substring of name or email. ' +
+      'Newest first unless `sort` says otherwise. `q` (alias `search`) is a case-insensitive substring of ' +
+      'name or email. ' +
       LIST_PAGING,
     querystring: UserListQuery,
     response: { 200: Ok(UserList), ...errors(400, 401, 403) },
   },
   'POST /v1/users': {
     body: CreateUserBody,
+    location: '/v1/users/:id',
     response: { 201: Ok(CreatedUser), ...errors(400, 401, 403, 409) },
   },
   'GET /v1/users/:id': {
@@ -327,6 +334,7 @@ export const identityRouteSchemas = {
   },
   'POST /v1/groups': {
     body: CreateGroupBody,
+    location: '/v1/groups/:id',
     response: { 201: Ok(GroupDetail), ...errors(400, 401, 403, 409) },
   },
   'GET /v1/groups/:id': {

@@ -240,13 +240,13 @@ export interface DeadLetterSummary {
 
 /**
  * Operator requests to a service about its dead letters (`<ns>.admin.deadletters.<service>`),
- * answered in the RPC envelope: `list` (newest first) → `{total, deadLetters}`; `show` →
+ * answered in the RPC envelope: `list` (newest first, `skip` then `limit`) → `{total, deadLetters}`; `show` →
  * `{found, deadLetter: summary + data}`; `replay` (ids, or all) → `{replayed, failed}`. A replay
  * hands the message to the service's own handler again; what it stores is keyed as on first
  * delivery, so a replayed message lands once.
  */
 export type DeadLetterRequest =
-  | { op: 'list'; limit?: number }
+  | { op: 'list'; limit?: number; skip?: number }
   | { op: 'show'; id: string }
   | { op: 'replay'; ids?: string[]; all?: boolean };
 

@@ -1,4 +1,4 @@
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, type StringOptions, Type } from '@sinclair/typebox';
 import { DescribedPattern } from './schema.js';
 
 const DEFAULT_PAGE_LIMIT = 20;
@@ -189,4 +189,24 @@ export const EnumListQuery = (values: readonly string[], what: string) =>
  */
 export function commaListPattern(item: string, message: string): string {
   return DescribedPattern(`^ *(?:${item}) *(?:, *(?:${item}) *)*$`, message);
+}
+
+/**
+ * The search parameter of a list, one name across lists: `q` (as GitHub's and Stripe's search
+ * APIs call it), and `search`, its alias (the spec's name on the users list), both with the
+ * list's own bounds (`text`). Sending both with different values is a 400 (`searchText` in the
+ * platform); the same value twice is fine.
+ */
+export function SearchQuery(text: StringOptions & { description: string }) {
+  return {
+    q: Type.Optional(Type.String(text)),
+    search: Type.Optional(
+      Type.String({
+        ...text,
+        description:
+          'Alias of `q` (the same search, under the name the users list had first). Sending both with ' +
+          'different values → 400 naming `query.search`.',
+      }),
+    ),
+  };
 }

@@ -8,10 +8,11 @@ import {
   ListPagination,
   MAX_CURSOR_LENGTH,
   PageQuery,
+  SearchQuery,
   SortQuery,
 } from './pagination.js';
 import type { RouteSchemaMap } from './routes.js';
-import { DateTimeString, StringEnum } from './schema.js';
+import { DateTimeString, DescribedPattern, StringEnum } from './schema.js';
 
 export const REQUEST_STATUSES = ['open', 'assigned', 'in_progress', 'pending', 'resolved', 'closed'] as const;
 export type RequestStatus = (typeof REQUEST_STATUSES)[number];
@@ -142,6 +143,32 @@ export const RequestDetail = Type.Object(
 );
 export type RequestDetail = Static<typeof RequestDetail>;
 
+/**
+ * A request as every event about it carries it (`snapshot`, added within event version 1): the
+ * fields of `GET /v1/requests/:id` as an agent sees them, right after the change, with comments and
+ * attachments as counts. Their bodies stay out: an internal note must never leave (the events API
+ * and webhooks are read more widely), and a request of 1,000 comments would make every one of its
+ * events megabytes long; the comment's own event (`request.comment_added`) carries a public one.
+ */
+const { comments: _comments, attachments: _attachments, ...requestOwnFields } = RequestDetail.properties;
+export const RequestEventSnapshot = Type.Object(
+  {
+    ...requestOwnFields,
+    commentCount: Type.Integer({
+      minimum: 0,
+      description: 'Public comments (internal notes are neither shown nor counted).',
+    }),
+    attachmentCount: Type.Integer({ minimum: 0 }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'The request right after the change, as `GET /v1/requests/:id` shows it to an agent, with ' +
+      '`commentCount` and `attachmentCount` instead of the comments and attachments.',
+  },
+);
+export type RequestEventSnapshot = Static<typeof RequestEventSnapshot>;
+
 const SupportRequestParams = Type.Object({ id: IdSchema('request') }, { additionalProperties: false });
 const AttachmentIdParams = Type.Object({ id: IdSchema('attachment') }, { additionalProperties: false });
 
@@ -151,25 +178,41 @@ export const DEFAULT_REQUEST_SORT = '-createdAt';
 /** The longest `q` accepted: the search is a regex scan, bounded in input as well as in time. */
 export const REQUEST_SEARCH_MAX = 100;
 
+// One tag of the `tags` filter: a stored tag (no space at either end, at most `tagMax`), no comma.
+const TAG_IN_LIST = `[^,\\s](?:[^,\\n\\r\\u2028\\u2029]{0,${L.tagMax - 2}}[^,\\s])?`;
+
 export const ListRequestsQuery = Type.Object(
   {
     status: Type.Optional(EnumListQuery(REQUEST_STATUSES, 'Status')),
     priority: Type.Optional(EnumListQuery(PRIORITIES, 'Priority')),
     assignedTo: Type.Optional(IdSchema('user')),
     groupId: Type.Optional(IdSchema('group')),
-    createdAfter: Type.Optional(DateTimeString('Created at or after this instant.')),
-    createdBefore: Type.Optional(DateTimeString('Created strictly before this instant.')),
-    q: Type.Optional(
+    requester: Type.Optional(IdSchema('user', "Requests raised by this user (the requester's id).")),
+    tags: Type.Optional(
       Type.String({
-        minLength: 1,
-        maxLength: REQUEST_SEARCH_MAX,
-        pattern: '\\S',
+        maxLength: L.tagsMax * (L.tagMax + 1),
+        pattern: DescribedPattern(
+          `^${TAG_IN_LIST}(?:,${TAG_IN_LIST}){0,${L.tagsMax - 1}}$`,
+          `must be tags separated by commas: at most ${L.tagsMax}, each of 1–${L.tagMax} characters ` +
+            'without a space at either end',
+        ),
         description:
-          `Search: requests whose title, description or one of whose tags contains this text, ` +
-          `case-insensitively (plain text, not a pattern; at most ${REQUEST_SEARCH_MAX} characters). ` +
-          'Combines with the other filters; a scan of the filtered requests (see the README for its cost).',
+          `Tags: one, or several separated by commas (any of them matches; at most ${L.tagsMax}). A tag ` +
+          'matches exactly as stored (case-sensitive; `q` searches tags case-insensitively). A tag ' +
+          'holding a comma cannot be named here.',
       }),
     ),
+    createdAfter: Type.Optional(DateTimeString('Created at or after this instant.')),
+    createdBefore: Type.Optional(DateTimeString('Created strictly before this instant.')),
+    ...SearchQuery({
+      minLength: 1,
+      maxLength: REQUEST_SEARCH_MAX,
+      pattern: '\\S',
+      description:
+        `Search: requests whose title, description or one of whose tags contains this text, ` +
+        `case-insensitively (plain text, not a pattern; at most ${REQUEST_SEARCH_MAX} characters). ` +
+        'Combines with the other filters; a scan of the filtered requests (see the README for its cost).',
+    }),
     sort: Type.Optional(
       SortQuery(
         REQUEST_SORT_FIELDS,
@@ -234,6 +277,24 @@ export const AddCommentBody = Type.Object(
   { additionalProperties: false },
 );
 export type AddCommentBody = Static<typeof AddCommentBody>;
+
+/** The orders `GET /v1/requests/:id/comments` offers: oldest first (the default), or newest first. */
+export const COMMENT_SORT_FIELDS = ['createdAt'] as const;
+export const DEFAULT_COMMENT_SORT = 'createdAt';
+
+export const ListCommentsQuery = Type.Object(
+  {
+    sort: Type.Optional(SortQuery(COMMENT_SORT_FIELDS, DEFAULT_COMMENT_SORT)),
+    ...CursorPageQuery,
+  },
+  { additionalProperties: false },
+);
+export type ListCommentsQuery = Static<typeof ListCommentsQuery>;
+
+const CommentList = Type.Object(
+  { comments: Type.Array(RequestComment), pagination: ListPagination },
+  { additionalProperties: false },
+);
 
 export const CreatedRequest = Type.Object(
   { id: IdSchema('request'), title: Type.String(), status: RequestStatusSchema, createdAt: DateTimeString() },
@@ -331,6 +392,7 @@ export const requestsRouteSchemas = {
   'POST /v1/requests': {
     description: 'The caller is the requester. Status is `assigned` when created with an assignee.',
     body: CreateRequestBody,
+    location: '/v1/requests/:id',
     response: { 201: Ok(CreatedRequest) },
   },
   'GET /v1/requests/:id': {
@@ -356,10 +418,21 @@ export const requestsRouteSchemas = {
     body: AddCommentBody,
     response: { 201: Ok(RequestComment) },
   },
+  'GET /v1/requests/:id/comments': {
+    description:
+      "The request's comments, oldest first unless `sort` says otherwise, each as the single read shows " +
+      'it. Internal notes are listed (and counted) for agents and admins only. Pages like the other lists: ' +
+      '`page`/`limit` with a total, or `cursor`; the `Link` header carries `next` and `prev`. A deleted ' +
+      'request answers 404.',
+    params: SupportRequestParams,
+    querystring: ListCommentsQuery,
+    response: { 200: Ok(CommentList) },
+  },
   'POST /v1/requests/:id/attachments': {
     description: 'One file part named `file`; the content type is detected from the bytes.',
     params: SupportRequestParams,
     consumes: ['multipart/form-data'],
+    location: '/v1/attachments/:id',
     response: { 201: Ok(UploadedAttachment) },
   },
   'GET /v1/attachments/:id': {

@@ -35,6 +35,7 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   r('GET', '/v1/requests/:id', 'requests:read', 'requests', 'Read one support request'),
   r('PATCH', '/v1/requests/:id', 'requests:write', 'requests', 'Update a support request'),
   r('DELETE', '/v1/requests/:id', 'admin', 'requests', 'Delete a support request (admin)'),
+  r('GET', '/v1/requests/:id/comments', 'requests:read', 'requests', 'List the comments of a request'),
   r('POST', '/v1/requests/:id/comments', 'requests:write', 'requests', 'Add a comment'),
   r('POST', '/v1/requests/:id/attachments', 'requests:write', 'requests', 'Upload an attachment'),
   r('GET', '/v1/attachments/:id', 'requests:read', 'requests', 'Download an attachment'),
@@ -132,8 +133,12 @@ export const CONSOLE_ROUTES: readonly OAuthRoute[] = [
   o('POST', '/settings/webhooks/replay'),
   o('GET', '/settings/webhooks/delete'),
   o('POST', '/settings/webhooks/delete'),
+  o('GET', '/settings/users'),
+  o('GET', '/settings/users/link'),
+  o('POST', '/settings/users/link'),
   o('GET', '/assets/desk.css'),
   o('GET', '/assets/console.js'),
+  o('GET', '/assets/favicon.svg'),
 ];
 
 /** Schemas of one public route, keyed `"<METHOD> <path>"` in a RouteSchemaMap. */
@@ -148,6 +153,12 @@ export interface RouteSchemas {
   response: Record<number, import('@sinclair/typebox').TSchema>;
   /** Non-JSON success body (e.g. a file download). */
   produces?: string[];
+  /**
+   * The path of the resource a 201 creates, with `:id` standing for the answer's `data.id` (a
+   * public GET route): `contractRoute` sends it as `Location` (the gateway makes it absolute),
+   * and the OpenAPI document lists the header.
+   */
+  location?: string;
 }
 
 export type RouteSchemaMap = Record<string, RouteSchemas>;

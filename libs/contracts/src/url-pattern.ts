@@ -2,8 +2,8 @@
  * The http(s) URLs a receiver may have, as one regular expression every JSON Schema tool reads
  * alike (no `\s`, whose meaning differs between JavaScript and Python): a host name whose last
  * label starts with a letter, a dotted IPv4 address or a bracketed IPv6 address (RFC 3986's
- * grammar), an optional port up to 65535, no credentials, then any path, query and fragment
- * without white space. Every string it matches is a URL the WHATWG parser (`new URL`) takes, so
+ * grammar), an optional port up to 65535, no credentials, then any path and query without white
+ * space, and no fragment. Every string it matches is a URL the WHATWG parser (`new URL`) takes, so
  * what the schema allows the service accepts, and the schema refuses what the parser would.
  */
 
@@ -33,4 +33,7 @@ const port =
 const noSpace =
   '[^\\x00\\t\\n\\v\\f\\r \\x1c-\\x1f\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]';
 
-export const HTTP_URL_PATTERN = `^https?://(?:${hostName}|${ipv4}|\\[(?:${ipv6})\\])${port}(?:[/?#]${noSpace}*)?$`;
+/** Anything but white space, NUL and `#` (a fragment is never sent to a receiver: refused). */
+const pathChar = noSpace.replace('[^', '[^#');
+
+export const HTTP_URL_PATTERN = `^https?://(?:${hostName}|${ipv4}|\\[(?:${ipv6})\\])${port}(?:[/?]${pathChar}*)?$`;

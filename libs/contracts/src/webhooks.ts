@@ -35,10 +35,11 @@ const WebhookUrl = Type.String({
   maxLength: WEBHOOK_LIMITS.url,
   pattern: DescribedPattern(
     HTTP_URL_PATTERN,
-    'must be an http or https URL without credentials, such as https://hooks.example.com/support-desk',
+    'must be an http or https URL without credentials or fragment, such as https://hooks.example.com/support-desk',
   ),
   description:
-    'Where deliveries are POSTed (http or https, no credentials in the URL). Destinations in private, ' +
+    'Where deliveries are POSTed: https (plain http only to a loopback receiver the operator admits, or ' +
+    'where the operator sets WEBHOOKS_ALLOW_HTTP), no credentials, no fragment. Destinations in private, ' +
     'loopback, link-local and metadata ranges are refused unless the operator allows them.',
 });
 
@@ -194,9 +195,12 @@ export const webhooksRouteSchemas = {
   'POST /v1/webhooks': {
     description:
       'The answer carries the signing secret, once. Deliveries are signed per the Standard Webhooks ' +
-      'specification (`webhook-id`, `webhook-timestamp`, `webhook-signature`). Changes to subscriptions ' +
-      'are recorded as `system.config_changed` events.',
+      'specification (`webhook-id`, `webhook-timestamp`, `webhook-signature`); the body is the event as ' +
+      '`GET /v1/events/:id` shows it (request.* and user.* events with their `snapshot`, the resource ' +
+      'after the change) plus `webhookId`. Changes to subscriptions are recorded as `system.config_changed` ' +
+      'events.',
     body: CreateWebhookBody,
+    location: '/v1/webhooks/:id',
     response: { 201: Ok(WebhookWithSecret), ...errors(400, 401, 403) },
   },
   'GET /v1/webhooks/:id': {

@@ -3,7 +3,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
 import type { HttpApp } from './http.js';
 import { ok } from './http.js';
-import { entityTag, holdsCurrent, revisionOf } from './entity-tags.js';
+import { entityTag, entityTagOf, holdsCurrent, revisionOf } from './entity-tags.js';
 import { requireScope } from './principal.js';
 
 type StaticOf<S> = S extends TSchema ? Static<S> : unknown;
@@ -31,7 +31,9 @@ export type ContractHandler<S extends RouteSchemas> = (
  * the service's route schema map (the very schemas the OpenAPI document shows), and its scope
  * from `PUBLIC_ROUTES`, enforced once here before validation (a caller without the scope learns
  * nothing from a 400). The handler returns the data; it is sent in the success envelope with the
- * route's documented success status. A handler that streams its own answer returns the reply.
+ * route's documented success status, and, for a route that creates a resource (`location` in its
+ * schemas), with `Location` naming it (a path: the gateway, which knows the public origin, makes
+ * it absolute). A handler that streams its own answer returns the reply.
  */
 export function contractRoute<M extends RouteSchemaMap, K extends keyof M & string>(
   app: HttpApp,
@@ -48,6 +50,8 @@ export function contractRoute<M extends RouteSchemaMap, K extends keyof M & stri
     .filter((status) => status >= 200 && status < 300);
   const status = success[0] ?? 200;
   const scope = route.scope;
+  // The created resource's path (`Location`), its id taken from the answer.
+  const [locationHead, locationTail] = (s.location ?? '').split(':id');
   app.route({
     ...options,
     method: route.method,
@@ -68,12 +72,21 @@ export function contractRoute<M extends RouteSchemaMap, K extends keyof M & stri
     handler: async (request, reply) => {
       const data = await handler(request as unknown as ContractRequest<M[K]>, reply);
       if (data === reply) return reply;
-      // A single read marked with its revision gets an ETag, and a 304 when the client holds it.
+      // A single read marked with its revision gets an ETag, and a 304 when the client holds it;
+      // a write marked with the tag a read now gives answers it (see `withEntityTag`).
       const revision = revisionOf(data);
       if (revision !== undefined) {
         const tag = entityTag(revision, data);
         reply.header('etag', tag);
         if (holdsCurrent(request.headers['if-none-match'], tag)) return reply.code(304).send();
+      } else {
+        const tag = entityTagOf(data);
+        if (tag !== undefined) reply.header('etag', tag);
+      }
+      if (locationTail !== undefined) {
+        const id = (data as { id?: unknown }).id;
+        if (typeof id === 'string')
+          reply.header('location', locationHead + encodeURIComponent(id) + locationTail);
       }
       return reply.code(status).send(ok(data));
     },

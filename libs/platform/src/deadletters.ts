@@ -97,10 +97,11 @@ export function serveDeadLetters(o: DeadLetterServiceOptions): { stop(): void } 
   const { model } = deadLetterStore(o.conn);
   const log = o.logger.child({ component: 'dead-letters' });
   const handlers = {
-    async list(limit = 100): Promise<DeadLetterReplies['list']> {
+    async list(limit = 100, skip = 0): Promise<DeadLetterReplies['list']> {
       const docs = await model
         .find()
         .sort({ failedAt: -1, _id: -1 })
+        .skip(Math.max(0, skip))
         .limit(Math.max(1, Math.min(limit, LIST_MAX)))
         .lean<StoredDeadLetter[]>();
       return { total: await model.countDocuments(), deadLetters: docs.map(summary) };
@@ -139,7 +140,10 @@ export function serveDeadLetters(o: DeadLetterServiceOptions): { stop(): void } 
     async (request) => {
       switch (request.op) {
         case 'list':
-          return handlers.list(typeof request.limit === 'number' ? request.limit : undefined);
+          return handlers.list(
+            typeof request.limit === 'number' ? request.limit : undefined,
+            typeof request.skip === 'number' && Number.isInteger(request.skip) ? request.skip : 0,
+          );
         case 'show':
           return handlers.show(typeof request.id === 'string' ? request.id : '');
         case 'replay':

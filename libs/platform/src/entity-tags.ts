@@ -42,30 +42,86 @@ export function holdsCurrent(ifNoneMatch: string | string[] | undefined, tag: st
 }
 
 /**
- * The revisions an `If-Match` header accepts: undefined when there is no precondition (no header,
- * or `*`: any current revision). Strong comparison: a weak or malformed tag matches nothing, so
- * the write is refused rather than made blind.
+ * What an `If-Match` header asks: the revisions its tags name, and the tags that can never match
+ * (weak ones, and tags this API never gave). Undefined: no precondition (no header, or `*`: any
+ * current revision).
  */
-export function ifMatchRevisions(ifMatch: string | string[] | undefined): number[] | undefined {
-  const tags = listOf(ifMatch);
-  if (tags.length === 0 || tags.includes('*')) return undefined;
-  return tags.flatMap((tag) => {
-    const match = TAG.exec(tag);
-    return match ? [Number(match[1])] : [];
-  });
+export interface IfMatch {
+  revisions: readonly number[];
+  weak: readonly string[];
+  foreign: readonly string[];
 }
 
-/** Refuses (412) a write to an aggregate that is no longer at a revision the client named. */
+/**
+ * Reads `If-Match`. Strong comparison (RFC 9110 §13.1.1): a weak tag matches nothing, nor does a
+ * malformed one, so such a write is refused (412) rather than made blind, with a message that
+ * says why.
+ */
+export function ifMatchRevisions(ifMatch: string | string[] | undefined): IfMatch | undefined {
+  const tags = listOf(ifMatch);
+  if (tags.length === 0 || tags.includes('*')) return undefined;
+  const condition = { revisions: [] as number[], weak: [] as string[], foreign: [] as string[] };
+  for (const tag of tags) {
+    const match = TAG.exec(tag);
+    if (match) condition.revisions.push(Number(match[1]));
+    else if (tag.startsWith('W/')) condition.weak.push(tag);
+    else condition.foreign.push(tag);
+  }
+  return condition;
+}
+
+/** At most this much of a client's tag is repeated in a message. */
+const QUOTED_TAG_MAX = 80;
+
+/** Refuses (412) a write to an aggregate that is not at a revision the client's `If-Match` names. */
 export function requireRevision(
   current: { rev?: number },
-  revisions: readonly number[] | undefined,
+  condition: IfMatch | undefined,
   what: string,
 ): void {
-  if (revisions === undefined || revisions.includes(current.rev ?? 0)) return;
+  if (condition === undefined || condition.revisions.includes(current.rev ?? 0)) return;
+  const resource = what.toLowerCase();
+  if (condition.revisions.length === 0 && condition.weak.length > 0) {
+    throw new AppError(
+      'PRECONDITION_FAILED',
+      `If-Match compares entity tags strongly (RFC 9110 §13.1.1), so a weak tag (${condition.weak[0].slice(0, QUOTED_TAG_MAX)}) never matches; send the ${resource}'s ETag exactly as a read (GET) gave it, without W/`,
+    );
+  }
+  if (condition.revisions.length === 0) {
+    throw new AppError(
+      'PRECONDITION_FAILED',
+      `If-Match names no ETag this API gives (${condition.foreign[0].slice(0, QUOTED_TAG_MAX)}); send the ${resource}'s ETag exactly as a read (GET) gave it`,
+    );
+  }
   throw new AppError(
     'PRECONDITION_FAILED',
-    `The ${what.toLowerCase()} has changed since the version your If-Match names; read it again (GET) for its current ETag and retry`,
+    `The ${resource} has changed since the version your If-Match names; read it again (GET) for its current ETag and retry`,
   );
+}
+
+/** The revision an aggregate is at once `updateAggregate` made the write decided on `before` (each write bumps it). */
+export const revisionAfter = (before: { rev?: number }, wrote: boolean): number =>
+  (before.rev ?? 0) + (wrote ? 1 : 0);
+
+const ENTITY_TAG = Symbol('entityTag');
+
+/**
+ * Marks a write's answer with the ETag a single read of the resource now gives: the tag of
+ * `representation` (the single read's view of the aggregate as written) at `revision`, so the
+ * client can make its next conditional write without reading first (see contractRoute).
+ */
+export function withEntityTag<T extends object>(answer: T, revision: number, representation: unknown): T {
+  Object.defineProperty(answer, ENTITY_TAG, {
+    value: entityTag(revision, representation),
+    enumerable: false,
+  });
+  return answer;
+}
+
+export function entityTagOf(answer: unknown): string | undefined {
+  return typeof answer === 'object' && answer !== null
+    ? (answer as Record<symbol, string | undefined>)[ENTITY_TAG]
+    : undefined;
 }
 
 const REVISION = Symbol('revision');

@@ -12,13 +12,36 @@ const checker = TypeCompiler.Compile(EventEnvelope);
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const TRACE_ID = new RegExp(TRACE_ID_PATTERN);
 
+/** How deep a snapshot may nest (a request's is 3 levels): deeper is no snapshot of ours. */
+const SNAPSHOT_DEPTH = 8;
+
+/**
+ * A plain object every store can hold as it is: no key with a dot or a leading `$` (a path or an
+ * operator to MongoDB, refused by FerretDB), at any depth up to `SNAPSHOT_DEPTH`. Anything else
+ * would make a consumer's insert fail for good, so it is dropped like a snapshot that is no object.
+ */
+function isStorableObject(value: unknown, depth = 0): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || depth > SNAPSHOT_DEPTH)
+    return false;
+  return Object.entries(value).every(
+    ([key, v]) => !key.includes('.') && !key.startsWith('$') && isStorable(v, depth + 1),
+  );
+}
+
+function isStorable(value: unknown, depth: number): boolean {
+  if (Array.isArray(value)) return depth <= SNAPSHOT_DEPTH && value.every((v) => isStorable(v, depth + 1));
+  return typeof value !== 'object' || value === null || isStorableObject(value, depth);
+}
+
 /**
  * Parses one published domain event for every consumer of the events stream, as a tolerant
  * reader: it checks the envelope (the fields no version changes) and keeps only the fields this
- * release knows. A newer producer's extra fields, a higher `v` and an event type this release has
- * never heard of all pass (audit stores them: they are still events). Only what can never be an
- * event is poison for the consumer's dead letters: not UTF-8, not JSON, no valid envelope, or a
- * known type filed under the wrong resource type.
+ * release knows (a `snapshot` only when it is an object a store can hold: else it is dropped, not
+ * poison). A
+ * newer producer's extra fields, a higher `v` and an event type this release has never heard of
+ * all pass (audit stores them: they are still events). Only what can never be an event is poison
+ * for the consumer's dead letters: not UTF-8, not JSON, no valid envelope, or a known type filed
+ * under the wrong resource type.
  */
 export function decodeDomainEvent(data: Uint8Array): ReceivedEvent {
   let value: unknown;
@@ -52,5 +75,7 @@ export function decodeDomainEvent(data: Uint8Array): ReceivedEvent {
     event.metadata.traceId = metadata.traceId;
   if (value.changes) event.changes = value.changes;
   if (value.ipAddress !== undefined) event.ipAddress = value.ipAddress;
+  // Kept as written (a newer producer's fields too); what is shown is the presenter's choice.
+  if (isStorableObject(value.snapshot)) event.snapshot = value.snapshot;
   return event;
 }

@@ -1,10 +1,16 @@
-import type {
-  Changes,
-  EventDetail,
-  EventListItem,
-  ReceivedEvent,
-  RequestEventItem,
+import {
+  type Changes,
+  type EventDetail,
+  type EventListItem,
+  type EventSnapshot,
+  type ReceivedEvent,
+  type RequestEventItem,
+  RequestEventSnapshot,
+  UserDetail,
 } from '@support-desk/contracts';
+import type { TSchema } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { Value } from '@sinclair/typebox/value';
 
 /**
  * How an event is shown to clients, wherever it is shown: the events API (audit) and webhook
@@ -47,6 +53,31 @@ export function publicChanges(changes: Changes | undefined): Changes | undefined
   return out;
 }
 
+/** The snapshot shape of each resource type, checked by a compiled validator. */
+const SNAPSHOTS = new Map(
+  (
+    [
+      ['request', RequestEventSnapshot],
+      ['user', UserDetail],
+    ] as [string, TSchema][]
+  ).map(([type, schema]) => [type, { schema, check: TypeCompiler.Compile(schema) }]),
+);
+
+/**
+ * An event's `snapshot` as this release shows it: the fields this release does not know removed
+ * (a newer producer's additions, or comment bodies a faulty producer left in: internal notes never
+ * leave), then checked against the resource type's shape; anything that does not check, or a
+ * snapshot on a resource type that has none, is left out rather than shown half-understood.
+ */
+export function publicSnapshot(
+  e: Pick<PresentableEvent, 'resourceType' | 'snapshot'>,
+): EventSnapshot | undefined {
+  const known = SNAPSHOTS.get(e.resourceType);
+  if (!known || !isRecord(e.snapshot)) return undefined;
+  const shown = Value.Clean(known.schema, structuredClone(e.snapshot));
+  return known.check.Check(shown) ? (shown as EventSnapshot) : undefined;
+}
+
 /** An event in `GET /v1/events`: no metadata, actor without role. */
 export function toEventListItem(e: PresentableEvent): EventListItem {
   const item: EventListItem = {
@@ -60,6 +91,8 @@ export function toEventListItem(e: PresentableEvent): EventListItem {
   const changes = publicChanges(e.changes);
   if (changes) item.changes = changes;
   if (e.ipAddress) item.ipAddress = e.ipAddress;
+  const snapshot = publicSnapshot(e);
+  if (snapshot) item.snapshot = snapshot;
   return item;
 }
 

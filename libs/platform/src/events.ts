@@ -4,6 +4,7 @@ import {
   type DomainEvent,
   EVENT_CATALOGUE,
   EVENT_VERSION,
+  type EventSnapshot,
   type EventSource,
   type EventType,
   newId,
@@ -69,6 +70,12 @@ export function buildEvent(
   if (ctx.ipAddress) event.ipAddress = ctx.ipAddress;
   return event;
 }
+
+/** The event carrying the resource as the change leaves it (`snapshot`, request.* and user.* events). */
+export const withSnapshot = (event: DomainEvent, snapshot: EventSnapshot): DomainEvent => ({
+  ...event,
+  snapshot,
+});
 
 /** `{field: {from, to}}` for every field whose value differs (deep equality via JSON). */
 export function diffChanges(

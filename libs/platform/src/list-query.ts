@@ -40,6 +40,16 @@ export function parseEnumList<T extends string>(
   return allowed.filter((v) => values.includes(v));
 }
 
+/**
+ * The search text of a list: `q`, or `search`, its alias (`SearchQuery` in the contracts). Both
+ * with different values is a 400 naming `query.search`; the same value twice is one search.
+ */
+export function searchText(query: { q?: string; search?: string }): string | undefined {
+  if (query.q !== undefined && query.search !== undefined && query.q !== query.search)
+    throw validationError('query.search', 'contradicts query.q (it is its alias: send one of them)');
+  return query.q ?? query.search;
+}
+
 /** `-field` → the field and descending. */
 export function parseSort(sort: string): { field: string; descending: boolean } {
   return sort.startsWith('-')

@@ -46,6 +46,17 @@ t.test('a contract route answers in the envelope with its documented success sta
   t.equal(res.statusCode, 201, 'the 201 of the contract, not 200');
   t.match(res.json(), { success: true, data: { title: 'Printer on fire', status: 'open' } });
   t.same(seen, [{ title: 'Printer on fire', priority: 'high' }]);
+  t.equal(
+    res.headers.location,
+    `/v1/requests/${res.json().data.id}`,
+    "Location names the created resource by the contract's path (the gateway makes it absolute)",
+  );
+  const deleted = await app.inject({
+    method: 'DELETE',
+    url: `/v1/requests/${res.json().data.id}`,
+    headers: as(testPrincipal('admin'), 'DELETE', `/v1/requests/${res.json().data.id}`),
+  });
+  t.notOk(deleted.headers.location, 'an answer that creates nothing names nothing');
 });
 
 t.test('the scope comes from PUBLIC_ROUTES and is checked before validation', async (t) => {

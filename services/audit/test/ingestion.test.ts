@@ -2,10 +2,19 @@ import { jetstream } from '@nats-io/jetstream';
 import { EVENT_CATALOGUE, EVENT_TYPES } from '@support-desk/contracts';
 import { fixtures } from '@support-desk/contracts/fixtures';
 import { deadLetterStore, encodeJson } from '@support-desk/platform';
-import { eventually, testMongo, testNats } from '@support-desk/platform/testing';
+import { asCaller, eventually, testMongo, testNats, testPrincipal } from '@support-desk/platform/testing';
 import t from 'tap';
 import { eventModel, fromStoredChanges, type StoredEvent } from '../src/store/event-model.js';
-import { allTypes, countEvents, ingest, makeEvent, prepareStore, publish, publishRaw } from './helpers.js';
+import {
+  allTypes,
+  composeForTest,
+  countEvents,
+  ingest,
+  makeEvent,
+  prepareStore,
+  publish,
+  publishRaw,
+} from './helpers.js';
 
 t.test('every one of the 18 event types is stored as published', async (t) => {
   const conn = await testMongo(t, 'audit');
@@ -105,8 +114,8 @@ t.test('mixed versions: every event of every frozen fixture is stored, none dead
   const { nc, names } = await testNats(t);
   await prepareStore(conn);
   const ingestion = await ingest(t, { nc, conn, names });
-  const { v1, unversioned, future } = fixtures.events();
-  const all = [...v1, ...unversioned, ...future];
+  const { v1, unversioned, future, snapshots } = fixtures.events();
+  const all = [...v1, ...unversioned, ...future, ...snapshots];
   const js = jetstream(nc);
   for (const e of all) {
     await js.publish(`${names.namespace}.events.${String(e.type)}`, encodeJson(e), { msgID: String(e.id) });
@@ -121,4 +130,50 @@ t.test('mixed versions: every event of every frozen fixture is stored, none dead
   const extended = await eventModel(conn).findById(future[0].id).lean<Record<string, unknown>>();
   t.match(extended, { type: future[0].type, actor: { id: (future[0].actor as { id: string }).id } });
   t.notOk('tenantId' in (extended ?? {}));
+});
+
+t.test('snapshots: stored as published, shown as this release knows them, read tolerantly', async (t) => {
+  const conn = await testMongo(t, 'audit');
+  const { nc, names } = await testNats(t);
+  await prepareStore(conn);
+  await ingest(t, { nc, conn, names });
+  const { app } = await composeForTest(t, conn);
+  const [requestCreated, userCreated] = fixtures.events().snapshots as Record<string, any>[];
+  const request = requestCreated!.snapshot as Record<string, unknown>;
+  const variant = (
+    type: 'request.updated' | 'request.assigned' | 'request.status_changed',
+    snapshot: unknown,
+  ) => ({
+    ...makeEvent(type, { resourceId: request.id as string }),
+    snapshot,
+  });
+  // A newer producer's fields, and what a faulty one must never get shown: comment bodies.
+  const newer = variant('request.updated', {
+    ...request,
+    mergedInto: null,
+    comments: [{ content: 'Secret note', isInternal: true }],
+  });
+  const notAnObject = variant('request.assigned', 'req_x');
+  const incomplete = variant('request.status_changed', { id: request.id, title: 'no other field' });
+  const without = makeEvent('request.created');
+  const published = [requestCreated, userCreated, newer, notAnObject, incomplete, without];
+  const js = jetstream(nc);
+  for (const e of published)
+    await js.publish(`${names.namespace}.events.${String(e!.type)}`, encodeJson(e), { msgID: String(e!.id) });
+  await eventually(async () => (await countEvents(conn)) === published.length, { what: 'all stored' });
+  t.equal(await deadLetterStore(conn).model.countDocuments(), 0, 'a bad snapshot is no poison');
+
+  const admin = asCaller(testPrincipal('admin'));
+  const detail = async (id: unknown) =>
+    (await app.inject({ method: 'GET', url: `/v1/events/${String(id)}`, headers: admin })).json().data;
+  t.same((await detail(requestCreated!.id)).snapshot, request, 'a request snapshot, as published');
+  t.same((await detail(userCreated!.id)).snapshot, userCreated!.snapshot, 'a user snapshot');
+  t.same((await detail(newer.id)).snapshot, request, 'without the fields this release does not know');
+  t.notMatch(JSON.stringify(await detail(newer.id)), /Secret note/, 'never comment bodies');
+  t.notOk('snapshot' in (await detail(notAnObject.id)), 'not an object: left out');
+  t.notOk('snapshot' in (await detail(incomplete.id)), 'not a snapshot of this release: left out');
+  t.notOk('snapshot' in (await detail(without.id)), 'events without one have none');
+  const list = await app.inject({ method: 'GET', url: '/v1/events?type=request.created', headers: admin });
+  const listed = list.json().data.events.find((e: { id: string }) => e.id === requestCreated!.id);
+  t.same(listed.snapshot, request, 'the list shows it too');
 });

@@ -7,7 +7,7 @@
 import { createHttpApp, registerHealth } from '@support-desk/platform';
 import { gatewayLogger, listenPort, listFrom, loadGatewayConfig } from '../src/config.js';
 import { createUpstreamHealth } from '../src/routes/upstream-health.js';
-import { refuseAmbiguousPaths, registerPublicRoutes } from '../src/routes/proxy.js';
+import { refuseUnservable, registerPublicRoutes } from '../src/routes/proxy.js';
 import '../src/routes/request-context.js';
 import { createAuthFailureThrottle } from '../src/use-cases/auth-failure-throttle.js';
 import type { Authenticator, Caller } from '../src/use-cases/authenticator.js';
@@ -35,7 +35,7 @@ const caller: Caller = {
 };
 const fixedCaller = { authenticate: async () => caller } as unknown as Authenticator;
 
-refuseAmbiguousPaths(app);
+refuseUnservable(app);
 const upstreamHealth = createUpstreamHealth({ intervalMs: config.UPSTREAM_HEALTH_INTERVAL_MS, logger });
 await registerPublicRoutes(app, {
   config,

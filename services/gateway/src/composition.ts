@@ -19,7 +19,7 @@ import { registerDocs } from './routes/docs.js';
 import { registerOAuthProxy } from './routes/oauth.js';
 import { registerScimProxy } from './routes/scim.js';
 import { createUpstreamHealth } from './routes/upstream-health.js';
-import { refuseAmbiguousPaths, registerPublicRoutes } from './routes/proxy.js';
+import { refuseUnservable, registerPublicRoutes } from './routes/proxy.js';
 import { collectServedPaths } from './routes/unmatched.js';
 import './routes/request-context.js';
 import { createDenyList } from './store/deny-list.js';
@@ -159,7 +159,7 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
   const handleNotice = createNoticeHandler(identity, tokens, denyList);
   let notices: Awaited<ReturnType<typeof subscribeCredentialNotices>> | undefined;
 
-  refuseAmbiguousPaths(app);
+  refuseUnservable(app);
   const upstreamHealth = createUpstreamHealth({ intervalMs: config.UPSTREAM_HEALTH_INTERVAL_MS, logger });
   await registerPublicRoutes(app, {
     config,

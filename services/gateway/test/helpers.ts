@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   AUTHENTICATED_CLIENT_HEADER,
@@ -8,7 +8,9 @@ import {
 } from '@support-desk/contracts';
 import {
   createForwardedVerifier,
+  createLogger,
   createPrincipalVerifier,
+  type Logger,
   type NatsConnection,
 } from '@support-desk/platform';
 import { IdentityDouble, testEnv, testLogger, testNats, uniqueName } from '@support-desk/platform/testing';
@@ -194,7 +196,7 @@ export interface Harness {
   names: NatsNames;
   config: GatewayConfig;
   /** Builds (and readies) a gateway instance; several may share the harness. */
-  gateway(overrides?: Partial<GatewayConfig>, redisUrl?: string): Promise<Gateway>;
+  gateway(overrides?: Partial<GatewayConfig>, redisUrl?: string, logger?: Logger): Promise<Gateway>;
 }
 
 export async function harness(t: Test, overrides: Partial<GatewayConfig> = {}): Promise<Harness> {
@@ -236,13 +238,13 @@ export async function harness(t: Test, overrides: Partial<GatewayConfig> = {}): 
     nc,
     names,
     config,
-    async gateway(more = {}, redisUrl?: string) {
+    async gateway(more = {}, redisUrl?: string, logger = testLogger('gateway')) {
       // REDIS_COMMAND_TIMEOUT_MS, when a test sets it, bounds this instance's client.
       const redis = testRedis(t, redisUrl, more.REDIS_COMMAND_TIMEOUT_MS ?? 500);
       await redis.connect().catch(() => undefined);
       const gw = await composeService({
         config: { ...config, ...more },
-        logger: testLogger('gateway'),
+        logger,
         nc,
         names,
         redis,
@@ -259,3 +261,62 @@ export async function harness(t: Test, overrides: Partial<GatewayConfig> = {}): 
 }
 
 export const bearer = (credential: string) => ({ authorization: `Bearer ${credential}` });
+
+/** A logger that keeps every line it writes (parsed), to see what the gateway recorded of a call. */
+export function capturingLogger() {
+  const lines: Record<string, unknown>[] = [];
+  const logger = createLogger({
+    service: 'gateway',
+    level: 'info',
+    destination: { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
+  });
+  return { logger, lines, of: (reqId: string) => lines.filter((l) => l.reqId === reqId) };
+}
+
+/**
+ * POSTs a chunked body (no Content-Length): a first chunk of `first` bytes, a pause of `pauseMs`
+ * (in which the gateway may answer whatever it answers without the rest), then up to `chunks`
+ * chunks of 16 KiB, one per turn, until the answer comes. Resolves with the answer; write errors
+ * after it are expected (the gateway may close), and a network failure without an answer
+ * rejects, so it can never pass for a refusal.
+ */
+export function postChunked(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  { first = 16 * 1024, pauseMs = 0, chunks = 29 }: { first?: number; pauseMs?: number; chunks?: number } = {},
+) {
+  return new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no answer within 10 s')), 10_000);
+    let answered = false;
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path,
+        headers: { ...headers, 'transfer-encoding': 'chunked' },
+      },
+      (response) => {
+        answered = true;
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (body += chunk));
+        response.on('end', () => {
+          clearTimeout(timer);
+          resolve({ status: response.statusCode ?? 0, body });
+        });
+      },
+    );
+    req.on('error', () => undefined);
+    req.write(Buffer.alloc(first, 0x61));
+    void (async () => {
+      if (pauseMs > 0) await new Promise((r) => setTimeout(r, pauseMs));
+      for (let i = 0; i < chunks && !req.destroyed && !answered; i++) {
+        req.write(Buffer.alloc(16 * 1024, 0x61));
+        await new Promise((r) => setImmediate(r));
+      }
+      req.end();
+    })();
+  });
+}

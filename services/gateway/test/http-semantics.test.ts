@@ -1,5 +1,16 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { metrics } from '@support-desk/platform';
+import { eventually } from '@support-desk/platform/testing';
 import t from 'tap';
-import { bearer, type EchoCall, harness } from './helpers.js';
+import { bearer, capturingLogger, type EchoCall, harness, postChunked } from './helpers.js';
+
+const run = promisify(execFile);
 
 t.test('405, HEAD and the /v1 hint', async (t) => {
   const h = await harness(t);
@@ -172,4 +183,207 @@ t.test('OAuth and SCIM size limits are named in human units', async (t) => {
     payload: 'grant_type=client_credentials',
   });
   t.equal(fine.statusCode, 200, 'smaller bodies go through');
+});
+
+/** Runs the real curl (`/usr/bin/curl`, its defaults) and gives the status and the body. */
+async function curl(args: string[]): Promise<{ status: number; body: string }> {
+  const { stdout } = await run(
+    '/usr/bin/curl',
+    ['-sS', '--max-time', '60', '-w', '\n%{http_code}', ...args],
+    {
+      encoding: 'utf8',
+      maxBuffer: 8 * 1024 * 1024,
+    },
+  );
+  const at = stdout.lastIndexOf('\n');
+  return { status: Number(stdout.slice(at + 1)), body: stdout.slice(0, at) };
+}
+
+t.test(
+  'what a client says about its own connection stays at the gateway (real curl, real socket)',
+  async (t) => {
+    const h = await harness(t);
+    const { app } = await h.gateway();
+    const { raw } = h.identity.addKey(h.identity.addUser('admin'), { scopes: ['admin'] });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    const dir = mkdtempSync(join(tmpdir(), 'sd-expect-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, '2MiB.bin');
+    writeFileSync(file, Buffer.alloc(2 * 1024 * 1024, 7));
+    const auth = ['-H', `authorization: Bearer ${raw}`];
+    const json = ['-H', 'content-type: application/json', '-d', '{"title":"x"}'];
+    const echoOf = (res: { status: number; body: string }) => JSON.parse(res.body).data as EchoCall;
+    const HOP_BY_HOP = ['expect', 'keep-alive', 'proxy-connection', 'te', 'transfer-encoding', 'upgrade'];
+
+    const cases: [string, string[], number][] = [
+      // curl sends `Expect: 100-continue` by itself for any body over 1 MiB.
+      [
+        'an upload over 1 MiB, as curl sends it',
+        ['-F', `file=@${file}`, `${origin}/v1/requests/req_1/attachments`],
+        2 * 1024 * 1024,
+      ],
+      [
+        'an upload sent chunked',
+        [
+          '-H',
+          'transfer-encoding: chunked',
+          '-F',
+          `file=@${file}`,
+          `${origin}/v1/requests/req_1/attachments`,
+        ],
+        2 * 1024 * 1024,
+      ],
+      // What Windows PowerShell 5.1 (.NET Framework) sends with every POST.
+      [
+        'a JSON POST with Expect: 100-continue',
+        ['-H', 'expect: 100-continue', ...json, `${origin}/v1/requests`],
+        13,
+      ],
+      [
+        'Expect: 100-continue over HTTP/1.0 (ignored)',
+        ['-0', '-H', 'expect: 100-continue', ...json, `${origin}/v1/requests`],
+        13,
+      ],
+      ['Keep-Alive', ['-H', 'keep-alive: timeout=5', `${origin}/v1/requests`], 0],
+      ['Upgrade without Connection', ['-H', 'upgrade: websocket', `${origin}/v1/requests`], 0],
+      [
+        'TE and Proxy-Connection',
+        ['-H', 'te: trailers', '-H', 'proxy-connection: keep-alive', `${origin}/v1/requests`],
+        0,
+      ],
+    ];
+    for (const [what, args, bodyBytes] of cases) {
+      const res = await curl([...auth, ...args]);
+      t.equal(res.status, 200, `${what}: forwarded (${res.body.slice(0, 160)})`);
+      if (res.status !== 200) continue;
+      const echo = echoOf(res);
+      t.ok(echo.bodyBytes >= bodyBytes, `${what}: the whole body reached the service`);
+      t.same(
+        HOP_BY_HOP.filter((name) => echo.headers[name] !== undefined && name !== 'transfer-encoding'),
+        [],
+        `${what}: no hop-by-hop header forwarded`,
+      );
+    }
+    const oauth = await curl(['-H', 'expect: 100-continue', '-d', 'grant_type=x', `${origin}/oauth/token`]);
+    t.equal(oauth.status, 200, 'the OAuth pass-through too');
+
+    const unmet = await curl([...auth, '-H', 'expect: 200-ok', ...json, `${origin}/v1/requests`]);
+    t.equal(unmet.status, 417, 'another expectation: 417');
+    t.same(JSON.parse(unmet.body).error.code, 'EXPECTATION_FAILED', 'in the envelope');
+    t.match(JSON.parse(unmet.body).error.message, /Expect: 100-continue/, 'naming what is supported');
+  },
+);
+
+/**
+ * Sends the headers and the first `sent` bytes of a body announced as `declared` bytes long,
+ * then hangs up.
+ */
+function hangUpMidBody(port: number, path: string, headers: Record<string, string>, declared: number) {
+  return new Promise<void>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', reject);
+    socket.on('connect', () => {
+      const head = Object.entries({ ...headers, host: '127.0.0.1', 'content-length': String(declared) })
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('');
+      socket.write(`POST ${path} HTTP/1.1\r\n${head}\r\n`);
+      socket.write(Buffer.alloc(Math.floor(declared / 4), 0x61), () => {
+        // Give the gateway the time to start on the call (the bytes are on their way), then go.
+        setTimeout(() => {
+          socket.destroy();
+          resolve();
+        }, 200);
+      });
+    });
+  });
+}
+
+t.test('a client that hangs up mid-body is recorded as its doing, not an upstream failure', async (t) => {
+  const h = await harness(t);
+  const capture = capturingLogger();
+  const { app } = await h.gateway({}, undefined, capture.logger);
+  const { raw } = h.identity.addKey(h.identity.addUser('admin'), { scopes: ['admin'] });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (app.server.address() as AddressInfo).port;
+  const upstreamFailures = async () =>
+    ((await metrics.getSingleMetric('gateway_upstream_errors_total')?.get())?.values ?? []).reduce(
+      (sum, v) => sum + v.value,
+      0,
+    );
+  const before = await upstreamFailures();
+  for (const [what, path, contentType, declared] of [
+    ['a streamed upload', '/v1/requests/req_1/attachments', 'multipart/form-data; boundary=x', 400_000],
+    ['a JSON body', '/v1/requests', 'application/json', 40_000],
+  ] as const) {
+    const reqId = `hang-up-${randomUUID()}`;
+    await hangUpMidBody(
+      port,
+      path,
+      { ...bearer(raw), 'content-type': contentType, 'x-request-id': reqId },
+      declared,
+    );
+    const done = await eventually(() => capture.of(reqId).find((l) => l.statusCode !== undefined), {
+      timeoutMs: 10_000,
+    });
+    t.equal(done.statusCode, 499, `${what}: recorded as 499, the client closed the request`);
+    t.same(
+      capture
+        .of(reqId)
+        .filter((l) => l.level !== 'info')
+        .map((l) => l.msg),
+      [],
+      `${what}: no warning or error (${capture
+        .of(reqId)
+        .map((l) => l.msg)
+        .join('; ')})`,
+    );
+  }
+  t.equal(await upstreamFailures(), before, 'no upstream failure counted');
+});
+
+t.test('a chunked body over its limit is 413 naming the limit, however slowly it comes', async (t) => {
+  const h = await harness(t, { ATTACHMENT_MAX_BYTES: 100_000, JSON_BODY_LIMIT_BYTES: 2048 });
+  const { app } = await h.gateway();
+  const { raw } = h.identity.addKey(h.identity.addUser('admin'), { scopes: ['admin'] });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (app.server.address() as AddressInfo).port;
+  for (const [path, contentType, message] of [
+    [
+      '/v1/requests/req_1/attachments',
+      'multipart/form-data; boundary=x',
+      'attachments are limited to 97.7 KiB',
+    ],
+    ['/v1/requests', 'application/json', 'JSON bodies are limited to 2 KiB'],
+  ]) {
+    const res = await postChunked(
+      port,
+      path,
+      { ...bearer(raw), 'content-type': contentType },
+      { first: 1024, pauseMs: 300, chunks: 20 },
+    );
+    t.equal(res.status, 413, `${path}: refused for its size (${res.body.slice(0, 160)})`);
+    t.equal(res.status === 413 && JSON.parse(res.body).error.message, message, `${path}: the limit named`);
+  }
+  // As curl sends a chunked upload: `Expect: 100-continue`, then the body as fast as it goes.
+  const dir = mkdtempSync(join(tmpdir(), 'sd-limit-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'big.bin'), Buffer.alloc(300_000, 7));
+  const origin = `http://127.0.0.1:${port}`;
+  for (const framing of [[], ['-H', 'transfer-encoding: chunked']]) {
+    const res = await curl([
+      '-H',
+      `authorization: Bearer ${raw}`,
+      ...framing,
+      '-F',
+      `file=@${join(dir, 'big.bin')}`,
+      `${origin}/v1/requests/req_1/attachments`,
+    ]);
+    t.equal(res.status, 413, `curl ${framing.join(' ')}: refused for its size (${res.body.slice(0, 160)})`);
+    t.equal(
+      res.status === 413 && JSON.parse(res.body).error.message,
+      'attachments are limited to 97.7 KiB',
+      'the limit named',
+    );
+  }
 });

@@ -37,7 +37,12 @@ t.test('Idempotency-Key', async (t) => {
     t.equal(retry.statusCode, 201);
     t.equal(retry.headers['idempotent-replayed'], 'true');
     t.equal(retry.body, first.body, 'the same bytes, so the same id');
-    t.equal(retry.headers.location, first.headers.location);
+    t.match(
+      first.headers.location,
+      new RegExp(`^${h.config.OAUTH_ISSUER}/v1/requests/req_`),
+      "the service's Location, made absolute from the gateway's public origin",
+    );
+    t.equal(retry.headers.location, first.headers.location, 'the replay names the same resource');
     t.equal(retry.headers['content-type'], first.headers['content-type']);
     t.notOk(retry.headers['x-upstream-only'], 'only the headers describing the body are replayed');
     t.not(retry.headers['x-request-id'], first.headers['x-request-id'], 'the retry is a call of its own');
@@ -81,6 +86,57 @@ t.test('Idempotency-Key', async (t) => {
     }
     t.equal(writes.calls.length, before);
   });
+
+  t.test(
+    'the same JSON sent again in another spelling is the same request; other bodies compare bytes',
+    async (t) => {
+      const key = newKey();
+      const send = (body: string, contentType = 'application/json') =>
+        app.inject({
+          method: 'POST',
+          url: '/v1/requests',
+          headers: { ...bearer(raw), ...json(key), 'content-type': contentType },
+          payload: body,
+        });
+      const first = await send('{"title":"VPN down","priority":"high","tags":["vpn",1.0]}');
+      t.equal(first.statusCode, 201);
+      const before = writes.calls.length;
+      for (const respelt of [
+        '{"priority":"high","title":"VPN down","tags":["vpn",1.0]}',
+        '{\n  "title": "VPN down",\n  "priority": "high",\n  "tags": ["vpn", 1]\n}\n',
+        '{"title":"VPN\\u0020down","tags":["vpn",1e0],"priority":"high"}',
+      ]) {
+        const retry = await send(respelt);
+        t.equal(retry.statusCode, 201, `replayed, not refused: ${respelt.replace(/\s+/g, ' ')}`);
+        t.equal(retry.headers['idempotent-replayed'], 'true');
+        t.equal(retry.body, first.body, 'the first answer');
+      }
+      t.equal(writes.calls.length, before, 'nothing ran again');
+      for (const [body, why] of [
+        ['{"title":"VPN down","priority":"high","tags":[1.0,"vpn"]}', 'array order is meaning'],
+        ['{"title":"VPN down","priority":"low","tags":["vpn",1.0]}', 'another value'],
+        ['{"title":"VPN down","priority":"high","tags":["vpn",1.0],"x":null}', 'another member'],
+      ]) {
+        t.equal((await send(body)).statusCode, 422, `a different JSON body: ${why}`);
+      }
+      // Not JSON: compared byte for byte, as sent.
+      const textKey = newKey();
+      const text = (body: string) =>
+        app.inject({
+          method: 'POST',
+          url: '/v1/requests',
+          headers: { ...bearer(raw), ...json(textKey), 'content-type': 'text/plain' },
+          payload: body,
+        });
+      await text('{"a":1,"b":2}');
+      t.equal(
+        (await text('{"a":1,"b":2}')).headers['idempotent-replayed'],
+        'true',
+        'the same bytes: replayed',
+      );
+      t.equal((await text('{"b":2,"a":1}')).statusCode, 422, 'other bytes of a text body: 422');
+    },
+  );
 
   t.test('keys are per credential', async (t) => {
     const key = newKey();

@@ -1,11 +1,10 @@
-import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PRINCIPAL_HEADER, PUBLIC_ROUTES } from '@support-desk/contracts';
 import { createPrincipalSigner } from '@support-desk/platform';
 import { freePort, testEnv, testPrincipal } from '@support-desk/platform/testing';
 import t from 'tap';
-import { bearer, type EchoCall, harness, startUpstream } from './helpers.js';
+import { bearer, type EchoCall, harness, postChunked, startUpstream } from './helpers.js';
 
 const concrete = (path: string) => path.replace(/:([A-Za-z]+)/g, (_m, name) => `${name}_1`);
 
@@ -165,7 +164,7 @@ t.test('size limits with a small limit, over a real socket', async (t) => {
   // Chunked upload with no Content-Length: counted while streaming.
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.server.address() as AddressInfo).port;
-  const res = await streamChunked(port, '/v1/requests/req_1/attachments', {
+  const res = await postChunked(port, '/v1/requests/req_1/attachments', {
     ...bearer(raw),
     'content-type': 'multipart/form-data; boundary=x',
   });
@@ -206,44 +205,6 @@ t.test('upstream down → 502, upstream too slow → 504, in the envelope', asyn
   t.equal(timeout.statusCode, 504);
   t.equal(timeout.json().error.code, 'SERVICE_UNAVAILABLE');
 });
-
-/**
- * Posts 30 chunks of 16 KiB with chunked transfer encoding (no Content-Length) and resolves with
- * the answer. The gateway may answer and close while chunks are still being written: write
- * errors are expected then, and only the answer counts (a network failure without an answer
- * rejects, so it can never pass for a refusal).
- */
-function streamChunked(port: number, path: string, headers: Record<string, string>) {
-  return new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('no answer within 10 s')), 10_000);
-    const req = httpRequest(
-      {
-        host: '127.0.0.1',
-        port,
-        method: 'POST',
-        path,
-        headers: { ...headers, 'transfer-encoding': 'chunked' },
-      },
-      (response) => {
-        let body = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => (body += chunk));
-        response.on('end', () => {
-          clearTimeout(timer);
-          resolve({ status: response.statusCode ?? 0, body });
-        });
-      },
-    );
-    req.on('error', () => undefined);
-    void (async () => {
-      for (let i = 0; i < 30 && !req.destroyed; i++) {
-        req.write(Buffer.alloc(16 * 1024, 2));
-        await new Promise((r) => setImmediate(r));
-      }
-      req.end();
-    })();
-  });
-}
 
 t.test('several replicas of a service: calls are spread over them (undici BalancedPool)', async (t) => {
   const h = await harness(t);

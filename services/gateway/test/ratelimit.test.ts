@@ -3,6 +3,9 @@ import { eventually, startPrivateRedis } from '@support-desk/platform/testing';
 import t from 'tap';
 import { bearer, GOOD_CLIENT_SECRET, harness } from './helpers.js';
 
+/** The `t` of a `RateLimit` field: seconds until the quota resets. */
+const secondsToReset = (field: unknown) => Number(/;t=(\d+)$/.exec(String(field))?.[1] ?? NaN);
+
 t.test('rate limits', async (t) => {
   const h = await harness(t);
   const { app } = await h.gateway();
@@ -31,6 +34,8 @@ t.test('rate limits', async (t) => {
       );
       t.equal(res.headers['ratelimit-policy'], '"general";q=5;w=60');
       t.match(res.headers.ratelimit, new RegExp(`^"general";r=${5 - i};t=\\d+$`));
+      const seconds = secondsToReset(res.headers.ratelimit);
+      t.ok(seconds >= 1 && seconds <= 60, `t=${seconds} lies within the window (w=60)`);
     }
     const refused = await app.inject({ method: 'GET', url: '/v1/requests/req_1', headers: bearer(raw) });
     t.equal(refused.statusCode, 429);
@@ -39,6 +44,11 @@ t.test('rate limits', async (t) => {
     t.equal(refused.headers['x-ratelimit-remaining'], '0');
     const retry = Number(refused.headers['retry-after']);
     t.ok(retry >= 1 && retry <= 60, `Retry-After ${retry}`);
+    t.equal(secondsToReset(refused.headers.ratelimit), retry, 'on a 429, t is Retry-After');
+    // Refused again without asking Redis (the refusal memory): the same rule.
+    const again = await app.inject({ method: 'GET', url: '/v1/requests', headers: bearer(raw) });
+    t.equal(again.statusCode, 429);
+    t.equal(secondsToReset(again.headers.ratelimit), Number(again.headers['retry-after']), 'and again');
 
     t.test('the events bucket is separate', async (t) => {
       for (let i = 1; i <= 3; i++) {

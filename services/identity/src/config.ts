@@ -25,6 +25,8 @@ export const identityConfigSchema = configSchema({
   /** JSON array of private JWKs (EC P-256 or Ed25519) with `kid`; the first signs, the rest only verify. */
   OAUTH_SIGNING_KEYS: Type.Optional(Type.String({ minLength: 2 })),
   OAUTH_CODE_TTL_SECONDS: Type.Integer({ minimum: 1, maximum: 600, default: 60 }),
+  /** The shortest lifetime an expiring API key may be given (a typo such as 30s for 30d is refused). */
+  API_KEY_MIN_LIFETIME_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: 60 }),
   OAUTH_ACCESS_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 86_400, default: 3600 }),
   OAUTH_REFRESH_TTL_SECONDS: Type.Integer({ minimum: 300, maximum: 31_536_000, default: 2_592_000 }),
   OAUTH_SESSION_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 2_592_000, default: 43_200 }),

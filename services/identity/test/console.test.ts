@@ -2,7 +2,9 @@ import type { ResolveApiKeyReply } from '@support-desk/contracts';
 import { callRpc } from '@support-desk/platform';
 import { freePort } from '@support-desk/platform/testing';
 import t from 'tap';
+import { createApiKey, revokeApiKey } from '../src/use-cases/api-keys.js';
 import { cliContext } from '../src/use-cases/deps.js';
+import { createIdentityProvider } from '../src/use-cases/identity-providers.js';
 import { createUser } from '../src/use-cases/users.js';
 import { harness } from './helpers.js';
 import { FormBrowser, hidden } from './oauth-flow.js';
@@ -59,7 +61,11 @@ t.test('settings console', async (t) => {
     t.match(js.headers.get('content-type'), /^text\/javascript/);
     const keys = await browser.get('/settings/api-keys');
     t.equal(keys.status, 303);
-    t.equal(keys.location, '/settings/login');
+    t.equal(keys.location, '/settings/login', "the console's first page needs no way back");
+    const icon = await browser.get('/assets/favicon.svg');
+    t.equal(icon.status, 200, 'a favicon');
+    t.match(icon.headers.get('content-type'), /^image\/svg\+xml/);
+    t.match(login.html, /<link rel="icon" href="\/assets\/favicon\.svg" type="image\/svg\+xml">/);
     t.equal((await browser.get('/settings')).status, 302, '/settings leads to the first section');
   });
 
@@ -218,8 +224,8 @@ t.test('settings console', async (t) => {
       clientId: clientId!,
     });
     t.equal(reply.found, false, 'a revoked client is unknown to the gateway');
-    page = await browser.get('/settings/oauth-clients');
-    t.match(page.html, /tag revoked/);
+    page = await browser.get('/settings/oauth-clients?status=all');
+    t.match(page.html, /tag revoked/, 'listed as revoked among all the clients');
   });
 
   await t.test('webhooks: without the webhooks service the page says so; the rest works', async (t) => {
@@ -247,6 +253,145 @@ t.test('settings console', async (t) => {
     const forged = await browser.post('/settings/webhooks/delete', { id: 'whk_01jzzzzzzzzzzzzzzzzzzzzzzz' });
     t.equal(forged.status, 403, 'a form without its CSRF token is refused first');
     t.equal((await browser.get('/settings/oauth-clients')).status, 200, 'the other pages keep working');
+  });
+
+  await t.test('a signed-out deep link returns to its page after sign-in, never elsewhere', async (t) => {
+    const browser = new FormBrowser(issuer, ADDRESS);
+    const deep = await browser.get('/settings/oauth-clients?status=all&page=1');
+    t.equal(deep.status, 303);
+    const login = await browser.get(deep.location!);
+    t.match(login.html, /name="return_to" value="\/settings\/oauth-clients\?status=all&amp;page=1"/);
+    const back = await browser.post('/settings/login', {
+      csrf_token: hidden(login.html, 'csrf_token'),
+      email: 'ada@example.com',
+      password,
+      return_to: hidden(login.html, 'return_to'),
+    });
+    t.equal(back.status, 303);
+    t.equal(back.location, '/settings/oauth-clients?status=all&page=1', 'back where the link pointed');
+    for (const elsewhere of [
+      'https://evil.example/settings',
+      '//evil.example/settings',
+      '/\\evil.example/settings',
+      '/settings/../oauth/authorize?client_id=x',
+      '/settingsevil',
+      '/settings/logout',
+      'javascript:alert(1)',
+    ]) {
+      const other = new FormBrowser(issuer, ADDRESS);
+      const form = await other.get(`/settings/login?return_to=${encodeURIComponent(elsewhere)}`);
+      t.notMatch(form.html, /evil|javascript|oauth|logout/, `${elsewhere}: not carried in the form`);
+      const res = await other.post('/settings/login', {
+        csrf_token: hidden(form.html, 'csrf_token'),
+        email: 'ada@example.com',
+        password,
+        return_to: elsewhere,
+      });
+      t.equal(res.location, '/settings/api-keys', `${elsewhere}: the console's first page instead`);
+    }
+  });
+
+  await t.test('every list is paged and filtered; Create comes first', async (t) => {
+    const { browser } = await signIn('ada@example.com');
+    const abe = (await h.deps.users.findByEmail('abe@example.com'))!;
+    const made: string[] = [];
+    for (let i = 0; i < 23; i++) {
+      const key = await createApiKey(h.deps, ctx, {
+        ownerEmail: 'abe@example.com',
+        name: `bulk ${i}`,
+        scopes: ['requests:read'],
+      });
+      made.push(key.id);
+    }
+    await revokeApiKey(h.deps, ctx, made[22]);
+    const rows = (html: string, attr: string) =>
+      (html.match(new RegExp(`data-${attr}-id="`, 'g')) ?? []).length;
+    let page = await browser.get('/settings/api-keys');
+    t.equal(rows(page.html, 'key'), 20, 'one page of 20');
+    t.ok(
+      page.html.indexOf('Create an API key') < page.html.indexOf('<table'),
+      'Create comes before the list',
+    );
+    t.notMatch(page.html, new RegExp(`data-key-id="${made[22]}"`), 'revoked keys are hidden by default');
+    t.match(page.html, /1–20 of \d+/);
+    const next = /<a href="([^"]+)"[^>]*rel="next"/.exec(page.html)?.[1]?.replace(/&amp;/g, '&');
+    t.match(next, /^\/settings\/api-keys\?.*page=2/, 'a link to the next page');
+    page = await browser.get(next!);
+    t.ok(rows(page.html, 'key') >= 1, 'the next page');
+    t.match(page.html, /rel="prev"/);
+    page = await browser.get('/settings/api-keys?status=inactive');
+    t.equal(
+      rows(page.html, 'key'),
+      (page.html.match(/tag revoked/g) ?? []).length,
+      'revoked or expired only',
+    );
+    t.match(page.html, new RegExp(`data-key-id="${made[22]}"`));
+    page = await browser.get(
+      `/settings/api-keys?owner=${encodeURIComponent('abe@example.com')}&status=all&limit=100`,
+    );
+    t.equal(
+      rows(page.html, 'key'),
+      await h.stored.apiKeys.countDocuments({ ownerId: abe._id }),
+      "one owner's keys",
+    );
+    t.notMatch(page.html, /<td class="wrap">ada@example\.com/, 'and no one else’s');
+    t.match(page.html, /value="abe@example\.com"/, 'the filter is shown as applied');
+    page = await browser.get('/settings/api-keys?owner=nobody%40example.com');
+    t.match(page.html, /No user has the email nobody@example\.com/);
+    t.equal(rows(page.html, 'key'), 0);
+
+    page = await browser.get('/settings/ip-allowlist');
+    t.ok(page.html.indexOf('id="add-entry"') < page.html.indexOf('id="entries"'), 'Add comes first');
+    page = await browser.get('/settings/oauth-clients');
+    t.ok(page.html.indexOf('Register a client') < page.html.indexOf('id="list"'), 'Register comes first');
+    t.notMatch(page.html, /tag revoked/, 'revoked clients are hidden by default');
+    page = await browser.get('/settings/oauth-clients?status=inactive');
+    t.match(page.html, /tag revoked/, 'and shown on request');
+  });
+
+  await t.test('users: list by identity provider, link one to a provider (not yourself)', async (t) => {
+    const { browser } = await signIn('ada@example.com');
+    await createIdentityProvider(h.deps, ctx, { name: 'okta', kind: 'scim' });
+    let page = await browser.get('/settings/users');
+    t.equal(page.status, 200);
+    t.match(page.html, /aria-current="page">Users/);
+    t.match(page.html, /abe@example\.com/);
+    page = await browser.get('/settings/users?search=abe&idp=local');
+    const abe = (await h.deps.users.findByEmail('abe@example.com'))!;
+    const linkAction = new RegExp(`href="/settings/users/link\\?id=${abe._id}"`);
+    t.match(page.html, linkAction, 'a local user can be linked');
+    /** The link form of a user, then its answer to linking them to okta under `externalId`. */
+    const link = async (id: string, externalId: string) => {
+      const form = await browser.get(`/settings/users/link?id=${id}`);
+      t.equal(form.status, 200);
+      t.match(form.html, /<option value="okta">okta/);
+      return browser.post('/settings/users/link', {
+        csrf_token: csrfOf(form.html),
+        id,
+        idp: 'okta',
+        external_id: externalId,
+      });
+    };
+    const linked = await link(abe._id, '00u-abe');
+    t.equal(linked.status, 303);
+    t.match(linked.location, /^\/settings\/users\?/);
+    const event = await h.waitForEvent(
+      (e) => e.type === 'user.updated' && e.resourceId === abe._id && !!e.changes?.identityProvider,
+    );
+    t.same(event.changes?.identityProvider, { from: 'local', to: 'okta' });
+    t.equal(event.metadata.source, 'console');
+    t.equal(event.ipAddress, ADDRESS);
+    page = await browser.get(linked.location!);
+    t.match(page.html, /abe@example\.com is linked to okta/);
+    page = await browser.get('/settings/users?idp=okta');
+    t.match(page.html, /00u-abe/, 'shown with its external id');
+    t.notMatch(page.html, linkAction, 'a linked user has no Link action');
+
+    const ada = (await h.deps.users.findByEmail('ada@example.com'))!;
+    const refused = await link(ada._id, '00u-ada');
+    t.equal(refused.status, 409);
+    t.match(refused.html, /cannot link your own account/);
+    t.equal((await h.deps.users.findById(ada._id))?.identityProvider, 'local');
   });
 
   await t.test('the console session times out', async (t) => {

@@ -1,4 +1,6 @@
 import t from 'tap';
+import { cliContext } from '../src/use-cases/deps.js';
+import { createUser } from '../src/use-cases/users.js';
 import { ESC, storeSession } from './deskctl-session.js';
 
 // deskctl's directory commands against a real store and NATS (issue 19): --if-not-exists, users
@@ -123,4 +125,53 @@ t.test('directory commands against the store', async (t) => {
       t.equal(err.stderr, 'deskctl: error: User nobody@example.com not found\n');
     },
   );
+  await t.test('a list says when it is not the whole list: a footer, --page, --all', async (t) => {
+    const before = (await json(['users', 'list'])).pagination.total as number;
+    for (let i = 0; i < 25 - before; i++) {
+      await createUser(h.deps, cliContext(), {
+        email: `many${i}@example.com`,
+        name: `Many ${i}`,
+        role: 'viewer',
+      });
+    }
+    const rows = (out: string) => out.trimEnd().split('\n').length - 1;
+    const first = await run(['users', 'list']);
+    t.equal(rows(first.stdout), 20, 'the first page');
+    t.equal(first.stderr.trim(), 'Showing 1–20 of 25 — next: --page 2, or --all for every one', 'says so');
+    const second = await run(['users', 'list', '--page', '2']);
+    t.equal(rows(second.stdout), 5);
+    t.equal(second.stderr.trim(), 'Showing 21–25 of 25 (the last page)');
+    const all = await run(['users', 'list', '--all']);
+    t.equal(rows(all.stdout), 25, '--all: every page');
+    t.equal(all.stderr, '', 'the whole list needs no footer');
+    const asJson = await run(['users', 'list', '--json']);
+    t.equal(asJson.stderr, '', 'no footer in JSON: the pagination says it');
+    t.match(JSON.parse(asJson.stdout).pagination, { page: 1, limit: 20, total: 25, pages: 2 });
+    t.equal((await json(['users', 'list', '--all'])).users.length, 25);
+    const past = await run(['users', 'list', '--page', '9']);
+    t.equal(past.stdout.trim(), 'no users on page 9');
+    t.equal(past.stderr.trim(), '25 users in all: page 9 is past the end');
+    const both = await run(['users', 'list', '--all', '--page', '2']);
+    t.equal(both.code, 2, '--all with --page is a usage error');
+
+    await json(['groups', 'create', '--name', 'Footer A']);
+    await json(['groups', 'create', '--name', 'Footer B']);
+    const groups = await run(['groups', 'list', '--limit', '1']);
+    t.match(groups.stderr, /^Showing 1–1 of \d+ — next: --page 2, or --all for every one\n$/, 'groups too');
+    const keys = await run(['api-keys', 'list', '--limit', '1']);
+    t.match(keys.stderr, /^Showing 1–1 of \d+ — next: --page 2/, 'and API keys');
+    for (const list of [
+      'users list',
+      'groups list',
+      'api-keys list',
+      'oauth-clients list',
+      'idp list',
+      'dead-letters list',
+      'webhooks list',
+      'webhooks deliveries',
+    ]) {
+      const help = await run([...list.split(' '), '--help']);
+      t.match(help.stdout, /--limit <N>[^]*--page <N>[^]*--all /, `${list}: --limit, --page and --all`);
+    }
+  });
 });

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import t from 'tap';
-import { deskctl } from './helpers.js';
+import { deskctlProcess } from './helpers.js';
 
 // The command line itself (issue 19): help, version, usage errors and exit codes, and shell
 // completion, through the real deskctl process, none of which reaches a database. The commands
@@ -12,7 +12,7 @@ const VERSION = (
 ).version;
 /** No database is reached by these (parsing, help and completion come before any connection). */
 const offline = (args: string[], env: Record<string, string> = {}) =>
-  deskctl({ MONGO_URL: 'mongodb://127.0.0.1:9', NATS_URL: 'nats://127.0.0.1:9', ...env }, args);
+  deskctlProcess({ MONGO_URL: 'mongodb://127.0.0.1:9', NATS_URL: 'nats://127.0.0.1:9', ...env }, args);
 
 t.test('help, version, usage errors and their exit codes', async (t) => {
   const help = await offline(['--help']);
@@ -123,7 +123,7 @@ t.test('completion scripts for bash and zsh', async (t) => {
     return r.stdout.trim().split('\n').filter(Boolean).sort();
   };
   t.same(complete('us'), ['users']);
-  t.same(complete('users', ''), ['create', 'deactivate', 'list', 'set-password', 'show', 'update']);
+  t.same(complete('users', ''), ['create', 'deactivate', 'link', 'list', 'set-password', 'show', 'update']);
   t.same(complete('groups', 'add'), ['add-member']);
   t.same(complete('settings', 'ip-allowlist', 's'), ['set', 'show']);
   t.same(complete('users', 'create', '--if'), ['--if-not-exists']);
@@ -173,7 +173,7 @@ t.test('completion scripts for bash and zsh', async (t) => {
       .map(({ word }) => word)
       .sort();
   t.same(zshWords('us'), ['users']);
-  t.same(zshWords('users', ''), ['create', 'deactivate', 'list', 'set-password', 'show', 'update']);
+  t.same(zshWords('users', ''), ['create', 'deactivate', 'link', 'list', 'set-password', 'show', 'update']);
   t.same(zshWords('groups', 'add'), ['add-member']);
   t.same(zshWords('users', 'create', '--if'), ['--if-not-exists']);
   t.ok(zshWords('api-keys', 'list', '--').includes('--owner'), 'the command flags (zsh)');

@@ -92,3 +92,102 @@ t.test('deskctl idp: create (token once), list, show, rotate-token, disable, del
   t.equal(res.code, 0, 'a deleted name can be used again');
   t.notOk('token' in res.json, 'an LDAP connection has no token');
 });
+
+t.test(
+  'deskctl idp create prints the real SCIM URL; users link hands an existing user to a provider',
+  async (t) => {
+    const h = await harness(t);
+    const env = { ...h.cliEnv, OAUTH_ISSUER: 'https://desk.example.com' };
+    const created = await deskctl(env, ['idp', 'create', 'entra', '--kind', 'scim']);
+    t.equal(created.code, 0, created.stderr);
+    t.match(
+      created.stdout,
+      /SCIM base URL: https:\/\/desk\.example\.com\/scim\/v2\n/,
+      "the gateway's public URL",
+    );
+    t.notMatch(created.stdout, /<gateway>/);
+    const token = /bearer token: +(\S+)/.exec(created.stdout)![1];
+    const scim = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) =>
+      h.app.inject({
+        method,
+        url: `/scim/v2${url}`,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(payload ? { 'content-type': 'application/scim+json' } : {}),
+        },
+        ...(payload ? { payload: JSON.stringify(payload) } : {}),
+      });
+    const run = (...args: string[]) => deskctl(h.cliEnv, [...args, '--json']);
+
+    const local = (
+      await run('users', 'create', '--email', 'grace@example.com', '--name', 'Grace', '--role', 'agent')
+    ).json;
+    const other = (
+      await run('users', 'create', '--email', 'alan@example.com', '--name', 'Alan', '--role', 'agent')
+    ).json;
+    let res = await scim('POST', '/Users', {
+      userName: 'grace@example.com',
+      externalId: 'ent-grace',
+      active: true,
+    });
+    t.equal(res.statusCode, 409, 'a provider never takes over an existing local user by itself');
+    res = await scim('GET', `/Users?filter=${encodeURIComponent('externalId eq "ent-grace"')}`);
+    t.equal(body(res).totalResults, 0);
+
+    let cli = await run('users', 'link', 'grace@example.com', '--idp', 'entra', '--external-id', 'ent-grace');
+    t.equal(cli.code, 0, cli.stderr);
+    t.match(cli.json, { id: local.id, identityProvider: 'entra', externalId: 'ent-grace', linked: true });
+    const linked = await h.waitForEvent((e) => e.type === 'user.updated' && e.resourceId === local.id);
+    t.same(linked.changes, {
+      identityProvider: { from: 'local', to: 'entra' },
+      externalId: { from: null, to: 'ent-grace' },
+    });
+    t.equal(linked.metadata.source, 'cli', 'in the audit log like every admin change');
+
+    res = await scim('GET', `/Users?filter=${encodeURIComponent('externalId eq "ent-grace"')}`);
+    t.equal(body(res).Resources[0]?.id, local.id, "the provider's look-up finds the user");
+    res = await scim('PATCH', `/Users/${local.id}`, {
+      schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+      Operations: [{ op: 'Replace', path: 'displayName', value: 'Grace Hopper' }],
+    });
+    t.equal(res.statusCode, 200, res.body);
+    t.equal((await h.deps.users.findById(local.id))?.name, 'Grace Hopper', 'and its SCIM calls manage them');
+    res = await h.app.inject({
+      method: 'PATCH',
+      url: `/v1/users/${local.id}`,
+      headers: await h.headers('admin'),
+      payload: { name: 'Local Edit' },
+    });
+    t.equal(res.statusCode, 409, '/v1 no longer changes what the provider owns');
+
+    cli = await run('users', 'link', 'grace@example.com', '--idp', 'entra', '--external-id', 'ent-grace');
+    t.match(cli.json, { linked: false }, 'the same link again changes nothing');
+    const refused: [string, string[], RegExp][] = [
+      [
+        "another user's external id",
+        ['alan@example.com', '--idp', 'entra', '--external-id', 'ent-grace'],
+        /already linked to user grace@example\.com/,
+      ],
+      [
+        'a user already linked (to another id)',
+        ['grace@example.com', '--idp', 'entra', '--external-id', 'ent-2'],
+        /already linked to "entra"/,
+      ],
+      ['an unknown provider', ['alan@example.com', '--idp', 'nope', '--external-id', 'x'], /not found/],
+    ];
+    await deskctl(h.cliEnv, ['idp', 'create', 'okta', '--kind', 'scim']);
+    refused.push([
+      'a user managed by another provider',
+      ['grace@example.com', '--idp', 'okta', '--external-id', 'okta-grace'],
+      /managed by identity provider "entra"/,
+    ]);
+    for (const [what, args, message] of refused) {
+      const r = await deskctl(h.cliEnv, ['users', 'link', ...args]);
+      t.equal(r.code, 1, what);
+      t.match(r.stderr, message, `${what}: ${r.stderr.trim()}`);
+    }
+    t.equal((await h.deps.users.findById(other.id))?.identityProvider, 'local', 'nothing was taken');
+    const usage = await deskctl(h.cliEnv, ['users', 'link', 'alan@example.com', '--idp', 'entra']);
+    t.equal(usage.code, 2, '--external-id is required');
+  },
+);

@@ -316,6 +316,29 @@ t.test('deskctl and API keys', async (t) => {
     h.advance(61_000);
     t.same(await resolve(expiring.json.key), { valid: false, reason: 'expired' });
     h.advance(-61_000);
+    // Shorter than API_KEY_MIN_LIFETIME_SECONDS (60 by default): refused, nothing created.
+    const tooShort = await run([
+      'api-keys',
+      'create',
+      '--owner',
+      'agent@example.com',
+      '--name',
+      'too short',
+      '--scopes',
+      'requests:read',
+      '--expires-in',
+      '59s',
+      '--json',
+    ]);
+    t.equal(tooShort.code, 1);
+    t.match(JSON.parse(tooShort.stderr), {
+      error: { code: 'VALIDATION_ERROR', message: /expiresIn.*at least 60 seconds/ },
+    });
+    const named = await run(['api-keys', 'list', '--owner', 'agent@example.com', '--json']);
+    t.notOk(
+      named.json.keys.some((k: { name: string }) => k.name === 'too short'),
+      'not created',
+    );
 
     const rev = await run(['api-keys', 'revoke', r.json.id, '--json', '--yes']);
     t.equal(rev.code, 0, rev.stderr);

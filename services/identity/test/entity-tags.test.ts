@@ -34,6 +34,14 @@ t.test('users and groups: ETag on single reads, 304, and If-Match → 412', asyn
 
     const matched = await inject('PATCH', url, patch, { 'if-match': tag });
     t.equal(matched.statusCode, 200, `${what}: PATCH with the current tag`);
+    t.equal(
+      matched.headers.etag,
+      (await inject('GET', url)).headers.etag,
+      `${what}: the PATCH answers the ETag a read then gives`,
+    );
+    const weak = await inject('PATCH', url, later, { 'if-match': `W/${String(matched.headers.etag)}` });
+    t.equal(weak.statusCode, 412, `${what}: a weak tag never matches`);
+    t.match(body(weak).error.message, /weak tag .* never matches/, `${what}: and the message says so`);
     const stale = await inject('PATCH', url, later, { 'if-match': tag });
     t.equal(stale.statusCode, 412, `${what}: PATCH with the tag from before that change`);
     t.equal(body(stale).error.code, 'PRECONDITION_FAILED');

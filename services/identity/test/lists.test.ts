@@ -112,6 +112,16 @@ t.test('users and members lists', async (t) => {
     );
   });
 
+  await t.test('search: `q`, and `search` as its alias', async (t) => {
+    t.same(emailsOf(await get('/v1/users?q=lst-&sort=email')), emails, 'q= is the search');
+    t.same(emailsOf(await get('/v1/users?q=LST-1')), [emails[1]], 'name or email, any case');
+    t.same(emailsOf(await get('/v1/users?q=lst-1&search=lst-1')), [emails[1]], 'both, the same: fine');
+    const c = body(await get('/v1/users?search=lst-&limit=2')).data.pagination.nextCursor;
+    t.equal((await get(`/v1/users?q=lst-&limit=2&cursor=${c}`)).statusCode, 200, 'one filter for cursors');
+    refused(t, await get('/v1/users?q=lst-1&search=lst-2'), 'query.search', /contradicts query.q/);
+    refused(t, await get(`/v1/users?q=${'a'.repeat(201)}`), 'query.q', /200/);
+  });
+
   await t.test('multi-value role and status filters', async (t) => {
     t.same(emailsOf(await get('/v1/users?search=lst-&role=viewer,admin')), [emails[4], emails[3], emails[1]]);
     t.same(emailsOf(await get('/v1/users?search=lst-&role=agent&status=active,inactive')), [

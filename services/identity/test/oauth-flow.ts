@@ -11,6 +11,14 @@ const signForwarded = createForwardedSigner(testEnv.principalKeys.signingKey);
  * Given a client address, each call carries the forwarding assertion the gateway would sign for
  * a client at that address.
  */
+/** What one of the browser's requests answered. */
+export interface BrowserResponse {
+  status: number;
+  location: string | null;
+  html: string;
+  headers: Headers;
+}
+
 export class FormBrowser {
   readonly cookies = new Map<string, string>();
 
@@ -41,11 +49,15 @@ export class FormBrowser {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   }
 
-  get(url: string) {
+  get(url: string): Promise<BrowserResponse> {
     return this.send(url, {});
   }
 
-  post(url: string, form: Record<string, string> | URLSearchParams, headers: Record<string, string> = {}) {
+  post(
+    url: string,
+    form: Record<string, string> | URLSearchParams,
+    headers: Record<string, string> = {},
+  ): Promise<BrowserResponse> {
     return this.send(url, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
@@ -56,7 +68,7 @@ export class FormBrowser {
   private async send(
     url: string,
     init: { method?: string; headers?: Record<string, string>; body?: string },
-  ) {
+  ): Promise<BrowserResponse> {
     const target = new URL(url, this.base);
     const res = await fetch(target, {
       ...init,

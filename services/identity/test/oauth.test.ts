@@ -692,7 +692,7 @@ t.test('OAuth 2.0 authorization server', async (t) => {
       t.equal(res.status, 303);
       const stored = (await h.deps.users.findByEmail('legacy@example.com', { withPassword: true }))!
         .passwordHash!;
-      t.match(stored, /^\$argon2id\$v=19\$m=19456,p=1,t=2\$/, 'rehashed at the sign-in');
+      t.match(stored, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/, 'rehashed at the sign-in');
     },
   );
 

@@ -72,6 +72,8 @@ t.test('SCIM 2.0 service provider', async (t) => {
     t.match(res.headers['content-type'], /application\/scim\+json/);
     const created = body(res);
     userId = created.id;
+    t.match(created.meta?.location, new RegExp(`^https?://.+/scim/v2/Users/${userId}$`), 'meta.location');
+    t.equal(res.headers.location, created.meta?.location, 'RFC 7644 §3.3: Location is meta.location');
     t.match(created, {
       userName: 'ada@example.com',
       displayName: 'Ada Lovelace',
@@ -177,6 +179,150 @@ t.test('SCIM 2.0 service provider', async (t) => {
     t.equal(body(res).scimType, 'invalidValue');
   });
 
+  await t.test('PATCH paths: each one applied, or a SCIM 400 that changes nothing', async (t) => {
+    let res = await call('POST', '/Users', {
+      userName: 'grace@example.com',
+      name: { givenName: 'Grace', familyName: 'Hopper' },
+      emails: [{ value: 'grace@example.com', type: 'work', primary: true }],
+      externalId: 'entra-grace',
+    });
+    t.equal(res.statusCode, 201, res.body);
+    const id = body(res).id;
+    const patch = (...Operations: object[]) =>
+      call('PATCH', `/Users/${id}`, { schemas: [PATCH_OP], Operations });
+
+    res = await patch({
+      op: 'Replace',
+      path: 'emails[type eq "work"].value',
+      value: 'grace.hopper@example.com',
+    });
+    t.equal(res.statusCode, 200, res.body);
+    t.match(body(res), {
+      userName: 'grace.hopper@example.com',
+      emails: [{ value: 'grace.hopper@example.com', type: 'work', primary: true }],
+    });
+    res = await h.app.inject({ method: 'GET', url: `/v1/users/${id}`, headers: await h.headers('admin') });
+    t.equal(body(res).data.email, 'grace.hopper@example.com', "Entra's work email is the user's email");
+
+    res = await patch({ op: 'replace', path: 'DisplayName', value: 'Amazing Grace' });
+    t.equal(body(res).displayName, 'Amazing Grace', 'attribute names in paths are case-insensitive');
+    res = await patch({ op: 'replace', path: 'Name.GivenName', value: 'Gracie' });
+    t.equal(body(res).name?.givenName, 'Gracie', 'sub-attribute names too');
+    res = await patch({ op: 'replace', path: 'EMAILS[TYPE eq "work"].VALUE', value: 'grace@example.com' });
+    t.equal(body(res).userName, 'grace@example.com', 'and value filters');
+    res = await patch({ op: 'replace', value: { DisplayName: 'Grace H.', 'name.familyName': 'H.' } });
+    t.match(body(res), { displayName: 'Grace H.', name: { familyName: 'H.' } }, 'and the keys of a value');
+
+    const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
+    res = await patch({ op: 'add', path: ENTERPRISE, value: { schemas: [ENTERPRISE], Department: 'Ops' } });
+    t.equal(res.statusCode, 200, res.body);
+    t.match(body(res)[ENTERPRISE], { department: 'Ops' }, 'a whole extension, its schemas key aside');
+    res = await patch({
+      op: 'replace',
+      value: { [ENTERPRISE]: { schemas: [ENTERPRISE], costCenter: 'CC1' } },
+    });
+    t.equal(res.statusCode, 200, res.body);
+    t.match(body(res)[ENTERPRISE], { costCenter: 'CC1' }, 'also as a key of a path-less value');
+
+    const before = body(await call('GET', `/Users/${id}`));
+    const refused: [string, object[], string, RegExp][] = [
+      [
+        'an attribute the schema does not have',
+        [{ op: 'replace', path: 'phoneNumbers[type eq "work"].value', value: '+1 555 0100' }],
+        'invalidPath',
+        /phoneNumbers/,
+      ],
+      [
+        'a sub-attribute it does not have',
+        [{ op: 'add', path: 'name.middleName', value: 'M' }],
+        'invalidPath',
+        /middleName/,
+      ],
+      [
+        'a key of a value',
+        [{ op: 'replace', value: { active: true, password: 'hunter2hunter2' } }],
+        'invalidPath',
+        /password/,
+      ],
+      [
+        'a read-only attribute',
+        [{ op: 'add', path: 'groups', value: [{ value: 'grp_x' }] }],
+        'mutability',
+        /groups/,
+      ],
+      ['the id', [{ op: 'replace', path: 'id', value: 'usr_x' }], 'mutability', /id/],
+      [
+        'a second email (a user has one)',
+        [{ op: 'add', path: 'emails[type eq "home"].value', value: 'grace@home.example' }],
+        'mutability',
+        /email/,
+      ],
+      [
+        'userName and the work email set apart',
+        [
+          { op: 'replace', path: 'userName', value: 'g1@example.com' },
+          { op: 'replace', path: 'emails[type eq "work"].value', value: 'g2@example.com' },
+        ],
+        'mutability',
+        /emails/,
+      ],
+      [
+        'a malformed value filter',
+        [{ op: 'replace', path: 'emails[type eq].value', value: 'x@example.com' }],
+        'invalidPath',
+        /emails/,
+      ],
+    ];
+    for (const [what, ops, scimType, detail] of refused) {
+      res = await patch(...ops, { op: 'replace', path: 'displayName', value: 'Changed Anyway' });
+      t.equal(res.statusCode, 400, `${what}: 400`);
+      t.equal(body(res).scimType, scimType, `${what}: ${scimType}`);
+      t.match(body(res).detail, detail, `${what}: the detail names it (${body(res).detail})`);
+    }
+    t.same(
+      body(await call('GET', `/Users/${id}`)),
+      before,
+      'a refused PATCH changed nothing, not even its other operations',
+    );
+
+    const group = body(await call('POST', '/Groups', { displayName: 'Patch Paths' })).id;
+    res = await call('PATCH', `/Groups/${group}`, {
+      schemas: [PATCH_OP],
+      Operations: [{ op: 'replace', path: 'description', value: 'x' }],
+    });
+    t.equal(res.statusCode, 400, 'a group attribute the schema does not have');
+    t.equal(body(res).scimType, 'invalidPath');
+    res = await call('PATCH', `/Groups/${group}`, {
+      schemas: [PATCH_OP],
+      Operations: [{ op: 'replace', path: 'DisplayName', value: 'Patch Paths EU' }],
+    });
+    t.equal(body(res).displayName, 'Patch Paths EU');
+  });
+
+  await t.test(
+    'an invalid filter: 400 invalidFilter saying what is wrong and where, no parser internals',
+    async (t) => {
+      const cases: [string, RegExp][] = [
+        ['userName eq', /value.*after "eq".*position 12|position 12.*value/],
+        ['userName eq "ada', /unterminated|closing quote/i],
+        ['userName xx "ada"', /"xx".*position 10/],
+        ['(userName eq "ada"', /"\)"/],
+        ['userName eq "ada" and', /after "and"/],
+        ['emails[type eq "work"', /"\]"/],
+        ['userName eq "ada" )', /unexpected "\)" at position 19/],
+        ['userName pr extra', /"extra" at position 13/],
+      ];
+      for (const [filter, detail] of cases) {
+        const res = await call('GET', `/Users?filter=${encodeURIComponent(filter)}`);
+        t.equal(res.statusCode, 400, filter);
+        const b = body(res);
+        t.equal(b.scimType, 'invalidFilter', filter);
+        t.match(b.detail, detail, `${filter}: ${b.detail}`);
+        t.notMatch(b.detail, /EOT|is not json|Unexpected token|\[\(/, `${filter}: no parser internals`);
+      }
+    },
+  );
+
   await t.test('groups: push, members add/remove, the group → role rule, delete', async (t) => {
     let res = await call('POST', '/Groups', {
       schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
@@ -185,6 +331,8 @@ t.test('SCIM 2.0 service provider', async (t) => {
     });
     t.equal(res.statusCode, 201, res.body);
     const groupId = body(res).id;
+    t.equal(res.headers.location, body(res).meta?.location, 'Location is meta.location');
+    t.match(res.headers.location, new RegExp(`/scim/v2/Groups/${groupId}$`));
     t.same(
       body(res).members.map((m: { value: string }) => m.value),
       [userId],

@@ -297,6 +297,44 @@ t.test('users API', async (t) => {
     await h.waitForNotice((n) => n.kind === 'user_reactivated' && n.userId === aliceId);
   });
 
+  await t.test('user events carry the user as GET /v1/users/:id shows it (snapshot)', async (t) => {
+    const group = body(
+      await h.app.inject({
+        method: 'POST',
+        url: '/v1/groups',
+        headers: admin,
+        payload: { name: 'Snapshots' },
+      }),
+    ).data.id as string;
+    const res = await post({
+      email: 'snap@example.com',
+      name: 'Snap',
+      role: 'viewer',
+      groups: [group],
+      metadata: { site: 'Lyon' },
+    });
+    const id = body(res).data.id as string;
+    const read = async () =>
+      body(await h.app.inject({ method: 'GET', url: `/v1/users/${id}`, headers: viewer })).data;
+    const created = await h.waitForEvent((e) => e.type === 'user.created' && e.resourceId === id);
+    t.same(created.snapshot, await read(), 'user.created: what a viewer reads, group names included');
+    await h.app.inject({
+      method: 'PATCH',
+      url: `/v1/users/${id}`,
+      headers: admin,
+      payload: { name: 'Snap Two', role: 'agent' },
+    });
+    const updated = await h.waitForEvent((e) => e.type === 'user.updated' && e.resourceId === id);
+    const role = await h.waitForEvent((e) => e.type === 'user.role_changed' && e.resourceId === id);
+    const now = await read();
+    t.same(updated.snapshot, now, 'as it is after the change');
+    t.same(role.snapshot, now, 'every event of the change carries it');
+    await h.app.inject({ method: 'DELETE', url: `/v1/users/${id}`, headers: admin });
+    const gone = await h.waitForEvent((e) => e.type === 'user.deactivated' && e.resourceId === id);
+    t.equal((gone.snapshot as { status?: string } | undefined)?.status, 'inactive');
+    t.notMatch(JSON.stringify([created, updated, gone]), /passwordHash|emailKey|\$argon/, 'no secret');
+  });
+
   await t.test('/v1/me returns the caller with permissions = scopes', async (t) => {
     const headers = await h.headers('agent', { userId: aliceId, scopes: ['requests:read', 'users:read'] });
     const res = await h.app.inject({ method: 'GET', url: '/v1/me', headers });

@@ -28,7 +28,7 @@ import { createRequestsRepository } from './store/requests-repository.js';
 import { createSlaAlertsRepository, slaAlertModel } from './store/sla-alerts.js';
 import type { Deps } from './use-cases/deps.js';
 import { Directory } from './use-cases/directory.js';
-import { rankStoredRequests } from './use-cases/request-lists.js';
+import { completeStoredRequests } from './use-cases/request-lists.js';
 import { parseSlaPolicy } from './use-cases/sla.js';
 import { createSlaMonitor } from './use-cases/sla-monitor.js';
 
@@ -102,7 +102,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
       started = true;
       await ensureIndexes(conn);
       await deps.files.ensureIndexes();
-      await rankStoredRequests(deps);
+      await completeStoredRequests(deps);
       relay.start();
       const refreshers = {
         refreshUser: (id: string) => deps.directory.refreshUser(id),

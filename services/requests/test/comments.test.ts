@@ -228,3 +228,92 @@ t.test(
     t.equal(await deadLetterStore(h.conn).model.countDocuments(), 0, 'nothing dead-lettered');
   },
 );
+
+t.test(
+  'GET /v1/requests/:id/comments: paged, oldest first, internal notes for agents and admins',
+  async (t) => {
+    const h = await harness(t);
+    const requester = h.identity.person('agent');
+    const agent = h.identity.person('agent');
+    const viewer = h.identity.person('viewer');
+    const admin = h.identity.person('admin');
+    const id = (await h.call(requester.principal, 'POST', '/v1/requests', validBody())).body.data.id;
+    const url = `/v1/requests/${id}/comments`;
+    const posted: string[] = [];
+    for (const [n, isInternal] of [false, true, false, true, false].entries()) {
+      const res = await h.call(agent.principal, 'POST', url, { content: `comment ${n}`, isInternal });
+      posted.push(res.body.data.id);
+      h.clock.advance(1000);
+    }
+    const ids = (res: { body: any }) => res.body.data.comments.map((c: { id: string }) => c.id);
+
+    const first = await h.call(agent.principal, 'GET', `${url}?limit=2`);
+    t.equal(first.status, 200);
+    t.same(ids(first), [posted[0], posted[1]], 'oldest first, internal notes for an agent');
+    t.same(
+      { ...first.body.data.pagination, nextCursor: 'x' },
+      { page: 1, limit: 2, total: 5, pages: 3, nextCursor: 'x' },
+    );
+    t.equal(first.headers.link, `<${url}?limit=2&page=2>; rel="next"`);
+    const single = (await h.call(agent.principal, 'GET', `/v1/requests/${id}`)).body.data;
+    t.same(first.body.data.comments, single.comments.slice(0, 2), 'each as the single read shows it');
+
+    const second = await h.call(
+      agent.principal,
+      'GET',
+      `${url}?limit=2&cursor=${first.body.data.pagination.nextCursor}`,
+    );
+    t.same(ids(second), [posted[2], posted[3]]);
+    t.same(Object.keys(second.body.data.pagination).sort(), ['hasMore', 'limit', 'nextCursor', 'prevCursor']);
+    const third = await h.call(
+      agent.principal,
+      'GET',
+      `${url}?limit=2&cursor=${second.body.data.pagination.nextCursor}`,
+    );
+    t.same(ids(third), [posted[4]]);
+    t.equal(third.body.data.pagination.hasMore, false);
+    const back = await h.call(
+      agent.principal,
+      'GET',
+      `${url}?limit=2&cursor=${third.body.data.pagination.prevCursor}`,
+    );
+    t.same(ids(back), [posted[2], posted[3]], 'and back');
+    t.same(
+      ids(await h.call(admin.principal, 'GET', `${url}?sort=-createdAt`)),
+      [...posted].reverse(),
+      'newest first',
+    );
+
+    const asViewer = await h.call(viewer.principal, 'GET', url);
+    t.same(ids(asViewer), [posted[0], posted[2], posted[4]], 'a viewer never sees internal notes');
+    t.equal(asViewer.body.data.pagination.total, 3, 'nor counts them');
+    t.notMatch(JSON.stringify(asViewer.body), /comment [13]/);
+    const viewerPage = await h.call(viewer.principal, 'GET', `${url}?limit=1`);
+    const viewerNext = await h.call(
+      viewer.principal,
+      'GET',
+      `${url}?limit=1&cursor=${viewerPage.body.data.pagination.nextCursor}`,
+    );
+    t.same(ids(viewerNext), [posted[2]], "a viewer's cursor passes over the notes");
+
+    const other = (await h.call(requester.principal, 'POST', '/v1/requests', validBody())).body.data.id;
+    const foreign = await h.call(
+      agent.principal,
+      'GET',
+      `/v1/requests/${other}/comments?cursor=${first.body.data.pagination.nextCursor}`,
+    );
+    t.equal(foreign.status, 400, "another request's cursor");
+    t.equal(foreign.body.error.details[0].field, 'query.cursor');
+    t.same((await h.call(agent.principal, 'GET', `/v1/requests/${other}/comments`)).body.data.comments, []);
+    for (const bad of ['?limit=0', '?sort=content', '?page=2&cursor=abc', '?extra=1']) {
+      const res = await h.call(agent.principal, 'GET', `${url}${bad}`);
+      t.equal(res.status, 400, bad);
+    }
+    t.equal(
+      (await h.call(agent.principal, 'GET', '/v1/requests/req_0000000000aaaaaaaaaaaaaaaa/comments')).status,
+      404,
+    );
+    await h.call(admin.principal, 'DELETE', `/v1/requests/${id}`);
+    t.equal((await h.call(agent.principal, 'GET', url)).status, 404, 'a deleted request has none to show');
+  },
+);

@@ -78,6 +78,17 @@ t.test('If-Match on PATCH and DELETE: 412 when the request changed, nothing writ
     },
   );
   t.equal(weak.status, 412, 'If-Match compares strongly: a weak tag matches nothing');
+  t.match(weak.body.error.message, /weak tag .* never matches/, 'and the message says so');
+  t.notMatch(weak.body.error.message, /has changed/, 'rather than blaming a change that did not happen');
+  const foreign = await h.call(
+    agent.principal,
+    'PATCH',
+    `/v1/requests/${id}`,
+    { priority: 'low' },
+    { 'if-match': '"abc"' },
+  );
+  t.equal(foreign.status, 412, 'a tag this API never gave matches nothing either');
+  t.match(foreign.body.error.message, /names no ETag this API gives/);
   const any = await h.call(
     agent.principal,
     'PATCH',
@@ -117,4 +128,30 @@ t.test('concurrent PATCHes with the same If-Match: exactly one lands, the others
   const final = await h.call(agent.principal, 'GET', `/v1/requests/${id}`);
   t.equal(final.body.data.title, winner, "the stored title is the winner's");
   t.equal((await h.events({ resourceId: id, type: 'request.updated' })).length, 1, 'one update event');
+});
+
+t.test('a PATCH answers the ETag a read then gives: the next conditional write needs no read', async (t) => {
+  const h = await harness(t);
+  const agent = h.identity.person('agent');
+  const viewer = h.identity.person('viewer');
+  const id = (await h.call(agent.principal, 'POST', '/v1/requests', validBody({ priority: 'low' }))).body.data
+    .id;
+  await h.call(agent.principal, 'POST', `/v1/requests/${id}/comments`, { content: 'note', isInternal: true });
+  let tag = String((await h.call(agent.principal, 'GET', `/v1/requests/${id}`)).headers.etag);
+  for (const change of [
+    { priority: 'high' },
+    { title: 'Renamed', tags: ['a', 'b'] },
+    { status: 'resolved', resolution: 'Rebooted' },
+    { priority: 'high' }, // nothing changes: the same revision, the same tag
+  ]) {
+    const patched = await h.call(agent.principal, 'PATCH', `/v1/requests/${id}`, change, { 'if-match': tag });
+    t.equal(patched.status, 200, `${JSON.stringify(change)}: the tag of the previous answer matches`);
+    t.match(String(patched.headers.etag), TAG, 'the answer carries an ETag');
+    const read = await h.call(agent.principal, 'GET', `/v1/requests/${id}`);
+    t.equal(patched.headers.etag, read.headers.etag, 'the very tag a read then gives');
+    tag = String(patched.headers.etag);
+  }
+  // The tag is of the caller's own view (a viewer does not see internal notes): theirs too.
+  const byViewer = await h.call(viewer.principal, 'GET', `/v1/requests/${id}`);
+  t.not(byViewer.headers.etag, tag, "another caller's view, another tag");
 });

@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import { completeStoredRequests } from '../src/use-cases/request-lists.js';
 import { type Harness, harness, validBody } from './helpers.js';
 
 /** Lists that scale (issue 17): cursors, sort, multi-value filters, search, the changes feed. */
@@ -348,3 +349,77 @@ t.test(
     );
   },
 );
+
+t.test('requester and tags filters: equalities the store serves from an index', async (t) => {
+  const h = await harness(t, {}, { counted: true });
+  const alice = h.identity.person('agent');
+  const bob = h.identity.person('agent');
+  const ids = [
+    ...(await seed(h, alice.principal, [{ tags: ['vpn', 'billing'] }, { tags: ['printer'] }])),
+    ...(await seed(h, bob.principal, [{ tags: ['vpn'] }, {}])),
+  ];
+  const get = (query: string) => h.call(alice.principal, 'GET', `/v1/requests${query}`);
+  t.same(idsOf((await get(`?requester=${alice.user.id}`)).body), [ids[1], ids[0]], "alice's");
+  t.same(idsOf((await get(`?requester=${bob.user.id}`)).body), [ids[3], ids[2]], "bob's");
+  t.same(idsOf((await get('?tags=vpn')).body), [ids[2], ids[0]], 'one tag');
+  t.same(idsOf((await get('?tags=printer,billing')).body), [ids[1], ids[0]], 'several tags: any of them');
+  t.same(idsOf((await get(`?tags=vpn&requester=${bob.user.id}`)).body), [ids[2]], 'combined');
+  t.same(idsOf((await get('?tags=VPN')).body), [], 'a tag matches as stored (q searches any case)');
+
+  // The same tags in another order are the same filter: a cursor of one pages the other.
+  const cursor = (await get('?tags=printer,billing,vpn&limit=1')).body.data.pagination.nextCursor;
+  t.same(idsOf((await get(`?tags=vpn,billing,printer&limit=1&cursor=${cursor}`)).body), [ids[1]]);
+
+  // What the store is asked: top-level equalities on scalars, which FerretDB on PostgreSQL pushes
+  // down (and its GIN indexes serve) and MongoDB answers from {deletedAt, requesterId|tags, …}.
+  const filters: Record<string, unknown>[] = [];
+  const watch = (e: { commandName: string; command: Record<string, any> }) => {
+    if (e.commandName === 'find' && e.command.find === 'requests') filters.push(e.command.filter);
+  };
+  h.conn.getClient().on('commandStarted', watch);
+  await get(`?requester=${bob.user.id}&tags=vpn`);
+  h.conn.getClient().off('commandStarted', watch);
+  t.equal(filters.length, 1);
+  t.equal(filters[0]?.requesterId, bob.user.id, 'requester: a top-level equality');
+  t.equal(filters[0]?.tags, 'vpn', 'one tag: a top-level equality');
+
+  refused(t, await get('?requester=bob'), 'query.requester', /user id/);
+  refused(t, await get('?tags='), 'query.tags', /tags separated by commas/);
+  refused(t, await get('?tags=vpn,,printer'), 'query.tags', /tags separated by commas/);
+  refused(t, await get('?tags=%20vpn'), 'query.tags', /tags separated by commas/);
+  refused(t, await get(`?tags=${'x'.repeat(51)}`), 'query.tags', /tags separated by commas/);
+  const many = Array.from({ length: 21 }, (_, n) => `t${n}`).join(',');
+  refused(t, await get(`?tags=${many}`), 'query.tags', /at most 20/);
+});
+
+t.test('requests stored before the requester filter existed are found after a start', async (t) => {
+  const h = await harness(t);
+  const agent = h.identity.person('agent');
+  const [id] = await seed(h, agent.principal, [{}]);
+  // As an older release stored it: without the top-level requester id.
+  await h.conn.collection('requests').updateOne({ _id: id as never }, { $unset: { requesterId: '' } });
+  const mine = () => h.call(agent.principal, 'GET', `/v1/requests?requester=${agent.user.id}`);
+  t.same(idsOf((await mine()).body), [], 'not found by the filter yet');
+  await completeStoredRequests(h.deps);
+  t.same(idsOf((await mine()).body), [id], 'the start gave it its requester id');
+  const after = (await h.call(agent.principal, 'GET', `/v1/requests/${id}`)).body.data;
+  t.equal(after.updatedAt, after.createdAt, 'not a change for its readers');
+});
+
+t.test('search: `q`, and `search` as its alias', async (t) => {
+  const h = await harness(t);
+  const agent = h.identity.person('agent');
+  const ids = await seed(h, agent.principal, [
+    { title: 'VPN drops' },
+    { title: 'Toner' },
+    { title: 'VPN slow' },
+  ]);
+  const get = (query: string) => h.call(agent.principal, 'GET', `/v1/requests${query}`);
+  t.same(idsOf((await get('?search=vpn')).body), [ids[2], ids[0]], 'search= is q=');
+  t.same(idsOf((await get('?q=vpn&search=vpn')).body), [ids[2], ids[0]], 'both, the same: fine');
+  const cursor = (await get('?q=vpn&limit=1')).body.data.pagination.nextCursor;
+  t.same(idsOf((await get(`?search=vpn&limit=1&cursor=${cursor}`)).body), [ids[0]], 'one filter for cursors');
+  refused(t, await get('?q=vpn&search=toner'), 'query.search', /contradicts query.q/);
+  refused(t, await get('?search=%20'), 'query.search', /blank/);
+  refused(t, await get(`?search=${'a'.repeat(101)}`), 'query.search', /100/);
+});

@@ -386,3 +386,76 @@ t.test('identity unreachable: 503 that names no internal detail, and nothing is 
   t.equal(res.body.error.message.includes(unknown), false, 'nor the id asked about');
   t.same(await h.events(), before, 'no event: nothing was created');
 });
+
+t.test('every request event carries the request as it is after the change (snapshot)', async (t) => {
+  const h = await harness(t);
+  const requester = h.identity.person('agent', { isVip: true });
+  const agent = h.identity.person('agent');
+  const admin = h.identity.person('admin');
+  const group = h.identity.addGroup('Network');
+  const created = await h.call(
+    requester.principal,
+    'POST',
+    '/v1/requests',
+    validBody({ assignedTo: agent.user.id, assignedGroup: group.id, tags: ['vpn'], category: 'network' }),
+  );
+  const id = created.body.data.id as string;
+  h.clock.advance(1000);
+  await h.call(agent.principal, 'POST', `/v1/requests/${id}/comments`, {
+    content: 'Secret: the VPN box is unplugged',
+    isInternal: true,
+  });
+  h.clock.advance(1000);
+  await h.call(agent.principal, 'POST', `/v1/requests/${id}/comments`, { content: 'On it' });
+  h.clock.advance(1000);
+  await h.call(agent.principal, 'PATCH', `/v1/requests/${id}`, {
+    status: 'in_progress',
+    priority: 'critical',
+  });
+  const detail = (await h.call(agent.principal, 'GET', `/v1/requests/${id}`)).body.data;
+  h.clock.advance(1000);
+  await h.call(admin.principal, 'DELETE', `/v1/requests/${id}`);
+
+  const events = await h.events({ resourceId: id });
+  t.same(
+    events.map((e) => e.type),
+    [
+      'request.created',
+      'request.assigned',
+      'request.comment_added',
+      'request.comment_added',
+      'request.priority_changed',
+      'request.status_changed',
+      'request.deleted',
+    ],
+  );
+  const snapshots = events.map((e) => (e as { snapshot?: Record<string, any> }).snapshot);
+  const [atCreate] = snapshots;
+  t.same(atCreate?.requester, {
+    id: requester.user.id,
+    email: requester.user.email,
+    name: requester.user.name,
+    isVip: true,
+  });
+  t.same(atCreate?.assignedTo, { id: agent.user.id, email: agent.user.email, name: agent.user.name });
+  t.same(atCreate?.assignedGroup, { id: group.id, name: 'Network' });
+  t.equal(atCreate?.description, validBody().description, 'what a new ticket elsewhere needs');
+  t.same(atCreate?.tags, ['vpn']);
+  t.equal(atCreate?.sla.tier, 'vip:high');
+  t.same([atCreate?.commentCount, atCreate?.attachmentCount], [0, 0]);
+  t.same(snapshots[1], atCreate, 'the events of one write carry one snapshot');
+  t.equal(snapshots[2]?.commentCount, 0, 'internal notes are not counted');
+  t.equal(snapshots[3]?.commentCount, 1, 'public comments are');
+  const { comments: _comments, attachments: _attachments, ...fields } = detail;
+  t.same(
+    snapshots[5],
+    { ...fields, commentCount: 1, attachmentCount: 0 },
+    'the fields of the single read an agent gets, comments and attachments as counts',
+  );
+  t.equal(snapshots[6]?.status, 'in_progress', 'a deleted request: as it was when deleted');
+  for (const [n, s] of snapshots.entries()) {
+    t.equal(s?.id, id, `${events[n]?.type} has the snapshot`);
+    t.notOk(s && 'comments' in s, 'never the comments themselves');
+  }
+  t.notMatch(JSON.stringify(events), /Secret/, 'internal-note content is in no event');
+});

@@ -83,6 +83,16 @@ export const EXPECTED: Record<string, ExpectedTrips> = {
       'find users_read_model',
     ],
   },
+  'PATCH /v1/requests/:id on a replica that has not seen its people (the snapshot)': {
+    call: [
+      'find groups_read_model',
+      'find requests',
+      'find users_read_model',
+      'find users_read_model',
+      'update requests',
+    ],
+    ...relayed('request.updated'),
+  },
   'GET /v1/requests?status=in_progress': { call: ['aggregate requests', 'find requests'] },
   'GET /v1/requests (page 1 of all)': { call: ['aggregate requests', 'find requests'] },
   'GET /v1/requests?limit=2 (page mode, with nextCursor)': { call: ['aggregate requests', 'find requests'] },
@@ -91,6 +101,11 @@ export const EXPECTED: Record<string, ExpectedTrips> = {
   'GET /v1/requests?q=printer&status=open,in_progress&sort=-priority': {
     call: ['aggregate requests', 'find requests'],
   },
+  'GET /v1/requests?requester=&tags= (equalities the store serves from an index)': {
+    call: ['aggregate requests', 'find requests'],
+  },
+  // The request by `_id` (its comments live in it); the authors from the directory memory.
+  'GET /v1/requests/:id/comments (authors cached)': { call: readRequest },
   // One find; each request's people come from the directory memory like a single read's.
   'GET /v1/requests/changes (people cached)': { call: ['find requests'] },
   'GET /v1/attachments/:id': {

@@ -144,7 +144,7 @@ t.test('round trips of every public operation', async (t) => {
   t.equal(created.status, 201);
   const id = created.body.data.id as string;
   await measure('POST /v1/requests', () => inject(requester, 'POST', '/v1/requests', validBody()));
-  await measure('POST /v1/requests with assignee and group (first sight of both)', () =>
+  const assigned = await measure('POST /v1/requests with assignee and group (first sight of both)', () =>
     inject(agent, 'POST', '/v1/requests', validBody({ assignedTo: agent.user.id, assignedGroup: group.id })),
   );
   await measure('PATCH /v1/requests/:id assign (assignee and group known)', () =>
@@ -177,19 +177,34 @@ t.test('round trips of every public operation', async (t) => {
     inject(requester, 'GET', `/v1/requests/${id}`),
   );
   await measure('GET /v1/requests/:id', () => inject(requester, 'GET', `/v1/requests/${id}`));
-  // Another replica (composed the same way, on the same database): its directory cache is cold.
-  const replica = await composeService({
-    config: h.config,
-    logger: testLogger('requests'),
-    conn: h.conn,
-    nc: h.nc,
-    names: h.names,
-    clock: h.clock.now,
-  });
-  const replicaApp = signCallsLikeTheGateway(replica.app, 'requests');
-  t.teardown(() => replicaApp.close());
+  /** Another replica (composed the same way, on the same database): its directory cache is cold. */
+  const newReplica = async () => {
+    const replica = await composeService({
+      config: h.config,
+      logger: testLogger('requests'),
+      conn: h.conn,
+      nc: h.nc,
+      names: h.names,
+      clock: h.clock.now,
+    });
+    const replicaApp = signCallsLikeTheGateway(replica.app, 'requests');
+    t.teardown(() => replicaApp.close());
+    return replicaApp;
+  };
+  const replicaApp = await newReplica();
   await measure('GET /v1/requests/:id on a replica that has not seen these users and group', () =>
     replicaApp.inject({ method: 'GET', url: `/v1/requests/${id}`, headers: asCaller(agent.principal) }),
+  );
+  // A write's events carry the request's people (the snapshot): a replica that has not seen them
+  // reads them once, like a single read.
+  const freshApp = await newReplica();
+  await measure('PATCH /v1/requests/:id on a replica that has not seen its people (the snapshot)', () =>
+    freshApp.inject({
+      method: 'PATCH',
+      url: `/v1/requests/${assigned.body.data.id}`,
+      headers: asCaller(agent.principal),
+      payload: { title: 'Renamed on a replica' },
+    }),
   );
   await measure('GET /v1/requests?status=in_progress', () =>
     inject(agent, 'GET', '/v1/requests?status=in_progress'),
@@ -203,6 +218,12 @@ t.test('round trips of every public operation', async (t) => {
   );
   await measure('GET /v1/requests?q=printer&status=open,in_progress&sort=-priority', () =>
     inject(agent, 'GET', '/v1/requests?q=printer&status=open,in_progress&sort=-priority'),
+  );
+  await measure('GET /v1/requests?requester=&tags= (equalities the store serves from an index)', () =>
+    inject(agent, 'GET', `/v1/requests?requester=${requester.user.id}&tags=printer`),
+  );
+  await measure('GET /v1/requests/:id/comments (authors cached)', () =>
+    inject(agent, 'GET', `/v1/requests/${id}/comments?limit=2`),
   );
   await measure('GET /v1/requests/changes (people cached)', () =>
     inject(agent, 'GET', '/v1/requests/changes'),

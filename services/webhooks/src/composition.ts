@@ -92,6 +92,7 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
     secrets: createSecretBox(config.WEBHOOKS_SECRET_KEY),
     send: sd.wrapSend ? sd.wrapSend(realSend) : realSend,
     allowedRanges: checkedRanges(config.WEBHOOKS_ALLOWED_RANGES),
+    allowHttp: config.WEBHOOKS_ALLOW_HTTP,
     rotationOverlapMs: config.WEBHOOKS_ROTATION_OVERLAP_MS,
     wake: (lanes) => wakeWorker(lanes),
     intakeFloor: consumerAckFloor(nc, names.eventsStream, config.WEBHOOKS_DURABLE),

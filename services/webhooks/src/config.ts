@@ -46,6 +46,11 @@ export const webhooksConfigSchema = configSchema({
    * only public destinations.
    */
   WEBHOOKS_ALLOWED_RANGES: Type.String({ default: '' }),
+  /**
+   * Plain `http://` subscription URLs to any host. Off: https only, except a loopback receiver
+   * (127.0.0.0/8, ::1, localhost) that WEBHOOKS_ALLOWED_RANGES admits (local development).
+   */
+  WEBHOOKS_ALLOW_HTTP: Type.Boolean({ default: false }),
   /** How often the delivery worker looks for due deliveries. */
   WEBHOOKS_POLL_MS: Ms(500, 10, 60_000),
   /** Deliveries attempted at once by one replica (each on its own resource lane). */

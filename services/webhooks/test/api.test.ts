@@ -86,7 +86,7 @@ t.test(
 
 t.test('bad input is a 400 naming the field and changes nothing; other roles are refused', async (t) => {
   const { app } = await composeForTest(t);
-  const cases: [Record<string, unknown>, string][] = [
+  const cases: [Record<string, unknown>, string | RegExp][] = [
     [{ url: 'ftp://x.example.com/', events: ['*'] }, 'body.url'],
     [{ url: 'https://user:pw@x.example.com/', events: ['*'] }, 'body.url'],
     [{ url: 'http://10.1.2.3/hook', events: ['*'] }, 'body.url'],
@@ -94,12 +94,25 @@ t.test('bad input is a 400 naming the field and changes nothing; other roles are
     [{ url: 'https://x.example.com/', events: ['nothing.here'] }, 'body.events'],
     [{ url: 'https://x.example.com/', events: ['widget.*'] }, 'body.events'],
     [{ url: 'https://x.example.com/', events: [] }, 'body.events'],
+    [{ url: 'http://hooks.example.com/desk', events: ['*'] }, /body\.url.*https/],
+    [{ url: 'https://hooks.example.com/desk#section', events: ['*'] }, /body\.url.*fragment/],
+    [{ url: 'https://hooks.example.com/desk#', events: ['*'] }, /body\.url.*fragment/],
   ];
   for (const [body, field] of cases) {
     const res = await app.inject({ method: 'POST', url: '/v1/webhooks', headers: admin, payload: body });
     t.equal(res.statusCode, 400, JSON.stringify(body));
     t.match(JSON.stringify(res.json().error), field);
   }
+  const ok = await subscribe(app, { url: 'https://hooks.example.com/desk', events: ['*'] });
+  const patched = await app.inject({
+    method: 'PATCH',
+    url: `/v1/webhooks/${ok.id}`,
+    headers: admin,
+    payload: { url: 'http://hooks.example.com/desk' },
+  });
+  t.equal(patched.statusCode, 400, 'an update to plain http is refused too');
+  t.match(patched.json().error.message, /https/);
+  await app.inject({ method: 'DELETE', url: `/v1/webhooks/${ok.id}`, headers: admin });
   const list = await app.inject({ method: 'GET', url: '/v1/webhooks', headers: admin });
   t.equal(list.json().data.webhooks.length, 0, 'nothing was created');
   const agent = await app.inject({
@@ -115,6 +128,43 @@ t.test('bad input is a 400 naming the field and changes nothing; other roles are
   });
   t.equal(unknown.statusCode, 404);
 });
+
+t.test(
+  'plain http: to a loopback receiver the operator admits, or anywhere with WEBHOOKS_ALLOW_HTTP',
+  async (t) => {
+    const create = (app: Awaited<ReturnType<typeof composeForTest>>['app'], url: string) =>
+      app.inject({ method: 'POST', url: '/v1/webhooks', headers: admin, payload: { url, events: ['*'] } });
+    // The test stack's settings, as `npm start`'s: loopback receivers admitted (WEBHOOKS_ALLOWED_RANGES).
+    const local = await composeForTest(t);
+    for (const url of ['http://127.0.0.1:9/hook', 'http://[::1]:9/hook', 'http://localhost:9/hook']) {
+      t.equal(
+        (await create(local.app, url)).statusCode,
+        201,
+        `${url}: a loopback receiver the operator admits`,
+      );
+    }
+    t.equal(
+      (await create(local.app, 'http://hooks.example.com/desk')).statusCode,
+      400,
+      'a public host over http',
+    );
+    const open = await composeForTest(t, { env: { WEBHOOKS_ALLOW_HTTP: 'true' } });
+    t.equal(
+      (await create(open.app, 'http://hooks.example.com/desk')).statusCode,
+      201,
+      'allowed by configuration',
+    );
+    t.equal(
+      (await create(open.app, 'http://hooks.example.com/desk#x')).statusCode,
+      400,
+      'a fragment never, whatever the configuration',
+    );
+    const strict = await composeForTest(t, { env: { WEBHOOKS_ALLOWED_RANGES: '' } });
+    const res = await create(strict.app, 'http://localhost:9/hook');
+    t.equal(res.statusCode, 400, 'loopback over http needs the operator to admit loopback');
+    t.match(res.json().error.message, /https/);
+  },
+);
 
 t.test('a delivery: the event as the events API shows it, signed, verified by the library', async (t) => {
   const { app, nc, names } = await composeForTest(t);

@@ -104,6 +104,23 @@ t.test('a subscription that keeps failing is disabled after the threshold, with 
   t.equal(d.status, 'pending', 'the delivery is held, not lost');
 });
 
+t.test('a 410 answer to a ping fails the ping and leaves the subscription active', async (t) => {
+  const { app } = await composeForTest(t);
+  const receiver = await startReceiver(t, (_req, res) => res.writeHead(410).end());
+  const sub = await subscribe(app, { url: receiver.url, events: ['request.*'] });
+  const ping = await app.inject({ method: 'POST', url: `/v1/webhooks/${sub.id}/ping`, headers: admin });
+  t.equal(ping.statusCode, 202);
+  const [d] = await eventually(
+    async () => {
+      const list = await deliveries(app, sub.id);
+      return list[0]?.status === 'failed' && list;
+    },
+    { what: 'the ping failed' },
+  );
+  t.match(d, { eventType: 'webhook.ping', attempts: [{ status: 410 }] }, 'one attempt, not retried');
+  t.match(await getWebhook(app, sub.id), { active: true, disabledReason: null }, 'a ping disables nothing');
+});
+
 t.test('replay sends a delivery again with the same webhook-id', async (t) => {
   const { app, nc, names } = await composeForTest(t);
   const receiver = await startReceiver(t);

@@ -13,8 +13,6 @@ export interface Actor {
 }
 
 export interface Cast {
-  /** The admin made by `deskctl bootstrap`, with the bootstrap key (its plan is whatever bootstrap gives). */
-  bootstrapKey: string;
   admin: Actor;
   agent: Actor;
   viewer: Actor;
@@ -33,14 +31,36 @@ const ROLE_KEY_SCOPES: Record<Role, Scope[]> = {
 };
 
 let serial = 0;
+/** An address no other file's data uses, even on a shared stack (`stack.tag` is this file's own). */
 export function uniqueEmail(stack: Stack, label: string): string {
   serial += 1;
-  return `${label}.${serial}.${stack.run}@example.com`;
+  return `${label}.${serial}.${stack.tag}@example.com`;
 }
 
 /** The user object deskctl prints with --json (`{id, ...}` or `{user: {...}}`). */
 export function userFrom(json: Json): { id: string; email: string } {
   return json?.user?.id ? json.user : json;
+}
+
+/** `api-keys create` arguments for `owner`, e.g. in a batch. */
+const keyCommand = (owner: string, scopes: string[], extra: string[] = SUITE_PLAN, name = 'e2e') => [
+  'api-keys',
+  'create',
+  '--owner',
+  owner,
+  '--name',
+  name,
+  '--scopes',
+  scopes.join(','),
+  ...extra,
+];
+
+/** The `{id, key}` of what `deskctl api-keys create --json` printed. */
+function keyFrom(json: Json): { id: string; key: string } {
+  const key = json?.key ?? json?.apiKey?.key;
+  if (typeof key !== 'string')
+    throw new Error(`deskctl api-keys create --json gave no key: ${JSON.stringify(json)}`);
+  return { id: json?.id ?? json?.apiKey?.id, key };
 }
 
 /** `deskctl api-keys create`; returns `{id, key}`. */
@@ -51,25 +71,10 @@ export async function createKey(
   extra: string[] = SUITE_PLAN,
   name = 'e2e',
 ): Promise<{ id: string; key: string }> {
-  const json = await stack.deskctlJson([
-    'api-keys',
-    'create',
-    '--owner',
-    owner,
-    '--name',
-    name,
-    '--scopes',
-    scopes.join(','),
-    ...extra,
-  ]);
-  const key = json?.key ?? json?.apiKey?.key;
-  const id = json?.id ?? json?.apiKey?.id;
-  if (typeof key !== 'string')
-    throw new Error(`deskctl api-keys create --json gave no key: ${JSON.stringify(json)}`);
-  return { id, key };
+  return keyFrom(await stack.deskctlJson(keyCommand(owner, scopes, extra, name)));
 }
 
-/** `deskctl users create` + an API key for the new user. */
+/** `deskctl users create` + an API key for the new user (one deskctl process unless a password is set). */
 export async function createActor(
   stack: Stack,
   role: Role,
@@ -80,38 +85,41 @@ export async function createActor(
   const name = `E2E ${label}`;
   const args = ['users', 'create', '--email', email, '--name', name, '--role', role];
   if (options.vip) args.push('--vip');
-  if (options.password) args.push('--password-stdin');
-  const user = userFrom(
-    await stack.deskctlJson(args, { stdin: options.password ? `${options.password}\n` : undefined }),
-  );
-  const { id: keyId, key } = await createKey(
-    stack,
-    email,
-    options.scopes ?? ROLE_KEY_SCOPES[role],
-    options.keyArgs,
-  );
-  return { id: user.id, email, name, role, key, keyId, api: stack.api(key) };
+  const keyArgs = keyCommand(email, options.scopes ?? ROLE_KEY_SCOPES[role], options.keyArgs);
+  let created: Json;
+  let keyJson: Json;
+  if (options.password) {
+    // A password comes on standard input, which a batch uses for its commands.
+    created = await stack.deskctlJson([...args, '--password-stdin'], { stdin: `${options.password}\n` });
+    keyJson = await stack.deskctlJson(keyArgs);
+  } else {
+    [created, keyJson] = await stack.deskctlBatch([args, keyArgs]);
+  }
+  const { id: keyId, key } = keyFrom(keyJson);
+  return { id: userFrom(created).id, email, name, role, key, keyId, api: stack.api(key) };
 }
 
-/** Bootstrap admin (deskctl bootstrap) plus an agent and a viewer, each with an API key. */
+/**
+ * An admin, an agent and a viewer of this file's own, each with an API key: one `deskctl batch`
+ * process (six commands) instead of six deskctl processes. The admin is an ordinary admin user, so
+ * any number of files can cast on one shared stack (`deskctl bootstrap` makes only the first admin;
+ * the README walkthrough and the seeder's test prove it).
+ */
 export async function cast(stack: Stack): Promise<Cast> {
-  const email = uniqueEmail(stack, 'admin');
-  const boot = await stack.deskctlJson(['bootstrap', '--email', email, '--name', 'E2E Admin']);
-  const bootstrapKey = boot?.key ?? boot?.apiKey?.key;
-  if (typeof bootstrapKey !== 'string')
-    throw new Error(`deskctl bootstrap --json gave no key: ${JSON.stringify(boot)}`);
-  const { id: keyId, key } = await createKey(stack, email, ['admin']);
-  const me = await stack.api(key).get('/v1/me');
-  const adminId = me.json?.data?.id ?? boot?.user?.id ?? boot?.userId;
-  const admin: Actor = {
-    id: adminId,
-    email,
-    name: 'E2E Admin',
-    role: 'admin',
-    key,
-    keyId,
-    api: stack.api(key),
-  };
-  const [agent, viewer] = await Promise.all([createActor(stack, 'agent'), createActor(stack, 'viewer')]);
-  return { bootstrapKey, admin, agent, viewer };
+  const people = (['admin', 'agent', 'viewer'] as const).map((role) => ({
+    role,
+    email: uniqueEmail(stack, role),
+    name: role === 'admin' ? 'E2E Admin' : `E2E ${role}`,
+  }));
+  const results = await stack.deskctlBatch(
+    people.flatMap(({ role, email, name }) => [
+      ['users', 'create', '--email', email, '--name', name, '--role', role],
+      keyCommand(email, ROLE_KEY_SCOPES[role]),
+    ]),
+  );
+  const [admin, agent, viewer] = people.map(({ role, email, name }, i): Actor => {
+    const { id: keyId, key } = keyFrom(results[2 * i + 1]);
+    return { id: userFrom(results[2 * i]).id, email, name, role, key, keyId, api: stack.api(key) };
+  });
+  return { admin: admin!, agent: agent!, viewer: viewer! };
 }

@@ -12,21 +12,40 @@ import {
   testPrincipalKeys,
   uniqueName,
 } from '@support-desk/platform/testing';
-import { Api, request, type Json } from './http.js';
+import { request } from './http.js';
+import { logFileOf, stackClients, tailOf } from './stack-clients.js';
+
+import {
+  type DeskctlResult,
+  SERVICES,
+  type ServiceName,
+  type Stack,
+  type StackDescriptor,
+} from './stack-types.js';
+
+export { DESKCTL, SD_SEED } from './stack-clients.js';
+export { type DeskctlResult, SERVICES, type ServiceName, type Stack, type StackDescriptor };
 
 export { freePort, type Teardownable };
 
 /** The repository root (this file is test/e2e/dist/src/stack.js once compiled). */
 export const ROOT = path.resolve(fileURLToPath(import.meta.url), '../../../../..');
 
-export const SERVICES = ['identity', 'requests', 'audit', 'webhooks', 'gateway'] as const;
-export type ServiceName = (typeof SERVICES)[number];
-
 /** Bounds of the harness (not assertions: generous limits so a loaded CI machine still starts). */
 const READY_TIMEOUT_MS = Number(process.env.SD_E2E_READY_TIMEOUT_MS ?? 90_000);
 const STOP_TIMEOUT_MS = 15_000;
-const DESKCTL_TIMEOUT_MS = 60_000;
-const SEED_TIMEOUT_MS = 240_000;
+
+/**
+ * What the shared stacks (stack-pool.ts) run with beyond the defaults, and which file needs it:
+ * lists.test sees the changes feed at once, scim-conformance.test makes hundreds of SCIM calls,
+ * auth.test waits for a key to expire.
+ */
+export const SHARED_STACK_ENV: Record<string, string> = {
+  CHANGES_SETTLE_MS: '0',
+  SCIM_RATE_LIMIT: '100000',
+  // auth.test's expired key lives 10 s instead of a minute.
+  API_KEY_MIN_LIFETIME_SECONDS: '5',
+};
 
 export const infraEnv = {
   MONGO_URL: testEnv.mongoUrl,
@@ -41,48 +60,8 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** Processes of every service (default 1); every gateway balances over every replica. */
   replicas?: number;
-}
-
-export interface DeskctlResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  json: Json;
-}
-
-export interface Stack {
-  /** Unique name of this run: database prefix, NATS namespace, Redis prefixes. */
-  run: string;
-  /** Gateway origin, e.g. `http://127.0.0.1:41234` (the OAuth endpoints live here). */
-  origin: string;
-  /** Every gateway replica's origin (the first is `origin`). */
-  origins: string[];
-  /** `{base_url}` of the spec: origin + `/v1`. */
-  base: string;
-  ports: Record<ServiceName, number>;
-  /** The environment shared by the services and deskctl. */
-  env: Record<string, string>;
-  ca?: Buffer;
-  logDir: string;
-  api(token: string | null): Api;
-  /** A client of one gateway replica (0-based). */
-  apiVia(gateway: number, token: string | null): Api;
-  /** Runs `deskctl <args> --json` against this stack. */
-  deskctl(args: string[], options?: { stdin?: string; json?: boolean }): Promise<DeskctlResult>;
-  /** Runs `sd-seed <args> --json` (the demo seeder) against this stack. */
-  seed(args: string[], options?: { json?: boolean }): Promise<DeskctlResult>;
-  /** Like `deskctl` but throws (with stderr) unless it exits 0 with JSON on stdout. */
-  deskctlJson(args: string[], options?: { stdin?: string }): Promise<Json>;
-  logTail(service: ServiceName, lines?: number): string;
-  /** Every process, `requests`, `requests#2`, ... (service order: identity, requests, audit, webhooks, gateway). */
-  instances: string[];
-  /** Each instance's /metrics origin (`METRICS_PORT`), by instance name. */
-  metricsOrigins: Record<string, string>;
-  /** Stops one instance (SIGTERM gracefully, SIGKILL as a crash), starts it again, waits until ready. */
-  restart(instance: string, signal: 'SIGTERM' | 'SIGKILL'): Promise<void>;
-  /** Stops one service (SIGTERM, bounded), e.g. to see the gateway answer for an unreachable upstream. */
-  stopService(service: ServiceName): Promise<void>;
-  stop(): Promise<void>;
+  /** A stack of this file's own even without options (it stops or restarts services). */
+  private?: boolean;
 }
 
 export const uniqueRun = (prefix = 'e2e'): string => uniqueName(prefix);
@@ -102,18 +81,6 @@ export const eventually = <T>(
   options: Parameters<typeof eventuallyWithin<T>>[1] = {},
 ) => eventuallyWithin<T>(check, { timeoutMs: 15_000, intervalMs: 100, ...options });
 
-function tailOf(file: string, lines = 40): string {
-  try {
-    return fs
-      .readFileSync(file, 'utf8')
-      .split('\n')
-      .slice(-lines - 1)
-      .join('\n');
-  } catch {
-    return '(no log)';
-  }
-}
-
 /** Signals a service's whole process group (its watchdog and the service). */
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   try {
@@ -129,11 +96,27 @@ process.once('exit', () => {
 });
 
 /**
+ * A stack for this test file. Under `npm test` a file that asks for no options of its own leases
+ * one of the run's shared stacks (stack-pool.ts: started once, used by one file at a time, data
+ * scoped by `stack.tag`); every other file, and every file run on its own, gets a private stack.
+ */
+export async function startStack(t: Teardownable, options: StackOptions = {}): Promise<Stack> {
+  const shareable = !options.private && !options.tls && !options.env && (options.replicas ?? 1) === 1;
+  if (!shareable) return startPrivateStack(t, options);
+  if (process.env.SD_E2E_POOL) {
+    const { leaseSharedStack } = await import('./stack-pool.js');
+    return leaseSharedStack(t, process.env.SD_E2E_POOL);
+  }
+  // Run on its own: the same settings on a stack of the file's own.
+  return startPrivateStack(t, { env: SHARED_STACK_ENV });
+}
+
+/**
  * Starts identity, requests, audit, webhooks and the gateway as separate processes (their compiled
  * `dist/src/server.js`) on free loopback ports, with databases, NATS namespace and Redis prefixes
  * of their own; waits for every `/readyz`; stops everything at teardown.
  */
-export async function startStack(t: Teardownable, options: StackOptions = {}): Promise<Stack> {
+export async function startPrivateStack(t: Teardownable, options: StackOptions = {}): Promise<Stack> {
   const run = uniqueRun();
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), `sd-${run}-`));
   const dataDir = path.join(logDir, 'identity-data');
@@ -210,7 +193,7 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
 
   const children = new Map<string, ChildProcess>();
   const exits = new Map<string, string>();
-  const logFile = (name: string) => path.join(logDir, `${name.replace('#', '-')}.log`);
+  const logFile = (name: string) => logFileOf(logDir, name);
 
   const tails = () =>
     instances
@@ -333,40 +316,21 @@ export async function startStack(t: Teardownable, options: StackOptions = {}): P
     await waitReady([instance]);
   };
 
-  const deskctl: Stack['deskctl'] = (args, opts = {}) =>
-    runCli(DESKCTL, opts.json === false ? args : [...args, '--json'], { ...process.env, ...cliEnv }, opts);
-  // The seeder runs deskctl with its own environment: the stack's, and progress files of its own.
-  const seedEnv = { ...process.env, ...cliEnv, SD_SEED_STATE_DIR: path.join(logDir, 'seed') };
-  const seed: Stack['seed'] = (args, opts = {}) =>
-    runCli(SD_SEED, opts.json === false ? args : [...args, '--json'], seedEnv, {
-      timeoutMs: SEED_TIMEOUT_MS,
-    });
-
-  return {
+  const descriptor: StackDescriptor = {
     run,
     origin,
     origins,
-    base: `${origin}/v1`,
     ports,
     env: cliEnv,
-    ca,
     logDir,
-    api: (token) => new Api(origin, token, ca),
-    apiVia: (gateway, token) => new Api(origins[gateway], token, ca),
-    deskctl,
-    seed,
-    async deskctlJson(args, opts = {}) {
-      const r = await deskctl(args, opts);
-      if (r.code !== 0 || r.json === undefined) {
-        throw new Error(
-          `deskctl ${args.join(' ')} --json: exit ${r.code}\nstderr: ${r.stderr.trim()}\nstdout: ${r.stdout.trim().slice(0, 500)}`,
-        );
-      }
-      return r.json;
-    },
-    logTail: (s, lines) => tailOf(logFile(s), lines),
     instances: instances.map((i) => i.name),
     metricsOrigins: Object.fromEntries(instances.map((i) => [i.name, `http://127.0.0.1:${i.metricsPort}`])),
+  };
+  return {
+    ...stackClients(descriptor, ca),
+    tag: run,
+    shared: false,
+    descriptor,
     restart,
     stopService: async (s) => {
       await Promise.all(
@@ -401,54 +365,6 @@ while kill -0 $pid 2>/dev/null; do
 done
 wait $pid
 `;
-
-export const DESKCTL = path.join(ROOT, 'services/identity/dist/src/cli/deskctl.js');
-export const SD_SEED = path.join(ROOT, 'tools/seed/dist/src/cli.js');
-
-/** Runs one of the project's CLIs (deskctl, sd-seed) with the stack's environment, bounded in time. */
-function runCli(
-  script: string,
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  { stdin, timeoutMs = DESKCTL_TIMEOUT_MS }: { stdin?: string; timeoutMs?: number } = {},
-): Promise<DeskctlResult> {
-  if (!fs.existsSync(script)) {
-    return Promise.resolve({
-      code: 127,
-      stdout: '',
-      stderr: `${path.basename(script)} is not built (${path.relative(ROOT, script)} missing; run npx tsc -b)`,
-      json: undefined,
-    });
-  }
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [script, ...args], {
-      cwd: ROOT,
-      env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    const timer = setTimeout(() => {
-      stderr += `\n(killed after ${timeoutMs} ms)`;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    child.on('error', (err) => (stderr += String(err)));
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      let json: unknown;
-      try {
-        json = stdout.trim() ? JSON.parse(stdout) : undefined;
-      } catch {
-        json = undefined;
-      }
-      resolve({ code, stdout, stderr, json });
-    });
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(stdin ?? '');
-  });
-}
 
 /** Drops the run's databases and NATS streams (Redis keys carry TTLs and expire by themselves). */
 async function cleanup(run: string, env: Record<string, string>): Promise<void> {

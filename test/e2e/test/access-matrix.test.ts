@@ -206,6 +206,15 @@ const ROWS: Row[] = [
     },
   },
   {
+    route: 'GET /v1/requests/:id/comments',
+    cells: {
+      own: { call: ownRequest((id) => ({ path: `/v1/requests/${id}/comments` })), expect: is(200, 200, 200) },
+      other: { call: fixed({ path: `/v1/requests/${othersRequest}/comments` }), expect: is(200, 200, 200) },
+      deleted: { call: fixed({ path: `/v1/requests/${deletedReq}/comments` }), expect: is(404, 404, 404) },
+      internal: { call: fixed({ path: `/v1/requests/${withNote}/comments` }), expect: is(200, 200, 200) },
+    },
+  },
+  {
     route: 'POST /v1/requests/:id/attachments',
     cells: {
       own: {
@@ -479,7 +488,7 @@ function checkBody(t: Test, route: string, ownership: Ownership, role: Role, res
   }
   if (ownership !== 'internal') return;
   const staff = role === 'admin' || role === 'agent';
-  if (route === 'GET /v1/requests/:id') {
+  if (route === 'GET /v1/requests/:id' || route === 'GET /v1/requests/:id/comments') {
     const notes = (res.json.data.comments as { isInternal: boolean }[]).filter((c) => c.isInternal);
     t.equal(notes.length, staff ? 1 : 0, `${role} × internal: the note is seen only by staff`);
     t.equal(res.text.includes(NOTE), staff, `${role} × internal: its text only to staff`);

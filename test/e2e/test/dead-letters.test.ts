@@ -58,7 +58,7 @@ t.test('deskctl lists, shows and replays audit dead letters; a replayed event la
   await olderReleaseDeadLetter(deadLetters, 'audit', { ...good, tenantId: 'ten_1' });
 
   const list = await stack.deskctlJson(['dead-letters', 'list', '--service', 'audit']);
-  t.equal(list.total, 2, 'both listed');
+  t.equal(list.pagination.total, 2, 'both listed');
   const older = list.deadLetters.find((d: { reason: string }) => /older release/.test(d.reason));
   const poison = list.deadLetters.find((d: { reason: string }) => !/older release/.test(d.reason));
   t.match(poison, { subject: `${stack.run}.events.user.login`, reason: /envelope|domain event/ });
@@ -117,7 +117,7 @@ t.test("deskctl lists, shows and replays the requests read model's dead letters;
   await olderReleaseDeadLetter(requestsDeadLetters, 'requests-read-model-users', updated);
 
   const list = await stack.deskctlJson(['dead-letters', 'list', '--service', 'requests']);
-  t.equal(list.total, poisons.length + 1, 'listed');
+  t.equal(list.pagination.total, poisons.length + 1, 'listed');
   const letter = list.deadLetters.find((d: { id: string }) => !poisons.includes(d.id));
   t.match(letter, { consumer: 'requests-read-model-users', subject: `${stack.run}.events.user.updated` });
   const shown = await stack.deskctlJson(['dead-letters', 'show', letter.id, '--service', 'requests']);

@@ -200,6 +200,7 @@ t.test("the spec's endpoint tables: every method + path is served through the ga
   await call('POST', '/v1/requests/:id/comments', P(req.id), () =>
     a.post(`/v1/requests/${req.id}/comments`, { content: 'hi' }),
   );
+  await call('GET', '/v1/requests/:id/comments', P(req.id), () => a.get(`/v1/requests/${req.id}/comments`));
   await call('POST', '/v1/requests/:id/attachments', P(req.id), () =>
     a.upload(`/v1/requests/${req.id}/attachments`, 'a.bin', Buffer.from([0, 1, 2, 3])),
   );
@@ -370,17 +371,4 @@ t.test('audit completeness: each write produced exactly its events; refused writ
   // Every refused or failed write of this file targeted these well-formed but absent ids.
   for (const id of Object.values(ABSENT)) ledger.none(id);
   await ledger.verify(t, admin.api);
-});
-
-t.test('an unreachable upstream answers a JSON error, never a hang', async (t) => {
-  await stack.stopService('audit');
-  const res = await admin.api.get('/v1/events', { timeoutMs: 20_000 });
-  t.ok([502, 503, 504].includes(res.status), `GET /v1/events with audit down → ${res.status}`);
-  t.ok(res.isJson && res.json.success === false, 'error envelope');
-  t.ok(
-    ['SERVER_ERROR', 'SERVICE_UNAVAILABLE'].includes(res.json?.error?.code),
-    `code ${res.json?.error?.code}`,
-  );
-  // The other services are unaffected.
-  expectOk(t, await agent.api.get('/v1/requests'), 200, 'requests still served');
 });

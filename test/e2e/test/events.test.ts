@@ -7,9 +7,12 @@ import { expectError, expectKeys, expectOk, expectShape, ISO_DATE } from '../src
 import { ABSENT } from '../src/fixtures.js';
 import { type Json, qs } from '../src/http.js';
 import { Ledger } from '../src/ledger.js';
-import { sleep, startStack } from '../src/stack.js';
+import { eventually, sleep, startStack } from '../src/stack.js';
 import { createRequest, createUser } from '../src/world.js';
 
+// This file's part of the audit log: everything from here on (a shared stack holds earlier files'
+// events too, and no other file writes to it while this one runs).
+const START = new Date().toISOString();
 const stack = await startStack(t);
 const { admin, agent, viewer } = await cast(stack);
 const ledger = new Ledger();
@@ -51,6 +54,54 @@ t.test('some history: requests by two agents and an admin, changes, comments, us
   history.push(...results, u);
 });
 
+t.test(
+  'request.created carries the request (snapshot): description, people, never an internal note',
+  async (t) => {
+    const description = `Snapshot ${stack.run}: the VPN drops every ten minutes`;
+    const r = await createRequest(
+      t,
+      agent.api,
+      { description, assignedTo: agent2.id, tags: ['snap'] },
+      ledger,
+    );
+    const note = `staff-only ${stack.run}`;
+    expectOk(
+      t,
+      await agent.api.post(`/v1/requests/${r.id}/comments`, { content: note, isInternal: true }),
+      201,
+      'internal note',
+    );
+    ledger.record(r.id, 'request.comment_added');
+    const events = (await eventually(async () => {
+      const res = await admin.api.get(`/v1/events${qs({ resourceId: r.id })}`);
+      const list = (res.json?.data?.events ?? []) as Json[];
+      return list.some((e) => e.type === 'request.comment_added') && list;
+    })) as Json[];
+    const created = events.find((e) => e.type === 'request.created')!;
+    expectShape(t, EventListItem, created, 'request.created with its snapshot');
+    t.equal(created.snapshot?.description, description, 'what a new ticket elsewhere needs');
+    t.same(created.snapshot?.requester, { id: agent.id, email: agent.email, name: agent.name, isVip: false });
+    t.same(created.snapshot?.assignedTo, { id: agent2.id, email: agent2.email, name: agent2.name });
+    t.same(created.snapshot?.tags, ['snap']);
+    t.equal(created.snapshot?.status, 'assigned');
+    const noted = events.find((e) => e.type === 'request.comment_added')!;
+    t.equal(noted.snapshot?.commentCount, 0, 'internal notes are not even counted');
+    t.notMatch(JSON.stringify(events), note, 'the internal note is in no event');
+    const single = expectOk(t, await admin.api.get(`/v1/events/${created.id}`), 200, 'GET /v1/events/:id');
+    t.same(single?.snapshot, created.snapshot, 'the single read shows the same snapshot');
+    const user = await createUser(t, admin.api, { role: 'viewer' }, ledger);
+    const userCreated = (await eventually(async () => {
+      const res = await admin.api.get(`/v1/events${qs({ resourceId: user.id, type: 'user.created' })}`);
+      return res.json?.data?.events?.[0] as Json | undefined;
+    })) as Json;
+    t.same(
+      userCreated.snapshot,
+      expectOk(t, await viewer.api.get(`/v1/users/${user.id}`), 200, 'the user as a viewer reads it'),
+      'user.created carries the user as GET /v1/users/:id shows it',
+    );
+  },
+);
+
 t.test('concurrent writes: each still produces exactly one event', async (t) => {
   const made = await Promise.all(
     Array.from({ length: 20 }, () => createRequest(t, agent.api, { priority: 'low' }, ledger)),
@@ -75,11 +126,11 @@ t.test(
   },
 );
 
-/** Every event in the store (this stack's own), newest first, via the list API. */
+/** Every event since this file started, newest first, via the list API. */
 async function allEvents(): Promise<Json[]> {
   const out: Json[] = [];
   for (let page = 1; page <= 50; page++) {
-    const data = (await admin.api.get(`/v1/events?limit=100&page=${page}`)).json?.data;
+    const data = (await admin.api.get(`/v1/events${qs({ since: START, limit: 100, page })}`)).json?.data;
     out.push(...(data?.events ?? []));
     if (!data?.pagination?.hasMore) break;
   }
@@ -87,10 +138,10 @@ async function allEvents(): Promise<Json[]> {
 }
 
 t.test(
-  'list vs single read; newest first; every filter matches a local filter of the full log',
+  "list vs single read; newest first; every filter matches a local filter of this file's log",
   async (t) => {
     const all = await allEvents();
-    t.ok(all.length >= 20, `${all.length} events in this stack's log`);
+    t.ok(all.length >= 20, `${all.length} events in this file's log`);
     for (const e of all.slice(0, 30)) {
       expectShape(t, EventListItem, e, `list item ${e.type}`);
       t.notOk('metadata' in e, 'list item has no metadata');
@@ -136,7 +187,8 @@ t.test(
     const server = async (q: Record<string, string>) => {
       const data = expectOk(
         t,
-        await admin.api.get(`/v1/events${qs({ ...q, limit: 100 })}`),
+        // Within this file's log: `since` is this file's start unless the check gives a later one.
+        await admin.api.get(`/v1/events${qs({ since: START, ...q, limit: 100 })}`),
         200,
         `events ${qs(q)}`,
       );

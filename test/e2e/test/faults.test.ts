@@ -319,8 +319,10 @@ async function verify(t: Test, acked: Acked) {
     for (const [type, n] of Object.entries(most)) if ((counts[type] ?? 0) > n) duplicated++;
   });
   const deadLetters = {
-    audit: (await stack.deskctlJson(['dead-letters', 'list', '--service', 'audit'])).total as number,
-    requests: (await stack.deskctlJson(['dead-letters', 'list', '--service', 'requests'])).total as number,
+    audit: (await stack.deskctlJson(['dead-letters', 'list', '--service', 'audit'])).pagination
+      .total as number,
+    requests: (await stack.deskctlJson(['dead-letters', 'list', '--service', 'requests'])).pagination
+      .total as number,
   };
   t.equal(lost, 0, 'no acknowledged write lost');
   t.equal(staleUpdates, 0, 'every request has the priority of its last acknowledged update');

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { cast } from '../src/actors.js';
+import { expectOk } from '../src/expect.js';
 import type { HttpResponse } from '../src/http.js';
 import { startStack } from '../src/stack.js';
 import { createRequest } from '../src/world.js';
@@ -120,7 +121,11 @@ t.test('Idempotency-Key: concurrent retries across both gateways make one reques
     t.equal(retry.status, 201);
     t.equal(retry.headers['idempotent-replayed'], 'true');
     t.equal(retry.text, originals[0].text, 'byte-identical body, so the same id');
-    t.equal(retry.headers.location, originals[0].headers.location);
+    t.equal(
+      retry.headers.location,
+      `${stack.base}/requests/${originals[0].json.data.id}`,
+      'the replay names the created request, like the first answer',
+    );
   }
   t.equal(await total(), before + 1);
 
@@ -132,6 +137,58 @@ t.test('Idempotency-Key: concurrent retries across both gateways make one reques
   t.equal(reused.status, 422);
   t.equal(errorOf(reused).code, 'IDEMPOTENCY_KEY_REUSED');
   t.equal(await total(), before + 1);
+});
+
+t.test('every create answers Location: the absolute URL a GET then reads', async (t) => {
+  const request = await agent.api.post('/v1/requests', {
+    title: 'Located',
+    description: 'Where is it?',
+    priority: 'low',
+  });
+  const id = request.json.data.id as string;
+  const stamp = randomUUID().slice(0, 8);
+  const creates: [string, HttpResponse, typeof agent][] = [
+    ['/v1/requests', request, agent],
+    [
+      '/v1/requests/:id/attachments',
+      await agent.api.upload(
+        `/v1/requests/${id}/attachments`,
+        'a.txt',
+        Buffer.from('located\n'),
+        'text/plain',
+      ),
+      agent,
+    ],
+    [
+      '/v1/users',
+      await admin.api.post('/v1/users', {
+        email: `located-${stamp}@example.com`,
+        name: 'Located',
+        role: 'viewer',
+      }),
+      admin,
+    ],
+    ['/v1/groups', await admin.api.post('/v1/groups', { name: `Located ${stamp}` }), admin],
+    [
+      '/v1/webhooks',
+      await admin.api.post('/v1/webhooks', {
+        url: 'http://127.0.0.1:9/located',
+        events: ['request.created'],
+      }),
+      admin,
+    ],
+  ];
+  for (const [path, res, who] of creates) {
+    t.equal(res.status, 201, `POST ${path}: created (${res.text.slice(0, 160)})`);
+    const location = String(res.headers.location);
+    t.match(location, new RegExp(`^${stack.origin}/v1/`), `POST ${path}: an absolute URL at the gateway`);
+    t.ok(location.endsWith(`/${res.json.data.id}`), `POST ${path}: naming the new resource`);
+    const read = await who.api.get(new URL(location).pathname, { headers: { accept: '*/*' } });
+    t.equal(read.status, 200, `POST ${path}: a GET of the Location reads it`);
+  }
+  const comment = await agent.api.post(`/v1/requests/${id}/comments`, { content: 'no URL of its own' });
+  t.equal(comment.status, 201);
+  t.notOk(comment.headers.location, 'a comment has no URL of its own: no Location');
 });
 
 t.test('Idempotency-Key on PATCH: a retried change is applied once', async (t) => {
@@ -153,4 +210,18 @@ t.test('Idempotency-Key on PATCH: a retried change is applied once', async (t) =
   t.equal(retry.text, first.text);
   const bad = await agent.api.post('/v1/requests', {}, { headers: { 'idempotency-key': 'x'.repeat(256) } });
   t.equal(bad.status, 400);
+});
+
+// Last: it stops a service. (The gateway's own proxy test proves the envelope of a dead upstream;
+// this proves it with whole processes, and that the other services are unaffected.)
+t.test('an unreachable upstream answers a JSON error, never a hang', async (t) => {
+  await stack.stopService('audit');
+  const res = await admin.api.get('/v1/events', { timeoutMs: 20_000 });
+  t.ok([502, 503, 504].includes(res.status), `GET /v1/events with audit down → ${res.status}`);
+  t.ok(res.isJson && res.json.success === false, 'error envelope');
+  t.ok(
+    ['SERVER_ERROR', 'SERVICE_UNAVAILABLE'].includes(res.json?.error?.code),
+    `code ${res.json?.error?.code}`,
+  );
+  expectOk(t, await agent.api.get('/v1/requests'), 200, 'requests still served');
 });

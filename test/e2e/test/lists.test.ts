@@ -1,6 +1,6 @@
 // Lists that scale, through the gateway (issue 17): cursor pages followed by their Link headers,
-// sort, multi-value filters, search on requests, the requests changes feed with tombstones, and
-// the users and group members lists.
+// sort, multi-value filters, requester and tags filters, search (`q`, alias `search`) on requests,
+// the requests changes feed with tombstones, and the users and group members lists.
 import t from 'tap';
 import { cast } from '../src/actors.js';
 import { expectError, expectOk } from '../src/expect.js';
@@ -8,8 +8,9 @@ import type { Api, HttpResponse, Json } from '../src/http.js';
 import { startStack, uniqueRun } from '../src/stack.js';
 import { createGroup, createRequest, createUser } from '../src/world.js';
 
-// The changes feed serves a change once it is this old; 0 lets the test see its writes at once.
-const stack = await startStack(t, { env: { CHANGES_SETTLE_MS: '0' } });
+// The changes feed serves a change once it is CHANGES_SETTLE_MS old: the suite's stacks set 0,
+// so the test sees its writes at once (SHARED_STACK_ENV).
+const stack = await startStack(t);
 const { admin, agent, viewer } = await cast(stack);
 
 /** The `rel="next"` URI of a Link header (relative, as the API sends it), or null. */
@@ -92,6 +93,39 @@ t.test('requests: cursor pages by Link header, sort, multi-value filters, search
     'page+cursor',
   );
   expectError(t, await agent.api.get('/v1/requests?sort=title'), 400, 'VALIDATION_ERROR', 'unknown sort');
+});
+
+t.test('requests: requester and tags filters; `search` as the alias of `q`', async (t) => {
+  const run = uniqueRun('who');
+  const [mine, theirs, both] = [
+    await createRequest(t, agent.api, { title: `Who ${run} a`, tags: [`vpn-${run}`] }),
+    await createRequest(t, admin.api, { title: `Who ${run} b`, tags: [`printer-${run}`] }),
+    await createRequest(t, admin.api, { title: `Who ${run} c`, tags: [`vpn-${run}`, `printer-${run}`] }),
+  ];
+  const ids = async (query: string) =>
+    (expectOk(t, await viewer.api.get(`/v1/requests?${query}`), 200, query)?.requests ?? []).map(
+      (r: Json) => r.id,
+    );
+  t.same(await ids(`q=${run}&requester=${agent.id}`), [mine.id], 'requester: raised by this user');
+  t.same(await ids(`requester=${admin.id}&tags=printer-${run}`), [both.id, theirs.id], 'with a tag');
+  t.same(await ids(`tags=vpn-${run}`), [both.id, mine.id], 'one tag');
+  t.same(await ids(`tags=vpn-${run},printer-${run}`), [both.id, theirs.id, mine.id], 'any of several tags');
+  t.same(await ids(`search=${run}&requester=${agent.id}`), [mine.id], '`search` is `q`');
+  const bad = await viewer.api.get('/v1/requests?requester=alice');
+  expectError(t, bad, 400, 'VALIDATION_ERROR', 'a requester that is no user id');
+  t.match(bad.json?.error?.message, /^query\.requester /);
+  const badTags = await viewer.api.get('/v1/requests?tags=a,,b');
+  expectError(t, badTags, 400, 'VALIDATION_ERROR', 'an empty tag');
+  t.match(badTags.json?.error?.message, /^query\.tags /);
+  const both2 = await viewer.api.get(`/v1/requests?q=${run}&search=other`);
+  expectError(t, both2, 400, 'VALIDATION_ERROR', 'q and search disagree');
+  t.equal(both2.json?.error?.details?.[0]?.field, 'query.search');
+  const users = expectOk(t, await admin.api.get(`/v1/users?q=${agent.email}`), 200, 'users: q');
+  t.same(
+    users?.users?.map((u: Json) => u.id),
+    [agent.id],
+    'the users list takes `q` too',
+  );
 });
 
 t.test(

@@ -8,7 +8,8 @@ import { BashSession, curlInvocations, loadWalkthrough, shellQuote } from '../sr
 import { ROOT, startStack } from '../src/stack.js';
 
 const { source, blocks } = loadWalkthrough(ROOT);
-const stack = await startStack(t);
+// A stack of its own: the walkthrough starts from nothing (`deskctl bootstrap` makes the first admin).
+const stack = await startStack(t, { private: true });
 const boot = await stack.deskctlJson([
   'bootstrap',
   '--email',

@@ -1,6 +1,12 @@
 // Support requests through the gateway: list vs single shapes, page/limit, every filter, the spec's
-// state examples, comments (internal notes), attachments (byte-identical download), delete.
+// state examples, comments (internal notes), attachments (byte-identical download), delete; the
+// real curl's own uploads (Expect: 100-continue) up to the attachment limit.
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import {
   CreatedRequest,
   RequestAttachment,
@@ -19,11 +25,12 @@ import { Ledger } from '../src/ledger.js';
 import { eventually, sleep, startStack } from '../src/stack.js';
 import { createGroup, createRequest } from '../src/world.js';
 
-/** A small attachment limit for this stack, so the over-limit upload is cheap. */
-const ATTACHMENT_MAX_BYTES = 1024 * 1024;
-const stack = await startStack(t, { env: { ATTACHMENT_MAX_BYTES: String(ATTACHMENT_MAX_BYTES) } });
+/** The attachment limit as shipped (the services' default), so an upload at the limit is proven. */
+const ATTACHMENT_MAX_BYTES = 25 * 1024 * 1024;
+const stack = await startStack(t);
 const { admin, agent, viewer } = await cast(stack);
 const ledger = new Ledger();
+const run = promisify(execFile);
 
 const LIST_FIELDS = [
   'id',
@@ -315,6 +322,45 @@ t.test('comments: internal notes are invisible to a viewer', async (t) => {
   t.notOk(
     JSON.stringify(asViewer).includes('grumpy'),
     'the internal text appears nowhere in the viewer read',
+  );
+  // The comments alone, paged like every list, with the same rule for internal notes.
+  const listed = expectOk(t, await agent.api.get(`/v1/requests/${req.id}/comments?limit=1`), 200, 'list');
+  t.same(
+    listed?.comments,
+    asAgent?.comments?.slice(0, 1),
+    'GET /v1/requests/:id/comments: as the single read shows them',
+  );
+  const rest = expectOk(
+    t,
+    await agent.api.get(`/v1/requests/${req.id}/comments?limit=1&cursor=${listed?.pagination?.nextCursor}`),
+    200,
+    'next page by cursor',
+  );
+  t.same(
+    rest?.comments?.map((c: Json) => c.id),
+    [note?.id],
+    'the internal note, for an agent',
+  );
+  const viewerList = await viewer.api.get(`/v1/requests/${req.id}/comments`);
+  t.same(
+    expectOk(t, viewerList, 200, 'viewer lists')?.comments?.map((c: Json) => c.id),
+    [pub?.id],
+    'a viewer lists only the public comment',
+  );
+  t.notOk(viewerList.text.includes('grumpy'), 'the internal text is not in the viewer list');
+  expectError(
+    t,
+    await agent.api.get(`/v1/requests/${ABSENT.request}/comments`),
+    404,
+    'NOT_FOUND',
+    'comments of an unknown request',
+  );
+  expectError(
+    t,
+    await stack.api(null).get(`/v1/requests/${req.id}/comments`),
+    401,
+    'UNAUTHORIZED',
+    'comments need a credential',
   );
   const viewerEvents = await viewer.api.get(`/v1/requests/${req.id}/events`);
   expectOk(t, viewerEvents, 200, 'viewer reads the request events');
@@ -640,6 +686,68 @@ t.test('page and limit: defaults 1 and 20, maximum 100', async (t) => {
     );
   }
 });
+
+/** The real curl (`/usr/bin/curl`) with its defaults, verbose: the status, the body and what was said. */
+async function curl(args: string[]) {
+  const { stdout, stderr } = await run(
+    '/usr/bin/curl',
+    ['-sS', '-v', '--max-time', '120', '-w', '\n%{http_code}', ...args],
+    {
+      encoding: 'utf8',
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
+  const at = stdout.lastIndexOf('\n');
+  return {
+    status: Number(stdout.slice(at + 1)),
+    json: JSON.parse(stdout.slice(0, at)) as Json,
+    trace: stderr,
+  };
+}
+
+t.test(
+  'curl as it comes: uploads of 1 MiB and of the 25 MiB limit, a create with Expect: 100-continue',
+  async (t) => {
+    const req = await createRequest(t, agent.api, {}, ledger);
+    const dir = mkdtempSync(join(tmpdir(), 'sd-curl-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const auth = ['-H', `Authorization: Bearer ${agent.key}`];
+    for (const [name, size] of [
+      ['1MiB.bin', 1024 * 1024],
+      ['25MiB.bin', ATTACHMENT_MAX_BYTES],
+    ] as const) {
+      const file = join(dir, name);
+      writeFileSync(file, randomBytes(size));
+      const up = await curl([...auth, '-F', `file=@${file}`, `${stack.base}/requests/${req.id}/attachments`]);
+      t.match(up.trace, /> Expect: 100-continue/i, `${name}: curl asked for 100 Continue by itself`);
+      t.match(up.trace, /< HTTP\/1\.1 100 Continue/, `${name}: and got it`);
+      t.equal(up.status, 201, `${name}: uploaded (${JSON.stringify(up.json).slice(0, 200)})`);
+      t.equal(up.json.data?.size, size, `${name}: every byte`);
+      if (up.status === 201) ledger.record(req.id, 'request.attachment_added');
+    }
+    const create = await curl([
+      ...auth,
+      '-H',
+      'Expect: 100-continue',
+      '-H',
+      'Content-Type: application/json',
+      '-d',
+      JSON.stringify({
+        title: 'Sent the way PowerShell 5.1 sends it',
+        description: 'x'.repeat(2048),
+        priority: 'low',
+      }),
+      `${stack.base}/requests`,
+    ]);
+    t.match(
+      create.trace,
+      /< HTTP\/1\.1 100 Continue/,
+      'a JSON create with Expect: 100-continue is continued',
+    );
+    t.equal(create.status, 201, `and created (${JSON.stringify(create.json).slice(0, 200)})`);
+    if (create.status === 201) ledger.record(create.json.data.id, 'request.created');
+  },
+);
 
 t.test('audit completeness: every write of this file produced exactly its events', async (t) => {
   t.ok(ledger.size > 100, `${ledger.size} recorded events to check`);

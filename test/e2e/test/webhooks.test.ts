@@ -41,6 +41,13 @@ t.test('a subscription receives the events of a request, signed and in order', a
   );
   t.ok(payloads.every((p) => p.webhookId === id));
   t.notMatch(received.map((r) => r.body).join(), /staff-only detail/, 'internal-note content never sent');
+  // Each delivery carries the request as it is after the change: a new ticket elsewhere needs no
+  // second call (and no second credential) to read it.
+  const snapshots = payloads.map((p) => (p as { snapshot?: Record<string, any> }).snapshot);
+  t.equal(snapshots[0]?.description, 'Jammed', 'request.created: the description');
+  t.same(snapshots[0]?.requester, { id: agent.id, email: agent.email, name: agent.name, isVip: false });
+  t.equal(snapshots[1]?.commentCount, 0, 'an internal note is not even counted');
+  t.equal(snapshots[2]?.priority, 'high', 'the state after the change');
 
   const log = await eventually(async () => {
     const res = await admin.api.get(`/v1/webhooks/${id}/deliveries?status=succeeded`);
@@ -58,6 +65,10 @@ t.test('a subscription receives the events of a request, signed and in order', a
     return events.some((e) => e.resourceId === id) && events;
   });
   t.ok(audit, 'the subscription change is in the audit log');
+
+  // Removed, so no later file on a shared stack has its events delivered to this file's receiver.
+  const removed = await admin.api.delete(`/v1/webhooks/${id}`);
+  t.same(removed.json?.data, { id, deleted: true }, 'deleted');
 });
 
 /** deskctl commands in one process (`deskctl batch`: each deskctl process connects first). */

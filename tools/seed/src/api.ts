@@ -91,7 +91,7 @@ export class SeedApi {
 
   upload(key: string, path: string, filename: string, content: Buffer) {
     const form = new FormData();
-    form.append('file', new Blob([content]), filename);
+    form.append('file', new Blob([new Uint8Array(content)]), filename);
     return this.call(key, 'POST', path, form);
   }
 }

@@ -68,6 +68,8 @@ export async function revokeLeftoverKeys(desk: Deskctl, runId: string): Promise<
   const listed = await desk.run<{ keys: { id: string; name: string; revokedAt: string | null }[] }>([
     'api-keys',
     'list',
+    '--active',
+    '--all',
   ]);
   const left = listed.keys.filter((k) => k.name === keyName(runId) && !k.revokedAt);
   return revokeKeys(

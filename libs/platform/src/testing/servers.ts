@@ -12,8 +12,7 @@ import {
 } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import {
   FERRETDB_ENV,
   ferretdbArgs,
@@ -39,8 +38,6 @@ export interface PrivateServer {
   /** Pauses the process (SIGSTOP: it holds its connections and answers nothing) or resumes it. */
   pause(paused: boolean): void;
 }
-
-const REPO_ROOT = resolve(fileURLToPath(import.meta.url), '../../../../../..');
 
 /**
  * Ports handed out by `freePort`: below the kernel's ephemeral range (32768 and up), so no
@@ -192,7 +189,8 @@ export async function startPrivateNats(
     t,
     'nats',
     (p, dir) => ({
-      bin: findBinary('nats-server'),
+      // The release the project pins (npm test passes the one scripts/infra built); else the machine's.
+      bin: process.env.NATS_SERVER_BIN || findBinary('nats-server'),
       // Command-line flags override the file's listen address, ports and store directory.
       args: [...(configFile ? ['-c', configFile] : []), ...natsArgs({ host: '127.0.0.1', port: p, dir })],
       env,
@@ -278,10 +276,10 @@ function processAlive(pid: number): boolean {
  */
 export async function startPrivateMongo(t: Teardownable): Promise<PrivateServer> {
   const port = await freePort();
+  // npm test passes the FerretDB the local stack runs (scripts/infra builds it into the machine cache).
   const candidates = [
     process.env.FERRETDB_BIN ?? '',
     join(process.env.GOPATH ?? join(homedir(), 'go'), 'bin', 'ferretdb'),
-    join(REPO_ROOT, '.data', 'bin', 'ferretdb'),
   ].filter(Boolean);
   let mongod: string | null = null;
   try {

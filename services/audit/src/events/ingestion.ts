@@ -66,6 +66,7 @@ export function toStoredEvent(e: ReceivedEvent, deliveredInTrace?: string): Stor
   if (!Number.isNaN(timestamp.getTime())) doc.hour = hourKey(timestamp);
   if (e.changes && Object.keys(e.changes).length > 0) doc.changes = toStoredChanges(e.changes);
   if (e.ipAddress) doc.ipAddress = e.ipAddress;
+  if (e.snapshot) doc.snapshot = e.snapshot;
   return doc;
 }
 

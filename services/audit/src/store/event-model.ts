@@ -38,6 +38,8 @@ export interface StoredEvent {
   metadata: { userAgent: string | null; source: string; requestId: string | null; traceId?: string };
   timestamp: Date;
   ipAddress?: string;
+  /** The resource after the change, as the producer wrote it (request.* and user.* events since issue 29). */
+  snapshot?: Record<string, unknown>;
   /** When the batch holding it was written (ingestion lag = storedAt - timestamp). */
   storedAt: Date;
   /**
@@ -69,6 +71,7 @@ const EventSchema = new Schema<StoredEvent>(
     metadata: { type: MetadataSchema, required: true },
     timestamp: { type: Date, required: true },
     ipAddress: { type: String },
+    snapshot: { type: Schema.Types.Mixed },
     storedAt: { type: Date, required: true },
     hour: { type: String },
   },

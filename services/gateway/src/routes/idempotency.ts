@@ -130,7 +130,9 @@ export function idempotencyHooks(store: IdempotencyStore) {
     res.stream.once('error', () => {
       reply.removeHeader('transfer-encoding');
       reply.removeHeader('content-length');
-      reply.code(502).send(errorBody('SERVER_ERROR', 'The upstream service is unreachable'));
+      reply
+        .code(502)
+        .send(errorBody('SERVER_ERROR', 'The connection to the upstream service broke before it answered'));
     });
   }
 

@@ -18,9 +18,11 @@ export const HEADER_PARAMETERS: Record<string, Json> = {
     description:
       'Makes the call safe to retry: the first answer (status, body, Location) is kept for 24 h per ' +
       'credential and key, and a retry with the same key and the same request gets it again ' +
-      '(`Idempotent-Replayed: true`) instead of running twice. The same key with a different request ' +
-      'is 422; a retry while the first call runs is 409 with Retry-After; 5xx answers are not kept. ' +
-      '1–255 printable ASCII characters: a new UUID per new call, e.g. ' +
+      '(`Idempotent-Replayed: true`) instead of running twice. The same request = the same method, path, ' +
+      'query, media type and body; a JSON body is compared as parsed (RFC 8785 canonical form), so the same ' +
+      'object serialised again with another key order or whitespace is the same request. The same key with a ' +
+      'different request is 422; a retry while the first call runs is 409 with Retry-After; 5xx answers are ' +
+      'not kept. 1–255 printable ASCII characters: a new UUID per new call, e.g. ' +
       '`5f0c6a4e-2b1d-4c53-9a57-0d3f8e1b7c21`.',
     schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
   },
@@ -38,9 +40,10 @@ export const HEADER_PARAMETERS: Record<string, Json> = {
     in: 'header',
     required: false,
     description:
-      'The ETag you read (e.g. `"7-Xq3vJ0c2kP1mR8sT"`): the write happens only if the resource is ' +
-      'still at that revision, else 412 PRECONDITION_FAILED and nothing is written. `*` matches any ' +
-      'revision; a weak tag matches nothing.',
+      'The ETag you read or the last PATCH answered (e.g. `"7-Xq3vJ0c2kP1mR8sT"`): the write happens ' +
+      'only if the resource is still at that revision, else 412 PRECONDITION_FAILED and nothing is ' +
+      'written. `*` matches any revision. The comparison is strong (RFC 9110 §13.1.1): a weak tag ' +
+      '(`W/"…"`) never matches, and the 412 says so.',
     schema: { type: 'string' },
   },
 };

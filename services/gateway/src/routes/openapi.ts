@@ -16,7 +16,7 @@ import {
 } from '@support-desk/contracts';
 import { takesIdempotencyKey } from '../use-cases/idempotency.js';
 import { openApiPath } from '../use-cases/route-table.js';
-import { errorResponses, errorStatuses, servesEntityTag } from './openapi-errors.js';
+import { errorResponses, errorStatuses, servesEntityTag, takesIfMatch } from './openapi-errors.js';
 import { oauthPaths } from './openapi-oauth.js';
 import { HEADER_PARAMETERS, parameters } from './openapi-parameters.js';
 import { type Json, schemaTo } from './openapi-schema.js';
@@ -38,8 +38,8 @@ const RATE_HEADERS: Record<string, string> = {
   'RateLimit-Policy':
     'IETF draft: the bucket, its limit (`q`) and its window in seconds (`w`), e.g. `"general";q=60;w=60`',
   RateLimit:
-    'IETF draft: the bucket, the requests remaining (`r`) and the seconds until the window resets (`t`), ' +
-    'e.g. `"general";r=59;t=12`',
+    'IETF draft: the bucket, the requests remaining (`r`) and the seconds until the window resets (`t`: ' +
+    '1 to the window `w`; on a 429 equal to Retry-After), e.g. `"general";r=59;t=12`',
 };
 
 const ANY_OK = {
@@ -80,16 +80,22 @@ const RATE_HEADER_REFS = Object.fromEntries(
   Object.keys(RATE_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]),
 );
 
-/** The single read's 200 carries an ETag, and a 304 answers a matching If-None-Match. */
+/**
+ * The single read's 200 carries an ETag, and a 304 answers a matching If-None-Match; a PATCH's
+ * 200 carries the ETag a read of the resource then gives.
+ */
 function withEntityTag(route: PublicRoute, responses: Json): Json {
-  if (!servesEntityTag(route)) return responses;
+  const read = servesEntityTag(route);
+  if (!read && !(route.method === 'PATCH' && takesIfMatch(route))) return responses;
   const ok = responses['200'] as Json;
+  const tagged = {
+    ...ok,
+    headers: { ...(ok.headers as Json | undefined), ETag: { $ref: '#/components/headers/ETag' } },
+  };
+  if (!read) return { ...responses, '200': tagged };
   return {
     ...responses,
-    '200': {
-      ...ok,
-      headers: { ...(ok.headers as Json | undefined), ETag: { $ref: '#/components/headers/ETag' } },
-    },
+    '200': tagged,
     '304': {
       description: 'Not Modified: the representation is still the one your If-None-Match names (no body)',
       headers: { ETag: { $ref: '#/components/headers/ETag' } },
@@ -127,7 +133,14 @@ function successResponses(
         { schema: schemaTo(schema, components), ...example },
       ]),
     );
-    out[status] = { description: s.description ?? route.summary, headers, content };
+    // A create names what it created (contractRoute sends it, the gateway makes it absolute).
+    const created =
+      s.location && status === '201' ? { Location: { $ref: '#/components/headers/Location' } } : {};
+    out[status] = {
+      description: s.description ?? route.summary,
+      headers: { ...headers, ...created },
+      content,
+    };
   }
   return out;
 }
@@ -215,8 +228,16 @@ export function buildOpenApi({
         ),
         ETag: {
           description:
-            'Strong tag of this representation, `"<revision>-<fingerprint>"`: send it back in If-None-Match (304 while current) or If-Match (412 if the resource changed)',
+            'Strong tag of the representation a single read (GET) gives, `"<revision>-<fingerprint>"` (on a PATCH: ' +
+            'the tag a read gives right after the change, so the next conditional write needs no read first): ' +
+            'send it back in If-None-Match (304 while current) or If-Match (412 if the resource changed)',
           schema: { type: 'string' },
+        },
+        Location: {
+          description:
+            'The absolute URL of the resource this call created (a GET on it reads it); an Idempotency-Key ' +
+            'replay carries it too',
+          schema: { type: 'string', format: 'uri' },
         },
         'Idempotent-Replayed': {
           description:

@@ -1,6 +1,7 @@
 import replyFrom from '@fastify/reply-from';
 import { hasScope, type OwningService, type PublicRoute } from '@support-desk/contracts';
 import { errorBody, type HttpApp, humanBytes, isAppError } from '@support-desk/platform';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../use-cases/authenticator.js';
 import type { FastPrincipalSigner } from '../use-cases/principal-signer.js';
@@ -15,6 +16,7 @@ import { takesIdempotencyKey } from '../use-cases/idempotency.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
 import { idempotencyHooks } from './idempotency.js';
 import type { UpstreamHealth } from './upstream-health.js';
+import { clientClosedRequest, recordClientClosedRequest } from './upstream-errors.js';
 import {
   ambiguousPath,
   forwardedPath,
@@ -143,11 +145,43 @@ function guard({ authenticator, authFailures, rateLimiter, signPrincipal }: Prox
 }
 
 /**
- * Paths that parsers read differently are refused before anything else (authentication
- * included), on every route and on none: a 400 in the envelope.
+ * A service names what a call created by its path (`Location: /v1/requests/req_…`: it does not
+ * know where the API is published); the gateway, which does, answers the absolute URL (RFC 9110
+ * allows a relative one, but an absolute one is what GitHub gives and what a client can use as
+ * is), from its public origin `OAUTH_ISSUER`.
  */
-export function refuseAmbiguousPaths(app: HttpApp): void {
+function absoluteLocation(publicOrigin: string) {
+  const origin = publicOrigin.replace(/\/+$/, '');
+  return (headers: IncomingHttpHeaders) => {
+    const location = headers.location;
+    if (typeof location === 'string' && location.startsWith('/')) headers.location = origin + location;
+    return headers;
+  };
+}
+
+/** Node's own test for a 100-continue expectation (lib/_http_server.js). */
+const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
+
+/**
+ * Refused before anything else (authentication included), on every route and on none:
+ * - paths that parsers read differently, and malformed query encoding: 400 in the envelope;
+ * - an `Expect` other than `100-continue` (RFC 9110 §10.1.1): 417 in the envelope. Node's server
+ *   answers such a request itself, with a bare 417, unless someone listens for
+ *   `checkExpectation`: the listener hands it to the app like any request, and this hook
+ *   answers. (`100-continue` is met by Node's server; the header is not forwarded.)
+ */
+export function refuseUnservable(app: HttpApp): void {
+  app.server.on('checkExpectation', (req, res) => app.server.emit('request', req, res));
   app.addHook('onRequest', async (request, reply) => {
+    const expect = request.headers.expect;
+    if (expect !== undefined && !CONTINUE.test(expect)) {
+      return sendError(
+        reply.header('connection', 'close'),
+        417,
+        'EXPECTATION_FAILED',
+        `The expectation "${expect.slice(0, 64)}" cannot be met; the only expectation supported is Expect: 100-continue`,
+      );
+    }
     const queryAt = request.url.indexOf('?');
     const why = ambiguousPath(queryAt < 0 ? request.url : request.url.slice(0, queryAt));
     if (why)
@@ -161,7 +195,7 @@ export function refuseAmbiguousPaths(app: HttpApp): void {
 /** Registers every PUBLIC_ROUTES entry, per owning service, as an authenticated proxy route. */
 export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promise<void> {
   const onRequest = guard(deps);
-  const plainHooks = fromOptions(false);
+  const plainHooks = { ...fromOptions(false), rewriteHeaders: absoluteLocation(deps.config.OAUTH_ISSUER) };
   const idempotency = deps.idempotency && idempotencyHooks(deps.idempotency);
   const keyedHooks = { ...plainHooks, onResponse: idempotency?.onResponse } as typeof plainHooks;
   const { config } = deps;
@@ -174,6 +208,11 @@ export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promi
       const routes = allRoutes.filter((r) => isUnsafe(r.method) === unsafe);
       if (routes.length === 0) continue;
       await app.register(async (scope) => {
+        // A client that hangs up mid-body fails the body's reading: its doing, not a server error.
+        scope.setErrorHandler((error, request, reply) => {
+          if (clientClosedRequest(request)) return recordClientClosedRequest(request, reply);
+          throw error;
+        });
         scope.removeAllContentTypeParsers();
         scope.addContentTypeParser('*', (request, payload, done) => {
           const route = request.routeOptions.config.publicRoute;

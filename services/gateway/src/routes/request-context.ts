@@ -13,6 +13,8 @@ declare module 'fastify' {
     forwardedAssertion?: string;
     /** Set when a streamed body went over its limit: the 413's message (instead of a 502). */
     bodyTooLarge?: string;
+    /** The log level to restore once a client's hang-up is recorded (see `quietUntilRecorded`). */
+    quietLogLevel?: string;
     /** The Idempotency-Key claim this call holds until its answer is stored (or dropped). */
     idempotency?: { credential: string; key: string; claim: string };
   }

@@ -3,10 +3,16 @@ import { BalancedPool, Pool } from 'undici';
 import type { UpstreamHealth } from './upstream-health.js';
 import type { FastifyReplyFromHooks } from '@fastify/reply-from';
 import { FORWARDED_HEADER, INTERNAL_HEADERS, PRINCIPAL_HEADER } from '@support-desk/contracts';
-import { AppError, errorBody, traceContextHeaders } from '@support-desk/platform';
+import { AppError, traceContextHeaders } from '@support-desk/platform';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayConfig } from '../config.js';
-import { upstreamErrors } from '../metrics.js';
+import {
+  clientClosedRequest,
+  CONNECTION_BROKE,
+  NOT_CONNECTED,
+  quietUntilRecorded,
+  upstreamError,
+} from './upstream-errors.js';
 
 /**
  * undici pool options shared by every upstream: keep-alive, bounded connect and response waits.
@@ -72,26 +78,11 @@ export function limitStream(
       callback(null, chunk);
     },
   });
-  payload.on('error', (err) => counter.destroy(err));
+  payload.on('error', (err) => {
+    if (clientClosedRequest(request)) quietUntilRecorded(request);
+    counter.destroy(err);
+  });
   return payload.pipe(counter);
-}
-
-/** How long the rest of a refused body is read and thrown away before the connection is cut. */
-const LINGER_MS = 5_000;
-
-/**
- * A lingering close (as nginx's `lingering_close`): closing a socket that still has unread body
- * bytes makes the kernel send a reset, which can destroy the 413 before the client reads it. So
- * the rest of the body is read and discarded, and the connection is cut only if the client is
- * still sending after LINGER_MS.
- */
-function lingerThenClose(request: FastifyRequest) {
-  const raw = request.raw;
-  if (raw.complete) return;
-  const timer = setTimeout(() => raw.socket?.destroy(), LINGER_MS);
-  timer.unref();
-  raw.once('end', () => clearTimeout(timer));
-  raw.resume();
 }
 
 /** Reads a small body whole (over `limit` bytes: 413), so it can be sent again on a retry. */
@@ -121,7 +112,26 @@ export function bufferBody(
   payload.on('error', (err: Error) => finish(err));
 }
 
-/** Internal headers never come from a client; the credential stays at the gateway. */
+/**
+ * Hop-by-hop request headers (RFC 9110 §7.6.1) describe the client's connection to the gateway,
+ * not the call, and are never forwarded: the gateway's own connection to the service has its own
+ * framing and keep-alive (undici refuses to send most of them: an `Expect`, `Transfer-Encoding`,
+ * `Upgrade` or `Keep-Alive` from the client made every such call fail). reply-from also removes
+ * the headers `Connection` names. `Expect: 100-continue` is met here: Node's server sends the
+ * 100 Continue when the request arrives, before the gateway reads the body (other expectations
+ * are refused, see `refuseUnservable`).
+ */
+const HOP_BY_HOP = [
+  'connection',
+  'expect',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'transfer-encoding',
+  'upgrade',
+];
+
+/** Internal and hop-by-hop headers never come from a client; the credential stays at the gateway. */
 export function upstreamHeaders(
   request: FastifyRequest,
   headers: Record<string, unknown>,
@@ -129,6 +139,7 @@ export function upstreamHeaders(
 ) {
   const out: Record<string, unknown> = { ...headers };
   for (const h of INTERNAL_HEADERS) delete out[h];
+  for (const h of HOP_BY_HOP) delete out[h];
   // When tracing runs, the trace context is the gateway's own span's, which the instrumentation
   // adds: the caller's copy would make a second, conflicting `traceparent`.
   for (const h of traceContextHeaders()) delete out[h];
@@ -141,45 +152,6 @@ export function upstreamHeaders(
   return out;
 }
 
-/** reply-from failures in the envelope: timeouts → 504, anything else (refused, reset) → 502. */
-export function upstreamError(reply: FastifyReply, { error }: { error: Error & { statusCode?: number } }) {
-  if (reply.sent) return;
-  const request = reply.request;
-  if (request.bodyTooLarge) {
-    lingerThenClose(request);
-    reply.code(413).send(errorBody('PAYLOAD_TOO_LARGE', request.bodyTooLarge));
-    return;
-  }
-  const timeout = error.statusCode === 504;
-  const code = (error as { code?: string }).code ?? '';
-  request.log.warn({ err: error.message, code }, 'upstream call failed');
-  const route = request.routeOptions.config as { publicRoute?: { service: string } };
-  upstreamErrors.inc({
-    // OAuth routes have no public route entry: they all go to identity.
-    service: route.publicRoute?.service ?? 'identity',
-    kind: timeout
-      ? 'timeout'
-      : NOT_CONNECTED.has(code)
-        ? 'unreachable'
-        : CONNECTION_BROKE.has(code)
-          ? 'reset'
-          : 'other',
-  });
-  if (timeout) {
-    reply.code(504).send(errorBody('SERVICE_UNAVAILABLE', 'The upstream service did not answer in time'));
-  } else {
-    reply.code(502).send(errorBody('SERVER_ERROR', 'The upstream service is unreachable'));
-  }
-}
-
-/**
- * Errors after which nothing can have reached the service: the connection was never made, or
- * the call went to the pool of a replica just taken out of rotation (undici closes that pool
- * gracefully: what it had already sent completes, a call given to it after is refused unsent).
- */
-const NOT_CONNECTED = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_CLOSED']);
-/** Errors of a connection that broke: the service may have acted on the call. */
-const CONNECTION_BROKE = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
 const IDEMPOTENT = new Set(['GET', 'HEAD']);
 const RETRIES = 4;
 

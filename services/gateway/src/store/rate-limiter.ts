@@ -86,7 +86,10 @@ export function createRateLimiter({ redis, prefix, windowSeconds, failureMode, l
           remaining: 0,
           resetAt: known.resetAt,
           // `until` is ≤ 1 ms before Redis' reset: the same whole seconds as Redis would say.
-          retryAfter: Math.max(1, Math.ceil((known.until + 1 - performance.now()) / 1000)),
+          retryAfter: Math.min(
+            windowSeconds,
+            Math.max(1, Math.ceil((known.until + 1 - performance.now()) / 1000)),
+          ),
           windowSeconds,
         };
       }
@@ -104,14 +107,18 @@ export function createRateLimiter({ redis, prefix, windowSeconds, failureMode, l
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
 
-/** X-RateLimit-* and the IETF RateLimit-Policy / RateLimit fields (draft-ietf-httpapi-ratelimit-headers). */
+/**
+ * X-RateLimit-* and the IETF RateLimit-Policy / RateLimit fields (draft-ietf-httpapi-ratelimit-headers).
+ * `t` is the decision's own seconds to reset (`retryAfter`, from the limiter's clock): never more
+ * than the window `w`, and on a 429 exactly `Retry-After`. (Taken as `X-RateLimit-Reset` minus
+ * this second, it was one too many whenever the reset fell in a later second than the call's.)
+ */
 export function rateLimitHeaders(policy: string, d: RateDecision): Record<string, string> {
-  const secondsToReset = Math.max(0, d.resetAt - Math.floor(Date.now() / 1000));
   return {
     'x-ratelimit-limit': String(d.limit),
     'x-ratelimit-remaining': String(d.remaining),
     'x-ratelimit-reset': String(d.resetAt),
     'ratelimit-policy': `"${policy}";q=${d.limit};w=${d.windowSeconds}`,
-    ratelimit: `"${policy}";r=${d.remaining};t=${secondsToReset}`,
+    ratelimit: `"${policy}";r=${d.remaining};t=${d.retryAfter}`,
   };
 }

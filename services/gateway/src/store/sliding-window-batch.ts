@@ -9,7 +9,10 @@ export interface RateDecision {
   remaining: number;
   /** Epoch seconds (integer) when at least one more call is admitted. */
   resetAt: number;
-  /** Seconds until then (≥ 1 when refused). */
+  /**
+   * Whole seconds until then, by Redis' clock: 1 to `windowSeconds` (a window's reset is never
+   * further away than the window). `Retry-After` on a refusal, and the `t` of `RateLimit`.
+   */
   retryAfter: number;
   windowSeconds: number;
 }
@@ -73,7 +76,8 @@ export function createSlidingWindowBatch(redis: Redis, windowSeconds: number, re
         limit: call.limit,
         remaining: Math.max(0, out[2 + i * 3]),
         resetAt: Math.ceil(resetMs / 1000),
-        retryAfter: Math.max(1, Math.ceil((resetMs - nowMs) / 1000)),
+        // Capped for a step back of Redis' clock, which could put the oldest call in the future.
+        retryAfter: Math.min(windowSeconds, Math.max(1, Math.ceil((resetMs - nowMs) / 1000))),
         windowSeconds,
       });
     }

@@ -1,3 +1,5 @@
+import { cliIo } from './io.js';
+
 /** A command-line mistake: exit code 2, one line and a hint on stderr. */
 export class UsageError extends Error {}
 
@@ -7,14 +9,12 @@ export function required(values: Record<string, unknown>, name: string): string 
   return v;
 }
 
-/** `30d`, `12h`, `90m`, `3600s`, `2w` → seconds. */
+/** `30d`, `12h`, `90m`, `3600s`, `2w` → seconds (the shortest lifetime allowed is the use case's rule). */
 export function parseDuration(value: string): number {
   const m = /^(\d{1,6})([smhdw])$/.exec(value.trim());
   if (!m) throw new UsageError(`--expires-in must look like 30d, 12h, 90m, 3600s or 2w (got "${value}")`);
   const unit = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 }[m[2] as 's' | 'm' | 'h' | 'd' | 'w'];
-  const seconds = Number(m[1]) * unit;
-  if (seconds < 60) throw new UsageError('--expires-in must be at least 60s');
-  return seconds;
+  return Number(m[1]) * unit;
 }
 
 export function positiveInt(value: unknown, name: string): number | undefined {
@@ -26,9 +26,10 @@ export function positiveInt(value: unknown, name: string): number | undefined {
 }
 
 export async function readStdin(): Promise<string> {
-  if (process.stdin.isTTY) throw new UsageError('--password-stdin expects the password on standard input');
+  const { stdin } = cliIo();
+  if (stdin.isTTY) throw new UsageError('--password-stdin expects the password on standard input');
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  for await (const chunk of stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks)
     .toString('utf8')
     .replace(/\r?\n$/, '');

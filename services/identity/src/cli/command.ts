@@ -15,6 +15,11 @@ export interface CommandResult {
   text: string;
   /** A list's rows: the default output when present (`text` is then what an empty list says). */
   table?: Table;
+  /**
+   * A line for the person reading, not part of the result (a list's "Showing 1–20 of 56 — next:
+   * --page 2"): printed on standard error, never with --output json.
+   */
+  note?: string;
   /** When not 0: the command ran, its result is printed, and it still reports a failure (1). */
   exitCode?: number;
 }

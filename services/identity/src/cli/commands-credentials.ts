@@ -1,10 +1,16 @@
 import { PLANS, type Plan } from '@support-desk/contracts';
-import { createApiKey, listApiKeys, revokeApiKey } from '../use-cases/api-keys.js';
+import { type ApiKeyView, createApiKey, listApiKeys, revokeApiKey } from '../use-cases/api-keys.js';
 import { parseAllowlist } from '../use-cases/ip-allowlist.js';
-import { listOAuthClients, revokeOAuthClient } from '../use-cases/oauth-client-admin.js';
+import { countOf } from '../use-cases/views.js';
+import {
+  listOAuthClients,
+  type OAuthClientView,
+  revokeOAuthClient,
+} from '../use-cases/oauth-client-admin.js';
 import { createOAuthClient } from '../use-cases/oauth-clients.js';
 import { parseDuration, positiveInt, required, UsageError } from './args.js';
 import { type Command, ifNotExists, oneOf, type Options, when } from './command.js';
+import { listCommand } from './list-command.js';
 
 const limitsFrom = (values: Record<string, unknown>) => {
   const general = positiveInt(values['rate-limit'], 'rate-limit');
@@ -69,9 +75,13 @@ export const credentialCommands: Record<string, Command> = {
       if (limits && plan !== 'enterprise')
         throw new UsageError('--rate-limit/--events-rate-limit need --plan enterprise');
       if (ifNotExists(v)) {
-        const existing = (await listApiKeys(deps, required(v, 'owner'))).find(
-          (k) => k.name === required(v, 'name') && !k.revokedAt,
-        );
+        const { keys } = await listApiKeys(deps, {
+          ownerEmail: required(v, 'owner'),
+          status: 'active',
+          page: 1,
+          limit: 10_000,
+        });
+        const existing = keys.find((k) => k.name === required(v, 'name'));
         if (existing)
           return {
             json: { ...existing, existed: true },
@@ -96,40 +106,42 @@ export const credentialCommands: Record<string, Command> = {
       };
     },
   },
-  'api-keys list': {
+  'api-keys list': listCommand<ApiKeyView>({
     description:
       'list API keys (newest first) with owner, scopes, plan, expiry and last use; never their values',
     options: {
       owner: { type: 'string', value: 'EMAIL', description: "only this user's keys" },
       active: { type: 'boolean', description: 'only keys that work: not revoked, not expired' },
     },
-    examples: ['api-keys list', 'api-keys list --owner ada@example.com --active --json'],
-    async run(deps, _ctx, v) {
-      const listed = await listApiKeys(deps, typeof v.owner === 'string' ? v.owner : undefined);
-      const now = new Date().toISOString();
-      const statusOf = (k: (typeof listed)[number]) =>
-        k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt <= now ? 'expired' : 'active';
-      const keys = v.active === true ? listed.filter((k) => statusOf(k) === 'active') : listed;
-      return {
-        json: { keys },
-        text: 'no API keys',
-        table: {
-          columns: ['id', 'name', 'owner', 'scopes', 'plan', 'created', 'expires', 'last used', 'status'],
-          rows: keys.map((k) => [
-            k.id,
-            k.name,
-            k.owner.email,
-            k.scopes.join(','),
-            k.plan,
-            when(k.createdAt),
-            when(k.expiresAt),
-            k.lastUsedAt ? when(k.lastUsedAt) : 'never',
-            statusOf(k),
-          ]),
-        },
-      };
+    examples: [
+      'api-keys list',
+      'api-keys list --owner ada@example.com --active --json',
+      'api-keys list --all',
+    ],
+    key: 'keys',
+    noun: ['API key', 'API keys'],
+    columns: ['id', 'name', 'owner', 'scopes', 'plan', 'created', 'expires', 'last used', 'status'],
+    row: (k) => [
+      k.id,
+      k.name,
+      k.owner.email,
+      k.scopes.join(','),
+      k.plan,
+      when(k.createdAt),
+      when(k.expiresAt),
+      k.lastUsedAt ? when(k.lastUsedAt) : 'never',
+      k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt <= new Date().toISOString() ? 'expired' : 'active',
+    ],
+    async fetch(deps, _ctx, v, _pos, _nc, { page, limit }) {
+      const { keys, total } = await listApiKeys(deps, {
+        ...(typeof v.owner === 'string' ? { ownerEmail: v.owner } : {}),
+        status: v.active === true ? 'active' : 'all',
+        page,
+        limit,
+      });
+      return { items: keys, total };
     },
-  },
+  }),
   'api-keys revoke': {
     description: 'revoke an API key: refused at once by every gateway, for good',
     options: {},
@@ -174,7 +186,8 @@ export const credentialCommands: Record<string, Command> = {
         throw new UsageError('--rate-limit/--events-rate-limit need --plan enterprise');
       if (ifNotExists(v)) {
         const name = required(v, 'name').trim();
-        const existing = (await listOAuthClients(deps)).find((c) => c.name === name && !c.revokedAt);
+        const { clients } = await listOAuthClients(deps, { status: 'active', page: 1, limit: 10_000 });
+        const existing = clients.find((c) => c.name === name);
         if (existing)
           return {
             json: { ...existing, existed: true },
@@ -197,31 +210,28 @@ export const credentialCommands: Record<string, Command> = {
       };
     },
   },
-  'oauth-clients list': {
+  'oauth-clients list': listCommand<OAuthClientView>({
     description: 'list the OAuth clients (newest first); never their secrets',
     options: { active: { type: 'boolean', description: 'only clients that are not revoked' } },
     examples: ['oauth-clients list', 'oauth-clients list --active --json'],
-    async run(deps, _ctx, v) {
-      const listed = await listOAuthClients(deps);
-      const clients = v.active === true ? listed.filter((c) => !c.revokedAt) : listed;
-      return {
-        json: { clients },
-        text: 'no OAuth clients',
-        table: {
-          columns: ['client id', 'name', 'type', 'plan', 'created', 'status', 'redirect uris'],
-          rows: clients.map((c) => [
-            c.client_id,
-            c.name,
-            c.public ? 'public' : 'confidential',
-            c.plan,
-            when(c.createdAt),
-            c.revokedAt ? 'revoked' : 'active',
-            c.redirect_uris.join(' '),
-          ]),
-        },
-      };
+    key: 'clients',
+    noun: ['OAuth client', 'OAuth clients'],
+    columns: ['client id', 'name', 'type', 'plan', 'created', 'status', 'redirect uris'],
+    row: (c) => [
+      c.client_id,
+      c.name,
+      c.public ? 'public' : 'confidential',
+      c.plan,
+      when(c.createdAt),
+      c.revokedAt ? 'revoked' : 'active',
+      c.redirect_uris.join(' '),
+    ],
+    async fetch(deps, _ctx, v, _pos, _nc, { page, limit }) {
+      const status = v.active === true ? 'active' : 'all';
+      const { clients, total } = await listOAuthClients(deps, { status, page, limit });
+      return { items: clients, total };
     },
-  },
+  }),
   'oauth-clients revoke': {
     description:
       'revoke an OAuth client for good: refused at /oauth/authorize and /oauth/token, its grants and tokens revoked',
@@ -235,7 +245,7 @@ export const credentialCommands: Record<string, Command> = {
         json: r,
         text: r.alreadyRevoked
           ? `${r.client_id} was already revoked`
-          : `revoked ${r.client_id} and ${r.grantsRevoked} grant(s)`,
+          : `revoked ${r.client_id} and ${countOf(r.grantsRevoked, 'grant')}`,
       };
     },
   },

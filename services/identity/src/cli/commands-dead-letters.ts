@@ -1,8 +1,9 @@
-import type { DeadLetterReplies, DeadLetterRequest } from '@support-desk/contracts';
+import type { DeadLetterReplies, DeadLetterRequest, DeadLetterSummary } from '@support-desk/contracts';
 import { callRpc, type NatsConnection } from '@support-desk/platform';
 import type { Deps } from '../use-cases/deps.js';
 import { UsageError } from './args.js';
-import { type Command, oneOf, type Options } from './command.js';
+import { type Command, oneOf, type Options, when } from './command.js';
+import { listCommand } from './list-command.js';
 
 /** The services that keep dead letters (their consumers'), and answer for them over NATS. */
 const SERVICES = ['audit', 'requests', 'webhooks'] as const;
@@ -32,24 +33,21 @@ const serviceOption: Options = {
 
 /** Messages a service's consumers could not take: what they were, and another try once fixed. */
 export const deadLetterCommands: Record<string, Command> = {
-  'dead-letters list': {
+  'dead-letters list': listCommand<DeadLetterSummary>({
     description: "messages a service's consumers could not take, newest first",
-    options: {
-      ...serviceOption,
-      limit: { type: 'string', value: 'N', description: 'at most N (1-1000, default 100)' },
-    },
+    options: serviceOption,
     examples: ['dead-letters list', 'dead-letters list --service requests --limit 10 --json'],
-    async run(deps, _ctx, v, _pos, nc) {
-      const limit = v.limit === undefined ? 100 : Number(v.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
-        throw new UsageError('--limit must be an integer from 1 to 1000');
-      const r = await ask(deps, nc, v.service, { op: 'list', limit });
-      const lines = r.deadLetters.map(
-        (d) => `${d.id}  ${d.failedAt}  ${d.subject}  (${d.deliveryCount}×)  ${d.reason}`,
-      );
-      return { json: r, text: [`${r.total} dead letter(s)`, ...lines].join('\n') };
+    key: 'deadLetters',
+    noun: ['dead letter', 'dead letters'],
+    defaultLimit: 100,
+    maxLimit: 1000,
+    columns: ['id', 'failed', 'subject', 'deliveries', 'reason'],
+    row: (d) => [d.id, when(d.failedAt), d.subject, String(d.deliveryCount), d.reason],
+    async fetch(deps, _ctx, v, _pos, nc, { page, limit }) {
+      const r = await ask(deps, nc, v.service, { op: 'list', limit, skip: (page - 1) * limit });
+      return { items: r.deadLetters, total: r.total };
     },
-  },
+  }),
   'dead-letters show': {
     description: 'one dead letter: where it came from, why it failed, and its message',
     options: serviceOption,

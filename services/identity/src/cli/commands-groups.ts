@@ -1,9 +1,13 @@
 import { notFound } from '@support-desk/platform';
 import type { Deps } from '../use-cases/deps.js';
 import { addMember, createGroup, getGroup, listGroups, removeMember } from '../use-cases/groups.js';
+import { countOf } from '../use-cases/views.js';
 import { required, UsageError } from './args.js';
 import { type Command, IF_NOT_EXISTS, ifNotExists } from './command.js';
+import { listCommand, pageOf } from './list-command.js';
 import { userIdOf } from './commands-users.js';
+
+type GroupSummary = Awaited<ReturnType<typeof listGroups>>['groups'][number];
 
 /** A group named by id (`grp_…`) or by its name. */
 async function groupIdOf(deps: Deps, idOrName: string): Promise<string> {
@@ -53,22 +57,15 @@ export const groupsCommands: Record<string, Command> = {
       return { json: group, text: `created group ${group.id} "${group.name}"` };
     },
   },
-  'groups list': {
+  'groups list': listCommand<GroupSummary>({
     description: 'list the groups with their member counts',
-    options: {},
     examples: ['groups list', 'groups list --json'],
-    async run(deps) {
-      const { groups } = await listGroups(deps);
-      return {
-        json: { groups },
-        text: 'no groups',
-        table: {
-          columns: ['id', 'name', 'members', 'description'],
-          rows: groups.map((g) => [g.id, g.name, String(g.memberCount), g.description]),
-        },
-      };
-    },
-  },
+    key: 'groups',
+    noun: ['group', 'groups'],
+    columns: ['id', 'name', 'members', 'description'],
+    row: (g) => [g.id, g.name, String(g.memberCount), g.description],
+    fetch: async (deps, _ctx, _v, _pos, _nc, request) => pageOf((await listGroups(deps)).groups, request),
+  }),
   'groups add-member': {
     description: 'add a user to a group (nothing changes if they are in it already)',
     options: {},
@@ -76,7 +73,10 @@ export const groupsCommands: Record<string, Command> = {
     examples: ['groups add-member "Tier 1" ada@example.com'],
     async run(deps, ctx, _v, pos) {
       const group = await addMember(deps, ctx, await groupIdOf(deps, pos[0]), await userIdOf(deps, pos[1]));
-      return { json: group, text: `${pos[1]} is a member of "${group.name}" (${group.memberCount} members)` };
+      return {
+        json: group,
+        text: `${pos[1]} is a member of "${group.name}" (${countOf(group.memberCount, 'member')})`,
+      };
     },
   },
   'groups remove-member': {
@@ -93,7 +93,7 @@ export const groupsCommands: Record<string, Command> = {
       );
       return {
         json: group,
-        text: `${pos[1]} is not a member of "${group.name}" (${group.memberCount} members)`,
+        text: `${pos[1]} is not a member of "${group.name}" (${countOf(group.memberCount, 'member')})`,
       };
     },
   },

@@ -11,8 +11,12 @@ import {
   toView,
   updateIdentityProvider,
 } from '../use-cases/identity-providers.js';
+import type { Deps } from '../use-cases/deps.js';
+import { scimBaseUrl } from '../use-cases/scim/calls.js';
+import { countOf } from '../use-cases/views.js';
 import { required, UsageError } from './args.js';
-import { type Command, oneOf, type Options } from './command.js';
+import { type Command, oneOf, type Options, when } from './command.js';
+import { listCommand, pageOf } from './list-command.js';
 import { describeRun, LDAP_OPTIONS, ldapCommands, ldapSettingsFrom } from './commands-ldap.js';
 
 /** `--group-role "Admins=admin"` (repeatable) → rules; the group name may hold `=`, the role may not. */
@@ -38,8 +42,9 @@ const describe = (v: IdentityProviderView) =>
     ...(v.lastSync ? [`  last sync: ${describeRun(v.lastSync).replace(/\n/g, '\n  ')}`] : []),
   ].join('\n');
 
-const tokenText = (token: string) =>
-  `\n\n  SCIM base URL: <gateway>/scim/v2\n  bearer token:  ${token}\n\nStore it now: it is shown only once.`;
+/** What to give the provider: where SCIM is served (the gateway's public origin) and the token. */
+const tokenText = (deps: Deps, token: string) =>
+  `\n\n  SCIM base URL: ${scimBaseUrl(deps.config)}\n  bearer token:  ${token}\n\nStore it now: it is shown only once.`;
 
 const nameOf = (pos: string[]) => {
   if (!pos[0]) throw new UsageError('the identity provider name is required');
@@ -71,7 +76,7 @@ const NAME_ARG = [{ name: 'NAME', description: 'the identity provider', required
 export const idpCommands: Record<string, Command> = {
   'idp create': {
     description:
-      'connect an identity provider: SCIM (pushed by the provider; prints its token once) or LDAP (pulled)',
+      'connect an identity provider: SCIM (pushed by the provider; prints the SCIM URL and its token, once) or LDAP (pulled)',
     options: {
       kind: {
         type: 'string',
@@ -94,7 +99,7 @@ export const idpCommands: Record<string, Command> = {
         groupRoles: groupRolesFrom(v['group-role']),
         ldap: ldapSettingsFrom(v, null) ?? null,
       });
-      const token = 'token' in created ? tokenText(created.token as string) : '';
+      const token = 'token' in created ? tokenText(deps, created.token as string) : '';
       return { json: created, text: `created identity provider ${describe(created)}${token}` };
     },
   },
@@ -118,18 +123,22 @@ export const idpCommands: Record<string, Command> = {
       return { json: view, text: `updated ${describe(view)}` };
     },
   },
-  'idp list': {
+  'idp list': listCommand<IdentityProviderView>({
     description: 'list the identity provider connections',
-    options: {},
     examples: ['idp list', 'idp list --json'],
-    async run(deps) {
-      const providers = await listIdentityProviders(deps);
-      return {
-        json: { identityProviders: providers },
-        text: providers.map(describe).join('\n') || 'no identity providers',
-      };
-    },
-  },
+    key: 'identityProviders',
+    noun: ['identity provider', 'identity providers'],
+    columns: ['name', 'kind', 'default role', 'group rules', 'status', 'last sync'],
+    row: (v) => [
+      v.name,
+      v.kind,
+      v.defaultRole,
+      v.groupRoles.map((r) => `${r.group}=${r.role}`).join(', ') || '-',
+      v.disabled ? 'disabled' : 'enabled',
+      v.lastSync ? `${v.lastSync.outcome} ${when(v.lastSync.finishedAt)}` : '-',
+    ],
+    fetch: async (deps, _ctx, _v, _pos, _nc, request) => pageOf(await listIdentityProviders(deps), request),
+  }),
   'idp show': {
     description: 'show one connection, its settings and its last sync',
     options: {},
@@ -150,7 +159,7 @@ export const idpCommands: Record<string, Command> = {
       const rotated = await rotateScimToken(deps, ctx, nameOf(pos));
       return {
         json: rotated,
-        text: `new SCIM token for ${rotated.name} (the previous one no longer works)${tokenText(rotated.token)}`,
+        text: `new SCIM token for ${rotated.name} (the previous one no longer works)${tokenText(deps, rotated.token)}`,
       };
     },
   },
@@ -188,7 +197,7 @@ export const idpCommands: Record<string, Command> = {
       const result = await deleteIdentityProvider(deps, ctx, nameOf(pos));
       return {
         json: result,
-        text: `deleted ${result.name}: ${result.deactivatedUsers} active user(s) deactivated; its users and groups are now managed through /v1`,
+        text: `deleted ${result.name}: ${countOf(result.deactivatedUsers, 'active user')} deactivated; its users and groups are now managed through /v1`,
       };
     },
   },

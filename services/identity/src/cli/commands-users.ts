@@ -11,6 +11,7 @@ import {
 } from '@support-desk/contracts';
 import { notFound } from '@support-desk/platform';
 import type { Deps } from '../use-cases/deps.js';
+import { linkUserToProvider } from '../use-cases/provider-links.js';
 import { firstUserProblem } from '../use-cases/input-checks.js';
 import {
   createUser,
@@ -21,8 +22,9 @@ import {
   setPassword,
   updateUser,
 } from '../use-cases/users.js';
-import { positiveInt, readStdin, required, UsageError } from './args.js';
+import { readStdin, required, UsageError } from './args.js';
 import { type Command, IF_NOT_EXISTS, ifNotExists, oneOf, when } from './command.js';
+import { listCommand } from './list-command.js';
 
 export const idsFrom = (value: unknown): string[] =>
   typeof value === 'string'
@@ -56,7 +58,7 @@ export async function userIdOf(deps: Deps, idOrEmail: string): Promise<string> {
 const USER_ARG = [{ name: 'USER', description: 'the user: id (usr_…) or email', required: true }];
 const groupNames = (u: Pick<UserListItem, 'groups'>) => u.groups.map((g) => g.name).join(',');
 export const usersCommands: Record<string, Command> = {
-  'users list': {
+  'users list': listCommand<UserListItem>({
     description: 'list users (newest first), with filters',
     options: {
       role: { type: 'string', value: 'ROLE,...', description: `only these roles (${ROLES.join(', ')})` },
@@ -68,15 +70,27 @@ export const usersCommands: Record<string, Command> = {
       group: { type: 'string', value: 'GROUP_ID', description: 'only members of this group' },
       vip: { type: 'boolean', description: 'only VIP users' },
       search: { type: 'string', value: 'TEXT', description: 'name or email contains TEXT' },
-      limit: { type: 'string', value: 'N', description: 'users per page (1-100, default 20)' },
-      page: { type: 'string', value: 'N', description: 'page number (default 1)' },
     },
     examples: [
       'users list',
       'users list --role admin,agent --status active',
       'users list --search ada --json',
+      'users list --all',
     ],
-    async run(deps, _ctx, v) {
+    key: 'users',
+    noun: ['user', 'users'],
+    columns: ['id', 'email', 'name', 'role', 'status', 'vip', 'groups', 'last login'],
+    row: (u) => [
+      u.id,
+      u.email,
+      u.name,
+      u.role,
+      u.status,
+      u.isVip ? 'yes' : '',
+      groupNames(u),
+      when(u.lastLoginAt),
+    ],
+    async fetch(deps, _ctx, v, _pos, _nc, { limit, page }) {
       enumList(v.role, ROLES, 'role');
       enumList(v.status, USER_STATUSES, 'status');
       const query: UserListQuery = checked(
@@ -87,38 +101,16 @@ export const usersCommands: Record<string, Command> = {
           ...(typeof v.group === 'string' ? { groupId: v.group } : {}),
           ...(v.vip === true ? { isVip: true } : {}),
           ...(typeof v.search === 'string' ? { search: v.search } : {}),
-          limit: positiveInt(v.limit, 'limit') ?? 20,
-          page: positiveInt(v.page, 'page') ?? 1,
+          limit,
+          page,
         },
-        {
-          role: '--role',
-          status: '--status',
-          groupId: '--group',
-          search: '--search',
-          limit: '--limit',
-          page: '--page',
-        },
+        { role: '--role', status: '--status', groupId: '--group', search: '--search' },
       );
       const { users, pagination } = await listUsers(deps, query);
-      return {
-        json: { users, pagination },
-        text: 'no users',
-        table: {
-          columns: ['id', 'email', 'name', 'role', 'status', 'vip', 'groups', 'last login'],
-          rows: users.map((u) => [
-            u.id,
-            u.email,
-            u.name,
-            u.role,
-            u.status,
-            u.isVip ? 'yes' : '',
-            groupNames(u),
-            when(u.lastLoginAt),
-          ]),
-        },
-      };
+      const total = 'total' in pagination ? pagination.total : null;
+      return { items: users, total: total ?? users.length };
     },
-  },
+  }),
   'users show': {
     description: 'one user, with groups, identity provider and metadata',
     options: {},
@@ -232,6 +224,37 @@ export const usersCommands: Record<string, Command> = {
     async run(deps, ctx, _v, pos) {
       const result = await deactivateUser(deps, ctx, await userIdOf(deps, pos[0]));
       return { json: result, text: `deactivated ${result.id}` };
+    },
+  },
+  'users link': {
+    description:
+      'link an existing user to an identity provider: its SCIM calls (or syncs) for that external id then manage them',
+    options: {
+      idp: { type: 'string', value: 'NAME', description: 'the identity provider connection (see idp list)' },
+      'external-id': {
+        type: 'string',
+        value: 'ID',
+        description: "the provider's id of the user (SCIM externalId, e.g. Okta's 00u…, Entra's object id)",
+      },
+    },
+    args: USER_ARG,
+    examples: [
+      'users link ada@example.com --idp okta --external-id 00u1abcd',
+      'users link usr_01J... --idp entra --external-id 9f6c… --json',
+    ],
+    async run(deps, ctx, v, pos) {
+      const { user, linked } = await linkUserToProvider(deps, ctx, {
+        userId: await userIdOf(deps, pos[0]),
+        provider: required(v, 'idp'),
+        externalId: required(v, 'external-id'),
+      });
+      const who = `${user.email} (${user.id})`;
+      return {
+        json: { ...user, linked },
+        text: linked
+          ? `linked ${who} to ${user.identityProvider} as ${user.externalId}: that provider now manages the user (password sign-in ends)`
+          : `${who} is already linked to ${user.identityProvider} as ${user.externalId}`,
+      };
     },
   },
   'users set-password': {

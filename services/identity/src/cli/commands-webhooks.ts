@@ -8,8 +8,10 @@ import {
 } from '@support-desk/platform';
 import type { WebhooksAdminOp, WebhooksAdminReplies } from '@support-desk/contracts';
 import type { Deps, EventContext } from '../use-cases/deps.js';
-import { positiveInt, required, UsageError } from './args.js';
+import { pageTotal } from '../use-cases/views.js';
+import { required, UsageError } from './args.js';
 import { type Command, IF_NOT_EXISTS, ifNotExists, type Options, when } from './command.js';
+import { listCommand } from './list-command.js';
 
 /**
  * `deskctl webhooks …`: the webhooks service's subscriptions, through its admin RPC (the one
@@ -26,14 +28,6 @@ const ask = <K extends WebhooksAdminOp>(
   webhooksAdminClient(nc, deps.names, 10_000).call(adminActorOf(ctx, 'deskctl'), op, fields);
 
 const ID_ARG = [{ name: 'ID', description: 'the subscription (whk_…)', required: true }];
-const PAGE_OPTIONS: Options = {
-  limit: { type: 'string', value: 'N', description: 'at most N (1-100, default 20)' },
-  cursor: {
-    type: 'string',
-    value: 'CURSOR',
-    description: 'the next page: nextCursor of the previous answer',
-  },
-};
 
 const status = (w: WebhookSubscription) =>
   w.active ? 'active' : `disabled (${w.disabledReason ?? 'manual'})`;
@@ -83,7 +77,11 @@ async function existing(
 }
 
 const SUBSCRIPTION_OPTIONS: Options = {
-  url: { type: 'string', value: 'URL', description: 'where deliveries are POSTed (http or https)' },
+  url: {
+    type: 'string',
+    value: 'URL',
+    description: 'where deliveries are POSTed (https; http only where the operator allows it)',
+  },
   events: {
     type: 'string',
     value: 'PATTERNS',
@@ -93,31 +91,18 @@ const SUBSCRIPTION_OPTIONS: Options = {
 };
 
 export const webhookCommands: Record<string, Command> = {
-  'webhooks list': {
+  'webhooks list': listCommand<WebhookSubscription>({
     description: 'list the webhook subscriptions, newest first',
-    options: PAGE_OPTIONS,
-    examples: ['webhooks list', 'webhooks list --limit 100 --json'],
-    async run(deps, ctx, v, _pos, nc) {
-      const limit = positiveInt(v.limit, 'limit');
-      const cursor = typeof v.cursor === 'string' ? v.cursor : undefined;
-      const r = await ask(deps, nc, ctx, 'list', { ...(limit && { limit }), ...(cursor && { cursor }) });
-      return {
-        json: { webhooks: r.webhooks, pagination: r.pagination },
-        text: 'no webhook subscriptions',
-        table: {
-          columns: ['id', 'url', 'events', 'status', 'description', 'created'],
-          rows: r.webhooks.map((w) => [
-            w.id,
-            w.url,
-            w.events.join(','),
-            status(w),
-            w.description,
-            when(w.createdAt),
-          ]),
-        },
-      };
+    examples: ['webhooks list', 'webhooks list --limit 100 --json', 'webhooks list --all'],
+    key: 'webhooks',
+    noun: ['webhook subscription', 'webhook subscriptions'],
+    columns: ['id', 'url', 'events', 'status', 'description', 'created'],
+    row: (w) => [w.id, w.url, w.events.join(','), status(w), w.description, when(w.createdAt)],
+    async fetch(deps, ctx, _v, _pos, nc, { page, limit }) {
+      const r = await ask(deps, nc, ctx, 'list', { page, limit });
+      return { items: r.webhooks, total: pageTotal(r.pagination, page, limit, r.webhooks.length) };
     },
-  },
+  }),
   'webhooks show': {
     description: 'one subscription (never its secret)',
     options: {},
@@ -228,7 +213,7 @@ export const webhookCommands: Record<string, Command> = {
       };
     },
   },
-  'webhooks deliveries': {
+  'webhooks deliveries': listCommand<WebhookDelivery>({
     description:
       "a subscription's deliveries, newest first: status, attempts, last HTTP status or error, next retry",
     options: {
@@ -242,41 +227,35 @@ export const webhookCommands: Record<string, Command> = {
         value: 'TYPES',
         description: 'event types, comma-separated (webhook.ping for pings)',
       },
-      ...PAGE_OPTIONS,
     },
     args: ID_ARG,
     examples: ['webhooks deliveries whk_01J...', 'webhooks deliveries whk_01J... --status failed --json'],
-    async run(deps, ctx, v, pos, nc) {
-      const limit = positiveInt(v.limit, 'limit');
+    key: 'deliveries',
+    noun: ['delivery', 'deliveries'],
+    columns: ['id', 'event', 'status', 'attempts', 'last', 'next retry', 'created'],
+    row: (d) => [
+      d.id,
+      d.eventType,
+      d.status,
+      String(d.attempts.length),
+      lastAttempt(d),
+      when(d.nextAttemptAt),
+      when(d.createdAt),
+    ],
+    async fetch(deps, ctx, v, pos, nc, { page, limit }) {
       const str = (name: string) => (typeof v[name] === 'string' ? (v[name] as string) : undefined);
-      const cursor = str('cursor');
       const statuses = str('status');
       const eventType = str('event-type');
       const r = await ask(deps, nc, ctx, 'deliveries', {
         id: pos[0],
-        ...(limit && { limit }),
-        ...(cursor && { cursor }),
+        page,
+        limit,
         ...(statuses && { status: statuses }),
         ...(eventType && { eventType }),
       });
-      return {
-        json: { deliveries: r.deliveries, pagination: r.pagination },
-        text: 'no deliveries',
-        table: {
-          columns: ['id', 'event', 'status', 'attempts', 'last', 'next retry', 'created'],
-          rows: r.deliveries.map((d) => [
-            d.id,
-            d.eventType,
-            d.status,
-            String(d.attempts.length),
-            lastAttempt(d),
-            when(d.nextAttemptAt),
-            when(d.createdAt),
-          ]),
-        },
-      };
+      return { items: r.deliveries, total: pageTotal(r.pagination, page, limit, r.deliveries.length) };
     },
-  },
+  }),
   'webhooks replay': {
     description: 'send a delivery again, due now, with the same webhook-id',
     options: {},

@@ -16,7 +16,7 @@ import type { Command } from './command.js';
 
 /** What `deskctl <group> --help` says a group of commands is for. */
 export const GROUPS: Record<string, string> = {
-  users: 'users: list, show, create, update, deactivate, set a password',
+  users: 'users: list, show, create, update, deactivate, set a password, link to an identity provider',
   groups: 'groups and their members',
   'api-keys': 'API keys: create (the value is shown once), list with last use, revoke',
   'oauth-clients': 'OAuth 2.0 clients of the authorization server: create, list, revoke',

@@ -1,6 +1,8 @@
 import { createInterface } from 'node:readline/promises';
+import { styleText } from 'node:util';
 import { isAppError } from '@support-desk/platform';
 import { UsageError } from './args.js';
+import { cliIo } from './io.js';
 import type { CommandResult, Table } from './command.js';
 import { CliUsageError, type Globals } from './program.js';
 
@@ -10,19 +12,20 @@ import { CliUsageError, type Globals } from './program.js';
  * never with --no-color or under NO_COLOR (https://no-color.org: set and not empty); FORCE_COLOR
  * (set and not 0) asks for it without a terminal, as most CLIs honour it.
  */
-export function colourOn(stream: NodeJS.WriteStream, globals: Pick<Globals, 'color'> | null): boolean {
-  const env = process.env;
+export function colourOn(stream: { isTTY?: boolean }, globals: Pick<Globals, 'color'> | null): boolean {
+  const env = cliIo().env;
   if (env.NO_COLOR || globals?.color === false) return false;
   if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0') return true;
   return stream.isTTY === true && env.TERM !== 'dumb';
 }
 
-const paint = (on: boolean, open: number, close: number) => (s: string) =>
-  on ? `\u001b[${open}m${s}\u001b[${close}m` : s;
+/** Node's own styling when colour is on (`colourOn` has already decided for the stream). */
+const paint = (on: boolean, style: 'bold' | 'red') => (s: string) =>
+  on ? styleText(style, s, { validateStream: false }) : s;
 
 /** Columns padded to their widest cell, a header row of capitals first (as kubectl and gh print). */
 export function renderTable(table: Table, colour: boolean): string {
-  const bold = paint(colour, 1, 22);
+  const bold = paint(colour, 'bold');
   const header = table.columns.map((c) => c.toUpperCase());
   const widths = header.map((h, i) => Math.max(h.length, ...table.rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
@@ -37,9 +40,10 @@ export function printResult(result: CommandResult, globals: Globals): void {
   let text: string;
   if (globals.output === 'json') text = JSON.stringify(result.json, null, 2);
   else if (result.table && result.table.rows.length > 0)
-    text = renderTable(result.table, colourOn(process.stdout, globals));
+    text = renderTable(result.table, colourOn(cliIo().stdout, globals));
   else text = result.text;
-  process.stdout.write(`${text}\n`);
+  cliIo().stdout.write(`${text}\n`);
+  if (result.note && globals.output !== 'json') cliIo().stderr.write(`${result.note}\n`);
 }
 
 /** An error's exit code (2 usage, 1 anything else), its code and its message. */
@@ -63,10 +67,10 @@ export function printError(err: unknown, globals: Globals | null, argv: string[]
   // A line that failed to parse still asked for JSON errors if it said so.
   const json = globals ? globals.output === 'json' : argv.includes('--json') || outputFlag(argv) === 'json';
   if (json) {
-    process.stderr.write(`${JSON.stringify({ error: e })}\n`);
+    cliIo().stderr.write(`${JSON.stringify({ error: e })}\n`);
   } else {
-    const red = paint(colourOn(process.stderr, globals ?? { color: !argv.includes('--no-color') }), 31, 39);
-    process.stderr.write(`deskctl: ${red('error:')} ${e.message}\n${e.hint ? `${e.hint}\n` : ''}`);
+    const red = paint(colourOn(cliIo().stderr, globals ?? { color: !argv.includes('--no-color') }), 'red');
+    cliIo().stderr.write(`deskctl: ${red('error:')} ${e.message}\n${e.hint ? `${e.hint}\n` : ''}`);
   }
   return e.exitCode;
 }
@@ -83,9 +87,10 @@ const outputFlag = (argv: string[]) => {
  */
 export async function confirmOrRefuse(what: string, globals: Globals): Promise<void> {
   if (globals.yes) return;
-  if (!process.stdin.isTTY || !process.stderr.isTTY)
+  const io = cliIo();
+  if (!io.stdin.isTTY || !io.stderr.isTTY)
     throw new UsageError(`${what}: refusing without confirmation (no terminal to ask on); add --yes`);
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  const rl = createInterface({ input: io.stdin, output: io.stderr as NodeJS.WritableStream });
   try {
     const answer = await rl.question(`${what}. Continue? [y/N] `);
     if (!/^y(es)?$/i.test(answer.trim())) throw new Error('cancelled: nothing was changed');

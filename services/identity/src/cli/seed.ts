@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { cliIo, isProcessIo } from './io.js';
 import type { Globals } from './program.js';
 
 /**
@@ -23,8 +24,16 @@ export function runSeeder(args: string[], globals: Globals): Promise<number> {
     ...(globals.output === 'json' ? ['--json'] : []),
     ...(globals.color ? [] : ['--no-color']),
   ];
+  const io = cliIo();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...passed], { stdio: 'inherit' });
+    // Run in-process with streams of its own (a test): the seeder's output goes to them.
+    const own = isProcessIo(io);
+    const child = spawn(process.execPath, [bin, ...passed], { stdio: own ? 'inherit' : 'pipe', env: io.env });
+    if (!own) {
+      child.stdout?.on('data', (d: Buffer) => io.stdout.write(d.toString()));
+      child.stderr?.on('data', (d: Buffer) => io.stderr.write(d.toString()));
+      child.stdin?.end();
+    }
     child.on('error', reject);
     child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
   });

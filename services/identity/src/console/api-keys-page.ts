@@ -2,6 +2,7 @@ import { PLANS, ROLE_SCOPES, ROLES, SCOPE_DESCRIPTIONS, SCOPES } from '@support-
 import { alertBox, esc } from '../oauth/page-layout.js';
 import type { ApiKeyView } from '../use-cases/api-keys.js';
 import { consolePage, csrfField, dateCell, type Frame, shownOnce, tags } from './frame.js';
+import { createPanel, filterForm, type ListAddress, listSection, selectFilter, textFilter } from './lists.js';
 
 /** What the create form was sent with, to show again after a refusal. */
 export type KeyFormValues = Partial<
@@ -14,13 +15,22 @@ export type KeyFormValues = Partial<
 
 export interface ApiKeysPageOptions {
   frame: Frame;
+  /** The page of keys shown, how many match in all, and the list's address (filters, page). */
   keys: ApiKeyView[];
+  total: number;
+  at: ListAddress & { filters: { owner?: string; status?: string } };
   /** The key just created: its value is shown this once. */
   created?: { id: string; key: string; name: string };
   notice?: string;
   error?: string;
   form?: KeyFormValues;
 }
+
+const STATUS_OPTIONS: [string, string][] = [
+  ['active', 'Active'],
+  ['inactive', 'Revoked or expired'],
+  ['all', 'All'],
+];
 
 const roleLimits = ROLES.map((r) => `${r}: ${ROLE_SCOPES[r].join(', ')}`).join('; ');
 
@@ -46,7 +56,7 @@ function createForm(frame: Frame, v: KeyFormValues): string {
   const plans = PLANS.map(
     (p) => `<option value="${p}"${(v.plan ?? 'standard') === p ? ' selected' : ''}>${p}</option>`,
   ).join('');
-  return `<form method="post" action="/settings/api-keys" aria-labelledby="create-key">${csrfField(frame.csrf)}
+  return `<form method="post" action="/settings/api-keys">${csrfField(frame.csrf)}
 <div class="grid">
 <div><label for="key-name">Name</label><input id="key-name" name="name" type="text" required maxlength="100" value="${esc(v.name ?? '')}"></div>
 <div><label for="key-owner">Owner (email)</label><input id="key-owner" name="owner" type="email" required value="${esc(v.owner ?? '')}" aria-describedby="owner-hint">
@@ -70,24 +80,47 @@ function createForm(frame: Frame, v: KeyFormValues): string {
 }
 
 export function apiKeysPage(opts: ApiKeysPageOptions): string {
+  const { at } = opts;
   const created = opts.created
     ? `<section class="success" role="status" aria-labelledby="created-title"><h2 id="created-title">API key “${esc(opts.created.name)}” created</h2>
 ${shownOnce('new-key', 'The key', opts.created.key)}</section>`
     : '';
-  const rows = opts.keys.map(keyRow).join('');
-  const table = opts.keys.length
-    ? `<div class="table-wrap"><table><caption>${opts.keys.length} key(s), newest first</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Owner</th><th scope="col">Scopes</th><th scope="col">Plan</th><th scope="col">IP allowlist</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col"><span class="muted">Action</span></th></tr></thead>
-<tbody>${rows}</tbody></table></div>`
-    : '<p class="muted">No API keys yet.</p>';
+  const filters = filterForm(
+    at,
+    `${textFilter('owner', 'Owner', at.filters.owner ?? '', 'email', 'anyone (an email)')}
+${selectFilter('status', 'Status', STATUS_OPTIONS, at.filters.status ?? 'active')}`,
+  );
+  const list = listSection({
+    at,
+    total: opts.total,
+    noun: ['API key', 'API keys'],
+    order: 'newest first',
+    head: [
+      'Name',
+      'Owner',
+      'Scopes',
+      'Plan',
+      'IP allowlist',
+      'Created',
+      'Expires',
+      'Last used',
+      '<span class="muted">Action</span>',
+    ],
+    rows: opts.keys.map(keyRow),
+    empty:
+      at.filters.owner || at.filters.status !== 'active'
+        ? 'No API key matches these filters.'
+        : 'No active API keys.',
+  });
+  const open = opts.form !== undefined;
   return consolePage(
     'API keys',
     '/settings/api-keys',
     opts.frame,
     `${created}${alertBox(opts.notice, 'success')}${alertBox(opts.error)}
 <p class="muted">Keys let programs call the API as their owner. The value is shown once, when the key is created.</p>
-${table}
-<h2 id="create-key">Create an API key</h2>
-${createForm(opts.frame, opts.form ?? {})}`,
+${createPanel('create-key', 'Create an API key', createForm(opts.frame, opts.form ?? {}), open)}
+${filters}
+${list}`,
   );
 }

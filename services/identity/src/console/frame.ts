@@ -6,6 +6,7 @@ export const SECTIONS = [
   { path: '/settings/ip-allowlist', label: 'IP allowlist' },
   { path: '/settings/oauth-clients', label: 'OAuth clients' },
   { path: '/settings/webhooks', label: 'Webhooks' },
+  { path: '/settings/users', label: 'Users' },
 ] as const;
 
 export type SectionPath = (typeof SECTIONS)[number]['path'];

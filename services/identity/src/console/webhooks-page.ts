@@ -1,6 +1,7 @@
 import type { WebhookDelivery, WebhookSubscription, WebhookWithSecret } from '@support-desk/contracts';
 import { alertBox, esc } from '../oauth/page-layout.js';
 import { consolePage, csrfField, dateCell, type Frame, shownOnce, tags } from './frame.js';
+import { createPanel, filterForm, type ListAddress, listSection, selectFilter } from './lists.js';
 
 /** What a subscription form was sent with, to show again after a refusal. */
 export interface WebhookFormValues {
@@ -32,7 +33,7 @@ ${shownOnce('new-secret', 'Signing secret', w.secret)}${extra}</section>`;
 
 function subscriptionFields(prefix: string, v: WebhookFormValues): string {
   return `<label for="${prefix}-url">URL</label><input id="${prefix}-url" name="url" type="url" required maxlength="2048" placeholder="https://hooks.example.com/desk" value="${esc(v.url ?? '')}" aria-describedby="${prefix}-url-hint">
-<p class="hint" id="${prefix}-url-hint">Deliveries are POSTed here, signed (Standard Webhooks). Private, loopback and metadata addresses are refused unless the operator allows them.</p>
+<p class="hint" id="${prefix}-url-hint">Deliveries are POSTed here, signed (Standard Webhooks). An https URL without a fragment; private, loopback and metadata addresses are refused unless the operator allows them.</p>
 <label for="${prefix}-events">Events</label><input id="${prefix}-events" name="events" type="text" required maxlength="2000" placeholder="request.*, user.created" value="${esc(v.events ?? '')}" aria-describedby="${prefix}-events-hint">
 <p class="hint" id="${prefix}-events-hint">Comma-separated: an event type (<code>request.created</code>), a family (<code>request.*</code>) or <code>*</code> for every event.</p>
 <label for="${prefix}-description">Description</label><input id="${prefix}-description" name="description" type="text" maxlength="500" value="${esc(v.description ?? '')}">
@@ -43,6 +44,8 @@ export interface WebhooksPageOptions extends Messages {
   frame: Frame;
   /** null: the webhooks service is not answering (the page says so; the rest still works). */
   webhooks: WebhookSubscription[] | null;
+  total: number;
+  at: ListAddress;
   created?: WebhookWithSecret;
   form?: WebhookFormValues;
 }
@@ -53,40 +56,47 @@ function subscriptionRow(w: WebhookSubscription): string {
 <td>${dateCell(w.createdAt)}</td><td><a href="${editHref(w.id)}" aria-label="Manage ${esc(w.url)}">Manage</a></td></tr>`;
 }
 
-/** The list of subscriptions and the create form. */
+/** The create form at the top, then the subscriptions, a page at a time. */
 export function webhooksPage(opts: WebhooksPageOptions): string {
   const { frame, webhooks } = opts;
   const created = opts.created ? secretBox(`Webhook for ${opts.created.url} created`, opts.created) : '';
-  const table =
+  const body =
     webhooks === null
       ? ''
-      : webhooks.length
-        ? `<div class="table-wrap"><table><caption>${webhooks.length} subscription(s), newest first</caption>
-<thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">Status</th><th scope="col">Description</th><th scope="col">Created</th><th scope="col"><span class="muted">Action</span></th></tr></thead>
-<tbody>${webhooks.map(subscriptionRow).join('')}</tbody></table></div>`
-        : '<p class="muted">No webhook subscriptions yet.</p>';
-  const form =
-    webhooks === null
-      ? ''
-      : `<h2 id="create-webhook">Create a subscription</h2>
-<form method="post" action="${SECTION}" aria-labelledby="create-webhook">${csrfField(frame.csrf)}
+      : `${createPanel(
+          'create-webhook',
+          'Create a subscription',
+          `<form method="post" action="${SECTION}">${csrfField(frame.csrf)}
 ${subscriptionFields('create', opts.form ?? {})}
-<button type="submit">Create subscription</button></form>`;
+<button type="submit">Create subscription</button></form>`,
+          opts.form !== undefined,
+        )}
+${listSection({
+  at: opts.at,
+  total: opts.total,
+  noun: ['subscription', 'subscriptions'],
+  order: 'newest first',
+  head: ['URL', 'Events', 'Status', 'Description', 'Created', '<span class="muted">Action</span>'],
+  rows: webhooks.map(subscriptionRow),
+  empty: 'No webhook subscriptions yet.',
+})}`;
   return consolePage(
     'Webhooks',
     SECTION,
     frame,
     `${created}${alertBox(opts.notice, 'success')}${alertBox(opts.error)}
 <p class="muted">Subscriptions receive the events they ask for as signed HTTP POSTs. The signing secret is shown once, when it is made.</p>
-${table}${form}`,
+${body}`,
   );
 }
 
 export interface WebhookPageOptions extends Messages {
   frame: Frame;
   webhook: WebhookSubscription;
-  /** Recent deliveries, or null when they could not be read. */
-  deliveries: WebhookDelivery[] | null;
+  /** A page of its deliveries (newest first) and how many match, or null when they could not be read. */
+  deliveries: { items: WebhookDelivery[]; total: number } | null;
+  /** The deliveries' address: this page, with its status filter and page. */
+  at: ListAddress & { filters: { id: string; status?: string } };
   /** After a rotation: the new secret, this once. */
   rotated?: WebhookWithSecret;
   form?: WebhookFormValues;
@@ -110,16 +120,46 @@ function deliveryRow(frame: Frame, webhookId: string, d: WebhookDelivery): strin
 <td>${lastAttempt(d)}</td><td>${dateCell(d.nextAttemptAt)}</td><td>${dateCell(d.createdAt)}</td><td>${replay}</td></tr>`;
 }
 
-function deliveriesSection(frame: Frame, w: WebhookSubscription, deliveries: WebhookDelivery[] | null) {
+function deliveriesSection(frame: Frame, w: WebhookSubscription, opts: WebhookPageOptions) {
+  const { at, deliveries } = opts;
+  const filters = filterForm(
+    at,
+    `<input type="hidden" name="id" value="${esc(w.id)}">${selectFilter(
+      'status',
+      'Status',
+      [
+        ['', 'Any'],
+        ['pending', 'Pending'],
+        ['succeeded', 'Succeeded'],
+        ['failed', 'Failed'],
+      ],
+      at.filters.status ?? '',
+    )}`,
+    editHref(w.id),
+  );
   const body =
     deliveries === null
       ? '<p class="muted">The deliveries could not be read.</p>'
-      : deliveries.length
-        ? `<div class="table-wrap"><table><caption>${deliveries.length === 1 ? 'The only delivery so far' : `The ${deliveries.length} most recent deliveries`}</caption>
-<thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last attempt</th><th scope="col">Next retry</th><th scope="col">Created</th><th scope="col"><span class="muted">Action</span></th></tr></thead>
-<tbody>${deliveries.map((d) => deliveryRow(frame, w.id, d)).join('')}</tbody></table></div>`
-        : '<p class="muted">No deliveries yet. Send a ping to try the endpoint.</p>';
-  return `<h2 id="deliveries">Recent deliveries</h2>${body}`;
+      : listSection({
+          at,
+          total: deliveries.total,
+          noun: ['delivery', 'deliveries'],
+          order: 'newest first',
+          head: [
+            'Event',
+            'Status',
+            'Attempts',
+            'Last attempt',
+            'Next retry',
+            'Created',
+            '<span class="muted">Action</span>',
+          ],
+          rows: deliveries.items.map((d) => deliveryRow(frame, w.id, d)),
+          empty: at.filters.status
+            ? 'No delivery matches this filter.'
+            : 'No deliveries yet. Send a ping to try the endpoint.',
+        });
+  return `<h2 id="deliveries">Deliveries</h2>${filters}${body}`;
 }
 
 const hidden = (frame: Frame, id: string) =>
@@ -163,6 +203,6 @@ ${subscriptionFields('edit', values)}
 <form method="post" action="${SECTION}/rotate-secret">${hidden(frame, w.id)}<button type="submit" class="secondary">Rotate secret</button></form>
 <a class="button danger" href="${SECTION}/delete?id=${encodeURIComponent(w.id)}">Delete…</a>
 </div>
-${deliveriesSection(frame, w, opts.deliveries)}`,
+${deliveriesSection(frame, w, opts)}`,
   );
 }

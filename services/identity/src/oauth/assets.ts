@@ -52,7 +52,19 @@ code{font-family:ui-monospace,monospace;font-size:.88em;background:#eef1f6;paddi
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(15rem,1fr));gap:0 1.25rem}
 ul.plain{padding-left:1.2rem}
 .actions{display:flex;flex-wrap:wrap;align-items:flex-end;gap:0 .5rem}.actions form{margin:0}
+details.create{margin:0 0 1.25rem}details.create>summary{list-style:none;margin:0}
+details.create>summary::-webkit-details-marker{display:none}details.create[open]>summary{background:#fff;color:var(--brand)}
+details.create>section{border:1px solid var(--line);border-radius:.5rem;padding:0 1rem 1rem;margin-top:.75rem}
+details.create>section>h2{margin-top:.9rem}
+.filters{display:flex;flex-wrap:wrap;align-items:flex-end;gap:0 1rem;margin:0 0 1rem}.filters>div{min-width:12rem;flex:1}
+.filters>div.filter-actions{flex:0 0 auto;min-width:0;display:flex;align-items:center;gap:.75rem}
+.filters label{margin-top:.4rem}.filter-actions button{margin:0}
+.pager{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem 1.25rem;margin:.75rem 0 0}.pager span{color:var(--muted)}
 @media (max-width:40rem){main,body.wide main{margin:0;border-radius:0;border-left:none;border-right:none}.who{margin-left:0}}
+`;
+
+/** The tab's icon: the header's mark (white "SD" on the brand blue), as SVG. */
+export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#2457c5"/><text x="16" y="21" font-family="system-ui,-apple-system,Segoe UI,Roboto,sans-serif" font-size="13" font-weight="700" text-anchor="middle" fill="#fff">SD</text></svg>
 `;
 
 /** Progressive enhancement only (every page works without it): copy buttons for values shown once. */

@@ -19,6 +19,7 @@ export function layout(title: string, body: string, opts: LayoutOptions = {}): s
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)} · ${PRODUCT_NAME}</title>
 <link rel="stylesheet" href="/assets/desk.css">
+<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
 ${opts.script ? '<script src="/assets/console.js" defer></script>' : ''}</head>
 <body class="${opts.width ?? 'narrow'}">
 <a class="skip" href="#main">Skip to content</a>

@@ -13,6 +13,8 @@ export interface LoginPageOptions {
   action?: string;
   /** A line under the title saying what signing in is for. */
   intro?: string;
+  /** The console page to go back to after sign-in (already checked: a safe /settings path). */
+  returnTo?: string;
 }
 
 export function loginPage(opts: LoginPageOptions): string {
@@ -24,6 +26,7 @@ ${alertBox(opts.error)}
 <form method="post" action="${esc(opts.action ?? '/oauth/login')}">
 <input type="hidden" name="csrf_token" value="${esc(opts.csrf)}">
 ${opts.request !== undefined ? `<input type="hidden" name="request" value="${esc(opts.request)}">` : ''}
+${opts.returnTo ? `<input type="hidden" name="return_to" value="${esc(opts.returnTo)}">` : ''}
 <label for="email">Email</label><input id="email" type="email" name="email" autocomplete="username" required autofocus value="${esc(opts.email ?? '')}">
 <label for="password">Password</label><input id="password" type="password" name="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button>

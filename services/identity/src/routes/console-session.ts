@@ -1,7 +1,7 @@
 import { ERROR_STATUS } from '@support-desk/contracts';
 import { isAppError } from '@support-desk/platform';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CONSOLE_JS, DESK_CSS } from '../oauth/assets.js';
+import { CONSOLE_JS, DESK_CSS, FAVICON_SVG } from '../oauth/assets.js';
 import { cookie, cookieName, csrfProtection, type FormBody, param, setCookie } from '../oauth/forms.js';
 import { CONSOLE_PAGE_HEADERS, layout } from '../oauth/page-layout.js';
 import { loginPage } from '../oauth/pages.js';
@@ -32,6 +32,37 @@ export const query = (q: unknown, name: string) => {
   return typeof v === 'string' ? v : undefined;
 };
 const CONSOLE_HOME = '/settings/api-keys';
+
+/**
+ * Where sign-in may send an administrator back to: a console page of this origin, as a path and
+ * query only (`/settings/…`), never the sign-in or sign-out itself. Anything else (another
+ * origin, `//host`, backslashes, a path that leaves /settings once resolved) is null, so the
+ * sign-in goes to the console's first page: no open redirect.
+ */
+export function safeReturnPath(value: unknown): string | null {
+  if (typeof value !== 'string' || value.length > 2000 || !value.startsWith('/settings')) return null;
+  // Backslashes (some browsers read them as slashes), white space and control characters.
+  if ([...value].some((c) => c === '\\' || c <= ' ' || c === '\u007f')) return null;
+  let url: URL;
+  try {
+    url = new URL(value, 'http://console.invalid');
+  } catch {
+    return null;
+  }
+  if (url.origin !== 'http://console.invalid' || url.hash) return null;
+  if (url.pathname !== '/settings' && !url.pathname.startsWith('/settings/')) return null;
+  if (url.pathname === '/settings/login' || url.pathname === '/settings/logout') return null;
+  return `${url.pathname}${url.search}`;
+}
+
+/** The sign-in address that brings a signed-out GET back to its page (the home page needs none). */
+function signInFor(request: FastifyRequest, extra = ''): string {
+  const back = request.method === 'GET' ? safeReturnPath(request.url) : null;
+  const params = new URLSearchParams(extra);
+  if (back && back !== CONSOLE_HOME) params.set('return_to', back);
+  const q = params.toString();
+  return q ? `/settings/login?${q}` : '/settings/login';
+}
 const LOGIN_INTRO = 'Sign in to the settings console. Only administrators can use it.';
 
 /**
@@ -78,12 +109,12 @@ export function consoleKit(deps: Deps) {
     async administrator(request: FastifyRequest, reply: FastifyReply): Promise<Admin | null> {
       const session = await signedIn(deps, token(request));
       if (!session) {
-        reply.redirect('/settings/login', 303);
+        reply.redirect(signInFor(request), 303);
         return null;
       }
       const age = deps.clock().getTime() - session.since.getTime();
       if (age > deps.config.CONSOLE_SESSION_TTL_SECONDS * 1000) {
-        reply.redirect('/settings/login?timeout=1', 303);
+        reply.redirect(signInFor(request, 'timeout=1'), 303);
         return null;
       }
       const frame = { csrf: csrf.token(request, reply), email: session.user.email };
@@ -119,7 +150,12 @@ export type ConsoleKit = ReturnType<typeof consoleKit>;
 
 /** Sign-in, sign-out and the entry point of the console, and the pages' static files. */
 export function consoleSessionRoutes(pages: FastifyInstance, deps: Deps, kit: ConsoleKit): void {
-  const loginForm = (request: FastifyRequest, reply: FastifyReply, status: number, extra = {}) =>
+  const loginForm = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    extra: { error?: string; intro?: string; email?: string; returnTo?: string | null } = {},
+  ) =>
     kit.send(
       reply,
       status,
@@ -128,6 +164,7 @@ export function consoleSessionRoutes(pages: FastifyInstance, deps: Deps, kit: Co
         action: '/settings/login',
         intro: LOGIN_INTRO,
         ...extra,
+        returnTo: extra.returnTo ?? undefined,
       }),
     );
 
@@ -137,10 +174,14 @@ export function consoleSessionRoutes(pages: FastifyInstance, deps: Deps, kit: Co
 
   pages.get('/settings/login', { config: { public: true } }, async (request, reply) => {
     const query = request.query as Record<string, unknown>;
+    const returnTo = safeReturnPath(query.return_to);
     if (query.timeout !== undefined)
-      return loginForm(request, reply, 200, { error: 'Your console session timed out. Sign in again.' });
+      return loginForm(request, reply, 200, {
+        error: 'Your console session timed out. Sign in again.',
+        returnTo,
+      });
     if (query.out !== undefined) return loginForm(request, reply, 200, { intro: 'You are signed out.' });
-    return loginForm(request, reply, 200);
+    return loginForm(request, reply, 200, { returnTo });
   });
 
   pages.post('/settings/login', { config: { public: true } }, async (request, reply) => {
@@ -149,18 +190,19 @@ export function consoleSessionRoutes(pages: FastifyInstance, deps: Deps, kit: Co
       return loginForm(request, reply, 403, { error: 'The form expired; please sign in again.' });
     const email = param(body, 'email');
     const password = param(body, 'password');
+    const returnTo = safeReturnPath(param(body, 'return_to'));
     if (typeof email !== 'string' || typeof password !== 'string')
-      return loginForm(request, reply, 400, { error: 'Enter your email and password.' });
+      return loginForm(request, reply, 400, { error: 'Enter your email and password.', returnTo });
     const result = await login(deps, { email, password, ...kit.meta(request) });
     if (!result.ok) {
       if (result.reason === 'throttled') reply.header('retry-after', String(result.retryAfterSeconds));
       const status = { throttled: 429, invalid: 401, inactive: 403 }[result.reason];
-      return loginForm(request, reply, status, { email, error: result.message });
+      return loginForm(request, reply, status, { email, error: result.message, returnTo });
     }
     kit.setSession(reply, result.sessionToken, deps.config.OAUTH_SESSION_TTL_SECONDS);
     if (result.user.role !== 'admin')
       return kit.refuse(reply, { csrf: kit.csrf.token(request, reply), email: result.user.email });
-    return reply.redirect(CONSOLE_HOME, 303);
+    return reply.redirect(returnTo ?? CONSOLE_HOME, 303);
   });
 
   pages.post('/settings/logout', { config: { public: true } }, async (request, reply) => {
@@ -183,4 +225,5 @@ export function consoleSessionRoutes(pages: FastifyInstance, deps: Deps, kit: Co
     );
   asset('/assets/desk.css', 'text/css; charset=utf-8', DESK_CSS);
   asset('/assets/console.js', 'text/javascript; charset=utf-8', CONSOLE_JS);
+  asset('/assets/favicon.svg', 'image/svg+xml', FAVICON_SVG);
 }

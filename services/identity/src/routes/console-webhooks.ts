@@ -15,12 +15,13 @@ import {
 } from '../console/webhooks-page.js';
 import type { FormBody } from '../oauth/forms.js';
 import { type Admin, type ConsoleKit, field, query } from './console-session.js';
+import { pageQuery } from '../console/lists.js';
+import { pageTotal } from '../use-cases/views.js';
 
 const open = { config: { public: true } };
 const SECTION = '/settings/webhooks';
-/** The list shows this many subscriptions, a subscription's page this many recent deliveries. */
-const LIST_LIMIT = 100;
-const RECENT_DELIVERIES = 20;
+/** A delivery status filter the service knows (anything else: no filter). */
+const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'];
 
 const editHref = (id: string, notice = '') =>
   `${SECTION}/edit?id=${encodeURIComponent(id)}${notice ? `&${notice}` : ''}`;
@@ -46,43 +47,66 @@ export function webhookRoutes(pages: FastifyInstance, kit: ConsoleKit, rpc: Webh
   const failure = (err: unknown) =>
     err instanceof WebhooksUnavailableError ? { status: 503, message: err.message } : kit.failure(err);
 
-  /** The list page; when the list cannot be read, the reason and its status instead. */
+  /** The list page (the page the query asks for); when the list cannot be read, the reason and its status instead. */
   async function listPage(
     request: FastifyRequest,
     reply: FastifyReply,
     admin: Admin,
-    extra: Omit<WebhooksPageOptions, 'frame' | 'webhooks'> = {},
+    extra: Omit<WebhooksPageOptions, 'frame' | 'webhooks' | 'total' | 'at'> = {},
     status = 200,
   ) {
+    const at = { path: SECTION, filters: {}, ...pageQuery(request.method === 'GET' ? request.query : {}) };
     let webhooks: WebhooksPageOptions['webhooks'] = null;
+    let total = 0;
     let error = extra.error;
     try {
-      webhooks = (await rpc.call(actor(request, admin), 'list', { limit: LIST_LIMIT })).webhooks;
+      const r = await rpc.call(actor(request, admin), 'list', { page: at.page, limit: at.limit });
+      webhooks = r.webhooks;
+      total = pageTotal(r.pagination, at.page, at.limit, r.webhooks.length);
     } catch (err) {
       const f = failure(err);
       error = f.message;
       if (status < 400) status = f.status;
     }
-    return kit.send(reply, status, webhooksPage({ frame: admin.frame, webhooks, ...extra, error }));
+    return kit.send(
+      reply,
+      status,
+      webhooksPage({ frame: admin.frame, webhooks, total, at, ...extra, error }),
+    );
   }
 
-  /** One subscription's page; an unknown one (or no answer) is the list with the reason. */
+  /** One subscription's page with a page of its deliveries; an unknown one (or no answer) is the list with the reason. */
   async function subscriptionPage(
     request: FastifyRequest,
     reply: FastifyReply,
     admin: Admin,
     id: string,
-    extra: Omit<WebhookPageOptions, 'frame' | 'webhook' | 'deliveries'> = {},
+    extra: Omit<WebhookPageOptions, 'frame' | 'webhook' | 'deliveries' | 'at'> = {},
     status = 200,
   ) {
     const who = actor(request, admin);
+    const asked = request.method === 'GET' ? query(request.query, 'status') : undefined;
+    const deliveryStatus = asked && DELIVERY_STATUSES.includes(asked) ? asked : undefined;
+    const at = {
+      path: `${SECTION}/edit`,
+      filters: { id, status: deliveryStatus },
+      ...pageQuery(request.method === 'GET' ? request.query : {}),
+    };
     try {
       const { webhook } = await rpc.call(who, 'get', { id });
       const deliveries = await rpc
-        .call(who, 'deliveries', { id, limit: RECENT_DELIVERIES })
-        .then((r) => r.deliveries)
+        .call(who, 'deliveries', {
+          id,
+          page: at.page,
+          limit: at.limit,
+          ...(deliveryStatus && { status: deliveryStatus }),
+        })
+        .then((r) => ({
+          items: r.deliveries,
+          total: pageTotal(r.pagination, at.page, at.limit, r.deliveries.length),
+        }))
         .catch(() => null);
-      return kit.send(reply, status, webhookPage({ frame: admin.frame, webhook, deliveries, ...extra }));
+      return kit.send(reply, status, webhookPage({ frame: admin.frame, webhook, deliveries, at, ...extra }));
     } catch (err) {
       const f = failure(err);
       return listPage(request, reply, admin, { error: f.message }, f.status);

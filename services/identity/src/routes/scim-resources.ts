@@ -30,6 +30,8 @@ function objectBody(body: unknown): Body {
 }
 
 type Call = FastifyRequest['scim'];
+/** What every SCIM resource carries: its own URI in `meta.location`. */
+type ScimResource = { meta: { location: string } };
 
 /** One SCIM resource type's use cases, the same six for Users and Groups. */
 interface ResourceUseCases {
@@ -67,8 +69,10 @@ export function scimResourceRoutes(scope: FastifyInstance, deps: Deps): void {
       uc.list(deps, request.scim, request.query),
     );
     scope.post(path, async (request, reply) => {
-      reply.code(201);
-      return uc.create(deps, request.scim, objectBody(request.body));
+      const created = (await uc.create(deps, request.scim, objectBody(request.body))) as ScimResource;
+      // RFC 7644 §3.3: the 201 names the new resource in Location, the same URI as meta.location.
+      reply.code(201).header('location', created.meta.location);
+      return created;
     });
     scope.get<Id>(`${path}/:id`, async (request) =>
       uc.get(deps, request.scim, request.params.id, request.query),

@@ -3,12 +3,11 @@ import type { HttpApp } from '@support-desk/platform';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../use-cases/deps.js';
 import { authenticateScimToken, provisioningContext } from '../use-cases/identity-providers.js';
-import type { ScimCall } from '../use-cases/scim/calls.js';
+import { type ScimCall, SCIM_PREFIX, scimBaseUrl } from '../use-cases/scim/calls.js';
 import { ScimError, scimErrorBody, toScimError } from '../use-cases/scim/errors.js';
 import { scimDiscoveryRoutes, scimUnsupportedRoutes } from './scim-discovery.js';
 import { scimResourceRoutes } from './scim-resources.js';
 
-export const SCIM_PREFIX = '/scim/v2';
 const SCIM_CONTENT_TYPE = 'application/scim+json; charset=utf-8';
 const SCIM_BODY_LIMIT = 1024 * 1024;
 
@@ -45,7 +44,7 @@ function scimErrorOf(error: FastifyError): ScimError {
  * counts the call against that connection's rate limit.
  */
 export async function scimRoutes(app: HttpApp, deps: Deps): Promise<void> {
-  const baseUrl = `${deps.config.OAUTH_ISSUER}${SCIM_PREFIX}`;
+  const baseUrl = scimBaseUrl(deps.config);
   await app.register(
     async (scope: FastifyInstance) => {
       scope.addContentTypeParser(

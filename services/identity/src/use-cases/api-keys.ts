@@ -109,6 +109,9 @@ export async function createApiKey(deps: Deps, ctx: EventContext, input: CreateA
   const id = newId('apiKey', now.getTime());
   const secret = randomSecret(32);
   const scopes = [...new Set(input.scopes)];
+  const minimum = deps.config.API_KEY_MIN_LIFETIME_SECONDS;
+  if (input.expiresInSeconds !== undefined && input.expiresInSeconds < minimum)
+    throw validationError('expiresIn', `must be at least ${minimum} seconds`);
   const expiresAt = input.expiresInSeconds ? new Date(now.getTime() + input.expiresInSeconds * 1000) : null;
   // The event describes the key, never its value or hash.
   const event = buildEvent(
@@ -142,17 +145,55 @@ export async function createApiKey(deps: Deps, ctx: EventContext, input: CreateA
   return { ...toView(key, owner), key: `sd_${id}_${secret}` };
 }
 
-export async function listApiKeys(deps: Deps, ownerEmail?: string): Promise<ApiKeyView[]> {
+/** Which credentials a list shows: those that work, those that no longer do (revoked, expired), or all. */
+export type CredentialStatus = 'active' | 'inactive' | 'all';
+export const CREDENTIAL_STATUSES: readonly CredentialStatus[] = ['active', 'inactive', 'all'];
+
+export interface ApiKeyListQuery {
+  /** Only this user's keys (an unknown email is a 404). */
+  ownerEmail?: string;
+  status?: CredentialStatus;
+  /** 1-based page of `limit` keys. */
+  page: number;
+  limit: number;
+}
+
+const worksAt = (k: Pick<ApiKeyDoc, 'revokedAt' | 'expiresAt'>, now: Date) =>
+  !k.revokedAt && !(k.expiresAt && k.expiresAt <= now);
+
+/**
+ * A page of API keys, newest first, with how many match: all owners or one, by status (default
+ * all). The keys are few enough to be filtered on the documents (FerretDB pushes none of these
+ * conditions down); owners are read only for the page shown.
+ */
+export async function listApiKeys(
+  deps: Deps,
+  query: ApiKeyListQuery,
+): Promise<{ keys: ApiKeyView[]; total: number }> {
   let ownerId: string | undefined;
-  if (ownerEmail) {
-    const owner = await findUserByEmail(deps, ownerEmail);
-    if (!owner) throw notFound(`User ${ownerEmail}`);
+  if (query.ownerEmail) {
+    const owner = await findUserByEmail(deps, query.ownerEmail);
+    if (!owner) throw notFound(`User ${query.ownerEmail}`);
     ownerId = owner._id;
   }
-  const keys = await deps.apiKeys.list(ownerId);
+  const now = deps.clock();
+  const status = query.status ?? 'all';
+  const matching = (await deps.apiKeys.list(ownerId)).filter(
+    (k) => status === 'all' || worksAt(k, now) === (status === 'active'),
+  );
+  const start = (query.page - 1) * query.limit;
+  const keys = matching.slice(start, start + query.limit);
   const owners = await deps.users.briefs(keys.map((k) => k.ownerId));
   const byId = new Map(owners.map((o) => [o._id, o]));
-  return keys.map((k) => toView(k, byId.get(k.ownerId)));
+  return { keys: keys.map((k) => toView(k, byId.get(k.ownerId))), total: matching.length };
+}
+
+/** One key as a list shows it, or null (its value is never shown again). */
+export async function findApiKey(deps: Deps, id: string): Promise<ApiKeyView | null> {
+  const key = await deps.apiKeys.findById(id);
+  if (!key) return null;
+  const [owner] = await deps.users.briefs([key.ownerId]);
+  return toView(key, owner);
 }
 
 export async function revokeApiKey(deps: Deps, ctx: EventContext, id: string) {

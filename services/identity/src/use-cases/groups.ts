@@ -14,6 +14,9 @@ import {
   isDuplicateKeyError,
   notFound,
   requireRevision,
+  type IfMatch,
+  revisionAfter,
+  withEntityTag,
   withRevision,
 } from '@support-desk/platform';
 import { type GroupDoc, groupNameKey } from '../store/index.js';
@@ -109,7 +112,7 @@ export interface GroupWriteOptions {
   /** The provider that owns the group writes it: its own fields, and no ownership check. */
   byProvider?: boolean;
   /** The revisions an `If-Match` header accepts (undefined: no precondition). */
-  ifMatch?: readonly number[];
+  ifMatch?: IfMatch;
 }
 
 /** `byProvider`: the owning identity provider's change (else a provider-owned name is refused). */
@@ -143,14 +146,16 @@ export async function updateGroup(
       const event = buildEvent('system.config_changed', id, ctx, changes, now);
       return {
         write: { set, outbox: [eventEntry(deps.names, event)] },
-        result: { ...before, ...set } as GroupDoc,
+        result: { ...before, ...set, rev: revisionAfter(before, true) } as GroupDoc,
       };
     });
   } catch (err) {
     if (isDuplicateKeyError(err)) throw duplicateName(after.name as string);
     throw err;
   }
-  return toDetail(updated, await deps.users.countMembers(id));
+  const detail = toDetail(updated, await deps.users.countMembers(id));
+  // The answer is the single read's view: its ETag is the one a read now gives.
+  return withEntityTag(detail, updated.rev ?? 0, detail);
 }
 
 /**

@@ -1,15 +1,17 @@
+import type { DomainEvent } from '@support-desk/contracts';
 import {
   addressKey,
   buildEvent,
   type EventContext,
   eventEntry,
   isAppError,
-  type OutboxEntry,
+  withSnapshot,
 } from '@support-desk/platform';
 import type { FailureCount, UserDoc } from '../store/index.js';
 import type { Deps } from './deps.js';
 import { hashPassword, randomSecret, sha256, verifyPassword } from './secrets.js';
 import { logins } from '../metrics.js';
+import { userEventSnapshot } from './views.js';
 
 export type LoginResult =
   | { ok: true; user: UserDoc; sessionToken: string }
@@ -51,18 +53,21 @@ function addressWait(deps: Deps, count: FailureCount, now: Date): number {
 
 /**
  * Records a sign-in or sign-out event on the user (and whatever else changes with it); the event
- * is made from the user as the write reads it.
+ * is made from the user as the write reads it, and carries the user as the write leaves it.
  */
 async function recordOnUser(
   deps: Deps,
   userId: string,
-  entry: (user: UserDoc) => OutboxEntry,
+  event: (user: UserDoc) => DomainEvent,
   set: Partial<UserDoc> = {},
   current?: UserDoc,
 ) {
   await deps.users.update(
     userId,
-    (user) => ({ write: { set, outbox: [entry(user)] }, result: undefined }),
+    async (user) => {
+      const announced = withSnapshot(event(user), await userEventSnapshot(deps, { ...user, ...set }));
+      return { write: { set, outbox: [eventEntry(deps.names, announced)] }, result: undefined };
+    },
     current,
   );
 }
@@ -159,13 +164,7 @@ async function attemptLogin(deps: Deps, input: LoginInput): Promise<LoginResult>
       createdAt: now,
       expiresAt: new Date(now.getTime() + deps.config.OAUTH_SESSION_TTL_SECONDS * 1000),
     }),
-    recordOnUser(
-      deps,
-      user._id,
-      () => eventEntry(deps.names, event),
-      { lastLoginAt: now, ...rehashed },
-      user,
-    ),
+    recordOnUser(deps, user._id, () => event, { lastLoginAt: now, ...rehashed }, user),
   ]);
   return { ok: true, user, sessionToken: token };
 }
@@ -219,10 +218,14 @@ export async function logout(
   const session = await deps.sessions.remove(sha256(token));
   if (!session) return false;
   const now = deps.clock();
-  const entry = (user: UserDoc) => {
-    const ctx = oauthContext(user, meta.ip, meta.userAgent, meta.requestId);
-    return eventEntry(deps.names, buildEvent('user.logout', user._id, ctx, undefined, now));
-  };
+  const entry = (user: UserDoc) =>
+    buildEvent(
+      'user.logout',
+      user._id,
+      oauthContext(user, meta.ip, meta.userAgent, meta.requestId),
+      undefined,
+      now,
+    );
   try {
     await recordOnUser(deps, session.userId, entry);
   } catch (err) {

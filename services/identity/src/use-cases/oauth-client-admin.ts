@@ -1,6 +1,7 @@
 import type { Plan, RateLimits } from '@support-desk/contracts';
 import { buildEvent, type EventContext, eventEntry } from '@support-desk/platform';
 import type { OAuthClientDoc } from '../store/index.js';
+import type { CredentialStatus } from './api-keys.js';
 import type { Deps } from './deps.js';
 import { revokeGrantIf } from './grant-revocation.js';
 
@@ -29,9 +30,26 @@ const toView = (c: OAuthClientDoc): OAuthClientView => ({
   revokedAt: iso(c.revokedAt),
 });
 
-/** Every registered client, newest first, revoked ones included (marked). Shared by console and deskctl. */
-export async function listOAuthClients(deps: Deps): Promise<OAuthClientView[]> {
-  return (await deps.oauthClients.list()).map(toView);
+/**
+ * A page of the registered clients, newest first, with how many match: the active ones, the
+ * revoked ones or all (default). Shared by console and deskctl.
+ */
+export async function listOAuthClients(
+  deps: Deps,
+  query: { status?: CredentialStatus; page: number; limit: number },
+): Promise<{ clients: OAuthClientView[]; total: number }> {
+  const status = query.status ?? 'all';
+  const matching = (await deps.oauthClients.list()).filter(
+    (c) => status === 'all' || !c.revokedAt === (status === 'active'),
+  );
+  const start = (query.page - 1) * query.limit;
+  return { clients: matching.slice(start, start + query.limit).map(toView), total: matching.length };
+}
+
+/** One client as a list shows it, or null. */
+export async function findOAuthClient(deps: Deps, clientId: string): Promise<OAuthClientView | null> {
+  const client = await deps.oauthClients.findWithSecretHash(clientId);
+  return client ? toView(client) : null;
 }
 
 /**

@@ -1,5 +1,5 @@
-import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
-import argon2 from 'argon2';
+import { argon2, createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { deserialize, serialize } from '@phc/format';
 
 /** 256 bits of randomness, base64url (43 characters). */
 export const randomSecret = (bytes = 32) => randomBytes(bytes).toString('base64url');
@@ -23,15 +23,74 @@ export function safeEqual(a: string, b: string): boolean {
 
 /**
  * Passwords are hashed with argon2id at OWASP's recommended cost (Password Storage Cheat Sheet:
- * m = 19 MiB, t = 2, p = 1; about 25 ms here), through node-argon2 (the reference C
- * implementation, prebuilt for glibc and musl, with a PHC-string API that says when a hash was
- * made with other parameters). Hashes from earlier releases (`scrypt$N$r$p$salt$hash`) still
- * verify and are replaced at the next successful sign-in.
+ * m = 19 MiB, t = 2, p = 1; about 25 ms here), with Node's own `crypto.argon2` (OpenSSL's
+ * implementation, on libuv's thread pool; no native addon or install script), stored as a PHC
+ * string (`$argon2id$v=19$m=19456,t=2,p=1$salt$hash`, written and read with @phc/format, the
+ * serializer node-argon2 itself used, so hashes stored by earlier releases read the same way).
+ * A hash made with other parameters verifies with its own and is marked for a rehash. Hashes from
+ * still earlier releases (`scrypt$N$r$p$salt$hash`) verify too and are replaced at the next
+ * successful sign-in.
  */
-const ARGON2 = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
+const ARGON2 = { id: 'argon2id', version: 19, m: 19_456, t: 2, p: 1, saltBytes: 16, hashBytes: 32 } as const;
 
-export const hashPassword = (password: string): Promise<string> =>
-  argon2.hash(password.normalize('NFKC'), ARGON2);
+interface Argon2Params {
+  id: string;
+  m: number;
+  t: number;
+  p: number;
+  salt: Buffer;
+  hashBytes: number;
+}
+
+function argon2Key(password: string, params: Argon2Params): Promise<Buffer> {
+  return new Promise((resolve, reject) =>
+    argon2(
+      params.id as 'argon2id',
+      {
+        message: password.normalize('NFKC'),
+        nonce: params.salt,
+        memory: params.m,
+        passes: params.t,
+        parallelism: params.p,
+        tagLength: params.hashBytes,
+      },
+      (err, key) => (err ? reject(err) : resolve(key)),
+    ),
+  );
+}
+
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(ARGON2.saltBytes);
+  const hash = await argon2Key(password, { ...ARGON2, salt, hashBytes: ARGON2.hashBytes });
+  const { id, version, m, t, p } = ARGON2;
+  return serialize({ id, version, params: { m, t, p }, salt, hash });
+}
+
+/** A stored argon2 PHC string's parameters and hash; null when it is not one this code can check. */
+function parseArgon2(stored: string): (Argon2Params & { version: number; hash: Buffer }) | null {
+  try {
+    const { id, version, params, salt, hash } = deserialize(stored);
+    const { m, t, p } = params ?? {};
+    const ok =
+      ['argon2id', 'argon2i', 'argon2d'].includes(id) && salt && hash && [m, t, p].every(Number.isInteger);
+    return ok ? { id, version: version ?? 16, m, t, p, salt, hash, hashBytes: hash.length } : null;
+  } catch {
+    return null;
+  }
+}
+
+const outdated = (h: NonNullable<ReturnType<typeof parseArgon2>>) =>
+  h.id !== ARGON2.id ||
+  h.version !== ARGON2.version ||
+  h.m !== ARGON2.m ||
+  h.t !== ARGON2.t ||
+  h.p !== ARGON2.p ||
+  h.hashBytes !== ARGON2.hashBytes;
+
+async function argon2Verify(stored: NonNullable<ReturnType<typeof parseArgon2>>, password: string) {
+  const key = await argon2Key(password, stored).catch(() => null);
+  return key !== null && key.length === stored.hash.length && timingSafeEqual(key, stored.hash);
+}
 
 /** A real hash of nothing anyone knows: checked when an account has no usable password. */
 let dummyHash: Promise<string> | undefined;
@@ -67,14 +126,15 @@ export interface PasswordCheck {
  */
 export async function verifyPassword(password: string, stored: string | null): Promise<PasswordCheck> {
   const legacy = stored?.startsWith('scrypt$') ? stored : null;
-  const hash = stored?.startsWith('$argon2') ? stored : await dummy();
+  const own = stored?.startsWith('$argon2') ? parseArgon2(stored) : null;
+  const checked = own ?? parseArgon2(await dummy())!;
   const [matches, legacyValid] = await Promise.all([
-    argon2.verify(hash, password.normalize('NFKC')).catch(() => false),
+    argon2Verify(checked, password),
     legacy ? scryptVerify(password, legacy) : false,
   ]);
   if (legacy) return { valid: legacyValid, needsRehash: legacyValid };
-  const valid = matches && hash === stored;
-  return { valid, needsRehash: valid && argon2.needsRehash(hash, ARGON2) };
+  const valid = matches && own !== null;
+  return { valid, needsRehash: valid && outdated(own) };
 }
 
 export const PASSWORD_MIN = 12;

@@ -1,4 +1,9 @@
-import { type Changes, type CredentialNotice, NOTICE_VERSION } from '@support-desk/contracts';
+import {
+  type Changes,
+  type CredentialNotice,
+  NOTICE_VERSION,
+  type UserDetail,
+} from '@support-desk/contracts';
 import {
   buildEvent,
   diffChanges,
@@ -7,11 +12,14 @@ import {
   messageEntry,
   notFound,
   type OutboxEntry,
+  revisionAfter,
+  withSnapshot,
 } from '@support-desk/platform';
 import { emailKey, type UserDoc } from '../store/index.js';
 import { revokeUserCredentials } from './credential-sweep.js';
 import { tokensExpireBy } from './grant-revocation.js';
 import type { Deps } from './deps.js';
+import { userEventSnapshot } from './views.js';
 
 export async function findUser(deps: Deps, id: string): Promise<UserDoc> {
   const user = await deps.users.findById(id);
@@ -29,7 +37,8 @@ const notice = (deps: Deps, kind: CredentialNotice['kind'], userId: string, now:
 
 /**
  * The events (and credential notices) one user change emits: `user.updated` for ordinary fields
- * and membership, `user.role_changed` for the role, `user.deactivated` for deactivation.
+ * and membership, `user.role_changed` for the role, `user.deactivated` for deactivation; each
+ * event carries the user as the change leaves it (`snapshot`).
  */
 export function userChangeEntries(
   deps: Deps,
@@ -37,23 +46,24 @@ export function userChangeEntries(
   userId: string,
   changes: Changes,
   now: Date,
+  snapshot: UserDetail,
 ): OutboxEntry[] {
   const entries: OutboxEntry[] = [];
+  const event = (type: 'user.updated' | 'user.role_changed' | 'user.deactivated', c: Changes) =>
+    eventEntry(deps.names, withSnapshot(buildEvent(type, userId, ctx, c, now), snapshot));
   const { role, status, deactivatedAt, ...rest } = changes;
   const deactivated = status?.to === 'inactive';
   if (status && !deactivated) rest.status = status;
   if (deactivatedAt && !deactivated) rest.deactivatedAt = deactivatedAt;
-  if (Object.keys(rest).length > 0) {
-    entries.push(eventEntry(deps.names, buildEvent('user.updated', userId, ctx, rest, now)));
-  }
+  if (Object.keys(rest).length > 0) entries.push(event('user.updated', rest));
   if (role) {
-    entries.push(eventEntry(deps.names, buildEvent('user.role_changed', userId, ctx, { role }, now)));
+    entries.push(event('user.role_changed', { role }));
     entries.push(messageEntry(deps.names.credentialNotices, notice(deps, 'user_role_changed', userId, now)));
   }
   if (deactivated) {
     const c: Changes = { status };
     if (deactivatedAt) c.deactivatedAt = deactivatedAt;
-    entries.push(eventEntry(deps.names, buildEvent('user.deactivated', userId, ctx, c, now)));
+    entries.push(event('user.deactivated', c));
     entries.push(messageEntry(deps.names.credentialNotices, notice(deps, 'user_deactivated', userId, now)));
   } else if (status?.to === 'active') {
     entries.push(messageEntry(deps.names.credentialNotices, notice(deps, 'user_reactivated', userId, now)));
@@ -62,7 +72,10 @@ export function userChangeEntries(
 }
 
 export type UserPatch = Partial<
-  Pick<UserDoc, 'name' | 'role' | 'groups' | 'isVip' | 'status' | 'metadata' | 'email' | 'externalId'>
+  Pick<
+    UserDoc,
+    'name' | 'role' | 'groups' | 'isVip' | 'status' | 'metadata' | 'email' | 'externalId' | 'identityProvider'
+  >
 >;
 
 /**
@@ -95,13 +108,26 @@ export async function applyUserPatch(
         ...set,
         ...(set.deactivatedAt instanceof Date ? { deactivatedAt: set.deactivatedAt.toISOString() } : {}),
       },
-      ['email', 'name', 'role', 'groups', 'isVip', 'status', 'metadata', 'externalId', 'deactivatedAt'],
+      [
+        'email',
+        'name',
+        'role',
+        'groups',
+        'isVip',
+        'status',
+        'metadata',
+        'externalId',
+        'identityProvider',
+        'deactivatedAt',
+      ],
     );
     if (Object.keys(changes).length === 0) return { write: null, result: { changes, after: before } };
     const written = { ...set, updatedAt: now };
+    const after = { ...before, ...written } as UserDoc;
+    const snapshot = await userEventSnapshot(deps, after);
     return {
-      write: { set: written, outbox: userChangeEntries(deps, ctx, id, changes, now) },
-      result: { changes, after: { ...before, ...written } as UserDoc },
+      write: { set: written, outbox: userChangeEntries(deps, ctx, id, changes, now, snapshot) },
+      result: { changes, after: { ...after, rev: revisionAfter(before, true) } },
     };
   });
   const status = changes.status?.to;

@@ -21,9 +21,13 @@ import {
   parseEnumList,
   planList,
   requireRevision,
+  searchText,
   unauthorized,
   validationError,
+  type IfMatch,
+  withEntityTag,
   withRevision,
+  withSnapshot,
 } from '@support-desk/platform';
 import { emailKey, type UserDoc, type UserListFilter } from '../store/index.js';
 import { userOrders, type UserSort } from '../store/user-order.js';
@@ -36,7 +40,7 @@ import {
   assertUserPatchAllowed,
 } from './provider-ownership.js';
 import { applyUserPatch, findUser, type UserPatch } from './user-changes.js';
-import { groupNames, groupRefs, toDetail, toListItem, toListItems } from './views.js';
+import { groupNames, groupRefs, toDetail, toListItem, toListItems, userEventSnapshot } from './views.js';
 
 /** `GET /v1/users` and a group's members: filters, sort, and paging by page or by cursor. */
 export async function listUsers(deps: Deps, query: UserListQuery) {
@@ -45,7 +49,7 @@ export async function listUsers(deps: Deps, query: UserListQuery) {
     status: parseEnumList('query.status', query.status, USER_STATUSES),
     groupId: query.groupId,
     isVip: query.isVip,
-    search: query.search,
+    search: searchText(query),
   };
   const plan = planList<UserSort['field']>(query, DEFAULT_USER_SORT, userOrders.kinds, { ...filter });
   const { users, total } = await deps.users.page(filter, plan.sort, plan.read);
@@ -106,22 +110,20 @@ export async function createUser(
     const empty = Array.isArray(v) ? v.length === 0 : typeof v === 'object' && Object.keys(v).length === 0;
     if (!empty) changes[k] = { from: null, to: v };
   }
-  const event = buildEvent('user.created', id, ctx, changes, now);
+  const user: UserDoc = {
+    _id: id,
+    ...fields,
+    emailKey: emailKey(input.email),
+    externalId: provisioned?.externalId ?? null,
+    passwordHash,
+    lastLoginAt: null,
+    deactivatedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const event = withSnapshot(buildEvent('user.created', id, ctx, changes, now), toDetail(user, names));
   try {
-    await deps.users.insert(
-      {
-        _id: id,
-        ...fields,
-        emailKey: emailKey(input.email),
-        externalId: provisioned?.externalId ?? null,
-        passwordHash,
-        lastLoginAt: null,
-        deactivatedAt: null,
-        createdAt: now,
-        updatedAt: now,
-      },
-      [eventEntry(deps.names, event)],
-    );
+    await deps.users.insert(user, [eventEntry(deps.names, event)]);
   } catch (err) {
     if (isDuplicateKeyError(err)) throw conflict(`A user with email ${fields.email} already exists`);
     throw err;
@@ -151,7 +153,7 @@ export async function updateUser(
   ctx: EventContext,
   id: string,
   body: UpdateUserBody,
-  ifMatch?: readonly number[],
+  ifMatch?: IfMatch,
 ) {
   const groups = body.groups ? [...new Set(body.groups)] : undefined;
   const names = groups ? await assertGroupsExist(deps, groups, 'body.groups') : undefined;
@@ -170,15 +172,17 @@ export async function updateUser(
     return patch;
   });
   const out: UpdatedUser = { id, updatedAt: new Date(user.updatedAt).toISOString() };
+  // A new membership's names were read when it was checked.
+  const userGroupNames = names ?? (await groupNames(deps, user.groups));
   for (const field of Object.keys(changes)) {
-    if (field === 'groups') {
-      out.groups = groupRefs(user.groups, names ?? (await groupNames(deps, user.groups)));
-    } else (out as Record<string, unknown>)[field] = changes[field].to;
+    if (field === 'groups') out.groups = groupRefs(user.groups, userGroupNames);
+    else (out as Record<string, unknown>)[field] = changes[field].to;
   }
-  return out;
+  // The ETag a read now gives, so the next conditional write needs no read first.
+  return withEntityTag(out, user.rev ?? 0, toDetail(user, userGroupNames));
 }
 
-export async function deactivateUser(deps: Deps, ctx: EventContext, id: string, ifMatch?: readonly number[]) {
+export async function deactivateUser(deps: Deps, ctx: EventContext, id: string, ifMatch?: IfMatch) {
   const { user } = await applyUserPatch(deps, ctx, id, async (before) => {
     requireRevision(before, ifMatch, 'User');
     await assertUserDeactivationAllowed(deps, before);
@@ -229,14 +233,17 @@ export async function setPassword(deps: Deps, ctx: EventContext, email: string, 
   const hash = await hashPassword(password);
   await deps.users.update(
     user._id,
-    () => {
+    async (current) => {
       const now = deps.clock();
-      const event = buildEvent(
-        'user.updated',
-        user._id,
-        ctx,
-        { password: { from: '[redacted]', to: '[redacted]' } },
-        now,
+      const event = withSnapshot(
+        buildEvent(
+          'user.updated',
+          user._id,
+          ctx,
+          { password: { from: '[redacted]', to: '[redacted]' } },
+          now,
+        ),
+        await userEventSnapshot(deps, { ...current, updatedAt: now }),
       );
       return {
         write: { set: { passwordHash: hash, updatedAt: now }, outbox: [eventEntry(deps.names, event)] },

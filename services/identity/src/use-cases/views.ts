@@ -1,4 +1,10 @@
-import type { GroupRef, UserDetail, UserListItem, UserSnapshot } from '@support-desk/contracts';
+import type {
+  GroupRef,
+  ListPagination,
+  UserDetail,
+  UserListItem,
+  UserSnapshot,
+} from '@support-desk/contracts';
 import type { UserDoc } from '../store/index.js';
 import type { Deps } from './deps.js';
 
@@ -40,6 +46,14 @@ export function toSnapshot(u: UserDoc, names: Map<string, string>): UserSnapshot
   return { ...common, updatedAt: iso(u.updatedAt)! };
 }
 
+/**
+ * The user as every event about it carries it (`snapshot`): as `GET /v1/users/:id` shows it, so
+ * nothing a viewer could not read and no secret (`u` is the user as the write leaves it).
+ */
+export async function userEventSnapshot(deps: Pick<Deps, 'groups'>, u: UserDoc): Promise<UserDetail> {
+  return toDetail(u, await groupNames(deps, u.groups ?? []));
+}
+
 /** List items for a page of users, resolving every group name in one query. */
 export async function toListItems(deps: Pick<Deps, 'groups'>, users: UserDoc[]): Promise<UserListItem[]> {
   const names = await groupNames(
@@ -54,3 +68,18 @@ export async function userSnapshot(deps: Deps, id: string): Promise<UserSnapshot
   const user = await deps.users.findById(id);
   return user ? toSnapshot(user, await groupNames(deps, user.groups)) : null;
 }
+
+const PLURAL = new Intl.PluralRules('en');
+
+/** "1 member", "3 members": a count with its noun in the right number (English plural rules). */
+export const countOf = (n: number, one: string, several = `${one}s`) =>
+  `${n} ${PLURAL.select(n) === 'one' ? one : several}`;
+
+/**
+ * The total of a page-mode list answer (page mode counts); should an older service answer without
+ * it, what has been seen up to this page (a caller then shows no further page).
+ */
+export const pageTotal = (pagination: ListPagination, page: number, limit: number, shown: number) =>
+  'total' in pagination && typeof pagination.total === 'number'
+    ? pagination.total
+    : (page - 1) * limit + shown;

@@ -10,7 +10,7 @@ import type { Deps } from '../use-cases/deps.js';
 import { getRequest } from '../use-cases/queries.js';
 import { listRequestChanges, listRequests } from '../use-cases/request-lists.js';
 import { createRequest, deleteRequest, updateRequest } from '../use-cases/requests.js';
-import { addComment } from '../use-cases/comments.js';
+import { addComment, listComments } from '../use-cases/comments.js';
 
 export function requestRoutes(app: HttpApp, deps: Deps): void {
   contractRoute(app, schemas, 'GET /v1/requests', async (request, reply) =>
@@ -42,6 +42,13 @@ export function requestRoutes(app: HttpApp, deps: Deps): void {
   );
   contractRoute(app, schemas, 'DELETE /v1/requests/:id', (request) =>
     deleteRequest(deps, request.principal, request.params.id, ifMatchRevisions(request.headers['if-match'])),
+  );
+  contractRoute(app, schemas, 'GET /v1/requests/:id/comments', async (request, reply) =>
+    withPageLinks(
+      request,
+      reply,
+      await listComments(deps, request.principal, request.params.id, request.query),
+    ),
   );
   contractRoute(app, schemas, 'POST /v1/requests/:id/comments', (request) =>
     addComment(deps, request.principal, request.params.id, request.body),

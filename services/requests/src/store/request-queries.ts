@@ -29,6 +29,10 @@ export interface RequestListFilter {
   priority?: Priority[];
   assignedTo?: string;
   assignedGroup?: string;
+  /** The requester's user id. */
+  requester?: string;
+  /** Requests holding any of these tags (as stored). */
+  tags?: string[];
   createdAfter?: Date;
   createdBefore?: Date;
   /** Plain text found in the title, the description or a tag, case-insensitively. */
@@ -54,6 +58,10 @@ export function listQuery(filter: RequestListFilter): FilterQuery<RequestRecord>
   if (filter.priority) query.priority = oneOf(filter.priority);
   if (filter.assignedTo) query.assignedTo = filter.assignedTo;
   if (filter.assignedGroup) query.assignedGroup = filter.assignedGroup;
+  // Top-level equalities on scalars (one tag: an element of the array), pushed down by FerretDB on
+  // PostgreSQL and served by its GIN indexes; several tags are an `$in`, which it is not.
+  if (filter.requester) query.requesterId = filter.requester;
+  if (filter.tags) query.tags = oneOf(filter.tags);
   if (filter.createdAfter || filter.createdBefore) {
     query.createdAt = {
       ...(filter.createdAfter ? { $gte: filter.createdAfter } : {}),

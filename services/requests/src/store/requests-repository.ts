@@ -36,6 +36,12 @@ export type { ChangePosition, RequestListFilter, RequestListWindow };
 
 export type RequestForUpdate = RequestRecord & { outbox?: unknown };
 
+/** The keys a request keeps beside its fields so the lists can sort and filter on them. */
+const derivedKeys = (r: Pick<RequestRecord, 'priority' | 'requester'>) => ({
+  priorityRank: PRIORITY_RANK[r.priority],
+  requesterId: r.requester.id,
+});
+
 /** With `priority` in a write, its rank too (the order `sort=priority` reads). */
 function withRank<R>(decision: AggregateDecision<R>): AggregateDecision<R> {
   const priority = decision.write?.set?.priority as Priority | undefined;
@@ -84,7 +90,7 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
   return {
     /** A new request with the events that announce it, in one insert. */
     async insert(record: RequestRecord, outbox: OutboxEntry[]): Promise<void> {
-      await insertWithOutbox(model, { ...record, priorityRank: PRIORITY_RANK[record.priority] }, outbox);
+      await insertWithOutbox(model, { ...record, ...derivedKeys(record) }, outbox);
     },
 
     async findVisible(id: string): Promise<RequestRecord | null> {
@@ -146,31 +152,31 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
     },
 
     /**
-     * Gives requests stored before `priorityRank` existed their rank, at most `limit` a call
-     * (each a revisioned write, so it cannot erase a concurrent change); how many were ranked.
-     * `updatedAt` stays: the request did not change for its readers.
+     * Gives requests stored before a derived key existed (`priorityRank`, `requesterId`) the
+     * missing ones, at most `limit` a call (each a revisioned write, so it cannot erase a
+     * concurrent change); how many were completed. `updatedAt` stays: the request did not change
+     * for its readers.
      */
-    async rankUnranked(limit: number): Promise<number> {
-      const unranked = await model
-        .find({ priorityRank: null }, { _id: 1 })
+    async completeDerivedKeys(limit: number): Promise<number> {
+      const incomplete = await model
+        .find({ $or: [{ priorityRank: null }, { requesterId: null }] }, { _id: 1 })
         .limit(limit)
         .lean<Pick<RequestRecord, '_id'>[]>()
         .exec();
-      for (const { _id } of unranked) {
+      for (const { _id } of incomplete) {
         await updateAggregate<RequestRecord, void>(
           model,
           _id,
-          (current) => ({
-            write:
-              current.priorityRank == null
-                ? { set: { priorityRank: PRIORITY_RANK[current.priority] } }
-                : null,
-            result: undefined,
-          }),
+          (current) => {
+            const keys = derivedKeys(current);
+            const missing =
+              current.priorityRank !== keys.priorityRank || current.requesterId !== keys.requesterId;
+            return { write: missing ? { set: keys } : null, result: undefined };
+          },
           { what: 'Request' },
         );
       }
-      return unranked.length;
+      return incomplete.length;
     },
 
     /**

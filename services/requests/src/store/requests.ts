@@ -43,6 +43,11 @@ export interface RequestRecord {
   tags: string[];
   /** Snapshot from the principal at creation; names shown follow the users read model. */
   requester: PersonSnapshot;
+  /**
+   * `requester.id` again, top-level: the list's `requester` filter is an equality on it, which
+   * FerretDB on PostgreSQL pushes down (a dotted path it does not); set by the repository.
+   */
+  requesterId?: string;
   assignedTo: string | null;
   assignedGroup: string | null;
   resolution: string | null;
@@ -124,6 +129,7 @@ const RequestSchema = new Schema<RequestRecord>(
       email: { type: String, required: true },
       name: { type: String, required: true },
     },
+    requesterId: { type: String },
     assignedTo: { type: String, default: null },
     assignedGroup: { type: String, default: null },
     resolution: { type: String, default: null },
@@ -150,6 +156,9 @@ RequestSchema.index({ deletedAt: 1, status: 1, createdAt: -1, _id: -1 });
 RequestSchema.index({ deletedAt: 1, priority: 1, createdAt: -1, _id: -1 });
 RequestSchema.index({ deletedAt: 1, assignedTo: 1, createdAt: -1, _id: -1 });
 RequestSchema.index({ deletedAt: 1, assignedGroup: 1, createdAt: -1, _id: -1 });
+RequestSchema.index({ deletedAt: 1, requesterId: 1, createdAt: -1, _id: -1 });
+// Multikey: `tags=x` is an equality on an element of the array.
+RequestSchema.index({ deletedAt: 1, tags: 1, createdAt: -1, _id: -1 });
 // The other orders of the list (`sort`), and the changes feed (every request, deleted ones too).
 RequestSchema.index({ deletedAt: 1, updatedAt: -1, _id: -1 });
 RequestSchema.index({ deletedAt: 1, priorityRank: -1, createdAt: -1, _id: -1 });

@@ -16,7 +16,7 @@ import { fileTypeFromBuffer } from 'file-type';
 import type { AttachmentRecord, RequestRecord } from '../store/requests.js';
 import type { RequestForUpdate } from '../store/requests-repository.js';
 import { type Deps } from './deps.js';
-import { attachmentUrl, seesInternal } from './queries.js';
+import { attachmentUrl, seesInternal, withRequestSnapshot } from './queries.js';
 import { attachmentBytesStored, attachmentsStored } from '../metrics.js';
 
 /** Bytes file-type needs to recognise every format it knows. */
@@ -139,7 +139,7 @@ export async function storeAttachment(
     const ctx = contextFromPrincipal(principal);
     const stored = await deps.requests.update(
       requestId,
-      (current) => {
+      async (current) => {
         checkUpload(principal, current);
         const now = deps.clock();
         const record: AttachmentRecord = {
@@ -162,11 +162,13 @@ export async function storeAttachment(
           },
           now,
         );
+        const after = { ...current, updatedAt: now, attachments: [...current.attachments, record] };
+        const events = await withRequestSnapshot(deps, [event], after, now);
         return {
           write: {
             set: { updatedAt: now },
             append: { attachments: [record] },
-            outbox: [eventEntry(deps.names, event)],
+            outbox: events.map((e) => eventEntry(deps.names, e)),
           },
           result: { id, filename, size: record.size, url: attachmentUrl(deps, id) },
         };

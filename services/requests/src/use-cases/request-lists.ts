@@ -17,6 +17,7 @@ import {
   listPage,
   parseEnumList,
   planList,
+  searchText,
   validationError,
 } from '@support-desk/platform';
 import { requestOrders, type RequestSort } from '../store/request-order.js';
@@ -24,9 +25,14 @@ import type { RequestListFilter } from '../store/requests-repository.js';
 import type { Deps } from './deps.js';
 import { person, requestDetail, sharedFields } from './queries.js';
 
+/** `tags=a,b` (checked by the schema) as its distinct tags, sorted: equal sets, equal cursors. */
+const tagList = (raw: string | undefined) =>
+  raw === undefined ? undefined : [...new Set(raw.split(','))].sort();
+
 /**
- * `GET /v1/requests`: filters (several values of an enum separated by commas), search, sort, and
- * paging by page (with a count) or by cursor (a keyset seek, no count); one find either way.
+ * `GET /v1/requests`: filters (several values of an enum or several tags separated by commas),
+ * search, sort, and paging by page (with a count) or by cursor (a keyset seek, no count); one
+ * find either way.
  */
 export async function listRequests(deps: Deps, query: ListRequestsQuery) {
   const filter: RequestListFilter = {
@@ -34,9 +40,11 @@ export async function listRequests(deps: Deps, query: ListRequestsQuery) {
     priority: parseEnumList('query.priority', query.priority, PRIORITIES),
     assignedTo: query.assignedTo,
     assignedGroup: query.groupId,
+    requester: query.requester,
+    tags: tagList(query.tags),
     createdAfter: query.createdAfter ? new Date(query.createdAfter) : undefined,
     createdBefore: query.createdBefore ? new Date(query.createdBefore) : undefined,
-    search: query.q,
+    search: searchText(query),
   };
   const plan = planList<RequestSort['field']>(query, DEFAULT_REQUEST_SORT, requestOrders.kinds, {
     ...filter,
@@ -89,25 +97,26 @@ export async function listRequestChanges(deps: Deps, principal: Principal, query
   };
 }
 
-/** Batches of the rank back-fill, and how many at most a start runs (then the next start goes on). */
-const RANK_BATCH = 100;
-const RANK_BATCHES_MAX = 1000;
+/** Batches of the key back-fill, and how many at most a start runs (then the next start goes on). */
+const BACKFILL_BATCH = 100;
+const BACKFILL_BATCHES_MAX = 1000;
 
 /**
- * Gives the requests stored before `sort=priority` existed their severity rank, at start (a
- * request without one would sort as if it had the lowest). Logged, never fatal: the lists
- * still answer, those requests sort low until the next start ranks them.
+ * Gives the requests stored before a list key existed that key, at start: the severity rank of
+ * `sort=priority` (without it a request sorts as if it had the lowest) and the top-level requester
+ * id of the `requester` filter (without it the filter does not find the request). Logged, never
+ * fatal: the lists still answer, and the next start goes on.
  */
-export async function rankStoredRequests(deps: Deps): Promise<void> {
+export async function completeStoredRequests(deps: Deps): Promise<void> {
   try {
-    let ranked = 0;
-    for (let batch = 0; batch < RANK_BATCHES_MAX; batch++) {
-      const n = await deps.requests.rankUnranked(RANK_BATCH);
-      ranked += n;
-      if (n < RANK_BATCH) break;
+    let completed = 0;
+    for (let batch = 0; batch < BACKFILL_BATCHES_MAX; batch++) {
+      const n = await deps.requests.completeDerivedKeys(BACKFILL_BATCH);
+      completed += n;
+      if (n < BACKFILL_BATCH) break;
     }
-    if (ranked > 0) deps.logger.info({ ranked }, 'stored requests given their priority rank');
+    if (completed > 0) deps.logger.info({ completed }, 'stored requests given their list keys');
   } catch (err) {
-    deps.logger.warn({ err }, 'ranking stored requests by priority failed; retried at the next start');
+    deps.logger.warn({ err }, 'giving stored requests their list keys failed; retried at the next start');
   }
 }

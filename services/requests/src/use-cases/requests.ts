@@ -13,11 +13,15 @@ import {
   diffChanges,
   type EventContext,
   eventEntry,
+  type IfMatch,
   requireRevision,
+  revisionAfter,
   validationError,
+  withEntityTag,
 } from '@support-desk/platform';
 import type { RequestRecord } from '../store/requests.js';
 import { type Deps, requireAssignee, requireGroup, uniqueTags } from './deps.js';
+import { requestDetail, withRequestSnapshot } from './queries.js';
 import { computeSla, slaDueMinute } from './sla.js';
 import { checkTransition, isStopped } from './workflow.js';
 
@@ -75,9 +79,10 @@ export async function createRequest(deps: Deps, principal: Principal, body: Crea
   ]);
   if (Object.keys(assignment).length > 0)
     events.push(buildEvent('request.assigned', id, ctx, assignment, now));
+  const announced = await withRequestSnapshot(deps, events, record, now, requester);
   await deps.requests.insert(
     record,
-    events.map((e) => eventEntry(deps.names, e)),
+    announced.map((e) => eventEntry(deps.names, e)),
   );
   return { id, title: record.title, status, createdAt: now.toISOString() };
 }
@@ -196,11 +201,11 @@ export async function updateRequest(
   principal: Principal,
   id: string,
   body: UpdateRequestBody,
-  ifMatch?: readonly number[],
+  ifMatch?: IfMatch,
 ) {
   const ctx = contextFromPrincipal(principal);
   const verified = new Set<string>();
-  return deps.requests.update(id, async (current) => {
+  const { answer, after } = await deps.requests.update(id, async (current) => {
     requireRevision(current, ifMatch, 'Request');
     // References are checked only when they change (keeping a since-deactivated assignee is fine).
     if (body.assignedTo && body.assignedTo !== current.assignedTo && !verified.has(body.assignedTo)) {
@@ -221,23 +226,28 @@ export async function updateRequest(
       // Nothing changed: no write, no event, updatedAt kept.
       return {
         write: null,
-        result: { id, status: current.status, updatedAt: current.updatedAt.toISOString() },
+        result: {
+          answer: { id, status: current.status, updatedAt: current.updatedAt.toISOString() },
+          after: current,
+        },
       };
     }
+    const after = { ...current, ...plan.set } as RequestRecord;
+    const events = await withRequestSnapshot(deps, plan.events, after, now);
     return {
-      write: { set: plan.set, outbox: plan.events.map((e) => eventEntry(deps.names, e)) },
-      result: { id, status: plan.status, updatedAt: now.toISOString() },
+      write: { set: plan.set, outbox: events.map((e) => eventEntry(deps.names, e)) },
+      result: {
+        answer: { id, status: plan.status, updatedAt: now.toISOString() },
+        after: { ...after, rev: revisionAfter(current, true) },
+      },
     };
   });
+  // The ETag a read now gives, so the next conditional write needs no read first.
+  return withEntityTag(answer, after.rev ?? 0, await requestDetail(deps, principal, after));
 }
 
-export async function deleteRequest(
-  deps: Deps,
-  principal: Principal,
-  id: string,
-  ifMatch?: readonly number[],
-) {
-  return deps.requests.update(id, (current) => {
+export async function deleteRequest(deps: Deps, principal: Principal, id: string, ifMatch?: IfMatch) {
+  return deps.requests.update(id, async (current) => {
     requireRevision(current, ifMatch, 'Request');
     const now = deps.clock();
     const event = buildEvent(
@@ -247,10 +257,12 @@ export async function deleteRequest(
       { deletedAt: { from: null, to: now.toISOString() } },
       now,
     );
+    // The request as it was when deleted (what a mirror drops, and what it was).
+    const [announced] = await withRequestSnapshot(deps, [event], { ...current, updatedAt: now }, now);
     return {
       write: {
         set: { deletedAt: now, deletedBy: principal.userId, updatedAt: now },
-        outbox: [eventEntry(deps.names, event)],
+        outbox: [eventEntry(deps.names, announced!)],
       },
       result: { deleted: true as const },
     };

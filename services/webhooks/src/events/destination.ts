@@ -57,6 +57,13 @@ export function allowedRanges(spec: string): BlockList {
   return list;
 }
 
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** 127.0.0.0/8 or ::1. */
+export const isLoopback = (address: string) => LOOPBACK.check(address, familyOf(address));
+
 /** Why an address is refused, or null when a delivery may go there. */
 export function refusal(address: string, allowed: BlockList): string | null {
   const type = familyOf(address);

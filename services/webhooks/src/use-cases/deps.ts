@@ -19,6 +19,8 @@ export interface Deps {
   send: Send;
   /** Ranges the operator allows despite the SSRF rules (checked on URLs given as an address). */
   allowedRanges: BlockList;
+  /** WEBHOOKS_ALLOW_HTTP: plain http subscription URLs to any host (else only to admitted loopback). */
+  allowHttp: boolean;
   /** How long a rotated-out secret keeps signing. */
   rotationOverlapMs: number;
   /** New work: the lanes named are due now (no store read to find them); none named, a pass soon. */

@@ -21,7 +21,7 @@ import {
   validationError,
 } from '@support-desk/platform';
 import { isIP } from 'node:net';
-import { refusal } from '../events/destination.js';
+import { isLoopback, refusal } from '../events/destination.js';
 import type { StoredSecret, SubscriptionDoc } from '../store/subscriptions.js';
 import type { Deps } from './deps.js';
 import { toSubscriptionView } from './views.js';
@@ -44,7 +44,26 @@ function checkPatterns(events: string[]): string[] {
   return events;
 }
 
-/** A URL given as an address is checked at once (a host name is checked at every delivery). */
+/** RFC 6761: `localhost` and its subdomains are loopback names. */
+const LOOPBACK_NAME = /^(.+\.)?localhost\.?$/i;
+
+/**
+ * Plain http is the operator's choice: anywhere with WEBHOOKS_ALLOW_HTTP, else only to a loopback
+ * receiver WEBHOOKS_ALLOWED_RANGES admits (what `npm start` and the test stacks allow for local
+ * receivers); everything else must be https, or events and their signatures cross the network in
+ * clear.
+ */
+function httpAllowed(deps: Deps, host: string): boolean {
+  if (deps.allowHttp) return true;
+  if (isIP(host)) return refusal(host, deps.allowedRanges) === null && isLoopback(host);
+  return LOOPBACK_NAME.test(host) && refusal('127.0.0.1', deps.allowedRanges) === null;
+}
+
+/**
+ * Checked at create and update: no credentials, no fragment (receivers never get it, so a URL
+ * with one does not say where deliveries go), https unless plain http is allowed, and an address
+ * in a refused range (a host name is checked at every delivery instead: DNS can change).
+ */
 function checkUrl(deps: Deps, raw: string): string {
   let url: URL;
   try {
@@ -53,9 +72,17 @@ function checkUrl(deps: Deps, raw: string): string {
     throw validationError('body.url', 'is not a valid URL');
   }
   if (url.username || url.password) throw validationError('body.url', 'must not carry credentials');
+  if (raw.includes('#'))
+    throw validationError('body.url', 'must not have a fragment (#…): it is never sent to the receiver');
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const why = isIP(host) ? refusal(host, deps.allowedRanges) : null;
   if (why) throw validationError('body.url', `is not an allowed destination: ${why}`);
+  if (url.protocol === 'http:' && !httpAllowed(deps, host)) {
+    throw validationError(
+      'body.url',
+      'must use https (plain http only to a loopback receiver the operator admits, or where WEBHOOKS_ALLOW_HTTP allows it)',
+    );
+  }
   return url.toString();
 }
 

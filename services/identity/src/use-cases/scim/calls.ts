@@ -1,10 +1,7 @@
 import type { EventContext } from '@support-desk/platform';
-import { patchBodyValidation, type ScimPatchOperation, ScimError as PatchError, scimPatch } from 'scim-patch';
 import type { IdentityProviderDoc } from '../../store/index.js';
-import { invalidValue, ScimError, type ScimType } from './errors.js';
-import { attr, ENTERPRISE_SCHEMA, type Location } from './resources.js';
-
-const EXTENSION_SCHEMAS = [ENTERPRISE_SCHEMA];
+import { invalidValue } from './errors.js';
+import type { Location } from './resources.js';
 
 /** One authenticated SCIM call: the connection it is for, its event context, and where it is served. */
 export interface ScimCall {
@@ -12,6 +9,15 @@ export interface ScimCall {
   ctx: EventContext;
   at: Location;
 }
+
+export const SCIM_PREFIX = '/scim/v2';
+
+/**
+ * Where identity providers reach SCIM: the gateway's public origin (`OAUTH_ISSUER`, which is the
+ * gateway's public URL) and the prefix. Resource locations and `deskctl idp create` both say it.
+ */
+export const scimBaseUrl = (config: { OAUTH_ISSUER: string }) =>
+  `${config.OAUTH_ISSUER.replace(/\/+$/, '')}${SCIM_PREFIX}`;
 
 export const LIST_RESPONSE_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
 
@@ -73,69 +79,4 @@ export function project(resource: Record<string, unknown>, params: ListParams) {
       return !without.has(k);
     }),
   );
-}
-
-/**
- * An operation whose path is a schema extension's URN itself (`urn:…:enterprise:2.0:User`) names
- * the whole extension object, which scim-patch cannot address (it splits the URN at its last dot
- * and writes `urn:…:enterprise:2` → `0:User`). Applied here: add merges the value's attributes,
- * replace sets the object, remove deletes it. Answers false for any other operation.
- */
-function applyToExtension(resource: Record<string, unknown>, op: ScimPatchOperation): boolean {
-  const path = 'path' in op && typeof op.path === 'string' ? op.path.trim().toLowerCase() : null;
-  if (!path || !EXTENSION_SCHEMAS.some((urn) => urn.toLowerCase() === path)) return false;
-  const key =
-    Object.keys(resource).find((k) => k.toLowerCase() === path) ??
-    EXTENSION_SCHEMAS.find((urn) => urn.toLowerCase() === path)!;
-  const value = 'value' in op ? (op.value as unknown) : undefined;
-  if (op.op === 'remove') {
-    delete resource[key];
-    return true;
-  }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) {
-    throw new ScimError(400, 'invalidValue', `the value of ${key} must be an object`);
-  }
-  const before = op.op === 'add' ? (resource[key] as Record<string, unknown> | undefined) : undefined;
-  resource[key] = { ...(before && typeof before === 'object' ? before : {}), ...value };
-  return true;
-}
-
-/**
- * Applies a SCIM PatchOp body to a resource with scim-patch (add/replace/remove with the paths Okta
- * and Entra ID send: `active`, `name.givenName`, `emails[type eq "work"].value`, the enterprise
- * URN's attributes, `members`, `members[value eq "…"]`, and no path with an object value), and
- * answers the patched copy. Operation names are case-insensitive (Entra sends `Replace`).
- */
-export function applyPatch<T extends Record<string, unknown>>(resource: T, body: unknown): T {
-  const operations = attr(body, 'Operations');
-  if (!Array.isArray(operations) || operations.length === 0) {
-    throw new ScimError(400, 'invalidSyntax', 'Operations must be a non-empty array');
-  }
-  if (operations.length > 1000) throw new ScimError(400, 'tooMany', 'at most 1000 operations in one PATCH');
-  const ops = operations.map((o) => {
-    const op = attr(o, 'op');
-    if (typeof op !== 'string') throw new ScimError(400, 'invalidSyntax', 'every operation needs an op');
-    const path = attr(o, 'path');
-    const value = attr(o, 'value');
-    return {
-      op: op.toLowerCase(),
-      ...(path !== undefined ? { path } : {}),
-      ...(value !== undefined ? { value } : {}),
-    };
-  }) as ScimPatchOperation[];
-  try {
-    patchBodyValidation({ schemas: (attr(body, 'schemas') as never) ?? [], Operations: ops });
-    let patched = structuredClone(resource) as Record<string, unknown>;
-    for (const op of ops) {
-      patched = applyToExtension(patched, op)
-        ? patched
-        : (scimPatch(patched as never, [op], { mutateDocument: true, treatMissingAsAdd: true }) as never);
-    }
-    return patched as T;
-  } catch (err) {
-    if (err instanceof PatchError) {
-      throw new ScimError(400, (err.scimCode as ScimType | undefined) ?? 'invalidSyntax', err.message);
-    }
-    throw err;
-  }
 }

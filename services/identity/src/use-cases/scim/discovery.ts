@@ -1,6 +1,7 @@
 import { MAX_COUNT } from './calls.js';
 import { scimNotFound } from './errors.js';
 import { ENTERPRISE_SCHEMA, GROUP_SCHEMA, type Location, USER_SCHEMA } from './resources.js';
+import { SCHEMAS } from './schema.js';
 
 /** The discovery endpoints (RFC 7644 §4): what this service provider supports, and its schemas. */
 
@@ -28,83 +29,6 @@ export function serviceProviderConfig(at: Location) {
     meta: { resourceType: 'ServiceProviderConfig', location: `${at.baseUrl}/ServiceProviderConfig` },
   };
 }
-
-type Attribute = Record<string, unknown>;
-
-const attribute = (name: string, more: Attribute = {}): Attribute => ({
-  name,
-  type: 'string',
-  multiValued: false,
-  required: false,
-  caseExact: false,
-  mutability: 'readWrite',
-  returned: 'default',
-  uniqueness: 'none',
-  ...more,
-});
-const complex = (name: string, subAttributes: Attribute[], more: Attribute = {}) =>
-  attribute(name, { type: 'complex', subAttributes, ...more });
-
-const SCHEMAS = [
-  {
-    id: USER_SCHEMA,
-    name: 'User',
-    description: 'A Support Desk user (userName and the primary email are the user email)',
-    attributes: [
-      attribute('userName', { required: true, uniqueness: 'server' }),
-      complex('name', [attribute('formatted'), attribute('givenName'), attribute('familyName')]),
-      attribute('displayName'),
-      attribute('title'),
-      attribute('userType'),
-      attribute('preferredLanguage'),
-      attribute('locale'),
-      attribute('timezone'),
-      attribute('active', { type: 'boolean' }),
-      complex('emails', [attribute('value'), attribute('type'), attribute('primary', { type: 'boolean' })], {
-        multiValued: true,
-      }),
-      complex(
-        'groups',
-        [
-          attribute('value', { mutability: 'readOnly' }),
-          attribute('$ref', { type: 'reference', referenceTypes: ['Group'], mutability: 'readOnly' }),
-          attribute('display', { mutability: 'readOnly' }),
-        ],
-        { multiValued: true, mutability: 'readOnly' },
-      ),
-    ],
-  },
-  {
-    id: ENTERPRISE_SCHEMA,
-    name: 'EnterpriseUser',
-    description: 'Enterprise attributes, kept in the user metadata',
-    attributes: [
-      attribute('employeeNumber'),
-      attribute('costCenter'),
-      attribute('organization'),
-      attribute('division'),
-      attribute('department'),
-      complex('manager', [attribute('value')]),
-    ],
-  },
-  {
-    id: GROUP_SCHEMA,
-    name: 'Group',
-    description: 'A Support Desk group',
-    attributes: [
-      attribute('displayName', { required: true, uniqueness: 'server' }),
-      complex(
-        'members',
-        [
-          attribute('value', { mutability: 'immutable' }),
-          attribute('$ref', { type: 'reference', referenceTypes: ['User'], mutability: 'immutable' }),
-          attribute('type', { mutability: 'immutable', canonicalValues: ['User'] }),
-        ],
-        { multiValued: true },
-      ),
-    ],
-  },
-];
 
 const schemaResource = (s: (typeof SCHEMAS)[number], at: Location) => ({
   schemas: [SCHEMA_SCHEMA],

@@ -2,6 +2,7 @@ import { type Compare, type Filter, parse, Tester } from 'scim2-parse-filter';
 
 type CompValue = Compare['compValue'];
 import { ScimError } from './errors.js';
+import { describeFilterProblem } from './filter-errors.js';
 
 /**
  * SCIM filters (RFC 7644 §3.4.2.2) through scim2-parse-filter, the most used SCIM filter parser on
@@ -15,8 +16,9 @@ export function parseFilter(text: string | undefined): Filter | null {
   if (text.length > 1000) throw new ScimError(400, 'invalidFilter', 'filter is longer than 1000 characters');
   try {
     return parse(text);
-  } catch (err) {
-    throw new ScimError(400, 'invalidFilter', `invalid filter: ${(err as Error).message}`);
+  } catch {
+    // The parser's own message is its internals ("[(EOT)] is not json"): say what is wrong instead.
+    throw new ScimError(400, 'invalidFilter', `invalid filter: ${describeFilterProblem(text)}`);
   }
 }
 

@@ -8,10 +8,13 @@ import {
   provisionGroup,
   removeProvisionedGroup,
 } from '../provisioning-groups.js';
-import { applyPatch, type ListParams, listResponse, pageOf, project, type ScimCall } from './calls.js';
+import { type ListParams, listResponse, pageOf, project, type ScimCall } from './calls.js';
 import { ScimError, scimNotFound } from './errors.js';
 import { equalityOf, matches, parseFilter } from './filter.js';
+import { assertKept } from './kept.js';
+import { applyPatch } from './patch.js';
 import { externalIdOf, groupName, groupResource, memberIds } from './resources.js';
+import { GROUP_RESOURCE } from './schema.js';
 
 const withoutMembers = (params: ListParams) => {
   const excluded = (params.excludedAttributes ?? '')
@@ -118,9 +121,19 @@ export async function replaceScimGroup(
 export async function patchScimGroup(deps: Deps, call: ScimCall, id: string, body: unknown) {
   const group = await requireGroup(deps, call, id);
   const current = await resourceOf(deps, call, group);
-  const patched = applyPatch(current, body);
+  const { patched, touched } = applyPatch(current, body, GROUP_RESOURCE);
   const name = groupName(patched);
   const externalId = externalIdOf(patched);
+  const members = memberIds(patched);
+  assertKept(
+    patched,
+    groupResource(
+      { ...group, name, externalId },
+      members.map((m) => ({ id: m, name: '' })),
+      call.at,
+    ),
+    touched,
+  );
   if (name !== group.name || externalId !== (group.externalId ?? null)) {
     await provisionGroup(
       deps,
@@ -131,7 +144,7 @@ export async function patchScimGroup(deps: Deps, call: ScimCall, id: string, bod
     );
   }
   const before = new Set(memberIds(current));
-  const after = new Set(memberIds(patched));
+  const after = new Set(members);
   await changeGroupMembers(deps, call.connection, call.ctx, id, {
     add: [...after].filter((m) => !before.has(m)),
     remove: [...before].filter((m) => !after.has(m)),

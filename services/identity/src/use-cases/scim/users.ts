@@ -1,10 +1,13 @@
 import type { UserDoc } from '../../store/index.js';
 import type { Deps } from '../deps.js';
 import { findByExternalId, findProvisionedUser, provisionUser, setUserActive } from '../provisioning.js';
-import { applyPatch, type ListParams, listResponse, pageOf, project, type ScimCall } from './calls.js';
+import { type ListParams, listResponse, pageOf, project, type ScimCall } from './calls.js';
 import { ScimError, scimNotFound } from './errors.js';
 import { equalityOf, matches, parseFilter } from './filter.js';
-import { toProvisionedUser, userResource } from './resources.js';
+import { assertKept } from './kept.js';
+import { applyPatch, type Touched } from './patch.js';
+import { attr, toProvisionedUser, userResource } from './resources.js';
+import { USER_RESOURCE } from './schema.js';
 
 /** A filter without an equality the store can look up reads at most this many of the connection's users. */
 const MAX_SCAN = 10_000;
@@ -107,14 +110,64 @@ export async function replaceScimUser(deps: Deps, call: ScimCall, id: string, bo
   return getScimUser(deps, call, id);
 }
 
-/** PATCH /Users/:id: the operations applied to the user's resource, the result provisioned. */
+/**
+ * A changed work (primary) email is the user's email: a Support Desk user has one address, which
+ * SCIM shows as both `userName` and `emails` (Entra ID maps `mail` to `emails[type eq "work"].value`
+ * and patches only that). When the PATCH also sets userName, userName decides (the kept check then
+ * refuses emails that say otherwise).
+ */
+function followChangedEmail(
+  patched: Record<string, unknown>,
+  current: Record<string, unknown>,
+  touched: Touched[],
+) {
+  const keys = new Set(touched.map((t) => t.key));
+  if (!keys.has('emails') || keys.has('userName')) return;
+  const emails = Array.isArray(patched.emails) ? (patched.emails as Record<string, unknown>[]) : [];
+  const chosen =
+    emails.find((e) => attr(e, 'primary') === true) ??
+    emails.find((e) => attr(e, 'type') === 'work') ??
+    emails[0];
+  const value = attr(chosen, 'value');
+  if (typeof value === 'string' && value.includes('@') && value !== current.userName)
+    patched.userName = value;
+}
+
+/**
+ * PATCH /Users/:id: the operations applied to the user's resource, the result provisioned. Every
+ * operation is applied or the PATCH is refused whole (`patch.ts`): the resource the result would
+ * be stored as must show each touched attribute as the PATCH left it.
+ */
 export async function patchScimUser(deps: Deps, call: ScimCall, id: string, body: unknown) {
-  const [current] = await resourcesOf(deps, call, [await requireUser(deps, call, id)]);
-  const patched = applyPatch(current, body);
+  const user = await requireUser(deps, call, id);
+  const [current] = await resourcesOf(deps, call, [user]);
+  const { patched, touched } = applyPatch(current, body, USER_RESOURCE);
+  followChangedEmail(patched, current, touched);
   const input = toProvisionedUser(patched);
   // Removing `active` leaves the status as it is: an unassigned flag must never reactivate a
   // leaver (a PUT without it, a whole resource, still means active).
   if (patched.active === undefined || patched.active === null) input.active = current.active === true;
+  const groups = (current.groups as { value: string; display: string }[]).map((g) => ({
+    id: g.value,
+    name: g.display,
+  }));
+  const stored = userResource(
+    {
+      ...user,
+      email: input.email,
+      name: input.name,
+      status: input.active ? 'active' : 'inactive',
+      externalId: input.externalId,
+      metadata: input.metadata ?? user.metadata,
+    },
+    groups,
+    call.at,
+  );
+  assertKept(patched, stored, touched, (key) =>
+    key === 'emails'
+      ? `a Support Desk user has exactly one email address, its userName (${String(stored.userName)})`
+      : null,
+  );
   await provisionUser(deps, call.connection, call.ctx, { ...input, wholeUser: true }, id);
   return getScimUser(deps, call, id);
 }
