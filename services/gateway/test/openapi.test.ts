@@ -3,11 +3,11 @@ import {
   ENTITY_TAGGED_PATHS,
   identityRouteSchemas,
   idKindOfPattern,
+  PUBLIC_ROUTE_SCHEMAS,
   PUBLIC_ROUTES,
   ROUTE_EXAMPLES,
   requestsRouteSchemas,
   routeKey,
-  type RouteSchemaMap,
   type RouteSchemas,
   webhooksRouteSchemas,
 } from '@support-desk/contracts';
@@ -345,13 +345,7 @@ t.test('a request example names another resource only where the body requires on
   // Examples run as shown on a fresh stack (/docs fills "Try it out" with them): an optional
   // reference (a group, an assignee) would name one that does not exist there.
   const isId = (v: unknown) => typeof v === 'string' && /^[a-z]{3}_[0-9a-z]{26}$/.test(v);
-  const schemas: RouteSchemaMap = Object.assign(
-    {},
-    requestsRouteSchemas,
-    identityRouteSchemas,
-    auditRouteSchemas,
-    webhooksRouteSchemas,
-  );
+  const schemas = PUBLIC_ROUTE_SCHEMAS;
   for (const route of PUBLIC_ROUTES) {
     const example = ROUTE_EXAMPLES[routeKey(route)]?.request as Record<string, unknown> | undefined;
     if (!example || typeof example !== 'object') continue;

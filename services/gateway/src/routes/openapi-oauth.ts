@@ -7,6 +7,12 @@ const AUTH_LIMITED = {
   message: 'Rate limit exceeded for the auth bucket; retry after 12 s',
 };
 
+/** An answer that is a page for the browser (login, consent, error). */
+const htmlPage = (description: string) => ({
+  description,
+  content: { 'text/html': { schema: { type: 'string' }, example: '<!doctype html>…' } },
+});
+
 /** The OAuth 2.0 endpoints the gateway forwards to identity, as OpenAPI paths. */
 export function oauthPaths(rateHeaders: Json): Json {
   // The gateway's own answers (the 431 of its HTTP server included), as on every operation.
@@ -45,17 +51,12 @@ export function oauthPaths(rateHeaders: Json): Json {
           schema: name === 'response_type' ? { const: 'code' } : { type: 'string', minLength: 1 },
         })),
         responses: {
-          '200': {
-            description: 'Login / consent page',
-            content: { 'text/html': { schema: { type: 'string' }, example: '<!doctype html>…' } },
-          },
+          '200': htmlPage('Login / consent page'),
           '302': { description: 'Redirect to redirect_uri with code (or error)' },
-          '400': {
-            description:
-              'Error page: the client is unknown, or redirect_uri is not one registered for it ' +
+          '400': htmlPage(
+            'Error page: the client is unknown, or redirect_uri is not one registered for it ' +
               '(never redirected there: RFC 6749 §4.1.2.1)',
-            content: { 'text/html': { schema: { type: 'string' }, example: '<!doctype html>…' } },
-          },
+          ),
           ...rateLimited,
         },
       },
@@ -94,20 +95,12 @@ export function oauthPaths(rateHeaders: Json): Json {
           },
         },
         responses: {
-          '200': {
-            description: 'Login page (no session yet), or the consent page again',
-            content: { 'text/html': { schema: { type: 'string' }, example: '<!doctype html>…' } },
-          },
+          '200': htmlPage('Login page (no session yet), or the consent page again'),
           '303': { description: 'Redirect to redirect_uri with code, state and iss (or an error)' },
-          '400': {
-            description:
-              'Error page: the request names an unknown client or a redirect_uri not registered for it',
-            content: { 'text/html': { schema: { type: 'string' }, example: '<!doctype html>…' } },
-          },
-          '403': {
-            description: 'Error page: the form expired or was not sent by this site (CSRF)',
-            content: { 'text/html': { schema: { type: 'string' }, example: '<!doctype html>…' } },
-          },
+          '400': htmlPage(
+            'Error page: the request names an unknown client or a redirect_uri not registered for it',
+          ),
+          '403': htmlPage('Error page: the form expired or was not sent by this site (CSRF)'),
           ...rateLimited,
         },
       },

@@ -1,15 +1,12 @@
 import {
-  auditRouteSchemas,
-  webhooksRouteSchemas,
   ErrorEnvelope,
-  identityRouteSchemas,
+  PUBLIC_ROUTE_SCHEMAS,
   PUBLIC_ROUTES,
   type PublicRoute,
   ROUTE_EXAMPLES,
   type RouteExamples,
   type RouteSchemaMap,
   type RouteSchemas,
-  requestsRouteSchemas,
   routeKey,
   SCOPE_DESCRIPTIONS,
   SCOPES,
@@ -168,7 +165,7 @@ const operationId = (route: PublicRoute) =>
 export function buildOpenApi({
   serverUrl,
   routes = PUBLIC_ROUTES,
-  schemaMaps = [requestsRouteSchemas, identityRouteSchemas, auditRouteSchemas, webhooksRouteSchemas],
+  schemaMaps = [PUBLIC_ROUTE_SCHEMAS],
   examples = ROUTE_EXAMPLES,
 }: OpenApiOptions): Json {
   const schemas: Json = {};
