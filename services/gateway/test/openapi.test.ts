@@ -459,6 +459,13 @@ t.test('what the README says of two operations, the document says too', async (t
   const upload = doc.paths['/v1/requests/{id}/attachments'].post.requestBody?.content['multipart/form-data']
     ?.schema as { properties: { file: { minLength?: number } } };
   t.equal(upload.properties.file.minLength, 1);
+  // The authorization pages refuse malformed input (a NUL character, a bad percent-encoding)
+  // with the error envelope before any page is rendered: their 400 documents both.
+  for (const method of ['get', 'post'])
+    t.same(Object.keys(doc.paths['/oauth/authorize'][method].responses['400'].content ?? {}).sort(), [
+      'application/json',
+      'text/html',
+    ]);
 });
 
 t.test('every method the gateway serves on a documented path is documented (Allow agrees)', async (t) => {

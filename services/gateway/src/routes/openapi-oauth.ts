@@ -13,6 +13,16 @@ const htmlPage = (description: string) => ({
   content: { 'text/html': { schema: { type: 'string' }, example: '<!doctype html>…' } },
 });
 
+/**
+ * A page's 400: the error page, or the envelope where the input never reached the page (a path
+ * or query the gateway refuses as malformed, a NUL character the platform refuses).
+ */
+const refusedPage = (description: string) => {
+  const page = htmlPage(`${description}; the error envelope (JSON) for malformed input`);
+  const envelope = errorResponses([400], undefined, {})['400'] as { content: Record<string, unknown> };
+  return { ...page, content: { ...page.content, ...envelope.content } };
+};
+
 /** The OAuth 2.0 endpoints the gateway forwards to identity, as OpenAPI paths. */
 export function oauthPaths(rateHeaders: Json): Json {
   // The gateway's own answers (the 431 of its HTTP server included), as on every operation.
@@ -53,7 +63,7 @@ export function oauthPaths(rateHeaders: Json): Json {
         responses: {
           '200': htmlPage('Login / consent page'),
           '302': { description: 'Redirect to redirect_uri with code (or error)' },
-          '400': htmlPage(
+          '400': refusedPage(
             'Error page: the client is unknown, or redirect_uri is not one registered for it ' +
               '(never redirected there: RFC 6749 §4.1.2.1)',
           ),
@@ -97,7 +107,7 @@ export function oauthPaths(rateHeaders: Json): Json {
         responses: {
           '200': htmlPage('Login page (no session yet), or the consent page again'),
           '303': { description: 'Redirect to redirect_uri with code, state and iss (or an error)' },
-          '400': htmlPage(
+          '400': refusedPage(
             'Error page: the request names an unknown client or a redirect_uri not registered for it',
           ),
           '403': htmlPage('Error page: the form expired or was not sent by this site (CSRF)'),
