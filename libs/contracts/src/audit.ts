@@ -12,6 +12,8 @@ import {
 } from './events.js';
 import { IdSchema } from './ids.js';
 import {
+  commaListPattern,
+  CURSOR_PATTERN,
   CursorPageQuery,
   CursorPagination,
   EnumListQuery,
@@ -135,15 +137,19 @@ export const EventExportEnd = Type.Object(
 export type EventExportEnd = Static<typeof EventExportEnd>;
 
 /**
- * The filters of `GET /v1/events` and of its export. `type` is checked against the catalogue by
- * the service (so the 400 names the unknown value), as are the comma lists of `resourceType` and
- * `actor.role`.
+ * The filters of `GET /v1/events` and of its export. The comma lists (`type`, `resourceType`,
+ * `actor.role`) state their allowed values in their patterns, so the validator refuses an unknown
+ * one naming the allowed ones.
  */
 const EventFilterQuery = {
   type: Type.Optional(
     Type.String({
       minLength: 1,
       maxLength: 1000,
+      pattern: commaListPattern(
+        EVENT_TYPES.map((type) => type.replaceAll('.', '\\.')).join('|'),
+        `must be one or more event types separated by commas: ${EVENT_TYPES.join(', ')}`,
+      ),
       description: `One event type or several separated by commas (any of them matches). Types: ${EVENT_TYPES.join(', ')}.`,
     }),
   ),
@@ -179,6 +185,7 @@ export const EventsExportQuery = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: MAX_CURSOR_LENGTH,
+        pattern: CURSOR_PATTERN,
         description:
           "Resume after the event whose line carried this `cursor` (or an end line's `nextCursor`); the " +
           'same filters must be sent (`since`/`until` may change). Oldest first, so resuming at the end ' +

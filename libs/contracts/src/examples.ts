@@ -7,7 +7,11 @@ import type { ErrorCode } from './envelope.js';
  * validates against the route's schema, so a new route cannot be published without them.
  */
 export interface RouteExamples {
-  /** The body of a call (routes with a body): JSON, or the multipart fields of an upload. */
+  /**
+   * The body of a call (routes with a body): JSON, or the multipart fields of an upload. /docs
+   * fills "Try it out" with it, so it must succeed as shown on a fresh stack: it names no other
+   * resource (a group, an assignee) unless the route cannot do without one (a membership's user).
+   */
   request?: unknown;
   /** The body of the success answer (its status is the route's success status). */
   response: unknown;
@@ -167,7 +171,6 @@ export const ROUTE_EXAMPLES: Record<string, RouteExamples> = {
       description: requestCore.description,
       priority: 'high',
       category: 'network',
-      assignedGroup: GRP,
       tags: ['vpn', 'wifi'],
     },
     response: ok({ id: REQ, title: requestCore.title, status: 'open', createdAt: CREATED }),
@@ -246,8 +249,8 @@ export const ROUTE_EXAMPLES: Record<string, RouteExamples> = {
     response: ok({ users: [userItem], pagination: page(1) }),
   },
   'POST /v1/users': {
-    request: { email: agent.email, name: agent.name, role: 'agent', groups: [GRP], isVip: false },
-    response: ok({ ...createdUser }),
+    request: { email: agent.email, name: agent.name, role: 'agent', isVip: false },
+    response: ok({ ...createdUser, groups: [] }),
     errors: { 409: conflict(`A user with email ${agent.email} already exists`) },
   },
   'GET /v1/users/:id': {

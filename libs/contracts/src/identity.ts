@@ -314,8 +314,12 @@ export const identityRouteSchemas = {
   },
   'DELETE /v1/users/:id': {
     description:
-      'Deactivates the user (kept with its history); their API keys and tokens stop working. ' +
-      'A user provisioned by an identity provider is deactivated there: 409 CONFLICT naming the provider.',
+      'Deactivates the user; their API keys and tokens stop working. The user is not removed: ' +
+      '`GET /v1/users/{id}` keeps answering 200 with `status: inactive` and `deactivatedAt` (their ' +
+      'requests, comments and audit history keep naming them), lists show them unless filtered with ' +
+      '`status=active`, and `PATCH` with `{"status": "active"}` reactivates them. Deleting an inactive ' +
+      'user again answers 200 with the same body. A user provisioned by an identity provider is ' +
+      'deactivated there: 409 CONFLICT naming the provider.',
     params: UserIdParams,
     response: { 200: Ok(DeactivatedUser), ...errors(400, 401, 403, 404, 409) },
   },

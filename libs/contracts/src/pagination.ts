@@ -1,4 +1,5 @@
 import { type Static, type StringOptions, Type } from '@sinclair/typebox';
+import { DescribedPattern } from './schema.js';
 
 const DEFAULT_PAGE_LIMIT = 20;
 export const MAX_PAGE_LIMIT = 100;
@@ -69,6 +70,15 @@ export function paginateEvents(window: PageWindow, total: number): EventPaginati
 /** The longest cursor accepted: a cursor is a few sort key values, an id and a fingerprint. */
 export const MAX_CURSOR_LENGTH = 1024;
 
+/**
+ * What every cursor is made of (base64url, as `encodeCursor` writes them): stated, so a cursor
+ * travels in a query unescaped and the longest one stays 1 KiB on the wire.
+ */
+export const CURSOR_PATTERN = DescribedPattern(
+  '^[A-Za-z0-9_-]+$',
+  'is not a cursor this list issued (cursors are letters, digits, - and _): pass `nextCursor`/`prevCursor` unchanged',
+);
+
 const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
 
 /**
@@ -89,6 +99,7 @@ export const CursorPageQuery = {
     Type.String({
       minLength: 1,
       maxLength: MAX_CURSOR_LENGTH,
+      pattern: CURSOR_PATTERN,
       description:
         'Opaque position from a previous answer (`pagination.nextCursor` / `prevCursor`, or the `Link` ' +
         'header): the items after (or before) it in the same order. Pass the same filters and `sort` as ' +
@@ -148,22 +159,37 @@ export function SortQuery<const F extends readonly string[]>(fields: F, defaultS
   });
 }
 
+const escapeRegex = (value: string) => value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /** The longest comma-separated filter value accepted (each value is also checked). */
 const MAX_ENUM_LIST_LENGTH = 200;
 
 /**
- * A filter that takes one value or several separated by commas (`status=open,pending`): any of
- * them matches. The values are checked by the list (an unknown one is a 400 naming the allowed
- * values), so the schema only bounds the length and documents the values.
+ * A filter that takes one value or several separated by commas (`status=open,pending`, spaces
+ * around each allowed): any of them matches. The schema states the allowed values (its pattern,
+ * `commaListPattern`), so the validator refuses an unknown one with the list of allowed ones and a
+ * client or a generator knows them; the description lists them too.
  */
 export const EnumListQuery = (values: readonly string[], what: string) =>
   Type.String({
     minLength: 1,
     maxLength: MAX_ENUM_LIST_LENGTH,
+    pattern: commaListPattern(
+      values.map(escapeRegex).join('|'),
+      `must be one or more of ${values.join(', ')}, separated by commas`,
+    ),
     description: `${what}: one value, or several separated by commas (any of them matches). Values: ${values
       .map((v) => `\`${v}\``)
       .join(', ')}.`,
   });
+
+/**
+ * The pattern of a comma list whose every item matches `item` (a regular expression), spaces
+ * around each allowed (the lists trim them), refused with `message`.
+ */
+export function commaListPattern(item: string, message: string): string {
+  return DescribedPattern(`^ *(?:${item}) *(?:, *(?:${item}) *)*$`, message);
+}
 
 /**
  * The search parameter of a list, one name across lists: `q` (as GitHub's and Stripe's search

@@ -2,9 +2,11 @@ import { type Static, Type } from '@sinclair/typebox';
 import { Ok } from './envelope.js';
 import { IdSchema } from './ids.js';
 import {
+  CURSOR_PATTERN,
   CursorPageQuery,
   EnumListQuery,
   ListPagination,
+  MAX_CURSOR_LENGTH,
   PageQuery,
   SearchQuery,
   SortQuery,
@@ -257,7 +259,13 @@ export const UpdateRequestBody = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false, minProperties: 1 },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    // `resolution` only with `status: resolved`, stated where a client (or a generator) reads it.
+    if: { required: ['resolution'] },
+    then: { required: ['status'], properties: { status: { const: 'resolved' } } },
+  },
 );
 export type UpdateRequestBody = Static<typeof UpdateRequestBody>;
 
@@ -311,7 +319,8 @@ export const RequestChangesQuery = Type.Object(
     cursor: Type.Optional(
       Type.String({
         minLength: 1,
-        maxLength: 1024,
+        maxLength: MAX_CURSOR_LENGTH,
+        pattern: CURSOR_PATTERN,
         description:
           'The `nextCursor` of the previous call; without it the feed starts from the beginning ' +
           '(every request, the deleted ones as tombstones).',

@@ -1,26 +1,26 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { ErrorEnvelope, Ok } from './envelope.js';
 import { IdSchema } from './ids.js';
-import { CursorPageQuery, EnumListQuery, ListPagination } from './pagination.js';
+import { commaListPattern, CursorPageQuery, EnumListQuery, ListPagination } from './pagination.js';
 import type { RouteSchemaMap } from './routes.js';
-import { DateTimeString, StringEnum } from './schema.js';
+import { DateTimeString, DescribedPattern, StringEnum } from './schema.js';
+import { HTTP_URL_PATTERN } from './url-pattern.js';
+import { EVENT_TYPES, RESOURCE_TYPES } from './events.js';
 
 /** Documented input limits (README of services/webhooks). */
 export const WEBHOOK_LIMITS = {
   url: 2048,
   description: 500,
   events: 50,
-  eventPattern: 100,
 } as const;
 
 /**
- * What a subscription listens to: an event type (`request.created`), every type of a family
- * (`request.*`) or everything (`*`). Unknown types are refused by the service (400).
+ * What a subscription can listen to: an event type (`request.created`), every type of a family
+ * (`request.*`) or everything (`*`); the schema lists them all, so an unknown one is refused
+ * naming the allowed ones and a client or generator knows them.
  */
-const EventPattern = Type.String({
-  minLength: 1,
-  maxLength: WEBHOOK_LIMITS.eventPattern,
-  pattern: '^(\\*|[a-z][a-z0-9_]*\\.(\\*|[a-z][a-z0-9_]*))$',
+export const EVENT_PATTERNS = ['*', ...RESOURCE_TYPES.map((family) => `${family}.*`), ...EVENT_TYPES];
+const EventPattern = StringEnum(EVENT_PATTERNS, {
   description: 'An event type (`request.created`), a family (`request.*`) or `*` for every event.',
 });
 
@@ -33,7 +33,10 @@ const EventPatterns = Type.Array(EventPattern, {
 const WebhookUrl = Type.String({
   minLength: 8,
   maxLength: WEBHOOK_LIMITS.url,
-  pattern: '^https?://[^\\s/?#@]+([/?#]\\S*)?$',
+  pattern: DescribedPattern(
+    HTTP_URL_PATTERN,
+    'must be an http or https URL without credentials or fragment, such as https://hooks.example.com/support-desk',
+  ),
   description:
     'Where deliveries are POSTed: https (plain http only to a loopback receiver the operator admits, or ' +
     'where the operator sets WEBHOOKS_ALLOW_HTTP), no credentials, no fragment. Destinations in private, ' +
@@ -154,6 +157,11 @@ export const DeliveryListQuery = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 200,
+        // The shape of an event type, not the catalogue: deliveries keep types the catalogue dropped.
+        pattern: commaListPattern(
+          '[a-z][a-z0-9_]*(?:\\.[a-z][a-z0-9_]*)+',
+          'must be event types (such as request.created) separated by commas',
+        ),
         description: 'Event types, separated by commas (any of them matches); `webhook.ping` for pings.',
       }),
     ),

@@ -2,6 +2,7 @@ import { Value } from '@sinclair/typebox/value';
 import t from 'tap';
 import { fixtures } from '../src/fixtures.js';
 import {
+  CreateWebhookBody,
   CredentialNotice,
   DomainEvent,
   EventEnvelope,
@@ -98,7 +99,8 @@ t.test('error codes map to their statuses', async (t) => {
   t.equal(ERROR_STATUS.SERVICE_UNAVAILABLE, 503);
   t.equal(ERROR_STATUS.NOT_ACCEPTABLE, 406, 'the export refuses an Accept it cannot serve');
   t.equal(ERROR_STATUS.EXPECTATION_FAILED, 417, 'an Expect the gateway does not meet');
-  t.equal(Object.keys(ERROR_STATUS).length, 15);
+  t.equal(ERROR_STATUS.HEADERS_TOO_LARGE, 431, 'a request line and headers over the limit');
+  t.equal(Object.keys(ERROR_STATUS).length, 16);
 });
 
 t.test('NATS names are namespaced', async (t) => {
@@ -228,4 +230,43 @@ t.test('frozen principal fixtures: v1 is what the gateway signs; the future goes
   t.equal(principal.v1.v, 1);
   t.notOk('v' in principal.unversioned, 'unversioned: as gateways signed before versions existed');
   t.notOk(Value.Check(Principal, principal.future.p), 'future: fields this release does not know');
+});
+
+t.test('a webhook body states what the service takes: its URLs and its event patterns', async (t) => {
+  // A generator (or a client) reads the schema: every URL its pattern allows must be one the
+  // service parses (`new URL`, no credentials), and the event patterns are exactly the service's.
+  const pattern = new RegExp(String(CreateWebhookBody.properties.url.pattern), 'u');
+  const takes = [
+    'https://hooks.example.com/support-desk',
+    'http://127.0.0.1:8080/hook?x=1',
+    'http://[::1]:9000/',
+    'https://[2001:db8::8a2e:370:7334]/h',
+    'http://a/',
+    'https://sub.example.com./p/ünïcode',
+  ];
+  for (const url of takes) {
+    t.ok(pattern.test(url), `takes ${url}`);
+    t.doesNotThrow(() => new URL(url), `${url} parses`);
+  }
+  const refuses = [
+    'http://xn--a/', // Punycode that does not decode
+    'http://1.2.3.999/', // a numeric last label read as IPv4
+    'http://999/',
+    'http://host:99999/',
+    'http://user:pass@host/',
+    'http://\u00b3x/',
+    'http://a b/',
+    'http://[:::1]/',
+    'ftp://host/',
+    'https://host/hook#fragment', // never sent to the receiver
+    'http://host/\ufeff',
+    'http://host/\u001c',
+  ];
+  for (const url of refuses) t.notOk(pattern.test(url), `refuses ${JSON.stringify(url)}`);
+
+  t.same(
+    [...CreateWebhookBody.properties.events.items.enum].sort(),
+    ['*', 'request.*', 'user.*', 'system.*', ...EVENT_TYPES].sort(),
+    'the event patterns: everything, a family, or a type of the catalogue',
+  );
 });

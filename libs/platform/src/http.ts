@@ -13,6 +13,7 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify';
 import type { Logger } from './logger.js';
+import { clientErrorHandler, SERVICE_MAX_HEADER_BYTES } from './client-errors.js';
 import { AppError, isAppError } from './errors.js';
 import { nulCharacterPath } from './nul-character.js';
 import { type AjvError, validationFailure, validatorCompiler } from './validation.js';
@@ -45,6 +46,11 @@ export interface HttpAppOptions {
   /** Fastify's trustProxy: which hops may set X-Forwarded-For. */
   trustProxy?: FastifyServerOptions['trustProxy'];
   https?: { cert: string | Buffer; key: string | Buffer } | null;
+  /**
+   * The longest request line plus headers accepted (a longer one is 431 HEADERS_TOO_LARGE):
+   * `SERVICE_MAX_HEADER_BYTES` by default; the gateway, facing clients, `PUBLIC_MAX_HEADER_BYTES`.
+   */
+  maxHeaderBytes?: number;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -105,6 +111,7 @@ export function createHttpApp({
   bodyLimit = 1024 * 1024,
   trustProxy,
   https,
+  maxHeaderBytes = SERVICE_MAX_HEADER_BYTES,
 }: HttpAppOptions): HttpApp {
   const app = Fastify({
     loggerInstance: logger,
@@ -128,7 +135,10 @@ export function createHttpApp({
         .code(status)
         .send(errorBody(status >= 500 ? 'SERVER_ERROR' : 'VALIDATION_ERROR', frameworkMessage(error)));
     },
-    ...(https ? { https } : {}),
+    clientErrorHandler: clientErrorHandler(maxHeaderBytes),
+    ...(https
+      ? { https: { ...https, maxHeaderSize: maxHeaderBytes } }
+      : { http: { maxHeaderSize: maxHeaderBytes } }),
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as HttpApp;
 
   app.setValidatorCompiler(validatorCompiler);

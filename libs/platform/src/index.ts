@@ -34,6 +34,7 @@ export * from './webhooks-admin-rpc.js';
 export * from './telemetry/propagation.js';
 export * from './telemetry/flush.js';
 export * from './human-bytes.js';
+export { PUBLIC_MAX_HEADER_BYTES, SERVICE_MAX_HEADER_BYTES } from './client-errors.js';
 export * from './entity-tags.js';
 export * from './cursor.js';
 export * from './keyset.js';

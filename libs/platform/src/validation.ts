@@ -122,7 +122,8 @@ export function validationDetails(errors: AjvError[], context = 'body'): ErrorDe
     const field = fieldOf(e, context);
     const entry = byField.get(field) ?? { messages: [], orNull: false };
     byField.set(field, entry);
-    if (e.keyword === 'anyOf') continue;
+    // The union's or the condition's own error says less than the branch's that comes with it.
+    if (e.keyword === 'anyOf' || e.keyword === 'if') continue;
     if (e.keyword === 'type' && e.params.type === 'null') {
       entry.orNull = true;
       continue;

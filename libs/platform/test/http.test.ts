@@ -1,8 +1,16 @@
 import type { InjectOptions } from 'fastify';
 import { Type } from '@sinclair/typebox';
+import net from 'node:net';
 import { Writable } from 'node:stream';
 import t from 'tap';
-import { AppError, createHttpApp, createLogger, notFound, ok } from '../src/index.js';
+import {
+  AppError,
+  createHttpApp,
+  createLogger,
+  notFound,
+  ok,
+  PUBLIC_MAX_HEADER_BYTES,
+} from '../src/index.js';
 
 function captureLogger() {
   const lines: Record<string, unknown>[] = [];
@@ -231,4 +239,48 @@ t.test('the NUL character is refused in a body, a query or a path, naming where'
   }
   const fine = await app.inject({ method: 'POST', url: '/things', payload: { title: 'a\\u0000b' } });
   t.equal(fine.statusCode, 201, 'the six characters \\u0000 written as text are an ordinary string');
+});
+
+t.test('what the HTTP parser refuses is answered in the envelope, at the limit each side has', async (t) => {
+  /** One raw exchange on a fresh connection: the whole answer the server wrote. */
+  const exchange = (port: number, raw: string) =>
+    new Promise<string>((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1', () => socket.end(raw));
+      let answer = '';
+      socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
+      socket.on('close', () => resolve(answer)).on('error', reject);
+      socket.setTimeout(10_000, () => socket.destroy(new Error('no answer within 10 s')));
+    });
+  const bodyOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+  const padded = (bytes: number) =>
+    `GET /things?limit=3 HTTP/1.1\r\nHost: x\r\nX-Pad: ${'a'.repeat(bytes)}\r\n\r\n`;
+
+  const serve = async (maxHeaderBytes?: number) => {
+    const app = createHttpApp({ logger: captureLogger().logger, maxHeaderBytes });
+    app.get('/things', async () => ok({ served: true }));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    t.teardown(() => app.close());
+    return (app.server.address() as { port: number }).port;
+  };
+  const gatewayLike = await serve(PUBLIC_MAX_HEADER_BYTES);
+  const serviceLike = await serve();
+
+  const tooLarge = await exchange(gatewayLike, padded(PUBLIC_MAX_HEADER_BYTES));
+  t.match(tooLarge, /^HTTP\/1\.1 431 /);
+  t.match(tooLarge, /\r\ncontent-type: application\/json; charset=utf-8\r\n/i);
+  const body = bodyOf(tooLarge);
+  t.match(body, { success: false, error: { code: 'HEADERS_TOO_LARGE', message: /exceed 16 KiB/ } });
+  t.match(tooLarge, new RegExp(`\\r\\nx-request-id: ${body.error.requestId}\\r\\n`, 'i'), 'the id is quoted');
+
+  // A service behind the gateway takes what the gateway took plus the assertion that repeats it.
+  const served = await exchange(serviceLike, padded(2 * PUBLIC_MAX_HEADER_BYTES));
+  t.match(served, /^HTTP\/1\.1 200 /);
+  t.match(bodyOf(served), { success: true });
+
+  const garbage = await exchange(serviceLike, 'NOT HTTP AT ALL\r\n\r\n');
+  t.match(garbage, /^HTTP\/1\.1 400 /);
+  t.match(bodyOf(garbage), {
+    success: false,
+    error: { code: 'VALIDATION_ERROR', message: /not valid HTTP/ },
+  });
 });

@@ -6,6 +6,7 @@ import {
   type Logger,
   type NatsConnection,
   pingNats,
+  PUBLIC_MAX_HEADER_BYTES,
   registerHealth,
 } from '@support-desk/platform';
 import { Redis } from 'ioredis';
@@ -84,6 +85,7 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
     bodyLimit: config.JSON_BODY_LIMIT_BYTES,
     trustProxy: trustProxyFrom(config.TRUSTED_PROXIES),
     https: deps.https ?? null,
+    maxHeaderBytes: PUBLIC_MAX_HEADER_BYTES,
   });
 
   // Before any route: the table of served paths the 405 and 404 answers read.

@@ -37,7 +37,15 @@ t.test('/docs is Swagger UI served from the gateway, with no asset from elsewher
   t.match(init.body, /validatorUrl: null/);
   t.match(init.body, /resolveUrl\('\.\/json'\)/);
   const code = init.body.replace(/^\s*\/\/.*$/gm, ''); // its comments cite a web page
-  t.notMatch(code, /https?:\/\//, 'no absolute address in the initializer');
+  t.notMatch(code, /https?:\/\/(?!www\.w3\.org\/2000\/svg)/, 'no absolute address in the initializer');
+  // The top bar: the product's logo and the document's name (no address to edit); the plugins
+  // that show the document's own link and mask the credential in the curl snippet.
+  t.match(init.body, /"urls":\[\{"url":"\/docs\/json","name":"Support Desk API · \/openapi\.json"\}\]/);
+  const logo = /data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)/.exec(init.body)?.[1] ?? '';
+  t.match(Buffer.from(logo, 'base64').toString(), /Support Desk/, 'our logo, not fastify’s');
+  t.match(init.body, /wrapSelectors: \{ requestFor: wrap, mutatedRequestFor: wrap \}/);
+  t.match(init.body, /url: '\/openapi\.json'/);
+  t.match(page.body, /href="\.\/static\/theme\/favicon\.svg"|href="\/docs\/static\/theme\/favicon\.svg"/);
 
   // That copy is /openapi.json with this gateway first among the servers ("Try it out" target).
   const own = (await app.inject({ method: 'GET', url: '/openapi.json' })).json();

@@ -30,10 +30,17 @@ t.test('405, HEAD and the /v1 hint', async (t) => {
       ['OPTIONS', '/v1/users', 'GET, HEAD, POST'],
       ['DELETE', '/oauth/token', 'POST'],
       ['PUT', '/.well-known/jwks.json', 'GET, HEAD'],
+      // QUERY (an IETF draft method, which Node parses) is not in fastify's router by default.
+      ['QUERY', '/v1/requests', 'GET, HEAD, POST'],
+      ['QUERY', '/v1/events/evt_1', 'GET, HEAD'],
+      // A static path another method would read as a parameter (`PATCH /v1/requests/:id`).
+      ['PATCH', '/v1/requests/changes', 'GET, HEAD'],
+      ['DELETE', '/v1/requests/changes', 'GET, HEAD'],
     ];
     for (const [method, url, allow] of cases) {
-      for (const headers of [{}, bearer(raw)]) {
-        const res = await app.inject({ method: method as 'PUT', url, headers });
+      for (const headers of [{}, bearer(raw), { ...bearer(raw), 'content-type': 'text/plain' }]) {
+        const payload = 'content-type' in headers ? 'a body' : undefined;
+        const res = await app.inject({ method: method as 'PUT', url, headers, payload });
         t.equal(res.statusCode, 405, `${method} ${url}`);
         t.equal(res.headers.allow, allow, `${method} ${url}: Allow`);
         t.equal(res.json().error.code, 'METHOD_NOT_ALLOWED');

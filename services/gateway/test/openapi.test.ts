@@ -2,13 +2,16 @@ import {
   auditRouteSchemas,
   ENTITY_TAGGED_PATHS,
   identityRouteSchemas,
+  idKindOfPattern,
+  PUBLIC_ROUTE_SCHEMAS,
   PUBLIC_ROUTES,
-  requestsRouteSchemas,
   ROUTE_EXAMPLES,
+  requestsRouteSchemas,
   routeKey,
   type RouteSchemas,
   webhooksRouteSchemas,
 } from '@support-desk/contracts';
+import { PUBLIC_MAX_HEADER_BYTES } from '@support-desk/platform';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import t from 'tap';
@@ -135,12 +138,14 @@ t.test('every $ref resolves and schemas come from the route schema maps', async 
   t.ok(withSchema.paths['/v1/requests'].post.responses['201'], 'unmapped POST still documented');
 });
 
+type Media = { schema: unknown; example?: unknown; examples?: Record<string, { value: unknown }> };
 type Operation = {
-  requestBody?: { content: Record<string, { schema: unknown; example?: unknown }> };
+  requestBody?: { content: Record<string, Media> };
   responses: Record<
     string,
-    { content?: Record<string, { schema: unknown; example?: unknown }>; headers?: Record<string, unknown> }
+    { description?: string; content?: Record<string, Media>; headers?: Record<string, unknown> }
   >;
+  parameters?: Record<string, unknown>[];
   description?: string;
   security?: unknown[];
 };
@@ -183,8 +188,12 @@ t.test('every operation has examples, and each validates against its schema', as
       const content = op.responses[status].content;
       t.ok(content, `${key} ${status} has content`);
       for (const [type, media] of Object.entries(content ?? {})) {
-        t.ok(media.example !== undefined, `${key} ${status} ${type} has an example`);
-        check(media.schema, media.example, `${key} ${status} ${type}`);
+        const shown = media.examples ? Object.values(media.examples).map((e) => e.value) : [media.example];
+        t.ok(
+          shown.length > 0 && shown.every((e) => e !== undefined),
+          `${key} ${status} ${type} has an example`,
+        );
+        for (const example of shown) check(media.schema, example, `${key} ${status} ${type}`);
         if (!status.startsWith('2')) t.equal(type, 'application/json');
       }
     }
@@ -256,4 +265,220 @@ t.test('the audit export is documented as an NDJSON stream of event lines, with 
   );
   t.ok(op.responses['406'], 'documents 406');
   t.equal(op['x-rate-limit-bucket'], 'events');
+});
+
+type Doc = {
+  paths: Record<string, Record<string, Operation>>;
+  components: { parameters: Record<string, Record<string, unknown>>; headers: Record<string, unknown> };
+};
+const operationsOf = (doc: Doc) =>
+  Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, op })),
+  );
+/** A parameter as written, `$ref`s to the components followed. */
+const resolved = (doc: Doc, p: Record<string, unknown>) =>
+  typeof p.$ref === 'string' ? doc.components.parameters[p.$ref.split('/').pop()!] : p;
+
+t.test(
+  'no optional parameter is pre-filled: none carries an example or default a UI would send',
+  async (t) => {
+    // Swagger UI fills an input with its parameter's example and sends it; a generator sends it with
+    // every call. An example Idempotency-Key makes the next try a 422 for 24 h, an If-Match a 412.
+    const doc = buildOpenApi({ serverUrl: 'https://desk.example.com' }) as Doc;
+    let headers = 0;
+    for (const { key, op } of operationsOf(doc)) {
+      for (const raw of op.parameters ?? []) {
+        const p = resolved(doc, raw) as { name: string; in: string; required?: boolean; schema?: object };
+        if (p.in !== 'header' || p.required) continue;
+        headers += 1;
+        const schema = (p.schema ?? {}) as Record<string, unknown>;
+        for (const field of ['example', 'examples'])
+          t.notOk(field in p || field in schema, `${key} ${p.name} has no ${field}`);
+        t.notOk('default' in schema, `${key} ${p.name} has no default`);
+      }
+    }
+    t.ok(headers > 20, `${headers} optional headers checked`);
+  },
+);
+
+t.test('descriptions render as written: a <placeholder> only inside a code span', async (t) => {
+  // Markdown renderers (Swagger UI's) take `<bucket>` outside a code span for an HTML tag and drop it.
+  const doc = buildOpenApi({ serverUrl: 'https://desk.example.com' });
+  const descriptions: string[] = [];
+  const walk = (node: unknown) => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (node && typeof node === 'object')
+      for (const [k, v] of Object.entries(node)) {
+        if (k === 'description' && typeof v === 'string') descriptions.push(v);
+        else walk(v);
+      }
+  };
+  walk(doc);
+  t.ok(descriptions.length > 100);
+  for (const text of descriptions) {
+    const outsideCode = text.replace(/`[^`]*`/g, '');
+    t.notMatch(outsideCode, /<[A-Za-z/!]/, `renders whole: ${text.slice(0, 80)}`);
+  }
+});
+
+t.test("each operation's 400 example is its own: the fields it names are the operation's", async (t) => {
+  const doc = buildOpenApi({ serverUrl: 'https://desk.example.com' }) as Doc;
+  const deref = (s: unknown) => s as { properties?: Record<string, unknown> } | undefined;
+  for (const route of PUBLIC_ROUTES) {
+    const op = doc.paths[openApiPath(route.path)][route.method.toLowerCase()];
+    const media = op.responses['400'].content?.['application/json'];
+    const error = (media?.example as { error: { message: string; details?: { field: string }[] } }).error;
+    const query = new Set((op.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name));
+    const body = deref(op.requestBody?.content['application/json']?.schema);
+    for (const { field } of error.details ?? []) {
+      const [where, name] = field.split('.');
+      if (where === 'query') t.ok(query.has(name), `${routeKey(route)}: ${field} is one of its parameters`);
+      else if (where === 'body')
+        t.ok(name in (body?.properties ?? {}), `${routeKey(route)}: ${field} is in its body`);
+      else t.fail(`${routeKey(route)}: ${field}`);
+    }
+    if (!error.details) t.match(error.message, /malformed/, `${routeKey(route)}: the gateway's own 400`);
+  }
+});
+
+t.test('a request example names another resource only where the body requires one', async (t) => {
+  // Examples run as shown on a fresh stack (/docs fills "Try it out" with them): an optional
+  // reference (a group, an assignee) would name one that does not exist there.
+  const isId = (v: unknown) => typeof v === 'string' && /^[a-z]{3}_[0-9a-z]{26}$/.test(v);
+  const schemas = PUBLIC_ROUTE_SCHEMAS;
+  for (const route of PUBLIC_ROUTES) {
+    const example = ROUTE_EXAMPLES[routeKey(route)]?.request as Record<string, unknown> | undefined;
+    if (!example || typeof example !== 'object') continue;
+    const required = new Set((schemas[routeKey(route)]?.body as { required?: string[] })?.required ?? []);
+    for (const [field, value] of Object.entries(example)) {
+      const ids = [value].flat().filter(isId);
+      if (ids.length > 0)
+        t.ok(required.has(field), `${routeKey(route)}: body.${field} names ${ids.join(', ')}`);
+    }
+  }
+});
+
+t.test('the gateway’s own refusals are on every operation: 431 and both causes of 429', async (t) => {
+  const doc = buildOpenApi({ serverUrl: 'https://desk.example.com' }) as Doc;
+  for (const { key, op } of operationsOf(doc)) {
+    const tooLarge = op.responses['431'];
+    t.match(tooLarge?.description, /HEADERS_TOO_LARGE.*16 KiB/, `${key} documents 431`);
+    t.same(tooLarge?.content?.['application/json']?.schema, { $ref: '#/components/schemas/ErrorEnvelope' });
+    if (!key.split(' ')[1].startsWith('/v1/')) continue;
+    const limited = op.responses['429'];
+    t.match(limited.description, /failed authentication too often/, `${key}: 429 without a valid credential`);
+    const shown = Object.values(limited.content?.['application/json']?.examples ?? {}).map((e) =>
+      JSON.stringify(e.value),
+    );
+    t.match(shown.join(), /bucket.*failed authentications/, `${key}: an example of each`);
+  }
+});
+
+/** The query parameters of every /v1 operation, as the document states them. */
+function queryParameters(doc: Doc) {
+  return PUBLIC_ROUTES.flatMap((route) =>
+    (doc.paths[openApiPath(route.path)][route.method.toLowerCase()].parameters ?? [])
+      .filter((p) => p.in === 'query')
+      .map((p) => ({
+        key: `${routeKey(route)} ${String(p.name)}`,
+        description: String(p.description ?? ''),
+        schema: p.schema as Record<string, unknown>,
+      })),
+  );
+}
+
+t.test('a comma-list filter states its allowed values, and cursors their alphabet', async (t) => {
+  // Schemathesis (any client generator) reads the schema, not the description: with a bare
+  // string every generated value was a 400 the schema did not foresee.
+  const doc = buildOpenApi({ serverUrl: 'https://desk.example.com' }) as Doc;
+  let lists = 0;
+  for (const { key, description, schema } of queryParameters(doc)) {
+    const pattern = typeof schema.pattern === 'string' ? new RegExp(schema.pattern) : null;
+    // A list of fixed values (`Values: …`, the event `Types: …`); tags are free text.
+    if (/separated by commas/.test(description) && /(Values|Types): /.test(description)) {
+      lists += 1;
+      t.ok(pattern, `${key} has a pattern`);
+      const values = /Values: (.*)\.$/
+        .exec(description)?.[1]
+        .match(/`[^`]+`/g)
+        ?.map((v) => v.slice(1, -1));
+      for (const value of values ?? []) t.ok(pattern?.test(value), `${key} takes ${value}`);
+      if (values) t.ok(pattern?.test(`${values.at(-1)} , ${values[0]}`), `${key} takes a list`);
+      for (const wrong of ['bogus', `${values?.[0] ?? 'x'},`, ',', ''])
+        t.notOk(pattern?.test(wrong), `${key} refuses ${JSON.stringify(wrong)}`);
+    }
+    if (key.endsWith(' cursor')) {
+      t.equal(schema.pattern, '^[A-Za-z0-9_-]+$', `${key}: base64url, as cursors are written`);
+      t.equal(schema.maxLength, 1024);
+    }
+  }
+  t.ok(lists >= 10, `${lists} comma lists`);
+});
+
+t.test('every call within the documented limits fits in what the gateway reads (no 431)', async (t) => {
+  // The gateway's HTTP server refuses a request line and headers over PUBLIC_MAX_HEADER_BYTES: a
+  // call the schema allows must fit, percent-encoded the worst way (a character outside ASCII is
+  // 4 bytes of UTF-8, 12 once encoded; one a pattern keeps to ASCII at most 3).
+  const worst = (schema: Record<string, unknown>): number => {
+    if (Array.isArray(schema.enum)) return Math.max(...schema.enum.map((v) => String(v).length)) * 3;
+    if (schema.type === 'integer' || schema.type === 'number') return 24;
+    if (schema.type === 'boolean') return 5;
+    if (schema.format === 'date-time') return 3 * 40;
+    if (idKindOfPattern(schema.pattern)) return 30;
+    if (typeof schema.maxLength === 'number') return schema.maxLength * (schema.pattern ? 3 : 12);
+    return Infinity;
+  };
+  const doc = buildOpenApi({ serverUrl: 'https://desk.example.com' }) as Doc;
+  // The request line's method, path and version, the API key, and what any client sends besides.
+  const fixed = 300 + 120 + 512;
+  const byOperation = new Map<string, number>();
+  for (const { key, schema } of queryParameters(doc)) {
+    const [method, path, name] = key.split(' ');
+    t.ok(Number.isFinite(worst(schema)), `${key} is bounded`);
+    const operation = `${method} ${path}`;
+    byOperation.set(operation, (byOperation.get(operation) ?? 0) + name.length + 2 + worst(schema));
+  }
+  for (const route of PUBLIC_ROUTES) {
+    const query = byOperation.get(routeKey(route)) ?? 0;
+    const headers = 'Idempotency-Key: '.length + 255; // the only bounded header a client may add
+    t.ok(
+      fixed + query + headers <= PUBLIC_MAX_HEADER_BYTES,
+      `${routeKey(route)}: at most ${fixed + query + headers} bytes`,
+    );
+  }
+});
+
+t.test('what the README says of two operations, the document says too', async (t) => {
+  const doc = buildOpenApi({ serverUrl: 'https://desk.example.com' }) as Doc;
+  // DELETE /v1/users/:id deactivates: the user stays readable (a client must not expect a 404).
+  t.match(
+    doc.paths['/v1/users/{id}'].delete.description,
+    /not removed: `GET \/v1\/users\/\{id\}` keeps answering 200 with `status: inactive`/,
+  );
+  // An empty upload is refused (400 body.file is empty): the file part says it is not empty.
+  const upload = doc.paths['/v1/requests/{id}/attachments'].post.requestBody?.content['multipart/form-data']
+    ?.schema as { properties: { file: { minLength?: number } } };
+  t.equal(upload.properties.file.minLength, 1);
+  // The authorization pages refuse malformed input (a NUL character, a bad percent-encoding)
+  // with the error envelope before any page is rendered: their 400 documents both.
+  for (const method of ['get', 'post'])
+    t.same(Object.keys(doc.paths['/oauth/authorize'][method].responses['400'].content ?? {}).sort(), [
+      'application/json',
+      'text/html',
+    ]);
+});
+
+t.test('every method the gateway serves on a documented path is documented (Allow agrees)', async (t) => {
+  // A generator calls the methods a path does not document and expects 405 with an Allow that
+  // names exactly the documented ones (HEAD goes with GET).
+  const h = await harness(t);
+  const { app } = await h.gateway();
+  const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json() as Doc;
+  for (const [path, item] of Object.entries(doc.paths)) {
+    const documented = Object.keys(item).map((m) => m.toUpperCase());
+    if (documented.includes('GET')) documented.push('HEAD');
+    const res = await app.inject({ method: 'PUT', url: path.replace(/\{\w+\}/g, 'x1') });
+    t.equal(res.statusCode, 405, `PUT ${path}`);
+    t.same(String(res.headers.allow).split(', ').sort(), documented.sort(), `${path}: Allow`);
+  }
 });

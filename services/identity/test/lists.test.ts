@@ -128,7 +128,13 @@ t.test('users and members lists', async (t) => {
       emails[2],
       emails[0],
     ]);
-    refused(t, await get('/v1/users?role=boss,agent'), 'query.role', /'boss'.*admin, agent, viewer/);
+    refused(t, await get('/v1/users?role=boss,agent'), 'query.role', /one or more of admin, agent, viewer/);
+    t.equal(
+      emailsOf(await get('/v1/users?search=lst-&role=%20viewer%20,%20admin')).length,
+      3,
+      'spaces around',
+    );
+    refused(t, await get('/v1/users?role=viewer%09'), 'query.role', /admin, agent, viewer/);
     refused(t, await get('/v1/users?status=gone'), 'query.status', /active, inactive/);
   });
 

@@ -162,7 +162,9 @@ t.test('bad input is 400 naming the field, nothing written', async (t) => {
     [{ status: 'done' }, /body\.status/],
     [{ priority: 'p1' }, /body\.priority/],
     [{ title: '' }, /body\.title/],
-    [{ resolution: 'fixed' }, /body\.resolution/],
+    // The schema states it (`if`/`then`): a resolution needs `status: resolved` beside it.
+    [{ resolution: 'fixed' }, /body\.status is required/],
+    [{ resolution: 'fixed', status: 'pending' }, /body\.status must be "resolved"/],
     [{ assignedTo: viewer.user.id }, /body\.assignedTo/],
     [{ tags: [''] }, /body\.tags/],
   ];

@@ -5,6 +5,7 @@ import {
   type RouteExamples,
   type RouteSchemas,
 } from '@support-desk/contracts';
+import { humanBytes, PUBLIC_MAX_HEADER_BYTES } from '@support-desk/platform';
 import { takesIdempotencyKey } from '../use-cases/idempotency.js';
 import { pathParams } from '../use-cases/route-table.js';
 
@@ -13,12 +14,11 @@ type Json = Record<string, unknown>;
 /** What each status means for any route, with the example shown where a route has none of its own. */
 const COMMON_ERRORS: Record<number, { description: string; example: ErrorExample }> = {
   400: {
-    description: 'VALIDATION_ERROR: the input is invalid; `details` lists every problem',
-    example: {
-      code: 'VALIDATION_ERROR',
-      message: 'query.limit must be >= 1',
-      details: [{ field: 'query.limit', message: 'must be >= 1' }],
-    },
+    description:
+      'VALIDATION_ERROR: the input is invalid (`details` lists every problem), or the path or query ' +
+      'is malformed (a dot segment, an encoded slash, bad percent-encoding)',
+    // Operations with input show their own (openapi-validation-example.ts); this is the gateway's.
+    example: { code: 'VALIDATION_ERROR', message: 'The query string has malformed percent-encoding' },
   },
   401: {
     description: 'UNAUTHORIZED: missing, invalid, expired or revoked credential',
@@ -68,10 +68,22 @@ const COMMON_ERRORS: Record<number, { description: string; example: ErrorExample
     },
   },
   429: {
-    description: 'RATE_LIMITED: the bucket named in the message is exhausted; see Retry-After',
+    description:
+      'RATE_LIMITED: the bucket named in the message is exhausted; or, whatever the credential, the ' +
+      'calling address failed authentication too often (every `/v1` call answered 401 counts, ' +
+      '`AUTH_FAILURES_PER_IP` per window) and is refused until its window frees. See Retry-After',
     example: {
       code: 'RATE_LIMITED',
-      message: 'Rate limit exceeded for the general bucket; retry after 12 s',
+      message: 'Rate limit exceeded for the general bucket: 60 requests per 60 seconds; retry after 12 s',
+    },
+  },
+  431: {
+    description:
+      `HEADERS_TOO_LARGE: the request line and headers together exceed ${humanBytes(PUBLIC_MAX_HEADER_BYTES)} ` +
+      '(no parameter within its documented limits reaches it)',
+    example: {
+      code: 'HEADERS_TOO_LARGE',
+      message: `The request line and headers exceed ${humanBytes(PUBLIC_MAX_HEADER_BYTES)}: send fewer or shorter query parameters and headers`,
     },
   },
   500: {
@@ -93,7 +105,13 @@ const COMMON_ERRORS: Record<number, { description: string; example: ErrorExample
 };
 
 /** The statuses every proxied route can answer, whatever its service does. */
-const GATEWAY_ERRORS = [400, 401, 403, 429, 500, 502, 503, 504];
+const GATEWAY_ERRORS = [400, 401, 403, 429, 431, 500, 502, 503, 504];
+
+/** The second 429 of a `/v1` route: the address that failed authentication too often. */
+const AUTH_FAILURES_EXAMPLE: ErrorExample = {
+  code: 'RATE_LIMITED',
+  message: 'Too many failed authentications from this address; retry after 43 s',
+};
 
 const EXAMPLE_REQUEST_ID = '5b0e6f8c-3c1d-4f7a-9a52-0d9f3c2b7e41';
 
@@ -138,7 +156,20 @@ export function errorResponses(statuses: number[], examples: RouteExamples | und
     statuses.map((status) => {
       const common = COMMON_ERRORS[status];
       if (!common) throw new Error(`no description for error status ${status}`);
-      const example = examples?.errors?.[status] ?? common.example;
+      const own = examples?.errors?.[status];
+      const example = own ?? common.example;
+      const shown =
+        status === 429 && !own
+          ? {
+              examples: {
+                bucket: { summary: 'A rate bucket is used up', value: errorEnvelopeExample(example) },
+                authFailures: {
+                  summary: 'The address failed authentication too often',
+                  value: errorEnvelopeExample(AUTH_FAILURES_EXAMPLE),
+                },
+              },
+            }
+          : { example: errorEnvelopeExample(example) };
       return [
         String(status),
         {
@@ -146,10 +177,7 @@ export function errorResponses(statuses: number[], examples: RouteExamples | und
           ...(status === 429 ? { headers: { 'Retry-After': RETRY_AFTER, ...headers } } : {}),
           ...(status === 409 ? { headers: { 'Retry-After': RETRY_AFTER } } : {}),
           content: {
-            'application/json': {
-              schema: { $ref: '#/components/schemas/ErrorEnvelope' },
-              example: errorEnvelopeExample(example),
-            },
+            'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' }, ...shown },
           },
         },
       ];

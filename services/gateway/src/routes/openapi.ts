@@ -1,26 +1,23 @@
 import {
-  auditRouteSchemas,
-  webhooksRouteSchemas,
   ErrorEnvelope,
-  identityRouteSchemas,
+  PUBLIC_ROUTE_SCHEMAS,
   PUBLIC_ROUTES,
   type PublicRoute,
   ROUTE_EXAMPLES,
   type RouteExamples,
   type RouteSchemaMap,
   type RouteSchemas,
-  requestsRouteSchemas,
   routeKey,
   SCOPE_DESCRIPTIONS,
   SCOPES,
 } from '@support-desk/contracts';
-import type { TSchema } from '@sinclair/typebox';
 import { takesIdempotencyKey } from '../use-cases/idempotency.js';
-import { openApiPath, pathParams } from '../use-cases/route-table.js';
+import { openApiPath } from '../use-cases/route-table.js';
 import { errorResponses, errorStatuses, servesEntityTag, takesIfMatch } from './openapi-errors.js';
 import { oauthPaths } from './openapi-oauth.js';
-
-type Json = Record<string, unknown>;
+import { HEADER_PARAMETERS, parameters } from './openapi-parameters.js';
+import { type Json, schemaTo } from './openapi-schema.js';
+import { validationExample } from './openapi-validation-example.js';
 
 export interface OpenApiOptions {
   /** Public base address (`{base_url}` without `/v1`), e.g. https://desk.example.com. */
@@ -34,58 +31,19 @@ const RATE_HEADERS: Record<string, string> = {
   'X-RateLimit-Limit': 'Requests allowed in the window for this bucket',
   'X-RateLimit-Remaining': 'Requests left in the window',
   'X-RateLimit-Reset': 'Unix time (seconds) at which at least one more request is admitted',
-  'RateLimit-Policy': 'IETF draft: "<bucket>";q=<limit>;w=<window seconds>',
+  // Descriptions are Markdown (Swagger UI would take `<bucket>` outside a code span for HTML).
+  'RateLimit-Policy':
+    'IETF draft: the bucket, its limit (`q`) and its window in seconds (`w`), e.g. `"general";q=60;w=60`',
   RateLimit:
-    'IETF draft: "<bucket>";r=<remaining>;t=<seconds to reset> (1 to the window w; on a 429 equal to Retry-After)',
+    'IETF draft: the bucket, the requests remaining (`r`) and the seconds until the window resets (`t`: ' +
+    '1 to the window `w`; on a 429 equal to Retry-After), e.g. `"general";r=59;t=12`',
 };
-
-/** TypeBox → plain JSON Schema; every schema carrying `$id` becomes a component and a `$ref`. */
-function schemaTo(schema: TSchema | Json, components: Json): Json {
-  const plain = JSON.parse(JSON.stringify(schema)) as Json;
-  const walk = (node: unknown, isRoot: boolean): unknown => {
-    if (Array.isArray(node)) return node.map((n) => walk(n, false));
-    if (!node || typeof node !== 'object') return node;
-    const obj = node as Json;
-    const out: Json = {};
-    for (const [k, v] of Object.entries(obj)) if (k !== '$id') out[k] = walk(v, false);
-    if (typeof obj.$id === 'string' && !isRoot) {
-      const name = obj.$id.replace(/[^A-Za-z0-9._-]/g, '_');
-      components[name] = out;
-      return { $ref: `#/components/schemas/${name}` };
-    }
-    return out;
-  };
-  return walk(plain, false) as Json;
-}
 
 const ANY_OK = {
   type: 'object',
   required: ['success', 'data'],
   properties: { success: { const: true }, data: {} },
 };
-
-function parameters(route: PublicRoute, s: RouteSchemas | undefined, components: Json): Json[] {
-  const out: Json[] = [];
-  const params = s?.params ? (schemaTo(s.params, components).properties as Json | undefined) : undefined;
-  for (const name of pathParams(route.path)) {
-    out.push({ name, in: 'path', required: true, schema: (params?.[name] as Json) ?? { type: 'string' } });
-  }
-  if (s?.querystring) {
-    const q = schemaTo(s.querystring, components);
-    const required = new Set((q.required as string[] | undefined) ?? []);
-    for (const [name, schema] of Object.entries((q.properties as Json | undefined) ?? {})) {
-      const { description, ...rest } = schema as Json;
-      out.push({
-        name,
-        in: 'query',
-        required: required.has(name),
-        ...(description ? { description } : {}),
-        schema: rest,
-      });
-    }
-  }
-  return out;
-}
 
 function requestBody(
   s: RouteSchemas | undefined,
@@ -97,7 +55,15 @@ function requestBody(
     ? schemaTo(s.body, components)
     : {
         type: 'object',
-        properties: { file: { type: 'string', format: 'binary', description: 'The file (one part)' } },
+        properties: {
+          // An empty file is refused (400 body.file is empty): the schema says so.
+          file: {
+            type: 'string',
+            format: 'binary',
+            minLength: 1,
+            description: 'The file (one part, not empty)',
+          },
+        },
         required: ['file'],
         // Exactly one part: the service refuses any other field.
         additionalProperties: false,
@@ -110,28 +76,6 @@ function requestBody(
 const RATE_HEADER_REFS = Object.fromEntries(
   Object.keys(RATE_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]),
 );
-
-const CONDITIONAL_PARAMETERS = {
-  IfNoneMatch: {
-    name: 'If-None-Match',
-    in: 'header',
-    required: false,
-    description: 'ETags you hold: 304 Not Modified (no body) while the representation is still one of them.',
-    schema: { type: 'string' },
-    example: '"7-Xq3vJ0c2kP1mR8sT"',
-  },
-  IfMatch: {
-    name: 'If-Match',
-    in: 'header',
-    required: false,
-    description:
-      'The ETag you read (or the last PATCH answered): the write happens only if the resource is still at ' +
-      'that revision, else 412 PRECONDITION_FAILED and nothing is written. `*` matches any revision. The ' +
-      'comparison is strong (RFC 9110 §13.1.1): a weak tag (`W/"…"`) never matches, and the 412 says so.',
-    schema: { type: 'string' },
-    example: '"7-Xq3vJ0c2kP1mR8sT"',
-  },
-};
 
 /**
  * The single read's 200 carries an ETag, and a 304 answers a matching If-None-Match; a PATCH's
@@ -156,22 +100,6 @@ function withEntityTag(route: PublicRoute, responses: Json): Json {
   };
 }
 
-/** POST and PATCH take an Idempotency-Key (the gateway's `routes/idempotency.ts`). */
-const IDEMPOTENCY_KEY_PARAMETER = {
-  name: 'Idempotency-Key',
-  in: 'header',
-  required: false,
-  description:
-    'Makes the call safe to retry: the first answer (status, body, Location) is kept for 24 h per ' +
-    'credential and key, and a retry with the same key and the same request gets it again ' +
-    '(`Idempotent-Replayed: true`) instead of running twice. The same request = the same method, path, ' +
-    'query, media type and body; a JSON body is compared as parsed (RFC 8785 canonical form), so the same ' +
-    'object serialised again with another key order or whitespace is the same request. The same key with a ' +
-    'different request is 422; a retry while the first call runs is 409 with Retry-After; 5xx answers are not kept. ' +
-    '1–255 printable ASCII characters (a UUID is a good key).',
-  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
-  example: '5f0c6a4e-2b1d-4c53-9a57-0d3f8e1b7c21',
-};
 const KEYED_HEADER_REFS = {
   ...RATE_HEADER_REFS,
   'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' },
@@ -237,7 +165,7 @@ const operationId = (route: PublicRoute) =>
 export function buildOpenApi({
   serverUrl,
   routes = PUBLIC_ROUTES,
-  schemaMaps = [requestsRouteSchemas, identityRouteSchemas, auditRouteSchemas, webhooksRouteSchemas],
+  schemaMaps = [PUBLIC_ROUTE_SCHEMAS],
   examples = ROUTE_EXAMPLES,
 }: OpenApiOptions): Json {
   const schemas: Json = {};
@@ -246,7 +174,9 @@ export function buildOpenApi({
   const paths: Record<string, Json> = {};
   for (const route of routes) {
     const s = merged[routeKey(route)];
-    const ex = examples[routeKey(route)];
+    const own = examples[routeKey(route)];
+    const invalid = validationExample(s);
+    const ex = own && invalid ? { ...own, errors: { 400: invalid, ...own.errors } } : own;
     const scopes = route.scope === 'authenticated' ? [] : [route.scope];
     const body = requestBody(s, ex, schemas);
     const path = openApiPath(route.path);
@@ -259,12 +189,7 @@ export function buildOpenApi({
       security: [{ apiKey: scopes }, { oauth2: scopes }],
       'x-required-scope': route.scope,
       'x-rate-limit-bucket': route.bucket,
-      parameters: [
-        ...parameters(route, s, schemas),
-        ...(servesEntityTag(route) ? [{ $ref: '#/components/parameters/IfNoneMatch' }] : []),
-        ...(takesIfMatch(route) ? [{ $ref: '#/components/parameters/IfMatch' }] : []),
-        ...(takesIdempotencyKey(route.method) ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
-      ],
+      parameters: parameters(route, s, schemas),
       ...(body ? { requestBody: body } : {}),
       responses: {
         ...withEntityTag(route, successResponses(route, s, ex, schemas)),
@@ -317,7 +242,7 @@ export function buildOpenApi({
           schema: { type: 'string', enum: ['true'] },
         },
       },
-      parameters: { IdempotencyKey: IDEMPOTENCY_KEY_PARAMETER, ...CONDITIONAL_PARAMETERS },
+      parameters: HEADER_PARAMETERS,
       securitySchemes: {
         apiKey: {
           type: 'http',

@@ -1,6 +1,7 @@
 import { PUBLIC_ROUTES } from '@support-desk/contracts';
 import { errorBody, type HttpApp } from '@support-desk/platform';
-import FindMyWay from 'find-my-way';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import FindMyWay, { type HTTPMethod } from 'find-my-way';
 
 /** What the gateway serves at one path template: its methods, and whether it is a /v1 route. */
 interface PathEntry {
@@ -20,6 +21,8 @@ const PROBE = 'GET';
  */
 function createPathTable() {
   const router = FindMyWay();
+  // Every route under its own method: which one a call would reach (`reaches`).
+  const routes = FindMyWay();
   const entries = new Map<string, PathEntry>();
   const add = (method: string, path: string, isPublic: boolean) => {
     let entry = entries.get(path);
@@ -28,11 +31,16 @@ function createPathTable() {
       entries.set(path, entry);
       router.on(PROBE, path, () => undefined, entry);
     }
+    if (!entry.methods.has(method)) routes.on(method as HTTPMethod, path, () => undefined);
     entry.methods.add(method);
     entry.public ||= isPublic;
   };
   return {
     add,
+    /** Each path without parameters, with the methods served there. */
+    staticPaths: () => [...entries].filter(([path]) => !path.includes(':')),
+    /** Whether a call would reach a route (one with parameters, where the path is static). */
+    reaches: (method: string, path: string) => routes.find(method as HTTPMethod, path) !== null,
     /** The entry of the path (no query), or null; a parameter left empty matches nothing. */
     find(path: string): PathEntry | null {
       const found = router.find(PROBE, path);
@@ -61,8 +69,10 @@ const byOrder = (a: string, b: string) =>
  */
 export function collectServedPaths(app: HttpApp) {
   const table = createPathTable();
+  let refusing = false;
   app.addHook('onRoute', (route) => {
-    if (route.url.includes('*')) return;
+    // The 405 routes below serve nothing: they stay out of the table (and of `Allow`).
+    if (refusing || route.url.includes('*')) return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) table.add(method, route.url, isPublicPath(route.url));
   });
@@ -72,31 +82,42 @@ export function collectServedPaths(app: HttpApp) {
      * `corsPath` (CORS on): the paths where preflights are granted.
      */
     registerUnmatched({ corsPath }: { corsPath: ((path: string) => boolean) | null }) {
+      // QUERY (an IETF draft; Node parses it) is not among fastify's methods: added, it gets the
+      // same 405 as every other method a path does not serve, instead of a 404 from the router.
+      if (!app.supportedMethods.includes('QUERY')) app.addHttpMethod('QUERY');
       // With CORS on, @fastify/cors answers every OPTIONS (preflights) itself.
       const methods = app.supportedMethods.filter((m) => !(corsPath && m === 'OPTIONS'));
-      app.route({
-        method: methods,
-        url: '/*',
-        exposeHeadRoute: false,
-        handler: async (request, reply) => {
-          const path = request.url.split('?')[0];
-          const served = table.find(path);
-          if (served) {
-            const allowed = [...served.methods, ...(corsPath?.(path) ? ['OPTIONS'] : [])];
-            const allow = [...new Set(allowed)].sort(byOrder).join(', ');
-            return reply
-              .code(405)
-              .header('allow', allow)
-              .send(
-                errorBody(
-                  'METHOD_NOT_ALLOWED',
-                  `Method ${request.method} is not allowed on ${path}; allowed: ${allow}`,
-                ),
-              );
-          }
-          return reply.code(404).send(errorBody('NOT_FOUND', notFoundMessage(request.method, path, table)));
-        },
-      });
+      const answer = async (request: FastifyRequest, reply: FastifyReply) => {
+        const path = request.url.split('?')[0];
+        const served = table.find(path);
+        if (served) {
+          const allowed = [...served.methods, ...(corsPath?.(path) ? ['OPTIONS'] : [])];
+          const allow = [...new Set(allowed)].sort(byOrder).join(', ');
+          return reply
+            .code(405)
+            .header('allow', allow)
+            .send(
+              errorBody(
+                'METHOD_NOT_ALLOWED',
+                `Method ${request.method} is not allowed on ${path}; allowed: ${allow}`,
+              ),
+            );
+        }
+        return reply.code(404).send(errorBody('NOT_FOUND', notFoundMessage(request.method, path, table)));
+      };
+      // Answered before the body is read: a method the path does not serve is 405 whatever its
+      // body (not 415 for a type no route takes, nor 413), and the body is never parsed.
+      const refusal = { exposeHeadRoute: false, onRequest: answer, handler: answer };
+      refusing = true;
+      app.route({ method: methods, url: '/*', ...refusal });
+      // A static path can also match a route with a parameter under another method
+      // (`PATCH /v1/requests/changes` would be `PATCH /v1/requests/:id`, id `changes`, a 404):
+      // the path is served, so the method it does not serve there is 405 too.
+      for (const [path, served] of table.staticPaths()) {
+        const others = methods.filter((m) => !served.methods.has(m) && table.reaches(m, path));
+        if (others.length > 0) app.route({ method: others, url: path, ...refusal });
+      }
+      refusing = false;
     },
   };
 }
