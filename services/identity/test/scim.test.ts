@@ -300,6 +300,110 @@ t.test('SCIM 2.0 service provider', async (t) => {
   });
 
   await t.test(
+    'PATCH keys the schemas do not define never reach the patcher (prototype pollution)',
+    async (t) => {
+      const user = body(
+        await call('POST', '/Users', {
+          userName: 'proto@example.com',
+          emails: [{ value: 'proto@example.com', type: 'work', primary: true }],
+          displayName: 'Proto',
+        }),
+      ).id;
+      const group = body(
+        await call('POST', '/Groups', { displayName: 'Proto Group', members: [{ value: user }] }),
+      ).id;
+      const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
+      // JSON.parse makes `__proto__` an own key, as a request body does.
+      const own = (json: string) => JSON.parse(json) as object;
+      const vectors: [string, object][] = [
+        ['Users', { op: 'add', path: '__proto__.polluted', value: 'yes' }],
+        ['Users', { op: 'add', path: 'constructor.prototype.polluted', value: 'yes' }],
+        ['Users', { op: 'add', path: 'toString.polluted', value: 'yes' }],
+        ['Users', { op: 'add', value: { '__proto__.polluted': 'yes' } }],
+        ['Users', { op: 'add', value: own('{"__proto__": {"polluted": "yes"}}') }],
+        ['Users', { op: 'add', value: { 'constructor.prototype.polluted': 'yes' } }],
+        [
+          'Users',
+          {
+            op: 'add',
+            path: 'emails',
+            value: [own('{"value": "p2@example.com", "__proto__": {"polluted": "yes"}}')],
+          },
+        ],
+        ['Users', { op: 'replace', path: 'emails[type eq "work"]', value: { '__proto__.polluted': 'yes' } }],
+        [
+          'Users',
+          {
+            op: 'replace',
+            path: 'emails[type eq "work"]',
+            value: { 'constructor.prototype.polluted': 'yes' },
+          },
+        ],
+        ['Users', { op: 'replace', path: 'emails[type eq "work"]', value: { 'toString.polluted': 'yes' } }],
+        [
+          'Users',
+          {
+            op: 'add',
+            value: { emails: [{ value: 'p3@example.com', 'constructor.prototype.polluted': 'yes' }] },
+          },
+        ],
+        ['Users', { op: 'add', path: 'name', value: own('{"__proto__": {"polluted": "yes"}}') }],
+        ['Users', { op: 'add', path: ENTERPRISE, value: own('{"__proto__": {"polluted": "yes"}}') }],
+        [
+          'Users',
+          { op: 'add', path: `${ENTERPRISE}:constructor`, value: { prototype: { polluted: 'yes' } } },
+        ],
+        [
+          'Groups',
+          { op: 'add', path: 'members', value: [{ value: user, 'constructor.prototype.polluted': 'yes' }] },
+        ],
+        [
+          'Groups',
+          { op: 'replace', path: `members[value eq "${user}"]`, value: { '__proto__.polluted': 'yes' } },
+        ],
+        [
+          'Groups',
+          {
+            op: 'replace',
+            path: `members[value eq "${user}"]`,
+            value: { 'constructor.prototype.polluted': 'yes' },
+          },
+        ],
+        [
+          'Groups',
+          { op: 'add', value: own(`{"members": [{"value": "${user}", "__proto__": {"polluted": "yes"}}]}`) },
+        ],
+      ];
+      for (const [resource, op] of vectors) {
+        const res = await call('PATCH', `/${resource}/${resource === 'Users' ? user : group}`, {
+          schemas: [PATCH_OP],
+          Operations: [op],
+        });
+        const what = JSON.stringify(op);
+        t.equal(res.statusCode, 400, `${what}: 400`);
+        t.equal(body(res).scimType, 'invalidPath', `${what}: invalidPath (${body(res).detail})`);
+        t.equal(({} as Record<string, unknown>).polluted, undefined, `${what}: Object.prototype untouched`);
+        t.equal(
+          (Object.prototype.toString as unknown as Record<string, unknown>).polluted,
+          undefined,
+          `${what}: Object.prototype.toString untouched`,
+        );
+      }
+      const res = await call('PATCH', `/Users/${user}`, {
+        schemas: [PATCH_OP],
+        Operations: [
+          { op: 'add', path: 'emails', value: [{ value: 'proto@example.com', type: 'work', display: 'W' }] },
+        ],
+      });
+      t.equal(
+        res.statusCode,
+        200,
+        `RFC 7643 §2.4's default sub-attributes (display) are still accepted: ${res.body}`,
+      );
+    },
+  );
+
+  await t.test(
     'an invalid filter: 400 invalidFilter saying what is wrong and where, no parser internals',
     async (t) => {
       const cases: [string, RegExp][] = [
