@@ -3,7 +3,7 @@ import { ErrorEnvelope, Ok } from './envelope.js';
 import { IdSchema } from './ids.js';
 import { CursorPageQuery, EnumListQuery, ListPagination, SearchQuery, SortQuery } from './pagination.js';
 import type { RouteSchemaMap } from './routes.js';
-import { DateTimeString, StringEnum } from './schema.js';
+import { DateTimeString, mapKeyPattern, StringEnum } from './schema.js';
 import { ROLES, RoleSchema, ScopeSchema } from './scopes.js';
 
 /** Documented input limits (README of services/identity). */
@@ -32,11 +32,12 @@ export const GroupRef = Type.Object(
 export type GroupRef = Static<typeof GroupRef>;
 
 // Keys without dots or `$`: they become field names in the identity and audit stores, where a dot
-// reads as a path (MongoDB) or is refused outright (FerretDB).
+// reads as a path (MongoDB) or is refused outright (FerretDB); never `__proto__`, `constructor` or
+// `prototype` (RESERVED_KEYS).
 // (A record's key schema becomes patternProperties, so the pattern carries the length and
 // additionalProperties: false refuses every other key.)
 const UserMetadata = Type.Record(
-  Type.String({ pattern: `^[A-Za-z0-9_-]{1,${IDENTITY_LIMITS.metadataKey}}$` }),
+  Type.String({ pattern: mapKeyPattern(`[A-Za-z0-9_-]{1,${IDENTITY_LIMITS.metadataKey}}`) }),
   Type.String({ maxLength: IDENTITY_LIMITS.metadataValue }),
   { maxProperties: IDENTITY_LIMITS.metadataKeys, additionalProperties: false },
 );

@@ -381,7 +381,9 @@ t.test('SCIM 2.0 service provider', async (t) => {
         });
         const what = JSON.stringify(op);
         t.equal(res.statusCode, 400, `${what}: 400`);
-        t.equal(body(res).scimType, 'invalidPath', `${what}: invalidPath (${body(res).detail})`);
+        // A JSON key __proto__ is refused by the parser (invalidSyntax), any other by the schema.
+        t.match(body(res).scimType, /^(invalidPath|invalidSyntax)$/, `${what}: ${body(res).detail}`);
+        t.match(body(res).detail, /__proto__|constructor|toString/, `${what}: the detail names the key`);
         t.equal(({} as Record<string, unknown>).polluted, undefined, `${what}: Object.prototype untouched`);
         t.equal(
           (Object.prototype.toString as unknown as Record<string, unknown>).polluted,

@@ -364,4 +364,67 @@ t.test('users API', async (t) => {
     );
     t.equal(ev.metadata.source, 'oauth', 'not api: the credential was an OAuth token');
   });
+  await t.test(
+    'untrusted keys: __proto__ and constructor.prototype in bodies, metadata and queries',
+    async (t) => {
+      const json = { ...admin, 'content-type': 'application/json' };
+      const created = body(await post({ email: 'proto-keys@example.com', name: 'P', role: 'viewer' })).data
+        .id;
+      const clean = (what: string) =>
+        t.equal(({} as Record<string, unknown>).polluted, undefined, `${what}: Object.prototype untouched`);
+      const before = await h.stored.users.countDocuments();
+      // Raw JSON: `__proto__` arrives as an own key, as from any client.
+      const bodies: [string, string, string, RegExp][] = [
+        [
+          'POST',
+          '/v1/users',
+          '{"email":"p1@example.com","name":"P","role":"viewer","metadata":{"__proto__":"x"}}',
+          /__proto__/,
+        ],
+        [
+          'POST',
+          '/v1/users',
+          '{"email":"p2@example.com","name":"P","role":"viewer","metadata":{"constructor":"x"}}',
+          /body\.metadata/,
+        ],
+        [
+          'POST',
+          '/v1/users',
+          '{"email":"p3@example.com","name":"P","role":"viewer","metadata":{"prototype":"x"}}',
+          /body\.metadata/,
+        ],
+        [
+          'POST',
+          '/v1/users',
+          '{"email":"p4@example.com","name":"P","role":"viewer","__proto__":{"polluted":"yes"}}',
+          /__proto__/,
+        ],
+        ['PATCH', `/v1/users/${created}`, '{"__proto__":{"role":"admin","polluted":"yes"}}', /__proto__/],
+        ['PATCH', `/v1/users/${created}`, '{"constructor":{"prototype":{"polluted":"yes"}}}', /constructor/],
+        ['PATCH', `/v1/users/${created}`, '{"metadata":{"__proto__":"x"}}', /__proto__/],
+        ['PATCH', `/v1/users/${created}`, '{"metadata":{"constructor":"x"}}', /body\.metadata/],
+      ];
+      for (const [method, url, payload, message] of bodies) {
+        const res = await h.app.inject({ method: method as 'POST', url, headers: json, payload });
+        t.equal(res.statusCode, 400, `${method} ${payload}: ${res.body}`);
+        t.match(body(res).error?.message, message, `${payload}: names the field`);
+        clean(payload);
+      }
+      t.equal(await h.stored.users.countDocuments(), before, 'nothing created');
+      const stored = await h.stored.users.findById(created).lean();
+      t.equal(stored?.role, 'viewer', 'nothing changed');
+      t.same(stored?.metadata ?? {}, {}, 'no metadata written');
+      for (const query of [
+        '__proto__[polluted]=yes',
+        'constructor[prototype][polluted]=yes',
+        '__proto__=x',
+        'constructor=x',
+      ]) {
+        const res = await h.app.inject({ method: 'GET', url: `/v1/users?${query}`, headers: admin });
+        t.equal(res.statusCode, 400, `?${query}: 400 (${res.body})`);
+        t.equal(body(res).error.code, 'VALIDATION_ERROR');
+        clean(query);
+      }
+    },
+  );
 });
