@@ -427,4 +427,58 @@ t.test('users API', async (t) => {
       }
     },
   );
+
+  await t.test('users:write manages agents and viewers; only the admin scope touches admins', async (t) => {
+    const hrSync = await h.headers('admin', { scopes: ['users:read', 'users:write'] });
+    const make = async (email: string, role: string) =>
+      body(await post({ email, name: email.split('@')[0], role })).data.id as string;
+    const target = await make('hr-admin@example.com', 'admin');
+    const agent = await make('hr-agent@example.com', 'agent');
+    const group = body(
+      await h.app.inject({ method: 'POST', url: '/v1/groups', headers: admin, payload: { name: 'HR Sync' } }),
+    ).data.id as string;
+    const refused: [string, 'POST' | 'PATCH' | 'DELETE', string, object | undefined][] = [
+      ['creating an admin', 'POST', '/v1/users', { email: 'hr-new@example.com', name: 'N', role: 'admin' }],
+      ['promoting an agent', 'PATCH', `/v1/users/${agent}`, { role: 'admin' }],
+      ['demoting an admin', 'PATCH', `/v1/users/${target}`, { role: 'viewer' }],
+      ['changing an admin', 'PATCH', `/v1/users/${target}`, { name: 'Renamed' }],
+      ['deactivating an admin by PATCH', 'PATCH', `/v1/users/${target}`, { status: 'inactive' }],
+      ['deactivating an admin', 'DELETE', `/v1/users/${target}`, undefined],
+      ["an admin's groups", 'POST', `/v1/groups/${group}/members`, { userId: target }],
+    ];
+    for (const [what, method, url, payload] of refused) {
+      const res = await h.app.inject({ method, url, headers: hrSync, ...(payload ? { payload } : {}) });
+      t.equal(res.statusCode, 403, `${what}: 403 (${res.body})`);
+      t.equal(body(res).error.code, 'FORBIDDEN');
+      t.match(body(res).error.message, /admin scope/, `${what}: says the admin scope is needed`);
+    }
+    t.match(await h.stored.users.findById(target).lean(), {
+      role: 'admin',
+      status: 'active',
+      name: 'hr-admin',
+    });
+    t.match(await h.stored.users.findById(agent).lean(), { role: 'agent' });
+    t.equal(await h.stored.users.countDocuments({ email: 'hr-new@example.com' }), 0, 'no admin created');
+
+    // Agents and viewers stay users:write's.
+    let res = await post({ email: 'hr-viewer@example.com', name: 'V', role: 'viewer' }, hrSync);
+    t.equal(res.statusCode, 201, res.body);
+    res = await h.app.inject({
+      method: 'PATCH',
+      url: `/v1/users/${agent}`,
+      headers: hrSync,
+      payload: { role: 'viewer' },
+    });
+    t.equal(res.statusCode, 200, res.body);
+    res = await h.app.inject({ method: 'DELETE', url: `/v1/users/${agent}`, headers: hrSync });
+    t.equal(res.statusCode, 200, res.body);
+    // The admin scope does it all.
+    res = await h.app.inject({
+      method: 'PATCH',
+      url: `/v1/users/${target}`,
+      headers: admin,
+      payload: { role: 'agent' },
+    });
+    t.equal(res.statusCode, 200, res.body);
+  });
 });

@@ -140,7 +140,7 @@ async function createProvisionedUser(
         metadata: input.metadata ?? {},
         identityProvider: connection._id,
       },
-      { id, externalId },
+      { provisioned: { id, externalId } },
     );
   } catch (err) {
     if (externalId) await deps.identityProviders.releaseExternal('user', connection._id, externalId, id);
