@@ -6,7 +6,7 @@ import { runLdapSync } from '../src/use-cases/ldap-sync.js';
 import { body, deskctl, harness } from './helpers.js';
 
 // The bind password reaches identity (in this process) and deskctl (spawned) by variable, as in production.
-const PASSWORD_VAR = 'SD_TEST_LDAP_BIND_PASSWORD';
+const PASSWORD_VAR = 'LDAP_BIND_PASSWORD_TEST';
 
 t.test(
   'LDAP sync against a real slapd: first sync, changes, a leaver, the threshold, a failing directory',
@@ -42,7 +42,7 @@ t.test(
       '--default-role',
       'agent',
       '--group-role',
-      'Desk Admins=admin',
+      `${slapd.groupDn('Desk Admins')}=admin`,
       '--url',
       slapd.url,
       '--bind-dn',

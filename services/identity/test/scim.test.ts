@@ -1,5 +1,5 @@
 import t from 'tap';
-import { createIdentityProvider } from '../src/use-cases/identity-providers.js';
+import { createIdentityProvider, findIdentityProvider } from '../src/use-cases/identity-providers.js';
 import { cliContext } from '../src/use-cases/deps.js';
 import { body, harness } from './helpers.js';
 
@@ -12,7 +12,7 @@ t.test('SCIM 2.0 service provider', async (t) => {
     name: 'okta',
     kind: 'scim',
     defaultRole: 'viewer',
-    groupRoles: [{ group: 'Support Agents', role: 'agent' }],
+    groupRoles: [{ group: 'okta-support-agents', role: 'agent' }],
   })) as { token: string };
   const other = (await createIdentityProvider(h.deps, cliContext(), { name: 'entra', kind: 'scim' })) as {
     token: string;
@@ -29,6 +29,10 @@ t.test('SCIM 2.0 service provider', async (t) => {
       headers: { authorization: `Bearer ${bearer}`, ...(payload ? { 'content-type': SCIM } : {}) },
       ...(payload ? { payload: JSON.stringify(payload) } : {}),
     });
+
+  await t.test('a connection made without roles provisions viewers', async (t) => {
+    t.equal((await findIdentityProvider(h.deps, 'entra')).defaultRole, 'viewer');
+  });
 
   await t.test('authentication and discovery', async (t) => {
     let res = await h.app.inject({ method: 'GET', url: '/scim/v2/Users' });
@@ -433,6 +437,7 @@ t.test('SCIM 2.0 service provider', async (t) => {
     let res = await call('POST', '/Groups', {
       schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
       displayName: 'Support Agents',
+      externalId: 'okta-support-agents',
       members: [{ value: userId }],
     });
     t.equal(res.statusCode, 201, res.body);

@@ -6,6 +6,7 @@ import type {
   DirectoryUser,
   PageHook,
 } from '../use-cases/directory.js';
+import { normalizeDn } from '../use-cases/directory.js';
 
 /**
  * Reads an LDAP directory (with ldapts, a maintained pure-TypeScript client) into a snapshot the
@@ -24,13 +25,6 @@ export class DirectoryError extends Error {
 
 /** Users and groups read in one sync at most: the snapshot is held in memory. */
 export const MAX_DIRECTORY_ENTRIES = 100_000;
-
-/** DNs compare case-insensitively and without the spaces some servers put after commas. */
-export const normalizeDn = (dn: string) =>
-  dn
-    .trim()
-    .replace(/\s*,\s*/g, ',')
-    .toLowerCase();
 
 type Value = Entry[string];
 

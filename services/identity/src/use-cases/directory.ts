@@ -46,3 +46,10 @@ export type DirectoryQuery = Pick<
 
 /** Between pages: the sync renews its lease there (and stops the read by throwing). */
 export type PageHook = () => Promise<void>;
+
+/** DNs compare case-insensitively and without the spaces some servers put after commas. */
+export const normalizeDn = (dn: string) =>
+  dn
+    .trim()
+    .replace(/\s*,\s*/g, ',')
+    .toLowerCase();
