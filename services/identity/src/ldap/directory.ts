@@ -104,6 +104,9 @@ export async function readDirectory(
     }
   };
   try {
+    // Never a bind in clear unless the settings allowed it (ldap:// to a loopback host): a
+    // server that refuses StartTLS fails the run here, before the password is sent.
+    if (q.startTls) await client.startTLS({ servername: new URL(q.url).hostname });
     await client.bind(q.bindDn, password);
     const a = q.attributes;
     const metadataAttributes = Object.values(q.metadata);

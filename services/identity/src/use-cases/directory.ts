@@ -33,6 +33,7 @@ export interface DirectorySnapshot {
 export type DirectoryQuery = Pick<
   LdapSettings,
   | 'url'
+  | 'startTls'
   | 'bindDn'
   | 'baseDn'
   | 'userFilter'

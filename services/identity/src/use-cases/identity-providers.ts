@@ -10,7 +10,7 @@ import {
 } from '@support-desk/platform';
 import type { GroupRoleRule, IdentityProviderDoc, IdentityProviderKind } from '../store/index.js';
 import type { Deps } from './deps.js';
-import { storedLdapSettings } from './ldap-settings.js';
+import { secretsPolicy, storedLdapSettings } from './ldap-settings.js';
 import { type SyncRunView, syncRunView } from './ldap-sync-view.js';
 import { randomSecret, safeEqual, sha256 } from './secrets.js';
 import { applyUserPatch } from './user-changes.js';
@@ -141,7 +141,8 @@ export async function createIdentityProvider(deps: Deps, ctx: EventContext, inpu
     disabled: false,
     tokenHash: secret?.hash ?? null,
     tokenCreatedAt: secret ? now : null,
-    ldap: input.kind === 'ldap' && input.ldap ? storedLdapSettings(input.ldap) : null,
+    ldap:
+      input.kind === 'ldap' && input.ldap ? storedLdapSettings(input.ldap, secretsPolicy(deps.config)) : null,
     deletedAt: null,
     createdAt: now,
     updatedAt: now,
@@ -196,7 +197,7 @@ export async function updateIdentityProvider(
   name: string,
   change: ConnectionChange,
 ) {
-  if (change.ldap) change = { ...change, ldap: storedLdapSettings(change.ldap) };
+  if (change.ldap) change = { ...change, ldap: storedLdapSettings(change.ldap, secretsPolicy(deps.config)) };
   return deps.identityProviders.update(name, (current) => {
     if (change.ldap && current.kind !== 'ldap')
       throw validationError('ldap', `${name} is a ${current.kind} connection: LDAP settings do not apply`);

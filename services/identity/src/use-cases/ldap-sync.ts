@@ -3,7 +3,7 @@ import type { IdentityProviderDoc, SyncOutcome, SyncRunSummary } from '../store/
 import type { Deps } from './deps.js';
 import { type DirectoryGroup, normalizeDn } from './directory.js';
 import { connectionResourceId, findIdentityProvider, provisioningContext } from './identity-providers.js';
-import { ldapSettings } from './ldap-settings.js';
+import { ldapSettings, secretsPolicy } from './ldap-settings.js';
 import { planSync } from './ldap-sync-plan.js';
 import { applyPlan, currentState } from './ldap-sync-apply.js';
 import { type SyncRunView, syncRunView } from './ldap-sync-view.js';
@@ -83,7 +83,8 @@ async function syncOnce(
   let outcome: SyncOutcome;
   let reason: string | null = null;
   try {
-    const settings = ldapSettings(connection.ldap);
+    // Checked again on every run: stored settings may predate a rule (or have been written around it).
+    const settings = ldapSettings(connection.ldap, secretsPolicy(deps.config));
     const password = await deps.bindPassword(settings);
     const snapshot = await deps.readDirectory(settings, password, keep);
     const current = await currentState(deps, connection._id);
