@@ -42,6 +42,17 @@ t.test('SCIM 2.0 service provider', async (t) => {
     t.match(res.headers['www-authenticate'], /Bearer/);
     res = await call('GET', '/Users', undefined, `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`);
     t.equal(res.statusCode, 401, 'a wrong secret');
+    // Authenticated before the body is parsed: a caller without the token cannot make identity
+    // parse anything (a malformed body from it is a 401, not a 400 about its JSON).
+    for (const bearer of ['', `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`]) {
+      res = await h.app.inject({
+        method: 'POST',
+        url: '/scim/v2/Users',
+        headers: { 'content-type': SCIM, ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) },
+        payload: `{"userName": "${'x'.repeat(500_000)}`,
+      });
+      t.equal(res.statusCode, 401, `${bearer ? 'a wrong' : 'no'} token: 401 before the body is parsed`);
+    }
     res = await call('GET', '/ServiceProviderConfig');
     t.equal(res.statusCode, 200);
     t.equal(res.headers['x-sd-authenticated-scim'], 'okta', 'tells the gateway which connection to count');

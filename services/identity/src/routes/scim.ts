@@ -78,7 +78,8 @@ export async function scimRoutes(app: HttpApp, deps: Deps): Promise<void> {
         route.config = { ...(route.config ?? {}), public: true } as typeof route.config;
       });
       scope.decorateRequest('scim', null as unknown as ScimCall);
-      scope.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+      // Before the body is read or parsed: an unauthenticated caller costs no parsing at all.
+      scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
         const auth = request.headers.authorization ?? '';
         const token = /^Bearer\s+(\S+)$/i.exec(auth)?.[1];
         const connection = token ? await authenticateScimToken(deps, token) : null;
