@@ -287,6 +287,9 @@ const PROVIDER_OWNED_NOTE =
 const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, ErrorEnvelope]));
 
 /** Public request/response schemas of the identity service, keyed by route (see PUBLIC_ROUTES). */
+/** Why a users:write credential gets 403 on an admin (issue 30). */
+const ADMIN_SCOPE_NOTE = 'users:write alone manages agents and viewers: 403 FORBIDDEN';
+
 export const identityRouteSchemas = {
   'GET /v1/users': {
     description:
@@ -297,6 +300,7 @@ export const identityRouteSchemas = {
     response: { 200: Ok(UserList), ...errors(400, 401, 403) },
   },
   'POST /v1/users': {
+    description: `Creating an admin needs the admin scope (${ADMIN_SCOPE_NOTE}).`,
     body: CreateUserBody,
     location: '/v1/users/:id',
     response: { 201: Ok(CreatedUser), ...errors(400, 401, 403, 409) },
@@ -308,6 +312,7 @@ export const identityRouteSchemas = {
   'PATCH /v1/users/:id': {
     description:
       '`groups` replaces the membership. The last active admin cannot be demoted or deactivated. ' +
+      `Changing an admin, or a role to or from admin, needs the admin scope (${ADMIN_SCOPE_NOTE}). ` +
       PROVIDER_OWNED_NOTE,
     params: UserIdParams,
     body: UpdateUserBody,
@@ -316,6 +321,7 @@ export const identityRouteSchemas = {
   'DELETE /v1/users/:id': {
     description:
       'Deactivates the user (kept with its history); their API keys and tokens stop working. ' +
+      `Deactivating an admin needs the admin scope (${ADMIN_SCOPE_NOTE}). ` +
       'A user provisioned by an identity provider is deactivated there: 409 CONFLICT naming the provider.',
     params: UserIdParams,
     response: { 200: Ok(DeactivatedUser), ...errors(400, 401, 403, 404, 409) },
@@ -364,13 +370,16 @@ export const identityRouteSchemas = {
   },
   'POST /v1/groups/:id/members': {
     description:
-      'Idempotent: adding an existing member is not an error. Members of a provisioned group → 409 CONFLICT.',
+      'Idempotent: adding an existing member is not an error. Members of a provisioned group → 409 CONFLICT. ' +
+      `An admin's memberships need the admin scope (${ADMIN_SCOPE_NOTE}).`,
     params: GroupIdParams,
     body: AddMemberBody,
     response: { 200: Ok(GroupMembership), ...errors(400, 401, 403, 404, 409) },
   },
   'DELETE /v1/groups/:id/members/:userId': {
-    description: 'Members of a group provisioned by an identity provider → 409 CONFLICT naming the provider.',
+    description:
+      'Members of a group provisioned by an identity provider → 409 CONFLICT naming the provider. ' +
+      `An admin's memberships need the admin scope (${ADMIN_SCOPE_NOTE}).`,
     params: GroupMemberParams,
     response: { 200: Ok(GroupMembership), ...errors(400, 401, 403, 404, 409) },
   },
