@@ -58,4 +58,4 @@ EXPOSE 8080 8081 8082 8083
 ENTRYPOINT ["/usr/bin/tini", "--"]
 # Shell form through sh -c so ${SERVICE} is expanded at run time; exec keeps node as tini's child.
 # Tracing is loaded first (--import; off unless OTEL_* variables turn it on, see the README).
-CMD ["/bin/sh", "-c", "exec node --import @support-desk/platform/telemetry services/${SERVICE}/dist/src/server.js"]
+CMD ["/bin/sh", "-c", "exec node --disable-proto=throw --import @support-desk/platform/telemetry services/${SERVICE}/dist/src/server.js"]

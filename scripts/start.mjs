@@ -229,11 +229,15 @@ function startService(svc, env, labelWidth) {
   const entry = path.join(ROOT, 'services', svc.name, 'dist', 'src', 'server.js');
   const label = paint(svc.color, `[${svc.label}]`.padEnd(labelWidth));
   // Tracing is loaded before the service (see libs/platform/src/telemetry/preload.ts).
-  const child = spawn(process.execPath, ['--import', '@support-desk/platform/telemetry', entry], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--disable-proto=throw', '--import', '@support-desk/platform/telemetry', entry],
+    {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const exited = new Promise((resolve) => {
     child.on('exit', (code, signal) => resolve({ code, signal }));
     child.on('error', (err) => {

@@ -22,7 +22,7 @@ t.plan(files.length);
 // coverage tracking (tap's runner adds both to every file and to every process it starts), and
 // source maps, so a failure's stack points at the TypeScript line.
 for (const file of files) {
-  t.spawn(process.execPath, ['--enable-source-maps', path.resolve(ROOT, file)], {
+  t.spawn(process.execPath, ['--enable-source-maps', '--disable-proto=throw', path.resolve(ROOT, file)], {
     buffered: t.jobs > 1,
     timeout: timeoutSeconds * 1000,
     cwd: ROOT,

@@ -145,6 +145,9 @@ export function dockerfileAgrees(values) {
   if (user !== want) problems.push(`Dockerfile USER is ${user}, the chart runs as ${want}`);
   if (!/^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m.test(dockerfile))
     problems.push('the Dockerfile ENTRYPOINT is not ["/usr/bin/tini", "--"]');
+  // As the chart's args (deploy/check/policy): a prototype-pollution bug throws, not spreads.
+  if (!/^CMD .*\bexec node --disable-proto=throw\b/m.test(dockerfile))
+    problems.push('the Dockerfile CMD does not run node with --disable-proto=throw');
   return { ok: problems.length === 0, output: problems.join('\n') };
 }
 

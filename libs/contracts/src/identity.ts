@@ -3,7 +3,7 @@ import { ErrorEnvelope, Ok } from './envelope.js';
 import { IdSchema } from './ids.js';
 import { CursorPageQuery, EnumListQuery, ListPagination, SearchQuery, SortQuery } from './pagination.js';
 import type { RouteSchemaMap } from './routes.js';
-import { DateTimeString, StringEnum } from './schema.js';
+import { DateTimeString, mapKeyPattern, StringEnum } from './schema.js';
 import { ROLES, RoleSchema, ScopeSchema } from './scopes.js';
 
 /** Documented input limits (README of services/identity). */
@@ -32,11 +32,12 @@ export const GroupRef = Type.Object(
 export type GroupRef = Static<typeof GroupRef>;
 
 // Keys without dots or `$`: they become field names in the identity and audit stores, where a dot
-// reads as a path (MongoDB) or is refused outright (FerretDB).
+// reads as a path (MongoDB) or is refused outright (FerretDB); never `__proto__`, `constructor` or
+// `prototype` (RESERVED_KEYS).
 // (A record's key schema becomes patternProperties, so the pattern carries the length and
 // additionalProperties: false refuses every other key.)
 const UserMetadata = Type.Record(
-  Type.String({ pattern: `^[A-Za-z0-9_-]{1,${IDENTITY_LIMITS.metadataKey}}$` }),
+  Type.String({ pattern: mapKeyPattern(`[A-Za-z0-9_-]{1,${IDENTITY_LIMITS.metadataKey}}`) }),
   Type.String({ maxLength: IDENTITY_LIMITS.metadataValue }),
   { maxProperties: IDENTITY_LIMITS.metadataKeys, additionalProperties: false },
 );
@@ -286,6 +287,9 @@ const PROVIDER_OWNED_NOTE =
 const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, ErrorEnvelope]));
 
 /** Public request/response schemas of the identity service, keyed by route (see PUBLIC_ROUTES). */
+/** Why a users:write credential gets 403 on an admin (issue 30). */
+const ADMIN_SCOPE_NOTE = 'users:write alone manages agents and viewers: 403 FORBIDDEN';
+
 export const identityRouteSchemas = {
   'GET /v1/users': {
     description:
@@ -296,6 +300,7 @@ export const identityRouteSchemas = {
     response: { 200: Ok(UserList), ...errors(400, 401, 403) },
   },
   'POST /v1/users': {
+    description: `Creating an admin needs the admin scope (${ADMIN_SCOPE_NOTE}).`,
     body: CreateUserBody,
     location: '/v1/users/:id',
     response: { 201: Ok(CreatedUser), ...errors(400, 401, 403, 409) },
@@ -307,6 +312,7 @@ export const identityRouteSchemas = {
   'PATCH /v1/users/:id': {
     description:
       '`groups` replaces the membership. The last active admin cannot be demoted or deactivated. ' +
+      `Changing an admin, or a role to or from admin, needs the admin scope (${ADMIN_SCOPE_NOTE}). ` +
       PROVIDER_OWNED_NOTE,
     params: UserIdParams,
     body: UpdateUserBody,
@@ -319,7 +325,8 @@ export const identityRouteSchemas = {
       'requests, comments and audit history keep naming them), lists show them unless filtered with ' +
       '`status=active`, and `PATCH` with `{"status": "active"}` reactivates them. Deleting an inactive ' +
       'user again answers 200 with the same body. A user provisioned by an identity provider is ' +
-      'deactivated there: 409 CONFLICT naming the provider.',
+      'deactivated there: 409 CONFLICT naming the provider. ' +
+      `Deactivating an admin needs the admin scope (${ADMIN_SCOPE_NOTE}).`,
     params: UserIdParams,
     response: { 200: Ok(DeactivatedUser), ...errors(400, 401, 403, 404, 409) },
   },
@@ -367,13 +374,16 @@ export const identityRouteSchemas = {
   },
   'POST /v1/groups/:id/members': {
     description:
-      'Idempotent: adding an existing member is not an error. Members of a provisioned group → 409 CONFLICT.',
+      'Idempotent: adding an existing member is not an error. Members of a provisioned group → 409 CONFLICT. ' +
+      `An admin's memberships need the admin scope (${ADMIN_SCOPE_NOTE}).`,
     params: GroupIdParams,
     body: AddMemberBody,
     response: { 200: Ok(GroupMembership), ...errors(400, 401, 403, 404, 409) },
   },
   'DELETE /v1/groups/:id/members/:userId': {
-    description: 'Members of a group provisioned by an identity provider → 409 CONFLICT naming the provider.',
+    description:
+      'Members of a group provisioned by an identity provider → 409 CONFLICT naming the provider. ' +
+      `An admin's memberships need the admin scope (${ADMIN_SCOPE_NOTE}).`,
     params: GroupMemberParams,
     response: { 200: Ok(GroupMembership), ...errors(400, 401, 403, 404, 409) },
   },

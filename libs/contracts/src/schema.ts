@@ -48,3 +48,15 @@ export function DescribedPattern(pattern: string, message: string): string {
 /** The message a `DescribedPattern` was registered with, if `pattern` is one. */
 export const patternMessage = (pattern: unknown): string | undefined =>
   typeof pattern === 'string' ? patternMessages.get(pattern) : undefined;
+
+/**
+ * Names JavaScript gives a meaning to on every object: a map a client sends (user metadata, a
+ * directory's attribute mapping) never takes them as keys, so no code that copies or walks such a
+ * map can reach `Object.prototype` through it.
+ */
+export const RESERVED_KEYS: readonly string[] = ['__proto__', 'constructor', 'prototype'];
+
+export const isReservedKey = (key: string) => RESERVED_KEYS.includes(key);
+
+/** A map key's pattern: `chars` (a regular expression without anchors), never a reserved name. */
+export const mapKeyPattern = (chars: string) => `^(?!(?:${RESERVED_KEYS.join('|')})$)${chars}$`;

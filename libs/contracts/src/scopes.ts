@@ -9,8 +9,8 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'requests:read': 'Read requests, attachments and request events',
   'requests:write': 'Create and update requests, comments and attachments',
   'users:read': 'Read users, groups and members',
-  'users:write': 'Manage users, groups and membership',
-  admin: 'Full access, including deleting requests and the audit log',
+  'users:write': 'Manage agents, viewers, groups and membership (not administrators)',
+  admin: 'Full access, including administrators, deleting requests and the audit log',
 };
 
 export const ROLES = ['admin', 'agent', 'viewer'] as const;

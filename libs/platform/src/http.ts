@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ErrorCode, ErrorDetail } from '@support-desk/contracts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import secureJson from 'secure-json-parse';
 import Fastify, {
   LogController,
   type FastifyBaseLogger,
@@ -106,6 +107,41 @@ declare module 'fastify' {
   }
 }
 
+/** A JSON body refused by `parseJsonBody` for a prototype-polluting key. */
+export const isPrototypePoisoning = (error: Error) =>
+  error instanceof SyntaxError && /forbidden prototype property/.test(error.message);
+
+/**
+ * Parses a JSON body as fastify does (secure-json-parse, its own dependency): a key `__proto__`,
+ * or `constructor` with a `prototype` inside, is a SyntaxError (`isPrototypePoisoning`) before any
+ * code sees the body, so nothing that copies or walks it can reach Object.prototype.
+ */
+export const parseJsonBody = (text: string): unknown =>
+  secureJson.parse(text, { protoAction: 'error', constructorAction: 'error' });
+
+/** A fastify content-type parser (`parseAs: 'string'`) of JSON bodies with `parseJsonBody`. */
+export function jsonBodyParser(
+  _request: unknown,
+  body: string | Buffer,
+  done: (err: Error | null, body?: unknown) => void,
+): void {
+  const text = String(body);
+  if (text === '')
+    return done(
+      Object.assign(new Error('empty body'), { code: 'FST_ERR_CTP_EMPTY_JSON_BODY', statusCode: 400 }),
+    );
+  let parsed: unknown;
+  try {
+    parsed = parseJsonBody(text);
+  } catch (err) {
+    return done(Object.assign(err as Error, { statusCode: 400 }));
+  }
+  done(null, parsed);
+}
+
+export const PROTOTYPE_KEYS_REFUSED =
+  'body holds a key named __proto__, or constructor with a prototype inside: such keys are never accepted';
+
 export function createHttpApp({
   logger,
   bodyLimit = 1024 * 1024,
@@ -145,6 +181,10 @@ export function createHttpApp({
 
   // JSON only: text/plain and friends get 415 rather than a string body.
   app.removeContentTypeParser('text/plain');
+  // Fastify's parser with the same rules, but one whose refusal says why (fastify's says only
+  // "invalid JSON" when a key `__proto__` was the reason).
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser);
 
   // From the start of a drain (see `serve`) and during shutdown, ask keep-alive clients to go
   // away, so no request can arrive on a connection the closing listener is about to drop.
@@ -221,6 +261,9 @@ export function createHttpApp({
         .code(failure.statusCode)
         .headers(failure.headers)
         .send(errorBody(failure.code, failure.message, failure.details));
+    }
+    if (isPrototypePoisoning(error)) {
+      return reply.code(400).send(errorBody('VALIDATION_ERROR', PROTOTYPE_KEYS_REFUSED));
     }
     if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
       return reply.code(400).send(errorBody('VALIDATION_ERROR', 'body is not valid JSON'));

@@ -284,3 +284,42 @@ t.test('what the HTTP parser refuses is answered in the envelope, at the limit e
     error: { code: 'VALIDATION_ERROR', message: /not valid HTTP/ },
   });
 });
+
+t.test(
+  'keys that reach Object.prototype: refused in a body, saying why; the process runs without __proto__',
+  async (t) => {
+    const { app } = buildTestApp();
+    t.teardown(() => app.close());
+    for (const payload of [
+      '{"title": "ok", "__proto__": {"polluted": "yes"}}',
+      '{"title": "ok", "constructor": {"prototype": {"polluted": "yes"}}}',
+      '{"title": "ok", "nested": [{"__proto__": {"polluted": "yes"}}]}',
+    ]) {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/things',
+        headers: { 'content-type': 'application/json' },
+        payload,
+      });
+      t.equal(res.statusCode, 400, payload);
+      t.match(res.json().error, { code: 'VALIDATION_ERROR', message: /__proto__.*constructor/ }, payload);
+      t.equal(({} as Record<string, unknown>).polluted, undefined, `${payload}: Object.prototype untouched`);
+    }
+    const broken = await app.inject({
+      method: 'POST',
+      url: '/things',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"title": ',
+    });
+    t.match(broken.json().error, { message: 'body is not valid JSON' }, 'malformed JSON is still said so');
+    const empty = await app.inject({
+      method: 'POST',
+      url: '/things',
+      headers: { 'content-type': 'application/json' },
+      payload: '',
+    });
+    t.match(empty.json().error, { message: /body is empty/ });
+    // The test runner (as every service's launcher) starts node with --disable-proto=throw.
+    t.throws(() => (Object.prototype as { __proto__?: unknown }).__proto__, 'the __proto__ accessor throws');
+  },
+);

@@ -1,5 +1,6 @@
 import { ferretdbArgs, pgQuery, PostgresError, storeBackend } from '@support-desk/platform/launch';
 import t from 'tap';
+import { chromiumLaunchOptions } from '@support-desk/platform/testing';
 
 t.test('SD_STORE names FerretDB backend, and nothing else', async (t) => {
   t.equal(storeBackend(undefined), 'postgresql', 'the default');
@@ -49,5 +50,28 @@ t.test(
       "SELECT evtname FROM pg_event_trigger WHERE evtname = 'sd_ferretdb_gin'",
     );
     t.same(events, [['sd_ferretdb_gin']], "FerretDB's database has the GIN index trigger");
+  },
+);
+
+t.test(
+  'driving Chromium: Playwright may set a function prototype; everything else keeps __proto__ off',
+  async (t) => {
+    const proto = (() => undefined) as unknown as Record<string, unknown>;
+    const builder = () => undefined;
+    t.throws(() => {
+      (builder as unknown as { __proto__: unknown }).__proto__ = proto;
+    }, 'before: the flag refuses it (what crashed a failed browser step)');
+    chromiumLaunchOptions();
+    (builder as unknown as { __proto__: unknown }).__proto__ = proto;
+    t.equal(Object.getPrototypeOf(builder), proto, "after: colors' chaining works");
+    t.throws(() => (builder as unknown as { __proto__: unknown }).__proto__, 'reading it still throws');
+    t.throws(() => {
+      (builder as unknown as { __proto__: unknown }).__proto__ = { polluted: 'yes' };
+    }, 'a function still cannot take an object (data) as prototype');
+    const data = JSON.parse('{}') as { __proto__: unknown };
+    t.throws(() => {
+      data.__proto__ = { polluted: 'yes' };
+    }, 'nor can a plain object');
+    t.equal(({} as Record<string, unknown>).polluted, undefined);
   },
 );

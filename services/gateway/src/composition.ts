@@ -161,12 +161,17 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
 
   refuseUnservable(app);
   const upstreamHealth = createUpstreamHealth({ intervalMs: config.UPSTREAM_HEALTH_INTERVAL_MS, logger });
+  // One count of failed authentications per address, for /v1 and SCIM alike.
+  const authFailures = createAuthFailureThrottle({
+    limiter: rateLimiter,
+    limit: config.AUTH_FAILURES_PER_IP,
+  });
   await registerPublicRoutes(app, {
     config,
     upstreamHealth,
     upstreams,
     authenticator,
-    authFailures: createAuthFailureThrottle({ limiter: rateLimiter, limit: config.AUTH_FAILURES_PER_IP }),
+    authFailures,
     rateLimiter,
     signPrincipal: createFastPrincipalSigner(config.PRINCIPAL_SIGNING_KEY),
     idempotency: createIdempotencyStore({
@@ -185,6 +190,7 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
   });
   await registerScimProxy(app, {
     config,
+    authFailures,
     identityUrls: upstreams.identity,
     upstreamHealth,
     rateLimiter,

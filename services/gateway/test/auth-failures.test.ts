@@ -53,4 +53,37 @@ t.test('failed /v1 authentications are throttled per address', async (t) => {
     });
     t.equal(res.statusCode, 429, 'the count is shared, not per replica');
   });
+
+  t.test('failed SCIM authentications count too, with /v1, before any body is read', async (t) => {
+    const scimToken = (secret: string) => `sdscim_okta_${secret.padEnd(43, 'x')}`;
+    const scim = (authorization: string | undefined, remoteAddress: string, payload = '{}') =>
+      app.inject({
+        method: 'POST',
+        url: '/scim/v2/Users',
+        headers: {
+          ...(authorization ? { authorization } : {}),
+          'content-type': 'application/scim+json',
+        },
+        payload,
+        remoteAddress,
+      });
+    const ip = '192.0.2.44';
+    const forwardedBefore = h.upstreams.identity.calls.length;
+    let res = await scim(undefined, ip, '{"userName": "a@b.c"}');
+    t.equal(res.statusCode, 401, 'no token: refused by the gateway');
+    t.match(res.json(), { status: '401' });
+    t.equal(h.upstreams.identity.calls.length, forwardedBefore, 'without asking identity');
+    res = await scim(`Bearer ${scimToken('wrong')}`, ip);
+    t.equal(res.statusCode, 401, "a token identity refuses: identity's 401");
+    t.equal((await call(bad, ip)).statusCode, 401, 'a /v1 failure: the third');
+    t.equal((await call(bad, ip)).statusCode, 429, 'the fourth: blocked');
+    res = await scim(`Bearer ${scimToken('good')}`, ip, 'x'.repeat(200_000));
+    t.equal(res.statusCode, 429, 'past the limit even a good token waits, its body unread');
+    t.match(res.json(), { schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'], status: '429' });
+    t.match(res.json().detail, /failed authentications/);
+    t.ok(Number(res.headers['retry-after']) >= 1, 'with Retry-After');
+    t.equal((await call(good, ip)).statusCode, 429, 'and /v1 from there too');
+    res = await scim(`Bearer ${scimToken('good')}`, '192.0.2.45');
+    t.equal(res.statusCode, 200, 'another address is unaffected');
+  });
 });

@@ -169,6 +169,13 @@ export async function startUpstream(t: Test, service: string) {
         req.headers.authorization ?? '',
       );
       if (scim) Object.assign(authenticated, { [AUTHENTICATED_SCIM_HEADER]: scim[1] });
+      else if (call.url.startsWith('/scim/v2')) {
+        // Any other SCIM token is refused, as identity does.
+        res
+          .writeHead(401, { 'content-type': 'application/scim+json' })
+          .end(JSON.stringify({ status: '401' }));
+        return;
+      }
       res
         .writeHead(200, { 'content-type': 'application/json', ...authenticated })
         .end(JSON.stringify({ success: true, data: call }));

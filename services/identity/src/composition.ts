@@ -48,7 +48,7 @@ export function identityDeps({ config, logger, conn, names, clock, environment }
     logger,
     clock: clock ?? (() => new Date()),
     readDirectory,
-    bindPassword: bindPasswordReader(environment ?? environmentSecret()),
+    bindPassword: bindPasswordReader(environment ?? environmentSecret(), config.LDAP_SECRETS_DIR),
   };
 }
 

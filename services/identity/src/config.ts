@@ -52,6 +52,11 @@ export const identityConfigSchema = configSchema({
    * one replica run each); 0 = this replica runs no scheduled syncs (`deskctl idp sync` still does).
    */
   IDENTITY_LDAP_SYNC_TICK_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 60_000 }),
+  /**
+   * The only directory an LDAP connection's `passwordFile` may name a file in (a mounted Docker or
+   * Kubernetes secret); anything else identity can read is refused.
+   */
+  LDAP_SECRETS_DIR: Type.String({ pattern: '^/', default: '/run/secrets' }),
 });
 
 export type IdentityConfig = Static<typeof identityConfigSchema>;

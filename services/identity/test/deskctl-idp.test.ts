@@ -26,7 +26,10 @@ t.test('deskctl idp: create (token once), list, show, rotate-token, disable, del
     kind: 'scim',
     defaultRole: 'viewer',
     groupRoles: [{ group: 'Desk Admins', role: 'admin' }],
+    warnings: [/members of group "Desk Admins" become admins/],
   });
+  res = await run('idp', 'show', 'okta');
+  t.match(res.json.warnings, [/become admins/], 'shown every time');
   const stored = await h.conn.db!.collection('identity_providers').findOne({ _id: 'okta' as never });
   t.notOk(JSON.stringify(stored).includes(token.slice(-43)), 'only a hash of the token is stored');
   const created = await h.waitForEvent(

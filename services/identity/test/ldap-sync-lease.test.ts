@@ -50,7 +50,7 @@ t.test('two replicas, one scheduled sync; an interrupted run is finished by the 
     ldap: {
       url: slapd.url,
       bindDn: slapd.reader.dn,
-      passwordEnv: 'UNUSED_HERE',
+      passwordEnv: 'LDAP_BIND_PASSWORD_UNUSED_HERE',
       baseDn: slapd.suffix,
       intervalMinutes: 15,
     },
@@ -58,7 +58,7 @@ t.test('two replicas, one scheduled sync; an interrupted run is finished by the 
 
   await t.test('an interrupted run leaves a state the next run completes', async (t) => {
     const connection = await findIdentityProvider(deps, 'corp');
-    const settings = ldapSettings(connection.ldap);
+    const settings = ldapSettings(connection.ldap, { secretsDir: h.config.LDAP_SECRETS_DIR });
     const snapshot = await deps.readDirectory(settings, slapd.reader.password);
     const decision = planSync(snapshot, await currentState(deps, 'corp'), settings);
     t.ok(decision.ok);

@@ -135,30 +135,70 @@ t.test('planSync: duplicates and entries without id or mail are skipped, not gue
 });
 
 t.test('ldapSettings: defaults, and the field named on bad input', async (t) => {
-  const s = ldapSettings({
-    url: 'ldap://127.0.0.1:389',
-    bindDn: 'cn=sync,dc=x',
-    passwordEnv: 'LDAP_BIND_PASSWORD',
-    baseDn: 'dc=x',
-  });
+  const policy = { secretsDir: '/run/secrets' };
+  const s = ldapSettings(
+    {
+      url: 'ldap://127.0.0.1:389',
+      bindDn: 'cn=sync,dc=x',
+      passwordEnv: 'LDAP_BIND_PASSWORD',
+      baseDn: 'dc=x',
+    },
+    policy,
+  );
   t.match(s, {
+    startTls: false,
     userFilter: '(objectClass=inetOrgPerson)',
     groupFilter: '(objectClass=groupOfNames)',
     attributes: { externalId: 'entryUUID', email: 'mail', name: 'cn', active: null, memberOf: 'memberOf' },
     intervalMinutes: 15,
     maxDeactivatePercent: 20,
   });
-  const base = { url: 'ldap://h', bindDn: 'cn=a', passwordEnv: 'P', baseDn: 'dc=x' };
+  const base = { url: 'ldaps://h', bindDn: 'cn=a', passwordEnv: 'LDAP_BIND_PASSWORD_CORP', baseDn: 'dc=x' };
   const bad: [object, RegExp][] = [
     [{ ...base, url: 'http://h' }, /ldap\.url/],
     [{ ...base, passwordEnv: undefined }, /ldap\.passwordEnv/],
-    [{ ...base, passwordFile: '/run/secret' }, /ldap\.passwordEnv/],
+    [{ ...base, passwordFile: '/run/secrets/ldap' }, /ldap\.passwordEnv/],
     [{ ...base, userFilter: 'objectClass=person' }, /ldap\.userFilter/],
     [{ ...base, groupFilter: '(cn=a' }, /ldap\.groupFilter/],
     [{ ...base, attributes: { email: 'mail;binary' } }, /ldap\.attributes\.email/],
     [{ ...base, maxDeactivatePercent: 101 }, /ldap\.maxDeactivatePercent/],
     [{ ...base, metadata: { 'a.b': 'title' } }, /ldap\.metadata/],
+    // Issue 30: the password only from LDAP_BIND_PASSWORD… or LDAP_SECRETS_DIR, never in clear.
+    [{ ...base, passwordEnv: 'OAUTH_SIGNING_KEYS' }, /ldap\.passwordEnv.*LDAP_BIND_PASSWORD/],
+    [{ ...base, passwordEnv: 'MONGO_URL' }, /ldap\.passwordEnv/],
+    [
+      { ...base, passwordEnv: null, passwordFile: '/app/.data/identity/oauth-keys.json' },
+      /ldap\.passwordFile/,
+    ],
+    [{ ...base, passwordEnv: null, passwordFile: '/run/secrets/../../etc/shadow' }, /ldap\.passwordFile/],
+    [{ ...base, passwordEnv: null, passwordFile: 'ldap-password' }, /ldap\.passwordFile/],
+    [{ ...base, passwordEnv: null, passwordFile: '/run/secrets' }, /ldap\.passwordFile/],
+    [{ ...base, url: 'ldap://ldap.example.com:389' }, /ldap\.url.*in clear/],
+    [{ ...base, url: 'ldap://10.0.0.5' }, /ldap\.url/],
+    [{ ...base, startTls: true }, /ldap\.startTls/],
+    [{ ...base, startTls: 'yes' }, /ldap\.startTls/],
+    // Untrusted keys: never a prototype's name, never a field the sync does not map.
+    [{ ...base, metadata: { constructor: 'title' } }, /ldap\.metadata/],
+    [{ ...base, metadata: JSON.parse('{"__proto__": "title"}') }, /ldap\.metadata/],
+    [{ ...base, metadata: { prototype: 'title' } }, /ldap\.metadata/],
+    [{ ...base, attributes: { constructor: 'cn' } }, /ldap\.attributes/],
+    [{ ...base, attributes: JSON.parse('{"__proto__": {"email": "userPassword"}}') }, /ldap\.attributes/],
+    [{ ...base, attributes: { emial: 'mail' } }, /ldap\.attributes/],
   ];
-  for (const [input, field] of bad) t.throws(() => ldapSettings(input), { message: field });
-  t.equal(ldapSettings({ ...base, groupFilter: '' }).groupFilter, '', 'an empty group filter: no groups');
+  for (const [input, field] of bad)
+    t.throws(() => ldapSettings(input, policy), { message: field }, JSON.stringify(input));
+  t.equal(
+    ldapSettings({ ...base, groupFilter: '' }, policy).groupFilter,
+    '',
+    'an empty group filter: no groups',
+  );
+  t.match(ldapSettings({ ...base, url: 'ldap://ldap.example.com', startTls: true }, policy), {
+    startTls: true,
+  });
+  t.ok(ldapSettings({ ...base, url: 'ldap://[::1]:389' }, policy), 'ldap:// to loopback');
+  t.ok(ldapSettings({ ...base, url: 'ldap://localhost' }, policy));
+  t.match(ldapSettings({ ...base, passwordEnv: null, passwordFile: '/run/secrets/ldap/corp' }, policy), {
+    passwordFile: '/run/secrets/ldap/corp',
+  });
+  t.equal(({} as Record<string, unknown>).email, undefined, 'Object.prototype untouched');
 });

@@ -1,12 +1,16 @@
 import { generatePeople, startPrivateSlapd } from '@support-desk/platform/testing';
+import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
+import { bindPasswordReader } from '../src/ldap/bind-password.js';
 import { cliContext } from '../src/use-cases/deps.js';
 import { findIdentityProvider, updateIdentityProvider } from '../src/use-cases/identity-providers.js';
 import { runLdapSync } from '../src/use-cases/ldap-sync.js';
 import { body, deskctl, harness } from './helpers.js';
 
 // The bind password reaches identity (in this process) and deskctl (spawned) by variable, as in production.
-const PASSWORD_VAR = 'SD_TEST_LDAP_BIND_PASSWORD';
+const PASSWORD_VAR = 'LDAP_BIND_PASSWORD_TEST';
 
 t.test(
   'LDAP sync against a real slapd: first sync, changes, a leaver, the threshold, a failing directory',
@@ -42,7 +46,7 @@ t.test(
       '--default-role',
       'agent',
       '--group-role',
-      'Desk Admins=admin',
+      `${slapd.groupDn('Desk Admins')}=admin`,
       '--url',
       slapd.url,
       '--bind-dn',
@@ -213,6 +217,59 @@ t.test(
       const ok = await runLdapSync(h.deps, 'corp', { trigger: 'cli' });
       t.match(ok, { outcome: 'succeeded', usersCreated: 0, usersDeactivated: 0 });
     });
+
+    await t.test(
+      'the bind password only from LDAP_BIND_PASSWORD… or the secrets directory, never in clear, checked on every run',
+      async (t) => {
+        const connection = await findIdentityProvider(h.deps, 'corp');
+        const good = connection.ldap!;
+        const reads: unknown[] = [];
+        const watched = {
+          ...h.deps,
+          bindPassword: async (ref: unknown) => {
+            reads.push(ref);
+            return h.deps.bindPassword(ref as never);
+          },
+        };
+        // Settings stored before the rules (or written around the use cases) fail the run before
+        // any password is read.
+        const stored = h.conn.db!.collection('identity_providers');
+        for (const [ldap, reason] of [
+          [{ ...good, passwordEnv: 'OAUTH_SIGNING_KEYS' }, /ldap\.passwordEnv/],
+          [{ ...good, passwordEnv: null, passwordFile: '/etc/passwd' }, /ldap\.passwordFile/],
+          [{ ...good, url: 'ldap://ldap.example.com:389' }, /ldap\.url/],
+        ] as const) {
+          await stored.updateOne({ _id: 'corp' as never }, { $set: { ldap } });
+          const result = await runLdapSync(watched, 'corp', { trigger: 'cli' });
+          t.match(result, { outcome: 'failed', reason }, JSON.stringify(ldap));
+        }
+        t.same(reads, [], 'no password was read');
+        // A link inside the secrets directory to a file outside it is refused when read.
+        const secrets = await mkdtemp(join(tmpdir(), 'sd-ldap-secrets-'));
+        t.teardown(() => rm(secrets, { recursive: true, force: true }));
+        const outside = join(await mkdtemp(join(tmpdir(), 'sd-ldap-outside-')), 'oauth-keys');
+        await writeFile(outside, slapd.reader.password);
+        await symlink(outside, join(secrets, 'corp'));
+        const reader = bindPasswordReader(() => undefined, secrets);
+        await t.rejects(reader({ passwordEnv: null, passwordFile: join(secrets, 'corp') }), /not inside/);
+        await writeFile(join(secrets, 'real'), `${slapd.reader.password}\n`);
+        t.equal(
+          await reader({ passwordEnv: null, passwordFile: join(secrets, 'real') }),
+          slapd.reader.password,
+        );
+        await t.rejects(
+          reader({ passwordEnv: 'OAUTH_SIGNING_KEYS', passwordFile: null }),
+          /LDAP_BIND_PASSWORD/,
+        );
+        // StartTLS asked of a directory that offers no TLS: the run fails before the bind.
+        await stored.updateOne({ _id: 'corp' as never }, { $set: { ldap: { ...good, startTls: true } } });
+        const clear = await runLdapSync(watched, 'corp', { trigger: 'cli' });
+        t.match(clear, { outcome: 'failed', usersCreated: 0 });
+        t.notMatch(clear?.reason ?? '', /Invalid Credentials/i, 'it never got to the bind');
+        await stored.updateOne({ _id: 'corp' as never }, { $set: { ldap: good } });
+        t.match(await runLdapSync(h.deps, 'corp', { trigger: 'cli' }), { outcome: 'succeeded' });
+      },
+    );
 
     await t.test('idp show tells the latest run', async (t) => {
       const res = await run('idp', 'show', 'corp');

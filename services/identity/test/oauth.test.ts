@@ -349,6 +349,16 @@ t.test('OAuth 2.0 authorization server', async (t) => {
     t.equal(r.body.error, 'invalid_request');
     r = await post(`grant_type=refresh_token&refresh_token=x&client_id=cli_unknown`);
     t.same([r.status, r.body.error], [401, 'invalid_client']);
+    // Fields and cookies named like Object.prototype's members are fields like any other: never
+    // an assignment to a prototype (a 500 under --disable-proto=throw), never an inherited value.
+    r = await post(
+      '__proto__=x&__proto__=y&constructor=z&toString=w&grant_type=refresh_token&refresh_token=x&client_id=cli_unknown',
+    );
+    t.same([r.status, r.body.error], [401, 'invalid_client'], 'form fields named __proto__, constructor');
+    const page = await fetch(`${issuer}/settings/login`, {
+      headers: { cookie: '__proto__=x; constructor=y; toString=z' },
+    });
+    t.equal(page.status, 200, 'cookies named __proto__, constructor');
     // A Basic client name or secret with malformed percent-encoding (RFC 6749 §2.3.1 encodes
     // them) is a failed client authentication, never a 500.
     for (const credentials of ['%zz:secret', `${web.client_id}:%E0%A4%A`]) {

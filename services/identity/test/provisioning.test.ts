@@ -24,15 +24,23 @@ t.test('provisioning: users and groups of an identity provider connection', asyn
     kind: 'scim',
     defaultRole: 'viewer',
     groupRoles: [
-      { group: 'Support Agents', role: 'agent' },
-      { group: 'Desk Admins', role: 'admin' },
+      { group: '00g2', role: 'agent' },
+      { group: '00g1', role: 'admin' },
     ],
   });
   const connection = await findIdentityProvider(h.deps, 'okta');
   const ctx = provisioningContext(connection, { requestId: 'req-1' });
 
-  t.equal(roleFor(connection, ['desk admins', 'Support Agents']), 'admin', 'the highest rule wins, by name');
-  t.equal(roleFor(connection, ['Other']), 'viewer', 'else the default role');
+  t.equal(
+    roleFor(connection, [
+      { id: 'grp_a', externalId: '00g1' },
+      { id: 'grp_b', externalId: '00g2' },
+    ]),
+    'admin',
+    'the highest rule wins, by external id',
+  );
+  t.equal(roleFor(connection, [{ id: '00g2', externalId: null }]), 'agent', 'or by Support Desk id');
+  t.equal(roleFor(connection, [{ id: 'grp_c', externalId: 'Other' }]), 'viewer', 'else the default role');
 
   let userId = '';
   await t.test('create by external id, idempotent upsert, events with source and actor', async (t) => {
@@ -130,18 +138,29 @@ t.test('provisioning: users and groups of an identity provider connection', asyn
     const res = await inject('GET', `/v1/groups/${groupId}`);
     t.match(body(res).data, { memberCount: 1, identityProvider: 'okta', externalId: '00g1' });
 
+    // A display name is the provider's to change (and anyone's who may rename a group there):
+    // named like another rule's group, it gives nothing; the rule follows the external id.
     const renamed = await provisionGroup(h.deps, connection, ctx, {
       externalId: '00g1',
-      displayName: 'Desk Admins EU',
+      displayName: '00g2',
     });
     t.equal(renamed.group._id, groupId);
-    t.equal(renamed.group.name, 'Desk Admins EU');
-    const user = await h.deps.users.findById(userId);
+    t.equal(renamed.group.name, '00g2');
+    t.equal((await h.deps.users.findById(userId))?.role, 'admin', 'a rename changes no role');
+    const other = await provisionGroup(h.deps, connection, ctx, { externalId: '00g8', displayName: '00g1' });
+    const member = await provisionUser(h.deps, connection, ctx, {
+      externalId: '00u8',
+      email: 'named@example.com',
+      name: 'Named',
+      active: true,
+    });
+    await changeGroupMembers(h.deps, connection, ctx, other.group._id, { add: [member.user._id] });
     t.equal(
-      user?.role,
+      (await h.deps.users.findById(member.user._id))?.role,
       'viewer',
-      'the rule names the group: renamed away from it, its members get the role again',
+      "a group displayed with a rule's key gives nothing",
     );
+    await removeProvisionedGroup(h.deps, connection, ctx, other.group._id);
 
     await removeProvisionedGroup(h.deps, connection, ctx, groupId);
     t.same((await h.deps.users.findById(userId))?.groups, [], 'members left the group');

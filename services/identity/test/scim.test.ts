@@ -1,5 +1,5 @@
 import t from 'tap';
-import { createIdentityProvider } from '../src/use-cases/identity-providers.js';
+import { createIdentityProvider, findIdentityProvider } from '../src/use-cases/identity-providers.js';
 import { cliContext } from '../src/use-cases/deps.js';
 import { body, harness } from './helpers.js';
 
@@ -12,7 +12,7 @@ t.test('SCIM 2.0 service provider', async (t) => {
     name: 'okta',
     kind: 'scim',
     defaultRole: 'viewer',
-    groupRoles: [{ group: 'Support Agents', role: 'agent' }],
+    groupRoles: [{ group: 'okta-support-agents', role: 'agent' }],
   })) as { token: string };
   const other = (await createIdentityProvider(h.deps, cliContext(), { name: 'entra', kind: 'scim' })) as {
     token: string;
@@ -30,6 +30,10 @@ t.test('SCIM 2.0 service provider', async (t) => {
       ...(payload ? { payload: JSON.stringify(payload) } : {}),
     });
 
+  await t.test('a connection made without roles provisions viewers', async (t) => {
+    t.equal((await findIdentityProvider(h.deps, 'entra')).defaultRole, 'viewer');
+  });
+
   await t.test('authentication and discovery', async (t) => {
     let res = await h.app.inject({ method: 'GET', url: '/scim/v2/Users' });
     t.equal(res.statusCode, 401);
@@ -38,6 +42,17 @@ t.test('SCIM 2.0 service provider', async (t) => {
     t.match(res.headers['www-authenticate'], /Bearer/);
     res = await call('GET', '/Users', undefined, `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`);
     t.equal(res.statusCode, 401, 'a wrong secret');
+    // Authenticated before the body is parsed: a caller without the token cannot make identity
+    // parse anything (a malformed body from it is a 401, not a 400 about its JSON).
+    for (const bearer of ['', `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`]) {
+      res = await h.app.inject({
+        method: 'POST',
+        url: '/scim/v2/Users',
+        headers: { 'content-type': SCIM, ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) },
+        payload: `{"userName": "${'x'.repeat(500_000)}`,
+      });
+      t.equal(res.statusCode, 401, `${bearer ? 'a wrong' : 'no'} token: 401 before the body is parsed`);
+    }
     res = await call('GET', '/ServiceProviderConfig');
     t.equal(res.statusCode, 200);
     t.equal(res.headers['x-sd-authenticated-scim'], 'okta', 'tells the gateway which connection to count');
@@ -300,6 +315,112 @@ t.test('SCIM 2.0 service provider', async (t) => {
   });
 
   await t.test(
+    'PATCH keys the schemas do not define never reach the patcher (prototype pollution)',
+    async (t) => {
+      const user = body(
+        await call('POST', '/Users', {
+          userName: 'proto@example.com',
+          emails: [{ value: 'proto@example.com', type: 'work', primary: true }],
+          displayName: 'Proto',
+        }),
+      ).id;
+      const group = body(
+        await call('POST', '/Groups', { displayName: 'Proto Group', members: [{ value: user }] }),
+      ).id;
+      const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
+      // JSON.parse makes `__proto__` an own key, as a request body does.
+      const own = (json: string) => JSON.parse(json) as object;
+      const vectors: [string, object][] = [
+        ['Users', { op: 'add', path: '__proto__.polluted', value: 'yes' }],
+        ['Users', { op: 'add', path: 'constructor.prototype.polluted', value: 'yes' }],
+        ['Users', { op: 'add', path: 'toString.polluted', value: 'yes' }],
+        ['Users', { op: 'add', value: { '__proto__.polluted': 'yes' } }],
+        ['Users', { op: 'add', value: own('{"__proto__": {"polluted": "yes"}}') }],
+        ['Users', { op: 'add', value: { 'constructor.prototype.polluted': 'yes' } }],
+        [
+          'Users',
+          {
+            op: 'add',
+            path: 'emails',
+            value: [own('{"value": "p2@example.com", "__proto__": {"polluted": "yes"}}')],
+          },
+        ],
+        ['Users', { op: 'replace', path: 'emails[type eq "work"]', value: { '__proto__.polluted': 'yes' } }],
+        [
+          'Users',
+          {
+            op: 'replace',
+            path: 'emails[type eq "work"]',
+            value: { 'constructor.prototype.polluted': 'yes' },
+          },
+        ],
+        ['Users', { op: 'replace', path: 'emails[type eq "work"]', value: { 'toString.polluted': 'yes' } }],
+        [
+          'Users',
+          {
+            op: 'add',
+            value: { emails: [{ value: 'p3@example.com', 'constructor.prototype.polluted': 'yes' }] },
+          },
+        ],
+        ['Users', { op: 'add', path: 'name', value: own('{"__proto__": {"polluted": "yes"}}') }],
+        ['Users', { op: 'add', path: ENTERPRISE, value: own('{"__proto__": {"polluted": "yes"}}') }],
+        [
+          'Users',
+          { op: 'add', path: `${ENTERPRISE}:constructor`, value: { prototype: { polluted: 'yes' } } },
+        ],
+        [
+          'Groups',
+          { op: 'add', path: 'members', value: [{ value: user, 'constructor.prototype.polluted': 'yes' }] },
+        ],
+        [
+          'Groups',
+          { op: 'replace', path: `members[value eq "${user}"]`, value: { '__proto__.polluted': 'yes' } },
+        ],
+        [
+          'Groups',
+          {
+            op: 'replace',
+            path: `members[value eq "${user}"]`,
+            value: { 'constructor.prototype.polluted': 'yes' },
+          },
+        ],
+        [
+          'Groups',
+          { op: 'add', value: own(`{"members": [{"value": "${user}", "__proto__": {"polluted": "yes"}}]}`) },
+        ],
+      ];
+      for (const [resource, op] of vectors) {
+        const res = await call('PATCH', `/${resource}/${resource === 'Users' ? user : group}`, {
+          schemas: [PATCH_OP],
+          Operations: [op],
+        });
+        const what = JSON.stringify(op);
+        t.equal(res.statusCode, 400, `${what}: 400`);
+        // A JSON key __proto__ is refused by the parser (invalidSyntax), any other by the schema.
+        t.match(body(res).scimType, /^(invalidPath|invalidSyntax)$/, `${what}: ${body(res).detail}`);
+        t.match(body(res).detail, /__proto__|constructor|toString/, `${what}: the detail names the key`);
+        t.equal(({} as Record<string, unknown>).polluted, undefined, `${what}: Object.prototype untouched`);
+        t.equal(
+          (Object.prototype.toString as unknown as Record<string, unknown>).polluted,
+          undefined,
+          `${what}: Object.prototype.toString untouched`,
+        );
+      }
+      const res = await call('PATCH', `/Users/${user}`, {
+        schemas: [PATCH_OP],
+        Operations: [
+          { op: 'add', path: 'emails', value: [{ value: 'proto@example.com', type: 'work', display: 'W' }] },
+        ],
+      });
+      t.equal(
+        res.statusCode,
+        200,
+        `RFC 7643 §2.4's default sub-attributes (display) are still accepted: ${res.body}`,
+      );
+    },
+  );
+
+  await t.test(
     'an invalid filter: 400 invalidFilter saying what is wrong and where, no parser internals',
     async (t) => {
       const cases: [string, RegExp][] = [
@@ -327,6 +448,7 @@ t.test('SCIM 2.0 service provider', async (t) => {
     let res = await call('POST', '/Groups', {
       schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
       displayName: 'Support Agents',
+      externalId: 'okta-support-agents',
       members: [{ value: userId }],
     });
     t.equal(res.statusCode, 201, res.body);

@@ -364,4 +364,124 @@ t.test('users API', async (t) => {
     );
     t.equal(ev.metadata.source, 'oauth', 'not api: the credential was an OAuth token');
   });
+  await t.test(
+    'untrusted keys: __proto__ and constructor.prototype in bodies, metadata and queries',
+    async (t) => {
+      const json = { ...admin, 'content-type': 'application/json' };
+      const created = body(await post({ email: 'proto-keys@example.com', name: 'P', role: 'viewer' })).data
+        .id;
+      const clean = (what: string) =>
+        t.equal(({} as Record<string, unknown>).polluted, undefined, `${what}: Object.prototype untouched`);
+      const before = await h.stored.users.countDocuments();
+      // Raw JSON: `__proto__` arrives as an own key, as from any client.
+      const bodies: [string, string, string, RegExp][] = [
+        [
+          'POST',
+          '/v1/users',
+          '{"email":"p1@example.com","name":"P","role":"viewer","metadata":{"__proto__":"x"}}',
+          /__proto__/,
+        ],
+        [
+          'POST',
+          '/v1/users',
+          '{"email":"p2@example.com","name":"P","role":"viewer","metadata":{"constructor":"x"}}',
+          /body\.metadata/,
+        ],
+        [
+          'POST',
+          '/v1/users',
+          '{"email":"p3@example.com","name":"P","role":"viewer","metadata":{"prototype":"x"}}',
+          /body\.metadata/,
+        ],
+        [
+          'POST',
+          '/v1/users',
+          '{"email":"p4@example.com","name":"P","role":"viewer","__proto__":{"polluted":"yes"}}',
+          /__proto__/,
+        ],
+        ['PATCH', `/v1/users/${created}`, '{"__proto__":{"role":"admin","polluted":"yes"}}', /__proto__/],
+        ['PATCH', `/v1/users/${created}`, '{"constructor":{"prototype":{"polluted":"yes"}}}', /constructor/],
+        ['PATCH', `/v1/users/${created}`, '{"metadata":{"__proto__":"x"}}', /__proto__/],
+        ['PATCH', `/v1/users/${created}`, '{"metadata":{"constructor":"x"}}', /body\.metadata/],
+      ];
+      for (const [method, url, payload, message] of bodies) {
+        const res = await h.app.inject({ method: method as 'POST', url, headers: json, payload });
+        t.equal(res.statusCode, 400, `${method} ${payload}: ${res.body}`);
+        t.match(body(res).error?.message, message, `${payload}: names the field`);
+        clean(payload);
+      }
+      t.equal(await h.stored.users.countDocuments(), before, 'nothing created');
+      const stored = await h.stored.users.findById(created).lean();
+      t.equal(stored?.role, 'viewer', 'nothing changed');
+      t.same(stored?.metadata ?? {}, {}, 'no metadata written');
+      for (const query of [
+        '__proto__[polluted]=yes',
+        'constructor[prototype][polluted]=yes',
+        '__proto__=x',
+        'constructor=x',
+      ]) {
+        const res = await h.app.inject({ method: 'GET', url: `/v1/users?${query}`, headers: admin });
+        t.equal(res.statusCode, 400, `?${query}: 400 (${res.body})`);
+        t.equal(body(res).error.code, 'VALIDATION_ERROR');
+        clean(query);
+      }
+    },
+  );
+
+  await t.test('users:write manages agents and viewers; only the admin scope touches admins', async (t) => {
+    const hrSync = await h.headers('admin', { scopes: ['users:read', 'users:write'] });
+    const make = async (email: string, role: string) =>
+      body(await post({ email, name: email.split('@')[0], role })).data.id as string;
+    const target = await make('hr-admin@example.com', 'admin');
+    const agent = await make('hr-agent@example.com', 'agent');
+    const group = body(
+      await h.app.inject({ method: 'POST', url: '/v1/groups', headers: admin, payload: { name: 'HR Sync' } }),
+    ).data.id as string;
+    const refused: [string, 'POST' | 'PATCH' | 'DELETE', string, object | undefined][] = [
+      ['creating an admin', 'POST', '/v1/users', { email: 'hr-new@example.com', name: 'N', role: 'admin' }],
+      ['promoting an agent', 'PATCH', `/v1/users/${agent}`, { role: 'admin' }],
+      ['demoting an admin', 'PATCH', `/v1/users/${target}`, { role: 'viewer' }],
+      ['changing an admin', 'PATCH', `/v1/users/${target}`, { name: 'Renamed' }],
+      ['deactivating an admin by PATCH', 'PATCH', `/v1/users/${target}`, { status: 'inactive' }],
+      ['deactivating an admin', 'DELETE', `/v1/users/${target}`, undefined],
+      ["an admin's groups", 'POST', `/v1/groups/${group}/members`, { userId: target }],
+    ];
+    for (const [what, method, url, payload] of refused) {
+      const res = await h.app.inject({ method, url, headers: hrSync, ...(payload ? { payload } : {}) });
+      t.equal(res.statusCode, 403, `${what}: 403 (${res.body})`);
+      t.equal(body(res).error.code, 'FORBIDDEN');
+      t.match(body(res).error.message, /admin scope/, `${what}: says the admin scope is needed`);
+    }
+    t.match(await h.stored.users.findById(target).lean(), {
+      role: 'admin',
+      status: 'active',
+      name: 'hr-admin',
+    });
+    t.match(await h.stored.users.findById(agent).lean(), { role: 'agent' });
+    t.equal(await h.stored.users.countDocuments({ email: 'hr-new@example.com' }), 0, 'no admin created');
+
+    // Agents and viewers stay users:write's; the admin scope does it all.
+    const allowed: [
+      string,
+      'POST' | 'PATCH' | 'DELETE',
+      string,
+      object | undefined,
+      Record<string, string>,
+    ][] = [
+      [
+        'create a viewer',
+        'POST',
+        '/v1/users',
+        { email: 'hr-viewer@example.com', name: 'V', role: 'viewer' },
+        hrSync,
+      ],
+      ['change an agent', 'PATCH', `/v1/users/${agent}`, { role: 'viewer' }, hrSync],
+      ['deactivate a viewer', 'DELETE', `/v1/users/${agent}`, undefined, hrSync],
+      ['the admin scope: demote an admin', 'PATCH', `/v1/users/${target}`, { role: 'agent' }, admin],
+    ];
+    for (const [what, method, url, payload, headers] of allowed) {
+      const res = await h.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
+      t.ok(res.statusCode === 200 || res.statusCode === 201, `${what}: ${res.statusCode} ${res.body}`);
+    }
+  });
 });

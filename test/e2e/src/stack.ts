@@ -248,6 +248,7 @@ export async function startPrivateStack(t: Teardownable, options: StackOptions =
         'sd-e2e-watchdog',
         String(process.pid),
         process.execPath,
+        '--disable-proto=throw',
         // Tracing (off unless OTEL_* variables say otherwise), as every deployment runs a service.
         '--import',
         '@support-desk/platform/telemetry',

@@ -477,6 +477,43 @@ for (const row of ROWS) {
   });
 }
 
+// The role columns above use each role's full key; a narrower key of an administrator is its own
+// case: `users:write` (an HR-sync app, a scoped key) manages agents and viewers, never admins.
+t.test(
+  'users:write × admins: creating, promoting, changing or deactivating one needs the admin scope',
+  async (t) => {
+    const hr = await createActor(stack, 'admin', 'hr-sync', { scopes: ['users:read', 'users:write'] });
+    const target = await createActor(stack, 'admin', 'hr-target');
+    const viewerId = await newUser();
+    const cells: [string, string, string, unknown, number][] = [
+      [
+        'create an admin',
+        'POST',
+        '/v1/users',
+        { email: `hr.${Date.now()}@example.com`, name: 'H', role: 'admin' },
+        403,
+      ],
+      ['promote a viewer', 'PATCH', `/v1/users/${viewerId}`, { role: 'admin' }, 403],
+      ['change an admin', 'PATCH', `/v1/users/${target.id}`, { name: 'Renamed' }, 403],
+      ['demote an admin', 'PATCH', `/v1/users/${target.id}`, { role: 'viewer' }, 403],
+      ['deactivate an admin', 'DELETE', `/v1/users/${target.id}`, undefined, 403],
+      ["an admin's groups", 'POST', `/v1/groups/${group}/members`, { userId: target.id }, 403],
+      ['change a viewer', 'PATCH', `/v1/users/${viewerId}`, { role: 'agent' }, 200],
+      ['deactivate an agent', 'DELETE', `/v1/users/${viewerId}`, undefined, 200],
+    ];
+    for (const [what, method, path, json, status] of cells) {
+      const res = await hr.api.send(method, path, json === undefined ? {} : { json });
+      t.equal(
+        res.status,
+        status,
+        `users:write × ${what}: ${res.status} ${res.status >= 400 ? res.text : ''}`,
+      );
+    }
+    const me = await target.api.get('/v1/me');
+    t.match(me.json.data, { role: 'admin', status: 'active' }, 'the admin is untouched and can still call');
+  },
+);
+
 /** What a 200 may show: deleted requests never listed, internal notes only to staff. */
 function checkBody(t: Test, route: string, ownership: Ownership, role: Role, res: HttpResponse) {
   if (route === 'GET /v1/requests' && ownership === 'deleted') {

@@ -10,7 +10,7 @@ const slapd = await startPrivateSlapd(t, {
   people: generatePeople(6, 'corp.example.test'),
   groups: [{ cn: 'Desk Admins', members: ['user1'] }],
 });
-const PASSWORD_VAR = 'SD_E2E_LDAP_BIND_PASSWORD';
+const PASSWORD_VAR = 'LDAP_BIND_PASSWORD_E2E';
 // The bind password is a secret of identity's environment (and deskctl's), named by the connection.
 const stack = await startStack(t, {
   env: { [PASSWORD_VAR]: slapd.reader.password, IDENTITY_LDAP_SYNC_TICK_MS: '500' },
@@ -38,8 +38,10 @@ t.test('a scheduled sync brings the directory in; the audit log has its system.s
     'corp',
     '--kind',
     'ldap',
+    '--default-role',
+    'agent',
     '--group-role',
-    'Desk Admins=admin',
+    `${slapd.groupDn('Desk Admins')}=admin`,
     '--url',
     slapd.url,
     '--bind-dn',

@@ -21,7 +21,7 @@ t.test('Okta-style provisioning session through the gateway', async (t) => {
     '--default-role',
     'viewer',
     '--group-role',
-    'Support Agents=agent',
+    'okta-support-agents=agent',
   ]);
   const scim = async (method: string, path: string, body?: object) => {
     const res = await request(`${stack.origin}/scim/v2${path}`, {
@@ -67,6 +67,7 @@ t.test('Okta-style provisioning session through the gateway', async (t) => {
   res = await scim('POST', '/Groups', {
     schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
     displayName: 'Support Agents',
+    externalId: 'okta-support-agents',
     members: [],
   });
   t.equal(res.status, 201);

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import httpProxy from '@fastify/http-proxy';
 import { AUTHENTICATED_SCIM_HEADER, type ForwardedCall } from '@support-desk/contracts';
 import { type BoundCall, type HttpApp, humanBytes } from '@support-desk/platform';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayConfig } from '../config.js';
 import {
   type RateDecision,
@@ -10,11 +10,14 @@ import {
   RateLimitUnavailableError,
   rateLimitHeaders,
 } from '../store/rate-limiter.js';
+import type { AuthFailureThrottle } from '../use-cases/auth-failure-throttle.js';
 import { BufferedBody, fromOptions, nameBodyLimit, upstreamPool } from './upstream.js';
 import type { UpstreamHealth } from './upstream-health.js';
 
 export interface ScimProxyDeps {
   config: GatewayConfig;
+  /** Failed authentications per client address, shared with /v1. */
+  authFailures: AuthFailureThrottle;
   /** Identity's replicas. */
   identityUrls: string[];
   upstreamHealth: UpstreamHealth;
@@ -79,6 +82,34 @@ async function checkBudget(deps: ScimProxyDeps, request: FastifyRequest, reply: 
   return false;
 }
 
+/**
+ * Failed SCIM authentications count per client address like /v1's (one counter for both): an
+ * address past `AUTH_FAILURES_PER_IP` gets 429 before anything else, and a call without a SCIM
+ * token at all is refused here; both before a byte of the body is read. Every 401 answered on
+ * these paths (the gateway's or identity's, which checks the token itself) is one failure.
+ */
+function throttleFailedAuthentication(scope: FastifyInstance, { authFailures }: ScimProxyDeps) {
+  const tooMany = (reply: FastifyReply, decision: RateDecision) => {
+    reply.header('retry-after', String(decision.retryAfter));
+    return sendScimError(
+      reply,
+      429,
+      `Too many failed authentications from this address; retry after ${decision.retryAfter} s`,
+    );
+  };
+  scope.addHook('onRequest', async (request, reply) => {
+    const blocked = authFailures.blockedFor(request.ip);
+    if (blocked) return tooMany(reply, blocked);
+    if (!scimConnectionOf(request)) {
+      reply.header('www-authenticate', 'Bearer realm="scim"');
+      return sendScimError(reply, 401, 'A valid SCIM bearer token is required');
+    }
+  });
+  scope.addHook('onResponse', async (request, reply) => {
+    if (reply.statusCode === 401) await authFailures.recordFailure(request.ip);
+  });
+}
+
 /** Counts the call against the connection identity authenticated, and keeps identity's note inside. */
 function countAuthenticatedConnection(deps: ScimProxyDeps) {
   return (headers: IncomingHttpHeaders): IncomingHttpHeaders => {
@@ -101,6 +132,7 @@ function countAuthenticatedConnection(deps: ScimProxyDeps) {
 export async function registerScimProxy(app: HttpApp, deps: ScimProxyDeps): Promise<void> {
   const { config, identityUrls, signForwarded } = deps;
   await app.register(async (scope) => {
+    throttleFailedAuthentication(scope, deps);
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser(
       '*',

@@ -40,6 +40,7 @@ const describe = (v: IdentityProviderView) =>
     ...(v.tokenCreatedAt ? [`  SCIM token created ${v.tokenCreatedAt}`] : []),
     ...(v.ldap ? [`  directory ${String(v.ldap.url)} base ${String(v.ldap.baseDn)}`] : []),
     ...(v.lastSync ? [`  last sync: ${describeRun(v.lastSync).replace(/\n/g, '\n  ')}`] : []),
+    ...v.warnings.map((w) => `  warning: ${w}`),
   ].join('\n');
 
 /** What to give the provider: where SCIM is served (the gateway's public origin) and the token. */
@@ -59,13 +60,14 @@ export const IDP_SETTINGS_OPTIONS: Options = {
   'default-role': {
     type: 'string',
     value: ROLES.join('|'),
-    description: 'role of a provisioned user no group rule matches',
+    description: 'role of a provisioned user no group rule matches (default viewer)',
   },
   'group-role': {
     type: 'string',
     multiple: true,
     value: 'GROUP=ROLE',
-    description: 'members of the directory group GROUP get ROLE',
+    description:
+      "members of the group GROUP get ROLE: its external id (SCIM externalId, the LDAP entry's id), its grp_ id or (LDAP) its DN, never its display name",
   },
   ...LDAP_OPTIONS,
 };
@@ -87,7 +89,7 @@ export const idpCommands: Record<string, Command> = {
     },
     args: NAME_ARG,
     examples: [
-      'idp create okta --kind scim --default-role viewer --group-role "Support=agent"',
+      'idp create okta --kind scim --default-role viewer --group-role "00g1a2b3c4=agent"',
       'idp create corp --kind ldap --url ldap://ldap.example.com:389 --bind-dn cn=reader,dc=example,dc=com --password-env LDAP_PASSWORD --base-dn dc=example,dc=com',
     ],
     async run(deps, ctx, v, pos) {

@@ -9,14 +9,24 @@ import type { Command, Options } from './command.js';
  * `idp update`), and `idp sync NAME`, one sync now (the same run the schedule makes).
  */
 export const LDAP_OPTIONS: Options = {
-  url: { type: 'string', value: 'ldap://HOST:PORT', description: 'the directory (ldap:// or ldaps://)' },
+  url: {
+    type: 'string',
+    value: 'ldaps://HOST:PORT',
+    description:
+      'the directory: ldaps://, or ldap:// with --start-tls (ldap:// alone only to a loopback host)',
+  },
+  'start-tls': { type: 'boolean', description: 'upgrade an ldap:// connection with StartTLS before binding' },
   'bind-dn': { type: 'string', value: 'DN', description: 'the DN deskctl binds as to read the directory' },
   'password-env': {
     type: 'string',
     value: 'VAR',
-    description: 'environment variable holding the bind password',
+    description: 'environment variable holding the bind password (named LDAP_BIND_PASSWORD…)',
   },
-  'password-file': { type: 'string', value: 'PATH', description: 'file holding the bind password' },
+  'password-file': {
+    type: 'string',
+    value: 'PATH',
+    description: 'file holding the bind password, inside LDAP_SECRETS_DIR (/run/secrets)',
+  },
   'base-dn': { type: 'string', value: 'DN', description: 'where users and groups are searched' },
   'user-filter': { type: 'string', value: 'FILTER', description: 'LDAP filter of the users to sync' },
   'group-filter': { type: 'string', value: 'FILTER', description: 'LDAP filter of the groups to sync' },
@@ -69,9 +79,9 @@ function intervalMinutes(value: string): number {
   return Number(m[1]) * { '': 0, m: 1, h: 60, d: 1440 }[m[2] as '' | 'm' | 'h' | 'd'];
 }
 
-/** `KEY=ATTR` pairs (repeatable flags) → a map. */
+/** `KEY=ATTR` pairs (repeatable flags) → a map (without a prototype: a KEY is only a key). */
 function pairs(values: unknown, flag: string): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out = Object.create(null) as Record<string, string>;
   for (const pair of values as string[]) {
     const at = pair.indexOf('=');
     if (at < 1) throw new UsageError(`--${flag} must look like KEY=ATTRIBUTE (got "${pair}")`);
@@ -106,6 +116,7 @@ export function ldapSettingsFrom(
   if (v.metadata) s.metadata = pairs(v.metadata, 'metadata');
   if (v['inactive-value']) s.inactiveValues = v['inactive-value'];
   if (v.interval !== undefined) s.intervalMinutes = intervalMinutes(v.interval as string);
+  if (v['start-tls'] !== undefined) s.startTls = v['start-tls'] === true;
   return s;
 }
 

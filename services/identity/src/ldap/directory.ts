@@ -6,6 +6,7 @@ import type {
   DirectoryUser,
   PageHook,
 } from '../use-cases/directory.js';
+import { normalizeDn } from '../use-cases/directory.js';
 
 /**
  * Reads an LDAP directory (with ldapts, a maintained pure-TypeScript client) into a snapshot the
@@ -24,13 +25,6 @@ export class DirectoryError extends Error {
 
 /** Users and groups read in one sync at most: the snapshot is held in memory. */
 export const MAX_DIRECTORY_ENTRIES = 100_000;
-
-/** DNs compare case-insensitively and without the spaces some servers put after commas. */
-export const normalizeDn = (dn: string) =>
-  dn
-    .trim()
-    .replace(/\s*,\s*/g, ',')
-    .toLowerCase();
 
 type Value = Entry[string];
 
@@ -110,6 +104,9 @@ export async function readDirectory(
     }
   };
   try {
+    // Never a bind in clear unless the settings allowed it (ldap:// to a loopback host): a
+    // server that refuses StartTLS fails the run here, before the password is sent.
+    if (q.startTls) await client.startTLS({ servername: new URL(q.url).hostname });
     await client.bind(q.bindDn, password);
     const a = q.attributes;
     const metadataAttributes = Object.values(q.metadata);

@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify';
 export type FormBody = Record<string, string | string[]>;
 
 export function parseForm(raw: string): FormBody {
-  const out: FormBody = {};
+  // Without a prototype: a field named `__proto__` or `constructor` is a field like any other.
+  const out: FormBody = Object.create(null) as FormBody;
   for (const [k, v] of new URLSearchParams(raw)) {
     const prev = out[k];
     out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];

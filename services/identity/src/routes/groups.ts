@@ -38,9 +38,13 @@ export function groupRoutes(app: HttpApp, deps: Deps): void {
     withPageLinks(request, reply, await listMembers(deps, request.params.id, request.query)),
   );
   contractRoute(app, schemas, 'POST /v1/groups/:id/members', (request) =>
-    addMember(deps, contextFromPrincipal(request.principal), request.params.id, request.body.userId),
+    addMember(deps, contextFromPrincipal(request.principal), request.params.id, request.body.userId, {
+      scopes: request.principal.scopes,
+    }),
   );
   contractRoute(app, schemas, 'DELETE /v1/groups/:id/members/:userId', (request) =>
-    removeMember(deps, contextFromPrincipal(request.principal), request.params.id, request.params.userId),
+    removeMember(deps, contextFromPrincipal(request.principal), request.params.id, request.params.userId, {
+      scopes: request.principal.scopes,
+    }),
   );
 }

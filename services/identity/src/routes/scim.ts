@@ -1,5 +1,10 @@
 import { AUTHENTICATED_SCIM_HEADER } from '@support-desk/contracts';
-import type { HttpApp } from '@support-desk/platform';
+import {
+  type HttpApp,
+  isPrototypePoisoning,
+  parseJsonBody,
+  PROTOTYPE_KEYS_REFUSED,
+} from '@support-desk/platform';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../use-cases/deps.js';
 import { authenticateScimToken, provisioningContext } from '../use-cases/identity-providers.js';
@@ -26,6 +31,7 @@ function sendScimError(reply: FastifyReply, err: ScimError) {
 function scimErrorOf(error: FastifyError): ScimError {
   const known = toScimError(error);
   if (known) return known;
+  if (isPrototypePoisoning(error)) return new ScimError(400, 'invalidSyntax', PROTOTYPE_KEYS_REFUSED);
   if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
     return new ScimError(400, 'invalidSyntax', 'body is not valid JSON');
   }
@@ -47,14 +53,23 @@ export async function scimRoutes(app: HttpApp, deps: Deps): Promise<void> {
   const baseUrl = scimBaseUrl(deps.config);
   await app.register(
     async (scope: FastifyInstance) => {
+      // The services' JSON parser: a key `__proto__`, or `constructor` with a `prototype` inside,
+      // is refused before any SCIM code sees the body.
       scope.addContentTypeParser(
         ['application/scim+json'],
         { parseAs: 'string', bodyLimit: SCIM_BODY_LIMIT },
         (_request, body, done) => {
+          if (body === '') return done(null, undefined);
           try {
-            done(null, body === '' ? undefined : JSON.parse(body as string));
-          } catch {
-            done(new ScimError(400, 'invalidSyntax', 'body is not valid JSON'));
+            done(null, parseJsonBody(body as string));
+          } catch (err) {
+            done(
+              new ScimError(
+                400,
+                'invalidSyntax',
+                isPrototypePoisoning(err as Error) ? PROTOTYPE_KEYS_REFUSED : 'body is not valid JSON',
+              ),
+            );
           }
         },
       );
@@ -63,7 +78,8 @@ export async function scimRoutes(app: HttpApp, deps: Deps): Promise<void> {
         route.config = { ...(route.config ?? {}), public: true } as typeof route.config;
       });
       scope.decorateRequest('scim', null as unknown as ScimCall);
-      scope.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+      // Before the body is read or parsed: an unauthenticated caller costs no parsing at all.
+      scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
         const auth = request.headers.authorization ?? '';
         const token = /^Bearer\s+(\S+)$/i.exec(auth)?.[1];
         const connection = token ? await authenticateScimToken(deps, token) : null;

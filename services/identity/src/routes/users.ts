@@ -14,25 +14,22 @@ export function userRoutes(app: HttpApp, deps: Deps): void {
     withPageLinks(request, reply, await listUsers(deps, request.query)),
   );
   contractRoute(app, schemas, 'POST /v1/users', (request) =>
-    createUser(deps, contextFromPrincipal(request.principal), request.body),
+    createUser(deps, contextFromPrincipal(request.principal), request.body, {
+      scopes: request.principal.scopes,
+    }),
   );
   contractRoute(app, schemas, 'GET /v1/users/:id', (request) => getUser(deps, request.params.id));
   contractRoute(app, schemas, 'PATCH /v1/users/:id', (request) =>
-    updateUser(
-      deps,
-      contextFromPrincipal(request.principal),
-      request.params.id,
-      request.body,
-      ifMatchRevisions(request.headers['if-match']),
-    ),
+    updateUser(deps, contextFromPrincipal(request.principal), request.params.id, request.body, {
+      ifMatch: ifMatchRevisions(request.headers['if-match']),
+      scopes: request.principal.scopes,
+    }),
   );
   contractRoute(app, schemas, 'DELETE /v1/users/:id', (request) =>
-    deactivateUser(
-      deps,
-      contextFromPrincipal(request.principal),
-      request.params.id,
-      ifMatchRevisions(request.headers['if-match']),
-    ),
+    deactivateUser(deps, contextFromPrincipal(request.principal), request.params.id, {
+      ifMatch: ifMatchRevisions(request.headers['if-match']),
+      scopes: request.principal.scopes,
+    }),
   );
   contractRoute(app, schemas, 'GET /v1/me', (request) => getMe(deps, request.principal));
 }

@@ -5,7 +5,10 @@ import { modelOn } from './model.js';
 
 export type IdentityProviderKind = 'scim' | 'ldap';
 
-/** Members of an identity provider group named `group` (case-insensitively) get `role`. */
+/**
+ * Members of the identity provider group `group` names get `role`: its external id (SCIM
+ * `externalId`, the LDAP entry's id), its Support Desk id, or (LDAP) its DN; never its display name.
+ */
 export interface GroupRoleRule {
   group: string;
   role: Role;

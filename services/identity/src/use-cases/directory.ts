@@ -33,6 +33,7 @@ export interface DirectorySnapshot {
 export type DirectoryQuery = Pick<
   LdapSettings,
   | 'url'
+  | 'startTls'
   | 'bindDn'
   | 'baseDn'
   | 'userFilter'
@@ -46,3 +47,10 @@ export type DirectoryQuery = Pick<
 
 /** Between pages: the sync renews its lease there (and stops the read by throwing). */
 export type PageHook = () => Promise<void>;
+
+/** DNs compare case-insensitively and without the spaces some servers put after commas. */
+export const normalizeDn = (dn: string) =>
+  dn
+    .trim()
+    .replace(/\s*,\s*/g, ',')
+    .toLowerCase();

@@ -20,6 +20,7 @@ import {
   withRevision,
 } from '@support-desk/platform';
 import { type GroupDoc, groupNameKey } from '../store/index.js';
+import { assertMayManageAdmins, type CallerScopes } from './admin-authority.js';
 import type { Deps } from './deps.js';
 import { assertGroupChangeAllowed } from './provider-ownership.js';
 import { applyUserPatch } from './user-changes.js';
@@ -206,21 +207,35 @@ async function membership(deps: Deps, group: GroupDoc) {
 }
 
 // The user's update answers 404 "User not found" itself: no read of the user before it.
-export async function addMember(deps: Deps, ctx: EventContext, id: string, userId: string) {
+export async function addMember(
+  deps: Deps,
+  ctx: EventContext,
+  id: string,
+  userId: string,
+  caller: CallerScopes = {},
+) {
   const group = await findGroup(deps, id);
   await assertGroupChangeAllowed(deps, group, ['members']);
-  await applyUserPatch(deps, ctx, userId, (u) =>
-    u.groups.includes(id) ? {} : { groups: [...u.groups, id] },
-  );
+  await applyUserPatch(deps, ctx, userId, (u) => {
+    if (u.role === 'admin') assertMayManageAdmins(caller, "Changing an admin's groups");
+    return u.groups.includes(id) ? {} : { groups: [...u.groups, id] };
+  });
   return membership(deps, group);
 }
 
-export async function removeMember(deps: Deps, ctx: EventContext, id: string, userId: string) {
+export async function removeMember(
+  deps: Deps,
+  ctx: EventContext,
+  id: string,
+  userId: string,
+  caller: CallerScopes = {},
+) {
   const group = await findGroup(deps, id);
   await assertGroupChangeAllowed(deps, group, ['members']);
-  await applyUserPatch(deps, ctx, userId, (u) =>
-    u.groups.includes(id) ? { groups: u.groups.filter((g) => g !== id) } : {},
-  );
+  await applyUserPatch(deps, ctx, userId, (u) => {
+    if (u.role === 'admin') assertMayManageAdmins(caller, "Changing an admin's groups");
+    return u.groups.includes(id) ? { groups: u.groups.filter((g) => g !== id) } : {};
+  });
   return membership(deps, group);
 }
 

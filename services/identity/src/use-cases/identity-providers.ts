@@ -10,7 +10,7 @@ import {
 } from '@support-desk/platform';
 import type { GroupRoleRule, IdentityProviderDoc, IdentityProviderKind } from '../store/index.js';
 import type { Deps } from './deps.js';
-import { storedLdapSettings } from './ldap-settings.js';
+import { secretsPolicy, storedLdapSettings } from './ldap-settings.js';
 import { type SyncRunView, syncRunView } from './ldap-sync-view.js';
 import { randomSecret, safeEqual, sha256 } from './secrets.js';
 import { applyUserPatch } from './user-changes.js';
@@ -47,6 +47,8 @@ export interface IdentityProviderView {
   ldap: Record<string, unknown> | null;
   /** LDAP: the latest sync run. */
   lastSync: SyncRunView | null;
+  /** What an administrator should know about the roles it grants (`roleWarnings`). */
+  warnings: string[];
   createdAt: string;
   updatedAt: string;
 }
@@ -63,9 +65,27 @@ export function toView(doc: IdentityProviderDoc): IdentityProviderView {
     tokenCreatedAt: iso(doc.tokenCreatedAt),
     ldap: doc.ldap ?? null,
     lastSync: doc.lastSync ? syncRunView(doc._id, doc.lastSync) : null,
+    warnings: roleWarnings(doc),
     createdAt: iso(doc.createdAt)!,
     updatedAt: iso(doc.updatedAt)!,
   };
+}
+
+/**
+ * A connection that makes administrators: whoever controls the provider's groups (or, with an
+ * `admin` default, its user list) controls who administers Support Desk. Allowed, but said every
+ * time the connection is shown or changed.
+ */
+export function roleWarnings(doc: Pick<IdentityProviderDoc, '_id' | 'defaultRole' | 'groupRoles'>): string[] {
+  const warnings = (doc.groupRoles ?? [])
+    .filter((r) => r.role === 'admin')
+    .map(
+      (r) =>
+        `members of group "${r.group}" become admins: whoever manages that group in ${doc._id} decides who administers Support Desk`,
+    );
+  if (doc.defaultRole === 'admin')
+    warnings.unshift(`every user ${doc._id} provisions becomes an admin (default role admin)`);
+  return warnings;
 }
 
 /** What events say about a connection: its settings, never a token or its hash. */
@@ -114,12 +134,15 @@ export async function createIdentityProvider(deps: Deps, ctx: EventContext, inpu
   const doc: IdentityProviderDoc = {
     _id: input.name,
     kind: input.kind,
-    defaultRole: input.defaultRole ?? 'agent',
+    // The least a provisioned user can be: a connection made without thinking about roles grants
+    // read access only.
+    defaultRole: input.defaultRole ?? 'viewer',
     groupRoles: (input.groupRoles ?? []).map((r) => ({ group: r.group.trim(), role: r.role })),
     disabled: false,
     tokenHash: secret?.hash ?? null,
     tokenCreatedAt: secret ? now : null,
-    ldap: input.kind === 'ldap' && input.ldap ? storedLdapSettings(input.ldap) : null,
+    ldap:
+      input.kind === 'ldap' && input.ldap ? storedLdapSettings(input.ldap, secretsPolicy(deps.config)) : null,
     deletedAt: null,
     createdAt: now,
     updatedAt: now,
@@ -174,7 +197,7 @@ export async function updateIdentityProvider(
   name: string,
   change: ConnectionChange,
 ) {
-  if (change.ldap) change = { ...change, ldap: storedLdapSettings(change.ldap) };
+  if (change.ldap) change = { ...change, ldap: storedLdapSettings(change.ldap, secretsPolicy(deps.config)) };
   return deps.identityProviders.update(name, (current) => {
     if (change.ldap && current.kind !== 'ldap')
       throw validationError('ldap', `${name} is a ${current.kind} connection: LDAP settings do not apply`);

@@ -1,3 +1,5 @@
+import path from 'node:path';
+import { isReservedKey } from '@support-desk/contracts';
 import { validationError } from '@support-desk/platform';
 
 /**
@@ -8,12 +10,14 @@ import { validationError } from '@support-desk/platform';
  * and deskctl, or a file such as a mounted Kubernetes secret).
  */
 export interface LdapSettings {
-  /** `ldap://host:port` or `ldaps://host:port`. */
+  /** `ldaps://host:port`, or `ldap://host:port` with `startTls` (or on a loopback host only). */
   url: string;
+  /** Upgrade an `ldap://` connection with StartTLS before binding (RFC 4513). */
+  startTls: boolean;
   bindDn: string;
-  /** The variable holding the bind password (read when a sync starts). */
+  /** The variable holding the bind password (read when a sync starts): `LDAP_BIND_PASSWORD…`. */
   passwordEnv: string | null;
-  /** Or the file holding it (its content, trailing newline dropped). */
+  /** Or the file holding it (its content, trailing newline dropped), inside `LDAP_SECRETS_DIR`. */
   passwordFile: string | null;
   baseDn: string;
   userFilter: string;
@@ -70,6 +74,30 @@ const ATTRIBUTE = /^[A-Za-z][A-Za-z0-9-]{0,63}$/;
 const METADATA_KEY = /^[A-Za-z0-9_-]{1,64}$/;
 const ENV_NAME = /^[A-Z_][A-Z0-9_]{0,127}$/;
 
+/**
+ * The only variables a connection may name for its bind password: an administrator (or anyone
+ * who can change a connection) must not be able to make the sync send identity's other secrets
+ * (OAUTH_SIGNING_KEYS, MONGO_URL with its password, …) to a directory of their choosing.
+ */
+export const PASSWORD_ENV_PREFIX = 'LDAP_BIND_PASSWORD';
+
+/** Where the bind password may come from: `LDAP_SECRETS_DIR` (a file must lie inside it). */
+export interface SecretsPolicy {
+  secretsDir: string;
+}
+
+/** Whether `file` (absolute) lies inside `dir`: the file itself, never `dir` or a way out of it. */
+export function isInside(dir: string, file: string): boolean {
+  const relative = path.relative(path.resolve(dir), path.resolve(file));
+  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
+}
+
+/** A bind in clear (`ldap://` without StartTLS) is allowed only to this machine. */
+function isLoopback(url: string): boolean {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
 type Raw = Record<string, unknown>;
 
 function text(raw: Raw, key: string, fallback?: string): string {
@@ -118,17 +146,39 @@ const optionalAttribute = (raw: Raw, key: string, fallback: string): string =>
     ? ''
     : attribute(raw, key, fallback);
 
-/** Checks raw LDAP settings (what deskctl or the store holds) and fills in the defaults. */
-export function ldapSettings(input: unknown): LdapSettings {
+/**
+ * Checks raw LDAP settings (what deskctl or the store holds) and fills in the defaults: on every
+ * change and again at the start of every sync, so settings stored before a rule existed (or
+ * written around the use cases) are refused too, before any password is read.
+ */
+export function ldapSettings(input: unknown, policy: SecretsPolicy): LdapSettings {
   if (!input || typeof input !== 'object') throw validationError('ldap', 'the LDAP settings are required');
   const raw = input as Raw;
   const url = text(raw, 'url');
   if (!/^ldaps?:\/\/[^/\s]+\/?$/.test(url))
     throw validationError('ldap.url', 'must be ldap://host[:port] or ldaps://host[:port]');
+  if (raw.startTls != null && typeof raw.startTls !== 'boolean')
+    throw validationError('ldap.startTls', 'must be true or false');
+  const startTls = raw.startTls === true;
+  if (startTls && url.startsWith('ldaps:'))
+    throw validationError('ldap.startTls', 'ldaps:// is TLS already: StartTLS applies to ldap:// only');
+  if (url.startsWith('ldap:') && !startTls && !isLoopback(url))
+    throw validationError(
+      'ldap.url',
+      'ldap:// would send the bind password in clear: use ldaps://, or StartTLS (--start-tls); ldap:// alone only to a loopback host',
+    );
   const passwordEnv = raw.passwordEnv == null ? null : text(raw, 'passwordEnv');
   const passwordFile = raw.passwordFile == null ? null : text(raw, 'passwordFile');
-  if (passwordEnv !== null && !ENV_NAME.test(passwordEnv))
-    throw validationError('ldap.passwordEnv', 'must be an environment variable name (A-Z, 0-9, _)');
+  if (passwordEnv !== null && (!ENV_NAME.test(passwordEnv) || !passwordEnv.startsWith(PASSWORD_ENV_PREFIX)))
+    throw validationError(
+      'ldap.passwordEnv',
+      `must be an environment variable named ${PASSWORD_ENV_PREFIX}… (A-Z, 0-9, _): no other variable of identity's is read`,
+    );
+  if (passwordFile !== null && (!path.isAbsolute(passwordFile) || !isInside(policy.secretsDir, passwordFile)))
+    throw validationError(
+      'ldap.passwordFile',
+      `must be a file inside LDAP_SECRETS_DIR (${policy.secretsDir}), given as an absolute path`,
+    );
   if ((passwordEnv === null) === (passwordFile === null))
     throw validationError(
       'ldap.passwordEnv',
@@ -137,12 +187,18 @@ export function ldapSettings(input: unknown): LdapSettings {
   const attrs = (raw.attributes ?? {}) as Raw;
   if (typeof attrs !== 'object') throw validationError('ldap.attributes', 'must be an object');
   const d = LDAP_DEFAULTS.attributes;
+  const unknown = Object.keys(attrs).find((k) => !Object.hasOwn(d, k));
+  if (unknown !== undefined)
+    throw validationError(
+      'ldap.attributes',
+      `${unknown} is not a field the sync maps (one of ${Object.keys(d).join(', ')})`,
+    );
   const metadata = (raw.metadata ?? {}) as Raw;
   if (typeof metadata !== 'object' || Object.keys(metadata).length > 50)
     throw validationError('ldap.metadata', 'must map at most 50 metadata keys to attributes');
   for (const [k, v] of Object.entries(metadata)) {
-    if (!METADATA_KEY.test(k))
-      throw validationError('ldap.metadata', `key ${k} must match [A-Za-z0-9_-]{1,64}`);
+    if (!METADATA_KEY.test(k) || isReservedKey(k))
+      throw validationError('ldap.metadata', `key ${k} must match [A-Za-z0-9_-]{1,64}, and not be ${k}`);
     if (typeof v !== 'string' || !ATTRIBUTE.test(v))
       throw validationError(`ldap.metadata.${k}`, 'must be an attribute name');
   }
@@ -151,6 +207,7 @@ export function ldapSettings(input: unknown): LdapSettings {
     throw validationError('ldap.inactiveValues', 'must be a list of at most 20 strings');
   return {
     url,
+    startTls,
     bindDn: text(raw, 'bindDn'),
     passwordEnv,
     passwordFile,
@@ -176,4 +233,11 @@ export function ldapSettings(input: unknown): LdapSettings {
 }
 
 /** The settings as a connection stores them: checked, with every default written out. */
-export const storedLdapSettings = (input: unknown): Record<string, unknown> => ({ ...ldapSettings(input) });
+export const storedLdapSettings = (input: unknown, policy: SecretsPolicy): Record<string, unknown> => ({
+  ...ldapSettings(input, policy),
+});
+
+/** Where identity's configuration lets bind passwords come from. */
+export const secretsPolicy = (config: { LDAP_SECRETS_DIR: string }): SecretsPolicy => ({
+  secretsDir: config.LDAP_SECRETS_DIR,
+});

@@ -1,8 +1,9 @@
 import { buildEvent, conflict, eventEntry, type PeriodicTask, periodicTask } from '@support-desk/platform';
 import type { IdentityProviderDoc, SyncOutcome, SyncRunSummary } from '../store/index.js';
 import type { Deps } from './deps.js';
+import { type DirectoryGroup, normalizeDn } from './directory.js';
 import { connectionResourceId, findIdentityProvider, provisioningContext } from './identity-providers.js';
-import { ldapSettings } from './ldap-settings.js';
+import { ldapSettings, secretsPolicy } from './ldap-settings.js';
 import { planSync } from './ldap-sync-plan.js';
 import { applyPlan, currentState } from './ldap-sync-apply.js';
 import { type SyncRunView, syncRunView } from './ldap-sync-view.js';
@@ -82,10 +83,12 @@ async function syncOnce(
   let outcome: SyncOutcome;
   let reason: string | null = null;
   try {
-    const settings = ldapSettings(connection.ldap);
+    // Checked again on every run: stored settings may predate a rule (or have been written around it).
+    const settings = ldapSettings(connection.ldap, secretsPolicy(deps.config));
     const password = await deps.bindPassword(settings);
     const snapshot = await deps.readDirectory(settings, password, keep);
     const current = await currentState(deps, connection._id);
+    const forRun = rulesByEntryId(connection, snapshot.groups);
     const limits = { maxDeactivatePercent: opts.maxDeactivatePercent ?? settings.maxDeactivatePercent };
     const decision = planSync(snapshot, current, limits);
     if (!decision.ok) {
@@ -94,7 +97,7 @@ async function syncOnce(
     } else {
       counts.skipped = decision.plan.skipped.length;
       const ctx = provisioningContext(connection);
-      const applied = await applyPlan(deps, connection, ctx, decision.plan, keep);
+      const applied = await applyPlan(deps, forRun, ctx, decision.plan, keep);
       const { firstErrors, ...tally } = applied;
       Object.assign(counts, tally);
       outcome = applied.errors > 0 ? 'partial' : 'succeeded';
@@ -117,6 +120,19 @@ async function syncOnce(
   if (outcome === 'succeeded') log.info(summary, 'directory sync done');
   else log.warn(summary, `directory sync ${outcome}`);
   return summary;
+}
+
+/**
+ * The connection as this run applies it: a role rule naming a group by its DN names it by the
+ * entry's id (the group's external id, which the role rules match) as the directory answered it.
+ */
+function rulesByEntryId(connection: IdentityProviderDoc, groups: DirectoryGroup[]): IdentityProviderDoc {
+  const byDn = new Map(groups.map((g) => [normalizeDn(g.dn), g.externalId]));
+  const groupRoles = (connection.groupRoles ?? []).map((r) => ({
+    ...r,
+    group: byDn.get(normalizeDn(r.group)) ?? r.group,
+  }));
+  return { ...connection, groupRoles };
 }
 
 /** The run's summary on the connection and its `system.sync_completed`, in one write. */

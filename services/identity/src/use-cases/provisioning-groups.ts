@@ -97,9 +97,8 @@ export async function provisionGroup(
     }
     if (before && before !== externalId)
       await deps.identityProviders.releaseExternal('group', connection._id, before, existing._id);
-    const renamed = existing.name !== input.displayName.trim();
-    // Group → role rules name groups: a renamed group may give its members another role.
-    if (renamed && (connection.groupRoles ?? []).length > 0) {
+    // Group → role rules name groups by external id: a new one may give its members another role.
+    if (externalId !== before && (connection.groupRoles ?? []).length > 0) {
       for (const member of await groupMemberIds(deps, existing._id)) {
         if (await findProvisionedUser(deps, connection, member)) {
           await setUserGroups(deps, connection, ctx, member, (groups) => groups);

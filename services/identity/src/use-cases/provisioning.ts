@@ -72,25 +72,42 @@ function checkInput(input: ProvisionedUser) {
 
 const RANK: Record<Role, number> = { viewer: 0, agent: 1, admin: 2 };
 
+/** How a role rule may name one of the connection's groups: never by its display name. */
+export interface GroupRefs {
+  /** Support Desk's id of the group (`grp_…`). */
+  id: string;
+  /** The provider's id of it: SCIM `externalId`, the LDAP entry's id attribute (`entryUUID`). */
+  externalId: string | null;
+}
+
 /**
- * The role of a member of these groups (names of this connection's groups): the highest role the
- * connection's group → role rules give, else its default role.
+ * The role of a member of these groups (this connection's groups): the highest role the
+ * connection's group → role rules give, else its default role. A rule names a group by its
+ * external id or its Support Desk id (an LDAP connection's rules may give the DN: the sync
+ * resolves it to the entry's id, `ruleByDn`), never by its display name, which the provider (or
+ * anyone who may rename a group there) changes at will.
  */
-export function roleFor(connection: Connection, groupNames: Iterable<string>): Role {
-  const names = new Set([...groupNames].map((n) => n.trim().toLowerCase()));
+export function roleFor(connection: Connection, groups: Iterable<GroupRefs>): Role {
+  const refs = new Set([...groups].flatMap((g) => [g.id, ...(g.externalId ? [g.externalId] : [])]));
   let role: Role | null = null;
   for (const rule of connection.groupRoles ?? []) {
-    if (names.has(rule.group.trim().toLowerCase()) && ROLES.includes(rule.role)) {
+    if (refs.has(rule.group.trim()) && ROLES.includes(rule.role)) {
       if (!role || RANK[rule.role] > RANK[role]) role = rule.role;
     }
   }
   return role ?? connection.defaultRole;
 }
 
-/** Names of the groups among `ids` that this connection owns (local groups grant no role). */
-export async function connectionGroupNames(deps: Deps, connection: Connection, ids: string[]) {
+/** The groups among `ids` that this connection owns (local groups grant no role). */
+export async function connectionGroups(
+  deps: Deps,
+  connection: Connection,
+  ids: string[],
+): Promise<GroupRefs[]> {
   const groups = await Promise.all(ids.map((id) => deps.groups.findLive(id)));
-  return groups.filter((g) => g?.identityProvider === connection._id).map((g) => g!.name);
+  return groups
+    .filter((g) => g?.identityProvider === connection._id)
+    .map((g) => ({ id: g!._id, externalId: g!.externalId ?? null }));
 }
 
 /**
@@ -140,7 +157,7 @@ async function createProvisionedUser(
         metadata: input.metadata ?? {},
         identityProvider: connection._id,
       },
-      { id, externalId },
+      { provisioned: { id, externalId } },
     );
   } catch (err) {
     if (externalId) await deps.identityProviders.releaseExternal('user', connection._id, externalId, id);
@@ -180,7 +197,7 @@ async function updateProvisionedUser(
         name: input.name.trim(),
         status: input.active ? 'active' : 'inactive',
         externalId,
-        role: roleFor(connection, await connectionGroupNames(deps, connection, before.groups)),
+        role: roleFor(connection, await connectionGroups(deps, connection, before.groups)),
       };
       if (input.metadata) patch.metadata = input.metadata;
       return patch;
@@ -229,7 +246,7 @@ export async function setUserGroups(
     const local = before.groups.filter((g) => !owned.has(g) && groups.some((x) => x?._id === g));
     return {
       groups: [...local, ...next],
-      role: roleFor(connection, await connectionGroupNames(deps, connection, next)),
+      role: roleFor(connection, await connectionGroups(deps, connection, next)),
     };
   });
   return user;

@@ -31,6 +31,7 @@ import {
 } from '@support-desk/platform';
 import { emailKey, type UserDoc, type UserListFilter } from '../store/index.js';
 import { userOrders, type UserSort } from '../store/user-order.js';
+import { assertMayManageAdmins, type CallerScopes } from './admin-authority.js';
 import type { Deps } from './deps.js';
 import { checkPasswordPolicy, hashPassword } from './secrets.js';
 import { revokeUserCredentials } from './credential-sweep.js';
@@ -82,8 +83,9 @@ export async function createUser(
   deps: Deps,
   ctx: EventContext,
   input: CreateUserInput,
-  provisioned?: { id: string; externalId: string | null },
+  { provisioned, scopes }: { provisioned?: { id: string; externalId: string | null } } & CallerScopes = {},
 ) {
+  if (input.role === 'admin') assertMayManageAdmins({ scopes }, 'Creating an admin');
   if (!provisioned) await assertNotProvisionedByApi(deps, input.identityProvider);
   const groups = [...new Set(input.groups ?? [])];
   const names = await assertGroupsExist(deps, groups, 'body.groups');
@@ -153,12 +155,14 @@ export async function updateUser(
   ctx: EventContext,
   id: string,
   body: UpdateUserBody,
-  ifMatch?: IfMatch,
+  { ifMatch, scopes }: { ifMatch?: IfMatch } & CallerScopes = {},
 ) {
   const groups = body.groups ? [...new Set(body.groups)] : undefined;
   const names = groups ? await assertGroupsExist(deps, groups, 'body.groups') : undefined;
   const { user, changes } = await applyUserPatch(deps, ctx, id, async (before) => {
     requireRevision(before, ifMatch, 'User');
+    if (before.role === 'admin') assertMayManageAdmins({ scopes }, 'Changing an admin');
+    if (body.role === 'admin') assertMayManageAdmins({ scopes }, 'Making a user an admin');
     const demoted = body.role !== undefined && body.role !== 'admin';
     if (demoted || body.status === 'inactive') await assertNotLastAdmin(deps, before);
     const patch: UserPatch = {};
@@ -182,9 +186,15 @@ export async function updateUser(
   return withEntityTag(out, user.rev ?? 0, toDetail(user, userGroupNames));
 }
 
-export async function deactivateUser(deps: Deps, ctx: EventContext, id: string, ifMatch?: IfMatch) {
+export async function deactivateUser(
+  deps: Deps,
+  ctx: EventContext,
+  id: string,
+  { ifMatch, scopes }: { ifMatch?: IfMatch } & CallerScopes = {},
+) {
   const { user } = await applyUserPatch(deps, ctx, id, async (before) => {
     requireRevision(before, ifMatch, 'User');
+    if (before.role === 'admin') assertMayManageAdmins({ scopes }, 'Deactivating an admin');
     await assertUserDeactivationAllowed(deps, before);
     await assertNotLastAdmin(deps, before);
     return { status: 'inactive' };

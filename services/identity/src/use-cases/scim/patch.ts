@@ -8,6 +8,7 @@ import {
   type ResourceSchema,
   type SchemaAttribute,
   splitUrn,
+  itemSubAttributeNamed,
   subAttributeNamed,
 } from './schema.js';
 
@@ -107,27 +108,37 @@ function resolvePath(resource: ResourceSchema, path: string): ResolvedPath {
 export const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** A simple attribute's value: a string, number, boolean or null, never an object or a list. */
+function scalarValue(path: string, name: string, v: unknown): unknown {
+  if (v === null || ['string', 'number', 'boolean'].includes(typeof v)) return v;
+  throw problem(
+    'invalidValue',
+    `"${path}": ${name} takes one simple value, not ${Array.isArray(v) ? 'a list' : 'an object'}`,
+  );
+}
+
 /**
- * A value with the keys of complex attributes in the schema's case. In a multi-valued attribute's
- * items, sub-attributes outside the schema (Okta's member `display`) are left for the kept check,
- * which compares such items by their `value`; in a single complex value they are refused.
+ * A value checked against the attribute it is for and with the keys of complex values in the
+ * schema's case. Every key must be a sub-attribute the schema defines (or, in a multi-valued
+ * attribute's items, one of RFC 7643's defaults): anything else (`__proto__`, `constructor`,
+ * `toString`, a dotted name) is `invalidPath` before any operation is applied, so nothing the
+ * schema does not name ever reaches scim-patch, whose traversal follows such keys into
+ * `Object.prototype`. Simple values are scalars.
  */
 function canonicalValue(path: string, attribute: SchemaAttribute | null, value: unknown): unknown {
-  if (!attribute || attribute.type !== 'complex') return value;
-  const item = (v: unknown, strict: boolean) =>
-    isObject(v)
-      ? Object.fromEntries(
-          Object.entries(v).map(([k, x]) => {
-            const sub = subAttributeNamed(attribute, k);
-            if (!sub && strict)
-              throw problem('invalidPath', `"${path}": ${attribute.name} has no sub-attribute ${k}`);
-            return [sub?.name ?? k, x];
-          }),
-        )
-      : v;
-  if (attribute.multiValued)
-    return Array.isArray(value) ? value.map((v) => item(v, false)) : item(value, false);
-  return item(value, true);
+  if (!attribute) return value;
+  const item = (v: unknown): unknown => {
+    if (attribute.type !== 'complex' || !isObject(v)) return scalarValue(path, attribute.name, v);
+    return Object.fromEntries(
+      Object.entries(v).map(([k, x]) => {
+        const sub = itemSubAttributeNamed(attribute, k);
+        if (!sub) throw problem('invalidPath', `"${path}": ${attribute.name} has no sub-attribute ${k}`);
+        return [sub.name, scalarValue(path, `${attribute.name}.${sub.name}`, x)];
+      }),
+    );
+  };
+  if (attribute.multiValued && Array.isArray(value)) return value.map(item);
+  return item(value);
 }
 
 /**

@@ -146,3 +146,20 @@ export function attributeNamed(
 
 export const subAttributeNamed = (parent: SchemaAttribute, name: string) =>
   named(parent.subAttributes ?? [], name);
+
+/**
+ * RFC 7643 §2.4: the sub-attributes any multi-valued attribute's items may carry besides its own
+ * (Okta sends a member's `display`). A PATCH value may hold them; they are not kept (the kept
+ * check compares such items by their `value`).
+ */
+const MULTI_VALUED_DEFAULTS = [
+  attribute('type'),
+  attribute('primary', { type: 'boolean' }),
+  attribute('display'),
+  attribute('value'),
+  attribute('$ref', { type: 'reference' }),
+];
+
+/** A sub-attribute a value of `parent` may name: its own, or in a multi-valued item one of §2.4's. */
+export const itemSubAttributeNamed = (parent: SchemaAttribute, name: string) =>
+  subAttributeNamed(parent, name) ?? (parent.multiValued ? named(MULTI_VALUED_DEFAULTS, name) : undefined);
