@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `npm start`: install (if needed), build, start the local infrastructure, bootstrap an admin (best
-// effort), then run every built service as a child process with readable, prefixed logs.
+// `npm start`: install (if needed), build, start the local infrastructure, provision the NATS
+// streams, bootstrap an admin (best effort), then run every built service as a child process with
+// readable, prefixed logs.
 //
 // Ctrl-C / SIGTERM stops the services (SIGTERM, then SIGKILL after 15 s). The infrastructure servers
 // keep running; `npm run infra down` stops them. If a service exits on its own, everything is stopped
@@ -165,6 +166,22 @@ function webhooksSecretKey() {
   return key;
 }
 
+/**
+ * The operator's step before the services start: the JetStream streams, made by the same
+ * one-shot docker compose and the chart run (services only wait for them).
+ */
+function provisionStreams(env) {
+  const cli = path.join(ROOT, 'libs', 'platform', 'dist', 'src', 'cli', 'provision-streams.js');
+  say('provisioning the NATS streams (provision-streams)');
+  const r = spawnSync(process.execPath, [cli], { cwd: ROOT, env, encoding: 'utf8', timeout: 90_000 });
+  if (r.status !== 0) {
+    const out = `${r.stdout || ''}\n${r.stderr || ''}`.trim().split('\n').slice(-10).join('\n');
+    throw new InfraError(
+      `provisioning the NATS streams failed (exit ${r.status ?? r.signal ?? r.error}):\n${out}`,
+    );
+  }
+}
+
 function bootstrapAdmin(env) {
   const cli = path.join(ROOT, 'services', 'identity', 'dist', 'src', 'cli', 'deskctl.js');
   if (!fs.existsSync(cli)) {
@@ -322,6 +339,12 @@ async function main() {
   // Several writers of one aggregate on the local store need its cross-process lock (MongoDB not).
   const env = { ...process.env, ...urls, ...(replicas > 1 ? { STORE_WRITE_LOCKS: 'true' } : {}) };
   const keys = principalKeys();
+  try {
+    provisionStreams(env);
+  } catch (err) {
+    console.error(`ERROR: ${err.message}`);
+    process.exit(1);
+  }
 
   bootstrapAdmin(env);
 

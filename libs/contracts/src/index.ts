@@ -13,3 +13,4 @@ export * from './requests.js';
 export * from './webhooks.js';
 export * from './webhooks-admin.js';
 export * from './examples.js';
+export * from './trust.js';

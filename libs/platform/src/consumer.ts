@@ -1,11 +1,4 @@
-import {
-  AckPolicy,
-  type ConsumerMessages,
-  DeliverPolicy,
-  type JsMsg,
-  jetstream,
-  jetstreamManager,
-} from '@nats-io/jetstream';
+import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg, jetstream } from '@nats-io/jetstream';
 import { type NatsConnection, nanos } from '@nats-io/transport-node';
 import {
   consumerDelivered,
@@ -15,7 +8,7 @@ import {
 } from './event-metrics.js';
 import type { Logger } from './logger.js';
 import { messageText } from './deadletters.js';
-import { isNotFound } from './nats.js';
+import { isNotFound, jetstreamApi } from './nats.js';
 import { consumeSpan } from './telemetry/propagation.js';
 
 /** Thrown by `decode` (or a handler) for a message that can never succeed: it is dead-lettered at once. */
@@ -93,7 +86,7 @@ export async function ensureConsumer(
   filterSubjects: string[],
   ackWaitMs = 30_000,
 ): Promise<void> {
-  const jsm = await jetstreamManager(nc);
+  const jsm = await jetstreamApi(nc);
   const config = {
     durable_name: durable,
     ack_policy: AckPolicy.Explicit,
@@ -136,7 +129,7 @@ export function consumerAckFloor(
     if (Date.now() - read.at < maxAgeMs) return Promise.resolve(read.floor);
     reading ??= (async () => {
       const at = Date.now();
-      const info = await (await jetstreamManager(nc)).consumers.info(stream, durable);
+      const info = await (await jetstreamApi(nc)).consumers.info(stream, durable);
       read = { at, floor: info.ack_floor.stream_seq };
       return read.floor;
     })().finally(() => {

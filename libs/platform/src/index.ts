@@ -39,3 +39,4 @@ export * from './cursor.js';
 export * from './keyset.js';
 export * from './list-query.js';
 export * from './event-presenter.js';
+export * from './streams.js';

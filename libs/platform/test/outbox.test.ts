@@ -6,7 +6,7 @@ import {
   buildEvent,
   connectNats,
   createOutboxRelay,
-  ensureStreams,
+  provisionStreams,
   eventEntry,
   type OutboxEntry,
   outboxPlugin,
@@ -140,7 +140,7 @@ t.test('writes while NATS is down are published exactly once after it returns', 
   const names = natsNames(uniqueName('t'));
   const nc = await connectNats({ url: nats.url, name: 'outbox-outage' });
   t.teardown(() => nc.close());
-  await ensureStreams(nc, names);
+  await provisionStreams(nc, names);
   const relay = createOutboxRelay({
     nc,
     models: [Thing],

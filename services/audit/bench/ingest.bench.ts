@@ -14,7 +14,8 @@ import {
   deadLetterStore,
   encodeJson,
   ensureIndexes,
-  ensureStreams,
+  jetstreamApi,
+  provisionStreams,
 } from '@support-desk/platform';
 import { testPrincipalKeys, uniqueName } from '@support-desk/platform/testing';
 import { ingestionSettings, loadAuditConfig } from '../src/config.js';
@@ -31,7 +32,8 @@ const logger = createLogger({ service: 'audit-bench', level: process.env.LOG_LEV
 const names = natsNames(uniqueName('bench'));
 const conn = await connectMongo({ url: config.MONGO_URL, dbName: uniqueName('audit_bench_') });
 const nc = await connectNats({ url: config.NATS_URL, name: 'audit-bench' });
-const jsm = await ensureStreams(nc, names);
+await provisionStreams(nc, names);
+const jsm = await jetstreamApi(nc);
 eventModel(conn);
 deadLetterStore(conn);
 await ensureIndexes(conn);

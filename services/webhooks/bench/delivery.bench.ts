@@ -12,7 +12,14 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { jetstream } from '@nats-io/jetstream';
 import { natsNames, newId } from '@support-desk/contracts';
-import { connectMongo, connectNats, encodeJson, ensureIndexes, ensureStreams } from '@support-desk/platform';
+import {
+  connectMongo,
+  connectNats,
+  encodeJson,
+  ensureIndexes,
+  jetstreamApi,
+  provisionStreams,
+} from '@support-desk/platform';
 import { freePort, testPrincipalKeys, uniqueName } from '@support-desk/platform/testing';
 import { event } from '../test/helpers.js';
 import { deliveryModel } from '../src/store/deliveries.js';
@@ -49,7 +56,8 @@ async function run(label: string, replicas: number, delayMs: number, n: number) 
   const key = randomBytes(32).toString('base64');
   const conn = await connectMongo({ url: MONGO_URL, dbName });
   const nc = await connectNats({ url: NATS_URL, name: 'webhooks-bench' });
-  const jsm = await ensureStreams(nc, names);
+  await provisionStreams(nc, names);
+  const jsm = await jetstreamApi(nc);
   subscriptionModel(conn);
   deliveryModel(conn);
   await ensureIndexes(conn);

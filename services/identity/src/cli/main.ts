@@ -6,7 +6,7 @@ import {
   createLogger,
   createOutboxRelay,
   ensureIndexes,
-  ensureStreams,
+  natsConnectOptions,
   type NatsConnection,
   type OutboxRelay,
   useStoreLocks,
@@ -64,8 +64,14 @@ async function openSession(): Promise<Session> {
   try {
     const names = natsNames(config.NATS_NAMESPACE);
     try {
-      nc = await connect({ servers: config.NATS_URL, name: 'deskctl', timeout: 3000 });
-      await ensureStreams(nc, names);
+      // deskctl is identity on NATS: its user and its inbox prefix. The streams are the
+      // operator's (provision-streams): when they are missing, events wait in the outbox.
+      nc = await connect({
+        ...natsConnectOptions(config.NATS_URL),
+        name: 'deskctl',
+        inboxPrefix: '_INBOX_identity',
+        timeout: 3000,
+      });
     } catch (err) {
       nc = null;
       cliIo().stderr.write(
