@@ -19,6 +19,9 @@
 // only: deployments provide their own, see deploy/README.md). The webhooks service's secret key
 // (WEBHOOKS_SECRET_KEY) likewise, in .data/webhooks-secret-key; its deliveries may go to loopback
 // receivers (WEBHOOKS_ALLOWED_RANGES defaults to 127.0.0.0/8,::1/128 here, not in deployments).
+// The services' own keys, which sign what they send each other over NATS, come from
+// SERVICE_SIGNING_KEY / SERVICE_VERIFY_KEYS when set; otherwise every service (and deskctl) reads
+// the development key file .data/service-keys.json, made by the first that needs it.
 
 import { spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';

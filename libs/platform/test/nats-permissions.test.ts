@@ -23,7 +23,14 @@ import {
   runConsumer,
   serveRpc,
 } from '../src/index.js';
-import { eventually, startPrivateNats, type Teardownable, testLogger } from '../src/testing/index.js';
+import {
+  eventually,
+  startPrivateNats,
+  type Teardownable,
+  testLogger,
+  testSigner,
+  testVerifier,
+} from '../src/testing/index.js';
 
 const DEPLOY = resolve(fileURLToPath(import.meta.url), '../../../../../deploy');
 const USERS = ['provisioner', 'gateway', 'identity', 'requests', 'audit', 'webhooks'] as const;
@@ -115,11 +122,15 @@ for (const [label, conf] of [
     t.pass('each service sees the streams it uses');
 
     // Identity answers its RPC; the gateway and requests ask what they need.
+    const verifier = testVerifier();
     for (const name of ['resolveApiKey', 'getUser', 'getGroup', 'getOAuthClient', 'getSettings'] as const)
-      serveRpc(nc.identity, names.rpc[name], async () => ({ found: false }));
+      serveRpc(nc.identity, names.rpc[name], async () => ({ found: false }), {
+        verifier,
+        callers: ['gateway', 'requests'],
+      });
     await nc.identity.flush();
     const ask = (as: 'gateway' | 'requests', name: keyof typeof names.rpc) =>
-      callRpc(nc[as], names.rpc[name], {}, 2000);
+      callRpc(nc[as], names.rpc[name], {}, { signer: testSigner(as), timeoutMs: 2000 });
     for (const name of ['resolveApiKey', 'getUser', 'getOAuthClient', 'getSettings'] as const)
       t.same(await ask('gateway', name), { found: false }, `the gateway asks ${name}`);
     for (const name of ['getUser', 'getGroup'] as const)
@@ -301,15 +312,16 @@ for (const [label, conf] of [
     const requests = await as('requests');
     const audit = await as('audit');
     const webhooks = await as('webhooks');
-    const askAs = (nc: NatsConnection, _as: ServiceName, subject: string) =>
-      callRpc(nc, subject, { op: 'list' }, 500);
+    const operator = { verifier: testVerifier(), callers: ['identity'] as const };
+    const askAs = (nc: NatsConnection, as: ServiceName, subject: string) =>
+      callRpc(nc, subject, { op: 'list' }, { signer: testSigner(as), timeoutMs: 500 });
     for (const [service, nc] of [
       ['audit', audit],
       ['requests', requests],
       ['webhooks', webhooks],
     ] as const)
-      serveRpc(nc, names.deadLetters(service), async () => ({ total: 0, deadLetters: [] }));
-    serveRpc(webhooks, names.webhooksAdmin, async () => ({ ok: true, webhooks: [] }));
+      serveRpc(nc, names.deadLetters(service), async () => ({ total: 0, deadLetters: [] }), operator);
+    serveRpc(webhooks, names.webhooksAdmin, async () => ({ ok: true, webhooks: [] }), operator);
     await Promise.all([audit.flush(), requests.flush(), webhooks.flush()]);
     for (const service of ['audit', 'requests', 'webhooks'] as const)
       t.same(
