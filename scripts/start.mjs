@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `npm start`: install (if needed), build, start the local infrastructure, bootstrap an admin (best
-// effort), then run every built service as a child process with readable, prefixed logs.
+// `npm start`: install (if needed), build, start the local infrastructure, provision the NATS
+// streams, bootstrap an admin (best effort), then run every built service as a child process with
+// readable, prefixed logs.
 //
 // Ctrl-C / SIGTERM stops the services (SIGTERM, then SIGKILL after 15 s). The infrastructure servers
 // keep running; `npm run infra down` stops them. If a service exits on its own, everything is stopped
@@ -18,6 +19,9 @@
 // only: deployments provide their own, see deploy/README.md). The webhooks service's secret key
 // (WEBHOOKS_SECRET_KEY) likewise, in .data/webhooks-secret-key; its deliveries may go to loopback
 // receivers (WEBHOOKS_ALLOWED_RANGES defaults to 127.0.0.0/8,::1/128 here, not in deployments).
+// The services' own keys, which sign what they send each other over NATS, come from
+// SERVICE_SIGNING_KEY / SERVICE_VERIFY_KEYS when set; otherwise every service (and deskctl) reads
+// the development key file .data/service-keys.json, made by the first that needs it.
 
 import { spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -163,6 +167,22 @@ function webhooksSecretKey() {
   fs.writeFileSync(file, key, { mode: 0o600 });
   say('made a development webhooks secret key (.data/webhooks-secret-key)');
   return key;
+}
+
+/**
+ * The operator's step before the services start: the JetStream streams, made by the same
+ * one-shot docker compose and the chart run (services only wait for them).
+ */
+function provisionStreams(env) {
+  const cli = path.join(ROOT, 'libs', 'platform', 'dist', 'src', 'cli', 'provision-streams.js');
+  say('provisioning the NATS streams (provision-streams)');
+  const r = spawnSync(process.execPath, [cli], { cwd: ROOT, env, encoding: 'utf8', timeout: 90_000 });
+  if (r.status !== 0) {
+    const out = `${r.stdout || ''}\n${r.stderr || ''}`.trim().split('\n').slice(-10).join('\n');
+    throw new InfraError(
+      `provisioning the NATS streams failed (exit ${r.status ?? r.signal ?? r.error}):\n${out}`,
+    );
+  }
 }
 
 function bootstrapAdmin(env) {
@@ -326,6 +346,12 @@ async function main() {
   // Several writers of one aggregate on the local store need its cross-process lock (MongoDB not).
   const env = { ...process.env, ...urls, ...(replicas > 1 ? { STORE_WRITE_LOCKS: 'true' } : {}) };
   const keys = principalKeys();
+  try {
+    provisionStreams(env);
+  } catch (err) {
+    console.error(`ERROR: ${err.message}`);
+    process.exit(1);
+  }
 
   bootstrapAdmin(env);
 

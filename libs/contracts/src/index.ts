@@ -14,3 +14,4 @@ export * from './webhooks.js';
 export * from './webhooks-admin.js';
 export * from './examples.js';
 export * from './route-schemas.js';
+export * from './trust.js';

@@ -35,6 +35,20 @@ export const baseConfig = {
    * applies each document write atomically.
    */
   STORE_WRITE_LOCKS: Type.Boolean({ default: false }),
+  /** This service's Ed25519 private key (PEM, PKCS#8): what it sends over NATS is signed with it. */
+  SERVICE_SIGNING_KEY: Type.Optional(Type.String({ pattern: '-----BEGIN PRIVATE KEY-----' })),
+  /**
+   * JSON object: each service's Ed25519 public key(s), PEM (SPKI), by service name (several PEM
+   * blocks for one service during a rotation); the same value for every service. Outside
+   * production, both unset: the development key file (service-keys.ts).
+   */
+  SERVICE_VERIFY_KEYS: Type.Optional(Type.String({ minLength: 2 })),
+  /**
+   * Only while upgrading from a release that did not sign what it sends: until this instant
+   * (ISO 8601), a message with no signature at all is accepted as one of that release. Unset
+   * (the default): never. Set it for the rollout, to a time shortly after it ends.
+   */
+  ACCEPT_UNSIGNED_UNTIL: Type.Optional(Type.String({ format: 'date-time' })),
 };
 
 /** What every service behind the gateway adds: the key(s) it verifies principal assertions with. */

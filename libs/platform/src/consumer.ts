@@ -1,11 +1,4 @@
-import {
-  AckPolicy,
-  type ConsumerMessages,
-  DeliverPolicy,
-  type JsMsg,
-  jetstream,
-  jetstreamManager,
-} from '@nats-io/jetstream';
+import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg, jetstream } from '@nats-io/jetstream';
 import { type NatsConnection, nanos } from '@nats-io/transport-node';
 import {
   consumerDelivered,
@@ -15,7 +8,8 @@ import {
 } from './event-metrics.js';
 import type { Logger } from './logger.js';
 import { messageText } from './deadletters.js';
-import { isNotFound } from './nats.js';
+import { type MessageSignature, signatureOf } from './message-signing.js';
+import { isNotFound, jetstreamApi } from './nats.js';
 import { consumeSpan } from './telemetry/propagation.js';
 
 /** Thrown by `decode` (or a handler) for a message that can never succeed: it is dead-lettered at once. */
@@ -32,6 +26,11 @@ export interface DeadLetter {
   data: string;
   /** The message's exact bytes, kept when `data` is not exact (see `messageText`). */
   dataBase64?: string;
+  /**
+   * Its sender's signature (null: it had none), so that a replay is checked like the delivery
+   * was. Letters written before messages were signed lack the field.
+   */
+  signature?: MessageSignature | null;
   failedAt: Date;
 }
 
@@ -42,8 +41,11 @@ export interface ConsumerOptions<T> {
   /** Durable consumer name: replicas sharing it share the work. */
   durable: string;
   filterSubjects: string[];
-  /** Parses and validates; throw PoisonMessageError for unparseable or invalid messages. */
-  decode: (data: Uint8Array, subject: string) => T;
+  /**
+   * Parses and validates (its sender's signature too, when it has one); throw PoisonMessageError
+   * for a message that is unparseable, invalid, or not from a service that may send it.
+   */
+  decode: (data: Uint8Array, subject: string, signature: MessageSignature | null) => T;
   /** The side effect. Resolve = ack. Throw = nak with backoff (transient), or dead letter if poison. */
   handle: (
     message: T,
@@ -93,7 +95,7 @@ export async function ensureConsumer(
   filterSubjects: string[],
   ackWaitMs = 30_000,
 ): Promise<void> {
-  const jsm = await jetstreamManager(nc);
+  const jsm = await jetstreamApi(nc);
   const config = {
     durable_name: durable,
     ack_policy: AckPolicy.Explicit,
@@ -136,7 +138,7 @@ export function consumerAckFloor(
     if (Date.now() - read.at < maxAgeMs) return Promise.resolve(read.floor);
     reading ??= (async () => {
       const at = Date.now();
-      const info = await (await jetstreamManager(nc)).consumers.info(stream, durable);
+      const info = await (await jetstreamApi(nc)).consumers.info(stream, durable);
       read = { at, floor: info.ack_floor.stream_seq };
       return read.floor;
     })().finally(() => {
@@ -194,6 +196,7 @@ export async function runConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningC
         deliveryCount: msg.info.deliveryCount,
         reason,
         ...messageText(msg.data),
+        signature: signatureOf(msg.headers) ?? null,
         failedAt: new Date(),
       });
       settle(msg, 'term', () => msg.term());
@@ -211,7 +214,7 @@ export async function runConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningC
   const process = async (msg: JsMsg) => {
     let decoded: T;
     try {
-      decoded = opts.decode(msg.data, msg.subject);
+      decoded = opts.decode(msg.data, msg.subject, signatureOf(msg.headers) ?? null);
     } catch (err) {
       await deadLetter(msg, `undecodable: ${(err as Error).message}`);
       return;

@@ -1,13 +1,15 @@
-import type {
-  DeadLetterReplies,
-  DeadLetterRequest,
-  DeadLetterSummary,
-  NatsNames,
+import {
+  type DeadLetterReplies,
+  type DeadLetterRequest,
+  type DeadLetterSummary,
+  type NatsNames,
+  OPERATOR_CALLERS,
 } from '@support-desk/contracts';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { type Connection, Schema } from 'mongoose';
 import type { DeadLetter } from './consumer.js';
 import type { Logger } from './logger.js';
+import type { MessageSignature, MessageVerifier } from './message-signing.js';
 import { serveRpc } from './rpc.js';
 
 const DeadLetterSchema = new Schema<DeadLetter>(
@@ -20,6 +22,13 @@ const DeadLetterSchema = new Schema<DeadLetter>(
     reason: String,
     data: String,
     dataBase64: String,
+    // The sender's signature (null: unsigned), checked again on replay; absent from the letters
+    // written before messages were signed.
+    signature: {
+      type: { signer: String, signedAt: String, signature: String },
+      _id: false,
+      default: undefined,
+    },
     failedAt: { type: Date, index: true },
   },
   { collection: 'dead_letters', versionKey: false },
@@ -63,6 +72,14 @@ export function deadLetterStore(conn: Connection) {
 
 type StoredDeadLetter = DeadLetter & { _id: unknown };
 
+/**
+ * What a dead letter written before messages were signed has instead of a signature. Replaying
+ * it is the operator's decision (the letter is in the service's own database, written by its
+ * consumer); it is read as it was then. Every letter written since has its signature, or null.
+ */
+export const WRITTEN_BEFORE_SIGNING = 'written before signing';
+export type ReplayedSignature = MessageSignature | null | typeof WRITTEN_BEFORE_SIGNING;
+
 const summary = (d: StoredDeadLetter): DeadLetterSummary => ({
   id: String(d._id),
   consumer: d.consumer,
@@ -82,14 +99,20 @@ export interface DeadLetterServiceOptions {
   /** The service whose dead letters these are (its name in the subject). */
   service: string;
   conn: Connection;
-  /** Hands one dead letter's message to the service's handler again; throws if it still fails. */
-  replay: (data: Uint8Array, subject: string) => Promise<void>;
+  /**
+   * Hands one dead letter's message to the service's handler again, as it was delivered (its
+   * subject and its sender's signature, which the handler checks again); throws if it still fails.
+   * `signature` is `WRITTEN_BEFORE_SIGNING` for a letter from a release that did not sign.
+   */
+  replay: (data: Uint8Array, subject: string, signature: ReplayedSignature) => Promise<void>;
+  /** Checks that requests come from deskctl or the settings console (identity). */
+  verifier: MessageVerifier;
   logger: Logger;
 }
 
 /**
- * Answers operators (`deskctl dead-letters list|show|replay`) about this service's dead letters,
- * over NATS (`names.deadLetters(service)`, one replica answers each request). A replayed message
+ * Answers operators (`deskctl dead-letters list|show|replay`, signed by identity) about this
+ * service's dead letters, over NATS (`names.deadLetters(service)`, one replica answers each request). A replayed message
  * that its handler now takes is removed from the dead letters; one that fails again stays, with
  * the new reason. Replays run one at a time, at most 1000 per request.
  */
@@ -121,7 +144,8 @@ export function serveDeadLetters(o: DeadLetterServiceOptions): { stop(): void } 
       for (const doc of docs) {
         const id = String(doc._id);
         try {
-          await o.replay(messageBytes(doc), doc.subject);
+          const signature = doc.signature === undefined ? WRITTEN_BEFORE_SIGNING : doc.signature;
+          await o.replay(messageBytes(doc), doc.subject, signature);
           await model.deleteOne({ _id: doc._id });
           out.replayed.push(id);
         } catch (err) {
@@ -155,7 +179,7 @@ export function serveDeadLetters(o: DeadLetterServiceOptions): { stop(): void } 
           throw new Error(`unknown dead-letter operation ${String(request.op)}`);
       }
     },
-    o.logger,
+    { verifier: o.verifier, callers: OPERATOR_CALLERS, logger: o.logger },
   );
   return { stop: () => sub.unsubscribe() };
 }

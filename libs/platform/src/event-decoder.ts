@@ -1,12 +1,22 @@
 import {
   EVENT_CATALOGUE,
   EventEnvelope,
+  type EventType,
   isEventType,
+  mayPublishEvent,
+  type NatsNames,
   type ReceivedEvent,
   TRACE_ID_PATTERN,
 } from '@support-desk/contracts';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { PoisonMessageError } from './consumer.js';
+import { type ReplayedSignature, WRITTEN_BEFORE_SIGNING } from './deadletters.js';
+import {
+  EARLIER_RELEASE,
+  type MessageVerifier,
+  type Sender,
+  UnauthenticatedMessageError,
+} from './message-signing.js';
 
 const checker = TypeCompiler.Compile(EventEnvelope);
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -79,3 +89,38 @@ export function decodeDomainEvent(data: Uint8Array): ReceivedEvent {
   if (isStorableObject(value.snapshot)) event.snapshot = value.snapshot;
   return event;
 }
+
+/**
+ * Reads one message of the events stream as every consumer must (deliveries and dead-letter
+ * replays alike): signed by a service (`verifier`), a domain event (`decodeDomainEvent`), on the
+ * subject of its own type, and of a type (and resource) that service may publish
+ * (`EVENT_PRODUCERS`). Anything else is poison, so a dead letter an operator can see: nothing
+ * another service publishes can make a consumer act on an event it did not get from its producer.
+ * A message of an earlier release that did not sign (during an upgrade, `ACCEPT_UNSIGNED_UNTIL`)
+ * and a dead letter written before messages were signed (replayed on the operator's word) get
+ * the checks of their time.
+ */
+export function domainEventReader(names: NatsNames, verifier: MessageVerifier) {
+  return (data: Uint8Array, subject: string, signature: ReplayedSignature): ReceivedEvent => {
+    let sender: Sender = EARLIER_RELEASE;
+    if (signature !== WRITTEN_BEFORE_SIGNING) {
+      try {
+        sender = verifier.sender(subject, data, signature ?? undefined);
+      } catch (err) {
+        if (err instanceof UnauthenticatedMessageError)
+          throw new PoisonMessageError(`unauthenticated: ${err.message}`);
+        throw err;
+      }
+    }
+    const event = decodeDomainEvent(data);
+    if (subject !== names.eventSubject(event.type as EventType))
+      throw new PoisonMessageError(`not a domain event: type ${event.type} does not belong on ${subject}`);
+    if (sender !== EARLIER_RELEASE && !mayPublishEvent(sender, event.type, event.resourceId))
+      throw new PoisonMessageError(
+        `unauthenticated: ${sender} may not publish ${event.type} (resource ${event.resourceId})`,
+      );
+    return event;
+  };
+}
+
+export type DomainEventReader = ReturnType<typeof domainEventReader>;

@@ -1,6 +1,7 @@
-import { type JetStreamManager, jetstreamManager } from '@nats-io/jetstream';
+import type { JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { counter, gauge, histogram } from './metrics.js';
+import { jetstreamApi } from './nats.js';
 
 // --- outbox --------------------------------------------------------------------------------------
 
@@ -128,7 +129,7 @@ gauge(
         if (watched.nc.isClosed()) return;
         // One manager per consumer, made at the first scrape (making one asks the server); a
         // failed one is made again at the next scrape.
-        watched.jsm ??= jetstreamManager(watched.nc).catch((err: unknown) => {
+        watched.jsm ??= jetstreamApi(watched.nc).catch((err: unknown) => {
           watched.jsm = undefined;
           throw err;
         });

@@ -1,4 +1,5 @@
 import {
+  IDENTITY_RPC_CALLERS,
   IDENTITY_RPC_REPLIES,
   type IdentityRpc,
   type IdentityRpcName,
@@ -9,6 +10,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { ValueErrorIterator } from '@sinclair/typebox/errors';
 import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler';
 import type { Logger } from './logger.js';
+import type { MessageSigner, MessageVerifier } from './message-signing.js';
 import { callRpc, RpcError, serveRpc } from './rpc.js';
 
 /** Asks identity one of its request-reply operations (answered by one of its replicas). */
@@ -44,17 +46,22 @@ export function firstProblem(errors: ValueErrorIterator): string {
 
 /**
  * The one client of identity's RPC table; throws `RpcError` or a NATS error when it cannot answer.
- * Each reply is checked against its tolerant schema (`IDENTITY_RPC_REPLIES`: the fields callers
- * read, extra fields allowed): a reply without them is an `RpcError` naming the field.
+ * Requests are signed by the calling service (`signer`). Each reply is checked against its
+ * tolerant schema (`IDENTITY_RPC_REPLIES`: the fields callers read, extra fields allowed): a reply
+ * without them is an `RpcError` naming the field.
  */
 export function identityRpcClient(
   nc: NatsConnection,
   names: NatsNames,
   timeoutMs: number,
+  signer: MessageSigner,
 ): IdentityRpcClient {
   return {
     async call(name, request) {
-      const reply = await callRpc<typeof request, unknown>(nc, names.rpc[name], request, timeoutMs);
+      const reply = await callRpc<typeof request, unknown>(nc, names.rpc[name], request, {
+        signer,
+        timeoutMs,
+      });
       const checker = replyCheckers[name];
       if (!checker.Check(reply)) {
         throw new RpcError(`${names.rpc[name]}: malformed reply: ${firstProblem(checker.Errors(reply))}`);
@@ -69,19 +76,26 @@ export type IdentityRpcHandlers = {
 };
 
 /**
- * Serves identity's operations (all of them in identity; a subset in a test double). Requests
- * come from other processes: handlers must read them tolerantly (a missing id is "not found").
+ * Serves identity's operations (all of them in identity; a subset in a test double), each only
+ * to the services `IDENTITY_RPC_CALLERS` names, signed by them. Requests come from other
+ * processes: handlers must read them tolerantly (a missing id is "not found").
  */
 export function serveIdentityRpc(
   nc: NatsConnection,
   names: NatsNames,
   handlers: Partial<IdentityRpcHandlers>,
-  logger?: Logger,
+  { verifier, logger }: { verifier: MessageVerifier; logger?: Logger },
 ): { stop(): void } {
   const subs: Subscription[] = [];
   for (const name of Object.keys(handlers) as IdentityRpcName[]) {
     const handler = handlers[name] as (request: unknown) => Promise<unknown>;
-    subs.push(serveRpc(nc, names.rpc[name], (request) => handler(request ?? {}), logger));
+    subs.push(
+      serveRpc(nc, names.rpc[name], (request) => handler(request ?? {}), {
+        verifier,
+        callers: IDENTITY_RPC_CALLERS[name],
+        logger,
+      }),
+    );
   }
   return {
     stop() {

@@ -40,3 +40,6 @@ export * from './cursor.js';
 export * from './keyset.js';
 export * from './list-query.js';
 export * from './event-presenter.js';
+export * from './message-signing.js';
+export * from './service-keys.js';
+export * from './streams.js';

@@ -1,6 +1,6 @@
-import { type NatsNames, natsNames } from '@support-desk/contracts';
-import { type JetStreamManager, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
-import { connect, type NatsConnection, nanos } from '@nats-io/transport-node';
+import { natsNames } from '@support-desk/contracts';
+import { type JetStreamManager, jetstreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from './logger.js';
 
 export type { NatsConnection };
@@ -68,59 +68,12 @@ export async function pingNats(nc: NatsConnection): Promise<void> {
 }
 
 /**
- * Domain events are kept (file storage) and de-duplicated by `Nats-Msg-Id` = event id within
- * `duplicate_window`: a relay that republishes after a crash inside that window is a no-op.
+ * JetStream's management API on `nc`, without the account-info request the client makes by
+ * default to check that JetStream is on: no service's NATS user may read the account's
+ * JetStream information (`$JS.API.INFO`, deploy/nats.conf), only its own streams and consumers.
  */
-export const DEFAULT_DUPLICATE_WINDOW_MS = 10 * 60 * 1000;
-const NOTICE_MAX_AGE_MS = 60 * 60 * 1000;
-
-export interface StreamOptions {
-  duplicateWindowMs?: number;
-}
-
-/** Creates or updates the events and notices streams; safe to run from every replica at start. */
-export async function ensureStreams(
-  nc: NatsConnection,
-  names: NatsNames,
-  { duplicateWindowMs = DEFAULT_DUPLICATE_WINDOW_MS }: StreamOptions = {},
-): Promise<JetStreamManager> {
-  const jsm = await jetstreamManager(nc);
-  const wanted = [
-    {
-      name: names.eventsStream,
-      subjects: [names.eventsWildcard],
-      storage: StorageType.File,
-      retention: RetentionPolicy.Limits,
-      duplicate_window: nanos(duplicateWindowMs),
-    },
-    {
-      name: names.noticesStream,
-      subjects: [names.noticesWildcard],
-      storage: StorageType.File,
-      retention: RetentionPolicy.Limits,
-      max_age: nanos(NOTICE_MAX_AGE_MS),
-      duplicate_window: nanos(Math.min(duplicateWindowMs, NOTICE_MAX_AGE_MS)),
-    },
-  ];
-  for (const config of wanted) {
-    try {
-      const info = await jsm.streams.info(config.name);
-      const same =
-        info.config.subjects?.join() === config.subjects.join() &&
-        info.config.duplicate_window === config.duplicate_window;
-      if (!same) await jsm.streams.update(config.name, { ...info.config, ...config });
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      try {
-        await jsm.streams.add(config);
-      } catch (addErr) {
-        // Another replica created it between our info and add.
-        if (!String((addErr as Error).message).includes('already in use')) throw addErr;
-      }
-    }
-  }
-  return jsm;
-}
+export const jetstreamApi = (nc: NatsConnection): Promise<JetStreamManager> =>
+  jetstreamManager(nc, { checkAPI: false });
 
 export function isNotFound(err: unknown): boolean {
   const e = err as { code?: number | string; message?: string; api_error?: { code?: number } };

@@ -10,6 +10,7 @@ import {
   recordOutboxPublished,
 } from './event-metrics.js';
 import type { Logger } from './logger.js';
+import type { MessageSigner } from './message-signing.js';
 import type { OutboxEntry } from './outbox.js';
 import { type NotedReads, notedReadsOf, pendingDocsOf } from './outbox-reads.js';
 import { createOutboxSweep, type PendingDoc } from './outbox-sweep.js';
@@ -21,6 +22,8 @@ export interface OutboxRelayOptions {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- relays any aggregate model
   models: Model<any>[];
   logger: Logger;
+  /** The service publishing: every entry goes out signed by it (message-signing.ts). */
+  signer: MessageSigner;
   /**
    * Interval of the safety-net sweep for pending entries left by another process (a crash
    * between its write and its publish, a tool that exits; default 5 s). Writes in this process
@@ -59,6 +62,7 @@ export interface OutboxRelay {
 }
 
 const MAX_BACKOFF_MS = 30_000;
+const encoder = new TextEncoder();
 
 type DocWithEntries = { _id: unknown; outbox: OutboxEntry[] };
 /** What publishing a document's entries did: those sent, in order, and the failure that stopped it. */
@@ -94,11 +98,12 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     const sent: OutboxEntry[] = [];
     for (const entry of doc.outbox) {
       try {
+        const data = encoder.encode(entry.payload);
         await publishSpan(entry.subject, entry.id, entry, (headers) =>
-          js.publish(entry.subject, entry.payload, {
+          js.publish(entry.subject, data, {
             msgID: entry.id,
             timeout: publishTimeoutMs,
-            ...(headers ? { headers } : {}),
+            headers: opts.signer.sign(entry.subject, data, headers),
           }),
         );
         sent.push(entry);

@@ -1,4 +1,4 @@
-import { type NatsNames, natsNames } from '@support-desk/contracts';
+import { type NatsNames, natsNames, SERVICE_STREAMS, type ServiceName } from '@support-desk/contracts';
 import { useStoreLocks } from './aggregate-lock.js';
 import { ConfigError } from './config.js';
 import type { HealthState } from './health.js';
@@ -6,8 +6,9 @@ import type { HttpApp } from './http.js';
 import { createLogger, type Logger } from './logger.js';
 import { startMetricsServer } from './metrics.js';
 import { type Connection, connectMongo } from './mongo.js';
-import { connectNats, ensureStreams, type NatsConnection } from './nats.js';
+import { connectNats, type NatsConnection } from './nats.js';
 import { installGracefulShutdown, type ShutdownStep } from './shutdown.js';
+import { awaitStreams } from './streams.js';
 import { flushTraces } from './telemetry/flush.js';
 
 interface ServiceConfig {
@@ -36,10 +37,11 @@ export interface ConnectOptions {
 
 /**
  * What every service's server.ts starts with: its logger, its own MongoDB database (when it has
- * one), NATS, and the JetStream streams (created idempotently).
+ * one), NATS, and the JetStream streams it uses, which it waits for (an operator step makes
+ * them: no service may create or change a stream).
  */
 export async function connectService(
-  service: string,
+  service: ServiceName,
   config: ServiceConfig,
   { dbName, logger = createLogger({ service, level: config.LOG_LEVEL }) }: ConnectOptions = {},
 ): Promise<ServiceConnections> {
@@ -47,7 +49,7 @@ export async function connectService(
   const conn = dbName ? await connectMongo({ url: config.MONGO_URL, dbName, logger }) : null;
   const nc = await connectNats({ url: config.NATS_URL, name: service, logger });
   const names = natsNames(config.NATS_NAMESPACE);
-  await ensureStreams(nc, names);
+  await awaitStreams(nc, names, SERVICE_STREAMS[service], logger);
   return { logger, names, nc, conn };
 }
 

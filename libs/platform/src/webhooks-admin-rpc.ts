@@ -16,6 +16,7 @@ import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler';
 import { AppError } from './errors.js';
 import type { EventContext } from './events.js';
 import { firstProblem } from './identity-rpc.js';
+import type { MessageSigner } from './message-signing.js';
 import { callRpc, RpcError } from './rpc.js';
 
 /** What the console shows and deskctl prints when the webhooks service does not answer. */
@@ -58,12 +59,14 @@ const knownCode = (code: string): ErrorCode => (code in ERROR_STATUS ? (code as 
 
 /**
  * The one client of the webhooks admin RPC, used by the settings console and by deskctl (both
- * in identity). `nc` is null when the caller has no NATS connection (deskctl without NATS): every
- * call is then "not answering", like a service that is down.
+ * in identity, which signs every request, the actor in it included: `signer`). `nc` is null when
+ * the caller has no NATS connection (deskctl without NATS): every call is then "not answering",
+ * like a service that is down.
  */
 export function webhooksAdminClient(
   nc: NatsConnection | null,
   names: NatsNames,
+  signer: MessageSigner,
   timeoutMs = 5000,
 ): WebhooksAdminClient {
   const subject = names.webhooksAdmin;
@@ -76,7 +79,7 @@ export function webhooksAdminClient(
           nc,
           subject,
           { ...fields, op, actor },
-          timeoutMs,
+          { signer, timeoutMs },
         );
       } catch (err) {
         // The service answered but failed ("internal error"): not an outage, say what it said.

@@ -11,7 +11,14 @@ import {
   outboxPlugin,
   systemContext,
 } from '../src/index.js';
-import { eventually, testLogger, testMongo, testNats, type Teardownable } from '../src/testing/index.js';
+import {
+  eventually,
+  testLogger,
+  testMongo,
+  testNats,
+  type Teardownable,
+  testSigner,
+} from '../src/testing/index.js';
 
 interface Ticket {
   _id: string;
@@ -117,7 +124,13 @@ t.test('stores what model.create stores, and the relay publishes its events then
   );
 
   // The insert noted its entries for the relay: started again, it publishes them without a sweep.
-  const relay = createOutboxRelay({ nc, models: [Ticket], logger: testLogger(), pollIntervalMs: 60_000 });
+  const relay = createOutboxRelay({
+    nc,
+    models: [Ticket],
+    logger: testLogger(),
+    signer: testSigner('requests'),
+    pollIntervalMs: 60_000,
+  });
   t.teardown(() => relay.stop());
   relay.start();
   // Its first pass sweeps in full; the next sweep is a minute away, so only the note can publish

@@ -22,6 +22,7 @@ import {
   testLogger,
   testMongo,
   testNats,
+  testSigner,
 } from '../src/testing/index.js';
 
 interface Ticket {
@@ -205,7 +206,13 @@ t.test('two relays in one process over two databases each publish their own writ
   const { nc, names } = await testNats(t);
   // A poll interval far beyond the test: only the in-process notes can publish in time.
   const relays = [first, second].map((model) =>
-    createOutboxRelay({ nc, models: [model], logger: testLogger(), pollIntervalMs: 600_000 }),
+    createOutboxRelay({
+      nc,
+      models: [model],
+      logger: testLogger(),
+      signer: testSigner('requests'),
+      pollIntervalMs: 600_000,
+    }),
   );
   t.teardown(() => Promise.all(relays.map((r) => r.stop())));
   for (const relay of relays) relay.start();

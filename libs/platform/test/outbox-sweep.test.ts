@@ -11,7 +11,7 @@ import {
   outboxPlugin,
   systemContext,
 } from '../src/index.js';
-import { eventually, testCountedMongo, testLogger, testNats } from '../src/testing/index.js';
+import { eventually, testCountedMongo, testLogger, testNats, testSigner } from '../src/testing/index.js';
 
 interface Thing {
   _id: string;
@@ -39,6 +39,7 @@ t.test('entries another process left are swept by their minute, not by reading e
     nc,
     models: [Things],
     logger: testLogger(),
+    signer: testSigner('requests'),
     pollIntervalMs: 20,
     clock: () => now,
   });

@@ -6,7 +6,7 @@ import {
   buildEvent,
   connectNats,
   createOutboxRelay,
-  ensureStreams,
+  provisionStreams,
   eventEntry,
   type OutboxEntry,
   outboxPlugin,
@@ -22,6 +22,7 @@ import {
   testMongo,
   testNats,
   uniqueName,
+  testSigner,
 } from '../src/testing/index.js';
 
 async function aggregateModel(t: Teardownable) {
@@ -55,7 +56,13 @@ function startedRelay(
   nc: Parameters<typeof createOutboxRelay>[0]['nc'],
   Thing: Awaited<ReturnType<typeof aggregateModel>>,
 ) {
-  const relay = createOutboxRelay({ nc, models: [Thing], logger: testLogger(), pollIntervalMs: 60_000 });
+  const relay = createOutboxRelay({
+    nc,
+    models: [Thing],
+    logger: testLogger(),
+    signer: testSigner('requests'),
+    pollIntervalMs: 60_000,
+  });
   t.teardown(() => relay.stop());
   relay.start();
   return relay;
@@ -140,11 +147,12 @@ t.test('writes while NATS is down are published exactly once after it returns', 
   const names = natsNames(uniqueName('t'));
   const nc = await connectNats({ url: nats.url, name: 'outbox-outage' });
   t.teardown(() => nc.close());
-  await ensureStreams(nc, names);
+  await provisionStreams(nc, names);
   const relay = createOutboxRelay({
     nc,
     models: [Thing],
     logger: testLogger(),
+    signer: testSigner('requests'),
     pollIntervalMs: 200,
     publishTimeoutMs: 500,
   });
@@ -201,6 +209,7 @@ t.test('a backlog larger than one scan batch drains in one go, and idle() waits 
     nc,
     models: [Thing],
     logger: testLogger(),
+    signer: testSigner('requests'),
     pollIntervalMs: 60_000, // no second chance from the timer within this test
     batchSize: 5,
   });
@@ -221,6 +230,7 @@ t.test('two relays on one collection publish each event once', async (t) => {
     nc,
     models: [Thing],
     logger: testLogger(),
+    signer: testSigner('requests'),
     pollIntervalMs: 20,
     batchSize: 7,
   });
@@ -228,6 +238,7 @@ t.test('two relays on one collection publish each event once', async (t) => {
     nc: nc2,
     models: [Thing],
     logger: testLogger(),
+    signer: testSigner('requests'),
     pollIntervalMs: 20,
     batchSize: 7,
   });
@@ -264,7 +275,13 @@ t.test('concurrent writes to one aggregate while the relay cleans up lose nothin
   await Agg.createIndexes();
   const { nc, names } = await testNats(t);
   // A long scan interval: writes in this process reach the relay by id on their own.
-  const relay = createOutboxRelay({ nc, models: [Agg], logger: testLogger(), pollIntervalMs: 600_000 });
+  const relay = createOutboxRelay({
+    nc,
+    models: [Agg],
+    logger: testLogger(),
+    signer: testSigner('requests'),
+    pollIntervalMs: 600_000,
+  });
   t.teardown(() => relay.stop());
   relay.start();
 

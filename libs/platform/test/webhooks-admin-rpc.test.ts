@@ -11,7 +11,7 @@ import {
   webhooksAdminClient,
   type WebhooksAdminFields,
 } from '../src/index.js';
-import { testNats } from '../src/testing/index.js';
+import { testNats, testSigner } from '../src/testing/index.js';
 
 const actor: WebhooksAdminActor = {
   userId: 'usr_01m83t4cm05wzwxk0s3c7d2vse',
@@ -29,7 +29,7 @@ async function answering(reply: unknown) {
     callback: (_e, msg) => void msg.respond(encodeJson(reply)),
   });
   t.teardown(() => sub.unsubscribe());
-  return webhooksAdminClient(nc, names, 2000);
+  return webhooksAdminClient(nc, names, testSigner('identity'), 2000);
 }
 
 for (const version of ['v1', 'future'] as const) {

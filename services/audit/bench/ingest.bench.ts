@@ -12,11 +12,19 @@ import {
   connectNats,
   createLogger,
   deadLetterStore,
+  domainEventReader,
   encodeJson,
   ensureIndexes,
-  ensureStreams,
+  jetstreamApi,
+  provisionStreams,
 } from '@support-desk/platform';
-import { testPrincipalKeys, uniqueName } from '@support-desk/platform/testing';
+import {
+  producerOf,
+  testPrincipalKeys,
+  testSigner,
+  testVerifier,
+  uniqueName,
+} from '@support-desk/platform/testing';
 import { ingestionSettings, loadAuditConfig } from '../src/config.js';
 import { startIngestion } from '../src/events/ingestion.js';
 import { eventModel } from '../src/store/event-model.js';
@@ -31,7 +39,8 @@ const logger = createLogger({ service: 'audit-bench', level: process.env.LOG_LEV
 const names = natsNames(uniqueName('bench'));
 const conn = await connectMongo({ url: config.MONGO_URL, dbName: uniqueName('audit_bench_') });
 const nc = await connectNats({ url: config.NATS_URL, name: 'audit-bench' });
-const jsm = await ensureStreams(nc, names);
+await provisionStreams(nc, names);
+const jsm = await jetstreamApi(nc);
 eventModel(conn);
 deadLetterStore(conn);
 await ensureIndexes(conn);
@@ -41,6 +50,7 @@ const ingestion = await startIngestion({
   conn,
   names,
   logger,
+  read: domainEventReader(names, testVerifier()),
   ...ingestionSettings(config),
   durable: 'audit',
   statsLogMs: 0,
@@ -54,7 +64,11 @@ let inFlight: Promise<unknown>[] = [];
 for (let i = 0; i < N; i++) {
   const e = makeEvent(EVENT_TYPES[i % EVENT_TYPES.length]);
   publishedAt.set(e.id, Date.now());
-  inFlight.push(js.publish(names.eventSubject(e.type), encodeJson(e), { msgID: e.id }));
+  // Signed by its producer, as that service's outbox relay sends it.
+  const subject = names.eventSubject(e.type);
+  const data = encodeJson(e);
+  const headers = testSigner(producerOf(e.type, e.resourceId)).sign(subject, data);
+  inFlight.push(js.publish(subject, data, { msgID: e.id, headers }));
   if (inFlight.length >= PUBLISH_WINDOW) {
     await Promise.all(inFlight);
     inFlight = [];

@@ -4,6 +4,7 @@ import {
   type Connection,
   createHttpApp,
   deadLetterStore,
+  domainEventReader,
   ensureIndexes,
   type Logger,
   type NatsConnection,
@@ -12,6 +13,7 @@ import {
   registerHealth,
   requirePrincipal,
   serveDeadLetters,
+  serviceVerifier,
 } from '@support-desk/platform';
 import { type AuditConfig, ingestionSettings } from './config.js';
 import { type Ingestion, replayDeadLetter, startIngestion } from './events/ingestion.js';
@@ -42,6 +44,9 @@ export async function composeService(deps: AuditDeps): Promise<ComposedService> 
   const app = createHttpApp({ logger });
   const health = registerHealth(app, { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) });
   requirePrincipal(app, { verifyKeys: config.PRINCIPAL_VERIFY_KEYS, audience: 'audit' });
+  // Audit sends nothing over NATS; it checks who signed every event (and operator request).
+  const verifier = serviceVerifier(config);
+  const read = domainEventReader(names, verifier);
   const store = eventQueries(conn);
   registerRoutes(app, {
     events: eventsService(store),
@@ -65,13 +70,14 @@ export async function composeService(deps: AuditDeps): Promise<ComposedService> 
         sweepIntervalMs: config.AUDIT_RETENTION_SWEEP_MS,
         sweepBatch: config.AUDIT_RETENTION_SWEEP_BATCH,
       });
-      ingestion = await startIngestion({ nc, conn, names, logger, ...ingestionSettings(config) });
+      ingestion = await startIngestion({ nc, conn, names, logger, read, ...ingestionSettings(config) });
       deadLetters = serveDeadLetters({
         nc,
         names,
         service: 'audit',
         conn,
-        replay: replayDeadLetter(conn),
+        replay: replayDeadLetter(conn, read),
+        verifier,
         logger,
       });
     },

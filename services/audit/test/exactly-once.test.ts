@@ -1,6 +1,6 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { natsNames } from '@support-desk/contracts';
-import { connectMongo, connectNats, deadLetterStore, ensureStreams } from '@support-desk/platform';
+import { connectMongo, connectNats, deadLetterStore, provisionStreams } from '@support-desk/platform';
 import {
   eventually,
   startPrivateMongo,
@@ -100,7 +100,7 @@ t.test('NATS outage (private server stopped and restarted): nothing lost, nothin
   const nc = await connectNats({ url: server.url, name: 'audit-outage' });
   t.teardown(() => nc.close());
   const names = natsNames(uniqueName('t'));
-  await ensureStreams(nc, names);
+  await provisionStreams(nc, names);
   const ingestion = await ingest(t, { nc, conn, names });
 
   await publish(nc, names, batchOf(100));

@@ -1,4 +1,3 @@
-import { jetstream } from '@nats-io/jetstream';
 import {
   type Actor,
   type Changes,
@@ -12,16 +11,19 @@ import {
 import {
   buildEvent,
   deadLetterStore,
-  encodeJson,
+  domainEventReader,
   ensureIndexes,
   type EventContext,
   type NatsConnection,
 } from '@support-desk/platform';
 import {
+  publishEvent,
+  publishSigned,
   signCallsLikeTheGateway,
   testEnv,
   testLogger,
   testNats,
+  testVerifier,
   type Teardownable,
 } from '@support-desk/platform/testing';
 import type { Connection } from 'mongoose';
@@ -60,16 +62,14 @@ export function makeEvent(
 
 export const allTypes = (): DomainEvent[] => EVENT_TYPES.map((type) => makeEvent(type));
 
+/** Publishes events as their producers' outbox relays do (signed, keyed by id). */
 export async function publish(nc: NatsConnection, names: NatsNames, events: DomainEvent[]): Promise<void> {
-  const js = jetstream(nc);
-  await Promise.all(
-    events.map((e) => js.publish(names.eventSubject(e.type), encodeJson(e), { msgID: e.id })),
-  );
+  await Promise.all(events.map((e) => publishEvent(nc, names, e)));
 }
 
+/** Publishes any bytes on `request.created`'s subject, signed by requests (its producer). */
 export async function publishRaw(nc: NatsConnection, names: NatsNames, payload: string | Uint8Array) {
-  const data = typeof payload === 'string' ? new TextEncoder().encode(payload) : payload;
-  await jetstream(nc).publish(names.eventSubject('request.created'), data);
+  await publishSigned(nc, names.eventSubject('request.created'), payload, { as: 'requests' });
 }
 
 export async function prepareStore(conn: Connection) {
@@ -86,6 +86,7 @@ export async function ingest(
 ): Promise<Ingestion> {
   const ingestion = await startIngestion({
     ...deps,
+    read: domainEventReader(deps.names, testVerifier()),
     logger: testLogger('audit'),
     durable: 'audit',
     concurrency: 256,

@@ -1,8 +1,17 @@
-import { jetstream } from '@nats-io/jetstream';
-import { EVENT_CATALOGUE, EVENT_TYPES } from '@support-desk/contracts';
+import { generateKeyPairSync } from 'node:crypto';
+import { EVENT_CATALOGUE, EVENT_TYPES, newId } from '@support-desk/contracts';
 import { fixtures } from '@support-desk/contracts/fixtures';
-import { deadLetterStore, encodeJson } from '@support-desk/platform';
-import { asCaller, eventually, testMongo, testNats, testPrincipal } from '@support-desk/platform/testing';
+import { jetstream } from '@nats-io/jetstream';
+import { deadLetterStore, encodeJson, messageSigner } from '@support-desk/platform';
+import {
+  asCaller,
+  eventually,
+  publishEvent,
+  publishSigned,
+  testMongo,
+  testNats,
+  testPrincipal,
+} from '@support-desk/platform/testing';
 import t from 'tap';
 import { eventModel, fromStoredChanges, type StoredEvent } from '../src/store/event-model.js';
 import {
@@ -59,12 +68,9 @@ t.test('duplicate publish and redelivery never create a second record', async (t
   // Same msgID within the stream's window: JetStream drops it. Different msgID: stored twice in the
   // stream, so the audit store's key is what keeps it single.
   await publish(nc, names, [event, event]);
-  const { jetstream } = await import('@nats-io/jetstream');
-  const { encodeJson } = await import('@support-desk/platform');
-  await jetstream(nc).publish(names.eventSubject(event.type), encodeJson(event), {
-    msgID: `${event.id}-again`,
-  });
-  await jetstream(nc).publish(names.eventSubject(event.type), encodeJson(event));
+  const subject = names.eventSubject(event.type);
+  await publishSigned(nc, subject, encodeJson(event), { as: 'requests', msgID: `${event.id}-again` });
+  await publishSigned(nc, subject, encodeJson(event), { as: 'requests' });
   await eventually(() => ingestion.stats().acked >= 3, { what: 'three deliveries acked' });
   t.equal(await countEvents(conn), 1, 'one record');
   t.ok(ingestion.stats().duplicates >= 2, 'duplicates counted as success');
@@ -109,6 +115,55 @@ t.test('poison messages go to dead letters without blocking later events', async
   t.equal(await countEvents(conn, { _id: good.id }), 1, 'the later good event is stored');
 });
 
+t.test('an event is stored only from a service that may publish it, on its own subject', async (t) => {
+  const conn = await testMongo(t, 'audit');
+  const { nc, names } = await testNats(t);
+  await prepareStore(conn);
+  const ingestion = await ingest(t, { nc, conn, names });
+  const promotion = makeEvent('user.role_changed', { changes: { role: { from: 'viewer', to: 'admin' } } });
+  const data = encodeJson(promotion);
+  const refused: string[] = [];
+  // Unsigned, as any NATS user could publish it.
+  await jetstream(nc).publish(names.eventSubject('user.role_changed'), data);
+  refused.push('unsigned');
+  // Signed by a key that is not identity's, claiming to be identity.
+  const forger = messageSigner('identity', generateKeyPairSync('ed25519').privateKey);
+  await jetstream(nc).publish(names.eventSubject('user.role_changed'), data, {
+    headers: forger.sign(names.eventSubject('user.role_changed'), data),
+  });
+  refused.push("not signed by identity's key");
+  // A user event signed by requests, which publishes no user events.
+  await publishEvent(nc, names, { ...promotion, id: newId('event') }, 'requests');
+  refused.push('requests may not publish user.role_changed');
+  // On a subject webhooks may publish (its configuration changes), a type that does not belong there.
+  const onConfig = encodeJson({ ...promotion, id: newId('event') });
+  await publishSigned(nc, names.eventSubject('system.config_changed'), onConfig, { as: 'webhooks' });
+  refused.push('does not belong on');
+  // Webhooks announces its subscriptions' changes, never a group's.
+  const group = makeEvent('system.config_changed', { resourceId: newId('group') });
+  await publishEvent(nc, names, group, 'webhooks');
+  refused.push('webhooks may not publish system.config_changed');
+  // Identity's own, and webhooks' about a subscription, are events.
+  const fromIdentity = { ...promotion, id: newId('event') };
+  await publishEvent(nc, names, fromIdentity);
+  const subscription = makeEvent('system.config_changed', { resourceId: newId('webhook') });
+  await publishEvent(nc, names, subscription, 'webhooks');
+
+  const dead = deadLetterStore(conn).model;
+  await eventually(
+    async () => (await dead.countDocuments()) === refused.length && (await countEvents(conn)) === 2,
+    {
+      what: `${refused.length} dead letters and the two genuine events`,
+    },
+  );
+  const reasons = (await dead.find().sort({ streamSequence: 1 }).lean()).map((d) => String(d.reason));
+  refused.forEach((why, n) => t.match(reasons[n], why, `refused: ${why}`));
+  t.equal(await countEvents(conn, { _id: promotion.id }), 0, 'no forged promotion in the audit log');
+  t.equal(await countEvents(conn, { _id: fromIdentity.id }), 1, "identity's event is stored");
+  t.equal(await countEvents(conn, { _id: subscription.id }), 1, "webhooks' subscription change is stored");
+  t.equal(ingestion.stats().deadLettered, refused.length);
+});
+
 t.test('mixed versions: every event of every frozen fixture is stored, none dead-lettered', async (t) => {
   const conn = await testMongo(t, 'audit');
   const { nc, names } = await testNats(t);
@@ -116,10 +171,7 @@ t.test('mixed versions: every event of every frozen fixture is stored, none dead
   const ingestion = await ingest(t, { nc, conn, names });
   const { v1, unversioned, future, snapshots } = fixtures.events();
   const all = [...v1, ...unversioned, ...future, ...snapshots];
-  const js = jetstream(nc);
-  for (const e of all) {
-    await js.publish(`${names.namespace}.events.${String(e.type)}`, encodeJson(e), { msgID: String(e.id) });
-  }
+  for (const e of all) await publishEvent(nc, names, e);
   await eventually(async () => (await countEvents(conn)) === all.length, { what: 'every event stored' });
   t.equal(await deadLetterStore(conn).model.countDocuments(), 0, 'nothing dead-lettered');
   t.equal(ingestion.stats().deadLettered, 0);
@@ -157,9 +209,7 @@ t.test('snapshots: stored as published, shown as this release knows them, read t
   const incomplete = variant('request.status_changed', { id: request.id, title: 'no other field' });
   const without = makeEvent('request.created');
   const published = [requestCreated, userCreated, newer, notAnObject, incomplete, without];
-  const js = jetstream(nc);
-  for (const e of published)
-    await js.publish(`${names.namespace}.events.${String(e!.type)}`, encodeJson(e), { msgID: String(e!.id) });
+  for (const e of published) await publishEvent(nc, names, e!);
   await eventually(async () => (await countEvents(conn)) === published.length, { what: 'all stored' });
   t.equal(await deadLetterStore(conn).model.countDocuments(), 0, 'a bad snapshot is no poison');
 

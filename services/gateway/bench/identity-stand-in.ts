@@ -5,8 +5,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type NatsNames, newId, type ResolveApiKeyReply, type UserSnapshot } from '@support-desk/contracts';
-import { type NatsConnection, serveRpc } from '@support-desk/platform';
-import { uniqueName } from '@support-desk/platform/testing';
+import { type NatsConnection, serveIdentityRpc } from '@support-desk/platform';
+import { testVerifier, uniqueName } from '@support-desk/platform/testing';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 
 export const BENCH_ISSUER = 'http://bench.local';
@@ -25,28 +25,34 @@ export async function startIdentityStandIn(nc: NatsConnection, names: NatsNames)
   const keyId = newId('apiKey');
   const apiKey = `sd_${keyId}_${uniqueName('secret')}`;
   const limits = { general: 100_000_000, events: 100_000_000 };
-  serveRpc<{ key: string }, ResolveApiKeyReply>(nc, names.rpc.resolveApiKey, async ({ key }) =>
-    key === apiKey
-      ? {
-          valid: true,
-          keyId,
-          owner: user,
-          scopes: ['admin'],
-          plan: 'enterprise',
-          limits,
-          allowlist: [],
-          globalAllowlist: [],
-          expiresAt: null,
-        }
-      : { valid: false, reason: 'unknown' },
-  );
-  serveRpc(nc, names.rpc.getUser, async () => ({ found: true, user }));
-  serveRpc(nc, names.rpc.getSettings, async () => ({ globalAllowlist: [] }));
   const clientId = newId('oauthClient');
-  serveRpc(nc, names.rpc.getOAuthClient, async () => ({
-    found: true,
-    client: { clientId, name: 'bench', plan: 'enterprise', limits },
-  }));
+  serveIdentityRpc(
+    nc,
+    names,
+    {
+      resolveApiKey: async ({ key }): Promise<ResolveApiKeyReply> =>
+        key === apiKey
+          ? {
+              valid: true,
+              keyId,
+              owner: user,
+              scopes: ['admin'],
+              plan: 'enterprise',
+              limits,
+              allowlist: [],
+              globalAllowlist: [],
+              expiresAt: null,
+            }
+          : { valid: false, reason: 'unknown' },
+      getUser: async () => ({ found: true, user }),
+      getSettings: async () => ({ globalAllowlist: [] }),
+      getOAuthClient: async () => ({
+        found: true,
+        client: { clientId, name: 'bench', plan: 'enterprise', limits },
+      }),
+    },
+    { verifier: testVerifier() },
+  );
 
   const { privateKey, publicKey } = await generateKeyPair('ES256');
   const kid = 'bench-1';

@@ -12,7 +12,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { natsNames } from '@support-desk/contracts';
-import { connectNats, createPrincipalSigner, ensureStreams } from '@support-desk/platform';
+import { connectNats, createPrincipalSigner, provisionStreams } from '@support-desk/platform';
 import { freePort, testEnv, testPrincipalKeys, uniqueName } from '@support-desk/platform/testing';
 import autocannon from 'autocannon';
 import { BENCH_ISSUER, startIdentityStandIn } from './identity-stand-in.js';
@@ -37,7 +37,7 @@ const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
 
 const names = natsNames(uniqueName('bench'));
 const nc = await connectNats({ url: testEnv.natsUrl, name: 'bench' });
-await ensureStreams(nc, names);
+await provisionStreams(nc, names);
 const identity = await startIdentityStandIn(nc, names);
 const redisCpu = redisCpuReader(testEnv.redisUrl);
 

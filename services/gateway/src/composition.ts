@@ -8,6 +8,8 @@ import {
   pingNats,
   PUBLIC_MAX_HEADER_BYTES,
   registerHealth,
+  serviceSigner,
+  serviceVerifier,
 } from '@support-desk/platform';
 import { Redis } from 'ioredis';
 import type { JWTVerifyGetKey } from 'jose';
@@ -106,9 +108,13 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
     audit: listFrom(config.AUDIT_URL),
     webhooks: listFrom(config.WEBHOOKS_URL),
   };
+  // The gateway signs its requests to identity, and checks that notices are identity's.
+  const signer = serviceSigner('gateway', config);
+  const verifier = serviceVerifier(config);
   const identity = createIdentityClient({
     nc,
     names,
+    signer,
     rpcTimeoutMs: config.RPC_TIMEOUT_MS,
     apiKeyTtlMs: config.API_KEY_CACHE_TTL_MS,
     userTtlMs: config.USER_CACHE_TTL_MS,
@@ -212,7 +218,7 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
         await redis.connect().catch((err) => logger.warn({ err: err.message }, 'redis not reachable yet'));
       }
       // Every replica listens to credential notices from its start until it closes.
-      notices = await subscribeCredentialNotices({ nc, names, logger, handle: handleNotice });
+      notices = await subscribeCredentialNotices({ nc, names, verifier, logger, handle: handleNotice });
     },
     async close() {
       upstreamHealth.stop();

@@ -1,8 +1,8 @@
 import { jetstream } from '@nats-io/jetstream';
 import { newId } from '@support-desk/contracts';
-import { encodeJson } from '@support-desk/platform';
-import { eventually, freePort } from '@support-desk/platform/testing';
-import { createPublicKey } from 'node:crypto';
+import { encodeJson, messageSigner } from '@support-desk/platform';
+import { eventually, freePort, publishSigned } from '@support-desk/platform/testing';
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { base64url, generateKeyPair, SignJWT } from 'jose';
 import t, { type Test } from 'tap';
 import { AUDIENCE, bearer, type EchoCall, harness, ISSUER, testRedis } from './helpers.js';
@@ -10,9 +10,11 @@ import { AUDIENCE, bearer, type EchoCall, harness, ISSUER, testRedis } from './h
 t.test('authentication matrix', async (t) => {
   const h = await harness(t, { TRUSTED_PROXIES: '10.9.9.9' });
   const { app } = await h.gateway();
-  const js = jetstream(h.nc);
+  // As identity's outbox relay publishes them: signed by identity.
   const notice = (body: Record<string, unknown>) =>
-    js.publish(h.names.credentialNotices, encodeJson({ at: new Date().toISOString(), ...body }));
+    publishSigned(h.nc, h.names.credentialNotices, encodeJson({ at: new Date().toISOString(), ...body }), {
+      as: 'identity',
+    });
   const get = (headers: Record<string, string>, extra: Record<string, unknown> = {}) =>
     app.inject({ method: 'GET', url: '/v1/me', headers, ...extra });
   const expect401 = async (t: Test, headers: Record<string, string>, what: string) => {
@@ -247,6 +249,35 @@ t.test('authentication matrix', async (t) => {
     await notice({ kind: 'user_reactivated', userId: user.id });
     await eventually(async () => (await get(bearer(token))).statusCode === 200, { timeoutMs: 2000 });
     t.pass('reactivation lifts the deny-list entry');
+  });
+
+  t.test("only identity's notices count: a forged deactivation locks nobody out", async (t) => {
+    const user = h.identity.addUser('admin');
+    const token = await h.jwks.sign({ sub: user.id, client_id: h.identity.addClient(), scope: 'admin' });
+    t.equal((await get(bearer(token))).statusCode, 200);
+    const forged = encodeJson({ kind: 'user_deactivated', userId: user.id, at: new Date().toISOString() });
+    await jetstream(h.nc).publish(h.names.credentialNotices, forged);
+    await publishSigned(h.nc, h.names.credentialNotices, forged, { as: 'webhooks' });
+    const stranger = messageSigner('identity', generateKeyPairSync('ed25519').privateKey);
+    await jetstream(h.nc).publish(h.names.credentialNotices, forged, {
+      headers: stranger.sign(h.names.credentialNotices, forged),
+    });
+    // Identity's next notice is read after them: once it is applied, they were read too.
+    const k = h.identity.addKey(owner);
+    t.equal((await get(bearer(k.raw))).statusCode, 200);
+    h.identity.keys.set(k.raw, { valid: false, reason: 'revoked' });
+    await notice({ kind: 'api_key_revoked', keyId: k.keyId, userId: owner.id });
+    await eventually(async () => (await get(bearer(k.raw))).statusCode === 401, {
+      what: "identity's notice",
+    });
+    t.equal(
+      (await get(bearer(token))).statusCode,
+      200,
+      'unsigned, or signed by another service or key: ignored',
+    );
+    const other = await h.gateway();
+    const res = await other.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(token) });
+    t.equal(res.statusCode, 200, 'and nothing was written to the shared deny-list');
   });
 
   t.test('revoked OAuth grant: its tokens refused at once, here and on every replica', async (t) => {

@@ -1,10 +1,16 @@
 // The gateway as a reader of messages from other releases (libs/contracts/test/fixtures): every
 // credential notice of every version, and identity's RPC replies of every version.
-import { jetstream } from '@nats-io/jetstream';
 import type { CredentialNotice } from '@support-desk/contracts';
 import { fixtures } from '@support-desk/contracts/fixtures';
 import { encodeJson } from '@support-desk/platform';
-import { eventually, testLogger, testNats } from '@support-desk/platform/testing';
+import {
+  eventually,
+  publishSigned,
+  testLogger,
+  testNats,
+  testSigner,
+  testVerifier,
+} from '@support-desk/platform/testing';
 import t from 'tap';
 import { subscribeCredentialNotices } from '../src/events/credential-notices.js';
 import { createIdentityClient } from '../src/events/identity-client.js';
@@ -15,6 +21,7 @@ t.test('credential notices of every version are applied; an unknown kind is skip
   const notices = await subscribeCredentialNotices({
     nc,
     names,
+    verifier: testVerifier(),
     logger: testLogger('gateway'),
     handle: (n) => {
       handled.push(n);
@@ -22,9 +29,8 @@ t.test('credential notices of every version are applied; an unknown kind is skip
   });
   t.teardown(() => notices.stop());
   const { v1, unversioned, future } = fixtures.notices();
-  const js = jetstream(nc);
   for (const n of [...v1, ...unversioned, ...future])
-    await js.publish(names.credentialNotices, encodeJson(n));
+    await publishSigned(nc, names.credentialNotices, encodeJson(n), { as: 'identity' });
   const known = v1.length + unversioned.length + 1;
   await eventually(() => handled.length === known, { what: `${known} notices applied` });
   t.same(
@@ -52,7 +58,15 @@ t.test("identity's RPC replies of every version are read", async (t) => {
   );
   t.teardown(() => subs.forEach((s) => s.unsubscribe()));
   const client = () =>
-    createIdentityClient({ nc, names, rpcTimeoutMs: 1000, apiKeyTtlMs: 0, userTtlMs: 0, clientTtlMs: 0 });
+    createIdentityClient({
+      nc,
+      names,
+      signer: testSigner('gateway'),
+      rpcTimeoutMs: 1000,
+      apiKeyTtlMs: 0,
+      userTtlMs: 0,
+      clientTtlMs: 0,
+    });
   const user = (rpc.v1.replies.getUser.reply as { user: { id: string } }).user;
   for (const version of ['v1', 'unversioned', 'future'] as const) {
     reply = rpc[version].replies;

@@ -13,6 +13,8 @@ import {
   registerHealth,
   requirePrincipal,
   serveIdentityRpc,
+  serviceSigner,
+  serviceVerifier,
   webhooksAdminClient,
 } from '@support-desk/platform';
 import { environmentSecret, type IdentityConfig, type IdentityServiceConfig } from './config.js';
@@ -76,10 +78,13 @@ export async function composeService(sd: IdentityServiceDeps): Promise<IdentityS
   const app = createHttpApp({ logger });
   const health = registerHealth(app, { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) });
   requirePrincipal(app, { verifyKeys: config.PRINCIPAL_VERIFY_KEYS, audience: 'identity' });
+  // Identity signs what it sends over NATS, and checks who signed what it receives.
+  const signer = serviceSigner('identity', config);
+  const verifier = serviceVerifier(config);
   // The console's webhook pages ask the webhooks service (its admin RPC).
-  await registerRoutes(app, deps, keyring, webhooksAdminClient(nc, names));
+  await registerRoutes(app, deps, keyring, webhooksAdminClient(nc, names, signer));
 
-  const relay = createOutboxRelay({ nc, models: outboxModels(conn), logger });
+  const relay = createOutboxRelay({ nc, models: outboxModels(conn), logger, signer });
   const housekeeping = createHousekeeping(deps, { intervalMs: config.IDENTITY_HOUSEKEEPING_INTERVAL_MS });
   const ldapSyncs = createLdapSyncScheduler(deps, { tickMs: config.IDENTITY_LDAP_SYNC_TICK_MS });
   let rpc: { stop(): void } | undefined;
@@ -94,8 +99,8 @@ export async function composeService(sd: IdentityServiceDeps): Promise<IdentityS
       if (rpc) return;
       await ensureIndexes(conn);
       relay.start();
-      groupChanges = forgetChangedGroups(nc, names, deps.groups.forget, logger);
-      rpc = serveIdentityRpc(nc, names, identityRpcAnswers(deps), logger);
+      groupChanges = forgetChangedGroups(nc, names, verifier, deps.groups.forget, logger);
+      rpc = serveIdentityRpc(nc, names, identityRpcAnswers(deps), { verifier, logger });
       if (config.IDENTITY_HOUSEKEEPING_INTERVAL_MS > 0) housekeeping.start();
       if (config.IDENTITY_LDAP_SYNC_TICK_MS > 0) ldapSyncs.start();
     },

@@ -6,7 +6,7 @@ import { createApiKey, revokeApiKey } from '../src/use-cases/api-keys.js';
 import { cliContext } from '../src/use-cases/deps.js';
 import { createIdentityProvider } from '../src/use-cases/identity-providers.js';
 import { createUser } from '../src/use-cases/users.js';
-import { harness } from './helpers.js';
+import { harness, callerOf } from './helpers.js';
 import { FormBrowser, hidden } from './oauth-flow.js';
 
 // The settings console through identity's HTTP interface, as the gateway forwards it (each call
@@ -25,7 +25,12 @@ t.test('settings console', async (t) => {
   await createUser(h.deps, ctx, { email: 'ada@example.com', name: 'Ada', role: 'admin', password });
   await createUser(h.deps, ctx, { email: 'abe@example.com', name: 'Abe', role: 'agent', password });
   const resolve = (key: string) =>
-    callRpc<{ key: string }, ResolveApiKeyReply>(h.nc, h.names.rpc.resolveApiKey, { key });
+    callRpc<{ key: string }, ResolveApiKeyReply>(
+      h.nc,
+      h.names.rpc.resolveApiKey,
+      { key },
+      callerOf('resolveApiKey'),
+    );
 
   /** A browser signed in as `email`; returns it with the page the sign-in answered. */
   async function signIn(email: string, address = ADDRESS) {
@@ -220,9 +225,14 @@ t.test('settings console', async (t) => {
       id: clientId!,
     });
     t.equal(revoked.status, 303);
-    const reply = await callRpc<{ clientId: string }, { found: boolean }>(h.nc, h.names.rpc.getOAuthClient, {
-      clientId: clientId!,
-    });
+    const reply = await callRpc<{ clientId: string }, { found: boolean }>(
+      h.nc,
+      h.names.rpc.getOAuthClient,
+      {
+        clientId: clientId!,
+      },
+      callerOf('getOAuthClient'),
+    );
     t.equal(reply.found, false, 'a revoked client is unknown to the gateway');
     page = await browser.get('/settings/oauth-clients?status=all');
     t.match(page.html, /tag revoked/, 'listed as revoked among all the clients');

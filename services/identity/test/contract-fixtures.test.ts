@@ -1,9 +1,9 @@
 // Identity as the RPC server of other releases' clients (libs/contracts/test/fixtures): requests
-// of every version are answered, in the versioned envelope.
+// of every version are answered, in the versioned envelope (when signed by a service that may ask).
 import { fixtures } from '@support-desk/contracts/fixtures';
 import { decodeJson, encodeJson } from '@support-desk/platform';
 import t from 'tap';
-import { harness } from './helpers.js';
+import { callerOf, harness } from './helpers.js';
 
 t.test('RPC requests of every version are answered in the versioned envelope', async (t) => {
   const h = await harness(t);
@@ -14,8 +14,12 @@ t.test('RPC requests of every version are answered in the versioned envelope', a
     ...Object.entries(rpc.future.requests),
   ];
   for (const [name, request] of all) {
-    const subject = h.names.rpc[name as keyof typeof h.names.rpc];
-    const msg = await h.nc.request(subject, encodeJson(request), { timeout: 2000 });
+    const operation = name as keyof typeof h.names.rpc;
+    const subject = h.names.rpc[operation];
+    const data = encodeJson(request);
+    // Signed by a service that may ask it, as every caller of this release signs.
+    const headers = callerOf(operation).signer.sign(subject, data);
+    const msg = await h.nc.request(subject, data, { timeout: 2000, headers });
     const body = decodeJson<{ v: number; ok: boolean; reply: Record<string, unknown> }>(msg.data);
     t.match(body, { v: 1, ok: true }, `${name} v${String(request.v ?? 'none')}`);
     t.type(body.reply, 'object');

@@ -4,7 +4,7 @@ import { type ResolveApiKeyReply } from '@support-desk/contracts';
 import { callRpc } from '@support-desk/platform';
 import t from 'tap';
 import { MAX_BATCH_COMMANDS } from '../src/cli/batch.js';
-import { deskctl, harness } from './helpers.js';
+import { deskctl, harness, callerOf } from './helpers.js';
 
 const lines = (...commands: (string[] | string)[]) =>
   commands.map((c) => (typeof c === 'string' ? c : JSON.stringify(c))).join('\n') + '\n';
@@ -34,9 +34,14 @@ t.test('deskctl batch', async (t) => {
     t.match(again, { ok: true, result: { id: group.result.id, existed: true } });
     t.match(user, { ok: true, result: { email, role: 'agent' } });
     t.match(key, { ok: true, result: { name: 'batch', owner: { email } } });
-    const reply = await callRpc<{ key: string }, ResolveApiKeyReply>(h.nc, h.names.rpc.resolveApiKey, {
-      key: key.result.key,
-    });
+    const reply = await callRpc<{ key: string }, ResolveApiKeyReply>(
+      h.nc,
+      h.names.rpc.resolveApiKey,
+      {
+        key: key.result.key,
+      },
+      callerOf('resolveApiKey'),
+    );
     t.match(reply, { valid: true, scopes: ['requests:read'] });
     const created = await h.waitForEvent((e) => e.type === 'user.created' && e.resourceId === user.result.id);
     t.equal(created.metadata.source, 'cli', 'events from the CLI, as with one command per process');

@@ -4,6 +4,7 @@ import t from 'tap';
 import { cliContext } from '../src/use-cases/deps.js';
 import { createUser } from '../src/use-cases/users.js';
 import { ESC, onTerminal, SCRIPT, storeSession } from './deskctl-session.js';
+import { callerOf } from './helpers.js';
 import { authorizeThroughForms, FormBrowser, pkceAuthorizeUrl } from './oauth-flow.js';
 
 // deskctl's credential commands against a real store and NATS (issue 19): API keys with their
@@ -16,9 +17,14 @@ t.test('credential commands against the store', async (t) => {
   await json(['groups', 'create', '--name', 'Tier 1']);
 
   await t.test('api-keys list shows the last use', async (t) => {
-    const resolved = await callRpc<{ key: string }, ResolveApiKeyReply>(h.nc, h.names.rpc.resolveApiKey, {
-      key: boot.key,
-    });
+    const resolved = await callRpc<{ key: string }, ResolveApiKeyReply>(
+      h.nc,
+      h.names.rpc.resolveApiKey,
+      {
+        key: boot.key,
+      },
+      callerOf('resolveApiKey'),
+    );
     t.match(resolved, { valid: true });
     const { keys } = await json(['api-keys', 'list', '--owner', 'root@example.com']);
     t.equal(keys.length, 1);
@@ -147,14 +153,16 @@ t.test('credential commands against the store', async (t) => {
       t.equal(no.code, 1, 'answered no: cancelled');
       t.match(no.screen, /cancelled: nothing was changed/);
       t.match(
-        await callRpc(h.nc, h.names.rpc.resolveApiKey, { key: key.key }),
+        await callRpc(h.nc, h.names.rpc.resolveApiKey, { key: key.key }, callerOf('resolveApiKey')),
         { valid: true },
         'the key works',
       );
       const yes = await onTerminal(h.cliEnv, ['api-keys', 'revoke', key.id], 'y');
       t.equal(yes.code, 0, yes.screen);
       t.match(yes.screen, `revoked ${key.id}`);
-      t.match(await callRpc(h.nc, h.names.rpc.resolveApiKey, { key: key.key }), { valid: false });
+      t.match(await callRpc(h.nc, h.names.rpc.resolveApiKey, { key: key.key }, callerOf('resolveApiKey')), {
+        valid: false,
+      });
 
       const coloured = await onTerminal(h.cliEnv, ['groups', 'list']);
       t.ok(coloured.screen.includes(`${ESC}1mID`), 'a bold header on a terminal');
@@ -176,7 +184,7 @@ t.test('credential commands against the store', async (t) => {
     }
     t.match(await json(['users', 'show', 'ada@example.com']), { status: 'active' }, 'nothing was done');
     t.match(
-      await callRpc(h.nc, h.names.rpc.resolveApiKey, { key: boot.key }),
+      await callRpc(h.nc, h.names.rpc.resolveApiKey, { key: boot.key }, callerOf('resolveApiKey')),
       { valid: true },
       'the key works',
     );

@@ -2,13 +2,18 @@ import { newId, type ResolveApiKeyReply } from '@support-desk/contracts';
 import { callRpc } from '@support-desk/platform';
 import { eventually, freePort } from '@support-desk/platform/testing';
 import t from 'tap';
-import { body, deskctl, harness } from './helpers.js';
+import { body, deskctl, harness, callerOf } from './helpers.js';
 
 t.test('deskctl and API keys', async (t) => {
   const h = await harness(t);
   const run = (args: string[], stdin?: string) => deskctl(h.cliEnv, args, stdin);
   const resolve = (key: string) =>
-    callRpc<{ key: string }, ResolveApiKeyReply>(h.nc, h.names.rpc.resolveApiKey, { key });
+    callRpc<{ key: string }, ResolveApiKeyReply>(
+      h.nc,
+      h.names.rpc.resolveApiKey,
+      { key },
+      callerOf('resolveApiKey'),
+    );
 
   await t.test('usage errors exit 2, no command exits 2', async (t) => {
     const cases = [
@@ -417,7 +422,7 @@ t.test('deskctl and API keys', async (t) => {
     let r = await run(['settings', 'ip-allowlist', 'set', '203.0.113.0/24,198.51.100.9', '--json']);
     t.equal(r.code, 0, r.stderr);
     t.same(r.json, { globalAllowlist: ['203.0.113.0/24', '198.51.100.9'] });
-    t.same(await callRpc(h.nc, h.names.rpc.getSettings, {}), {
+    t.same(await callRpc(h.nc, h.names.rpc.getSettings, {}, callerOf('getSettings')), {
       globalAllowlist: ['203.0.113.0/24', '198.51.100.9'],
     });
     await h.waitForNotice((n) => n.kind === 'settings_changed');
@@ -452,7 +457,12 @@ t.test('deskctl and API keys', async (t) => {
       redirect_uris: ['https://app.example.com/cb', 'http://127.0.0.1:9999/cb'],
       plan: 'standard',
     });
-    const info = await callRpc(h.nc, h.names.rpc.getOAuthClient, { id: r.json.client_id });
+    const info = await callRpc(
+      h.nc,
+      h.names.rpc.getOAuthClient,
+      { id: r.json.client_id },
+      callerOf('getOAuthClient'),
+    );
     t.same(info, {
       found: true,
       client: { clientId: r.json.client_id, name: 'Web', plan: 'standard', limits: null },
@@ -481,18 +491,23 @@ t.test('deskctl and API keys', async (t) => {
     t.match(r.stderr, /https/);
     r = await run(['oauth-clients', 'create', '--name', 'Bad']);
     t.equal(r.code, 2);
-    t.same(await callRpc(h.nc, h.names.rpc.getOAuthClient, { id: 'cli_nope' }), { found: false });
+    t.same(await callRpc(h.nc, h.names.rpc.getOAuthClient, { id: 'cli_nope' }, callerOf('getOAuthClient')), {
+      found: false,
+    });
     const user = await callRpc<{ id: string }, { found: boolean; user?: { email: string } }>(
       h.nc,
       h.names.rpc.getUser,
       { id: agentId },
+      callerOf('getUser'),
     );
     t.match(user, { found: true, user: { email: 'agent@example.com', status: 'active' } });
-    t.same(await callRpc(h.nc, h.names.rpc.getUser, { id: 'usr_nope' }), { found: false });
+    t.same(await callRpc(h.nc, h.names.rpc.getUser, { id: 'usr_nope' }, callerOf('getUser')), {
+      found: false,
+    });
     const groups = body(
       await h.app.inject({ method: 'GET', url: '/v1/groups', headers: await h.headers('admin') }),
     ).data.groups;
-    const group = await callRpc(h.nc, h.names.rpc.getGroup, { id: groups[0].id });
+    const group = await callRpc(h.nc, h.names.rpc.getGroup, { id: groups[0].id }, callerOf('getGroup'));
     t.same(group, { found: true, group: { id: groups[0].id, name: 'Billing', deleted: false } });
   });
 

@@ -2,7 +2,15 @@ import { spawn } from 'node:child_process';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { jetstream } from '@nats-io/jetstream';
-import type { CredentialNotice, DomainEvent, NatsNames, Principal, Role } from '@support-desk/contracts';
+import {
+  type CredentialNotice,
+  type DomainEvent,
+  IDENTITY_RPC_CALLERS,
+  type IdentityRpcName,
+  type NatsNames,
+  type Principal,
+  type Role,
+} from '@support-desk/contracts';
 import type { HttpApp, NatsConnection, OutboxRelay } from '@support-desk/platform';
 import {
   asCaller,
@@ -15,6 +23,7 @@ import {
   testNats,
   testEnv,
   testPrincipal,
+  testSigner,
   uniqueName,
 } from '@support-desk/platform/testing';
 import { rm } from 'node:fs/promises';
@@ -142,6 +151,9 @@ export async function harness(
       eventually(() => notices.find(match), { timeoutMs: 10_000, what }),
   };
 }
+
+/** How a test asks one of identity's RPC operations: signed as a service allowed to ask it. */
+export const callerOf = (name: IdentityRpcName) => ({ signer: testSigner(IDENTITY_RPC_CALLERS[name][0]!) });
 
 /** JSON body of an inject response. */
 export const body = (res: { body: string }): any => JSON.parse(res.body);

@@ -1,7 +1,7 @@
 // The two look-ups that keep hot reads on `_id`: a user's email entry (user_emails) and the group
 // names a replica remembers for user views.
-import { encodeJson } from '@support-desk/platform';
-import { eventually } from '@support-desk/platform/testing';
+import { buildEvent, systemContext } from '@support-desk/platform';
+import { eventually, publishEvent } from '@support-desk/platform/testing';
 import t from 'tap';
 import { cliContext } from '../src/use-cases/deps.js';
 import { login } from '../src/use-cases/login.js';
@@ -54,9 +54,12 @@ t.test('group names in user views follow a change made by another replica', asyn
   await h.conn
     .collection('groups')
     .updateOne({ _id: group.id as never }, { $set: { name: 'New name', nameKey: 'new name' } });
-  h.nc.publish(
-    h.names.eventSubject('system.config_changed'),
-    encodeJson({ type: 'system.config_changed', resourceId: group.id }),
+  await publishEvent(
+    h.nc,
+    h.names,
+    buildEvent('system.config_changed', group.id, systemContext(), {
+      name: { from: 'Old name', to: 'New name' },
+    }),
   );
   await eventually(async () => (await groupsOfUser())[0]?.name === 'New name', {
     timeoutMs: 5000,

@@ -9,7 +9,7 @@ import { createApiKey } from '../src/use-cases/api-keys.js';
 import { createHousekeeping } from '../src/use-cases/housekeeping.js';
 import { createOAuthClient } from '../src/use-cases/oauth-clients.js';
 import { createUser } from '../src/use-cases/users.js';
-import { body, harness } from './helpers.js';
+import { body, harness, callerOf } from './helpers.js';
 import { pkceAuthorizeUrl } from './oauth-flow.js';
 import { EXPECTED_TRIPS, type Trips } from './round-trips-expected.js';
 
@@ -217,22 +217,38 @@ t.test('round trips of every public identity operation', async (t) => {
   // What the gateway and requests ask over NATS (one request-reply: the request and its reply).
   const usedAt = () => observer.collection('api_keys').findOne({ _id: key.id as never });
   await measure('rpc resolveApiKey (first use this minute: + lastUsedAt)', async () => {
-    const reply = await callRpc<{ key: string }, { valid: boolean }>(h.nc, h.names.rpc.resolveApiKey, {
-      key: key.key,
-    });
+    const reply = await callRpc<{ key: string }, { valid: boolean }>(
+      h.nc,
+      h.names.rpc.resolveApiKey,
+      {
+        key: key.key,
+      },
+      callerOf('resolveApiKey'),
+    );
     t.ok(reply.valid);
     await eventually(async () => (await usedAt())?.lastUsedAt, { timeoutMs: 5000, what: 'lastUsedAt' });
   });
-  await measure('rpc resolveApiKey', () => callRpc(h.nc, h.names.rpc.resolveApiKey, { key: key.key }));
+  await measure('rpc resolveApiKey', () =>
+    callRpc(h.nc, h.names.rpc.resolveApiKey, { key: key.key }, callerOf('resolveApiKey')),
+  );
   await measure('rpc resolveApiKey (unknown key)', () =>
-    callRpc(h.nc, h.names.rpc.resolveApiKey, { key: `sd_key_${'0'.repeat(26)}_${'A'.repeat(43)}` }),
+    callRpc(
+      h.nc,
+      h.names.rpc.resolveApiKey,
+      { key: `sd_key_${'0'.repeat(26)}_${'A'.repeat(43)}` },
+      callerOf('resolveApiKey'),
+    ),
   );
-  await measure('rpc getUser', () => callRpc(h.nc, h.names.rpc.getUser, { id: alice.id }));
-  await measure('rpc getGroup', () => callRpc(h.nc, h.names.rpc.getGroup, { id: g1.id }));
+  await measure('rpc getUser', () =>
+    callRpc(h.nc, h.names.rpc.getUser, { id: alice.id }, callerOf('getUser')),
+  );
+  await measure('rpc getGroup', () =>
+    callRpc(h.nc, h.names.rpc.getGroup, { id: g1.id }, callerOf('getGroup')),
+  );
   await measure('rpc getOAuthClient', () =>
-    callRpc(h.nc, h.names.rpc.getOAuthClient, { id: client.client_id }),
+    callRpc(h.nc, h.names.rpc.getOAuthClient, { id: client.client_id }, callerOf('getOAuthClient')),
   );
-  await measure('rpc getSettings', () => callRpc(h.nc, h.names.rpc.getSettings, {}));
+  await measure('rpc getSettings', () => callRpc(h.nc, h.names.rpc.getSettings, {}, callerOf('getSettings')));
 
   // Background: one housekeeping pass with nothing due.
   const housekeeping = createHousekeeping(h.deps, { intervalMs: 3_600_000 });

@@ -5,7 +5,13 @@
  */
 import fs from 'node:fs';
 import { natsNames, newId, type Principal } from '@support-desk/contracts';
-import { connectMongo, connectNats, createLogger, ensureStreams } from '@support-desk/platform';
+import {
+  connectMongo,
+  connectNats,
+  createLogger,
+  jetstreamApi,
+  provisionStreams,
+} from '@support-desk/platform';
 import { IdentityDouble, testPrincipalKeys, uniqueName } from '@support-desk/platform/testing';
 import { createPrincipalSigner } from '@support-desk/platform';
 import autocannon from 'autocannon';
@@ -25,7 +31,8 @@ const config = loadRequestsConfig({
 });
 const conn = await connectMongo({ url: config.MONGO_URL, dbName: uniqueName('requests_bench_') });
 const nc = await connectNats({ url: config.NATS_URL, name: 'bench' });
-const jsm = await ensureStreams(nc, names);
+await provisionStreams(nc, names);
+const jsm = await jetstreamApi(nc);
 const service = await composeService({
   config,
   logger: createLogger({ service: 'requests', level: 'error' }),

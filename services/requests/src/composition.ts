@@ -6,6 +6,7 @@ import {
   createOneTimeIds,
   createOutboxRelay,
   deadLetterStore,
+  domainEventReader,
   ensureIndexes,
   identityRpcClient,
   type IdentityRpcClient,
@@ -18,6 +19,8 @@ import {
   requirePrincipal,
   type RunningConsumer,
   serveDeadLetters,
+  serviceSigner,
+  serviceVerifier,
 } from '@support-desk/platform';
 import type { RequestsConfig } from './config.js';
 import { replayReadModelEvent, startReadModelConsumer } from './events/read-model-consumer.js';
@@ -57,7 +60,10 @@ export interface RequestsService extends ComposedService {
 export async function composeService(sd: RequestsServiceDeps): Promise<RequestsService> {
   const { config, logger, conn, nc, names } = sd;
   const clock = sd.clock ?? (() => new Date());
-  const identity = sd.identity ?? identityRpcClient(nc, names, config.IDENTITY_RPC_TIMEOUT_MS);
+  // Requests signs what it sends over NATS, and checks who signed what it receives.
+  const signer = serviceSigner('requests', config);
+  const verifier = serviceVerifier(config);
+  const identity = sd.identity ?? identityRpcClient(nc, names, config.IDENTITY_RPC_TIMEOUT_MS, signer);
   const deps: Deps = {
     requests: createRequestsRepository(conn, { maxBytes: config.REQUEST_DOCUMENT_MAX_BYTES }),
     slaAlerts: createSlaAlertsRepository(conn),
@@ -89,6 +95,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
     nc,
     models: [requestModel(conn), slaAlertModel(conn)],
     logger,
+    signer,
     ...(sd.relayPollIntervalMs ? { pollIntervalMs: sd.relayPollIntervalMs } : {}),
   });
   const monitor = createSlaMonitor(deps, { intervalMs: config.SLA_MONITOR_INTERVAL_MS });
@@ -111,6 +118,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
       const refreshers = {
         refreshUser: (id: string) => deps.directory.refreshUser(id),
         refreshGroup: (id: string) => deps.directory.refreshGroup(id),
+        read: domainEventReader(names, verifier),
       };
       consumer = await startReadModelConsumer({
         nc,
@@ -126,6 +134,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
         service: 'requests',
         conn,
         replay: replayReadModelEvent(refreshers),
+        verifier,
         logger,
       });
       if (config.SLA_MONITOR_ENABLED) monitor.start();

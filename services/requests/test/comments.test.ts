@@ -1,7 +1,6 @@
-import { jetstream } from '@nats-io/jetstream';
 import { fixtures } from '@support-desk/contracts/fixtures';
-import { deadLetterStore, encodeJson } from '@support-desk/platform';
-import { eventually } from '@support-desk/platform/testing';
+import { deadLetterStore } from '@support-desk/platform';
+import { eventually, publishEvent } from '@support-desk/platform/testing';
 import t from 'tap';
 import { harness, validBody } from './helpers.js';
 
@@ -195,9 +194,8 @@ t.test(
     const agent = h.identity.person('agent');
     const id = (await h.call(agent.principal, 'POST', '/v1/requests', validBody())).body.data.id;
     const versions = fixtures.events();
-    const js = jetstream(h.nc);
     for (const e of versions.future.filter((f) => !String(f.type).startsWith('user.'))) {
-      await js.publish(`${h.names.namespace}.events.${String(e.type)}`, encodeJson(e));
+      await publishEvent(h.nc, h.names, e);
     }
     // Each version's user events in turn, the user renamed in identity first: the read model asks
     // identity again on an update or deactivation, so the read shows that version's name only
@@ -213,10 +211,7 @@ t.test(
       h.identity.users.set(agent.user.id, { ...agent.user, name: renamed });
       for (const e of userEvents) {
         // The fixture as published, about this test's user (its id is the only thing adapted).
-        await js.publish(
-          `${h.names.namespace}.events.${String(e.type)}`,
-          encodeJson({ ...e, resourceId: agent.user.id }),
-        );
+        await publishEvent(h.nc, h.names, { ...e, resourceId: agent.user.id });
       }
       await eventually(
         async () =>

@@ -12,8 +12,21 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { jetstream } from '@nats-io/jetstream';
 import { natsNames, newId } from '@support-desk/contracts';
-import { connectMongo, connectNats, encodeJson, ensureIndexes, ensureStreams } from '@support-desk/platform';
-import { freePort, testPrincipalKeys, uniqueName } from '@support-desk/platform/testing';
+import {
+  connectMongo,
+  connectNats,
+  encodeJson,
+  ensureIndexes,
+  jetstreamApi,
+  provisionStreams,
+} from '@support-desk/platform';
+import {
+  freePort,
+  producerOf,
+  testPrincipalKeys,
+  testSigner,
+  uniqueName,
+} from '@support-desk/platform/testing';
 import { event } from '../test/helpers.js';
 import { deliveryModel } from '../src/store/deliveries.js';
 import { createSubscriptionsRepository, subscriptionModel } from '../src/store/subscriptions.js';
@@ -49,7 +62,8 @@ async function run(label: string, replicas: number, delayMs: number, n: number) 
   const key = randomBytes(32).toString('base64');
   const conn = await connectMongo({ url: MONGO_URL, dbName });
   const nc = await connectNats({ url: NATS_URL, name: 'webhooks-bench' });
-  const jsm = await ensureStreams(nc, names);
+  await provisionStreams(nc, names);
+  const jsm = await jetstreamApi(nc);
   subscriptionModel(conn);
   deliveryModel(conn);
   await ensureIndexes(conn);
@@ -100,7 +114,13 @@ async function run(label: string, replicas: number, delayMs: number, n: number) 
   for (let i = 0; i < n; i += 200) {
     const batch = Array.from({ length: Math.min(200, n - i) }, () => event('request.created'));
     await Promise.all(
-      batch.map((e) => js.publish(names.eventSubject(e.type), encodeJson(e), { msgID: e.id })),
+      batch.map((e) => {
+        // Signed by its producer, as that service's outbox relay sends it.
+        const subject = names.eventSubject(e.type);
+        const data = encodeJson(e);
+        const headers = testSigner(producerOf(e.type, e.resourceId)).sign(subject, data);
+        return js.publish(subject, data, { msgID: e.id, headers });
+      }),
     );
   }
   const model = deliveryModel(conn);

@@ -7,7 +7,7 @@ import {
   createHttpApp,
   createOutboxRelay,
   deadLetterStore,
-  decodeDomainEvent,
+  domainEventReader,
   ensureIndexes,
   type Logger,
   type NatsConnection,
@@ -17,6 +17,8 @@ import {
   periodicTask,
   requirePrincipal,
   serveDeadLetters,
+  serviceSigner,
+  serviceVerifier,
 } from '@support-desk/platform';
 import { retrySchedule, type WebhooksConfig } from './config.js';
 import { allowedRanges } from './events/destination.js';
@@ -102,7 +104,12 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
   requirePrincipal(app, { verifyKeys: config.PRINCIPAL_VERIFY_KEYS, audience: 'webhooks' });
   registerRoutes(app, deps);
 
-  const relay = createOutboxRelay({ nc, models: [subscriptionModel(conn)], logger });
+  // Webhooks signs what it sends over NATS (its subscriptions' changes), and checks who signed
+  // what it receives: every event, and the admin requests (identity's).
+  const signer = serviceSigner('webhooks', config);
+  const verifier = serviceVerifier(config);
+  const read = domainEventReader(names, verifier);
+  const relay = createOutboxRelay({ nc, models: [subscriptionModel(conn)], logger, signer });
   const worker = createDeliveryWorker(deps, {
     pollMs: config.WEBHOOKS_POLL_MS,
     concurrency: config.WEBHOOKS_CONCURRENCY,
@@ -139,6 +146,7 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
         logger,
         durable: config.WEBHOOKS_DURABLE,
         maxDeliver: config.WEBHOOKS_MAX_DELIVER,
+        read,
         handle: handleEvent,
       });
       deadLetters = serveDeadLetters({
@@ -146,10 +154,11 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
         names,
         service: 'webhooks',
         conn,
-        replay: (data) => handleEvent(decodeDomainEvent(data)),
+        replay: (data, subject, signature) => handleEvent(read(data, subject, signature)),
+        verifier,
         logger,
       });
-      admin = serveWebhooksAdmin(nc, deps);
+      admin = serveWebhooksAdmin(nc, deps, verifier);
       worker.start();
       if (config.WEBHOOKS_RETENTION_DAYS > 0) retention.start();
     },

@@ -4,18 +4,20 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { type DomainEvent, natsNames, type WebhooksAdminActor } from '@support-desk/contracts';
 import { fixtures } from '@support-desk/contracts/fixtures';
+import { generateKeyPairSync } from 'node:crypto';
 import {
   AppError,
   callRpc,
   decodeDomainEvent,
   decodeJson,
   encodeJson,
+  messageSigner,
   type NatsConnection,
   WEBHOOKS_NOT_ANSWERING,
   webhooksAdminClient,
   WebhooksUnavailableError,
 } from '@support-desk/platform';
-import { eventually, uniqueName } from '@support-desk/platform/testing';
+import { eventually, testSigner, uniqueName } from '@support-desk/platform/testing';
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';
 import { admin, composeForTest, startReceiver } from './helpers.js';
@@ -29,6 +31,9 @@ const console_: WebhooksAdminActor = {
   userAgent: 'Mozilla/5.0 (test)',
   requestId: 'req-console-1',
 };
+
+/** What the settings console and deskctl run as: identity, which signs every request. */
+const identity = testSigner('identity');
 
 /** Every event on the stream from now on, read by a consumer of the test's own. */
 async function eventsFrom(nc: NatsConnection, stream: string) {
@@ -52,7 +57,7 @@ async function eventsFrom(nc: NatsConnection, stream: string) {
 
 t.test('every op through the client, and each change an event with the admin and address', async (t) => {
   const { app, nc, names } = await composeForTest(t);
-  const rpc = webhooksAdminClient(nc, names);
+  const rpc = webhooksAdminClient(nc, names, identity);
   const events = await eventsFrom(nc, names.eventsStream);
   const receiver = await startReceiver(t);
 
@@ -130,7 +135,7 @@ t.test('every op through the client, and each change an event with the admin and
 
 t.test('a bad request gets the HTTP API error and changes nothing', async (t) => {
   const { app, nc, names } = await composeForTest(t);
-  const rpc = webhooksAdminClient(nc, names);
+  const rpc = webhooksAdminClient(nc, names, identity);
   const refusal = async (p: Promise<unknown>) => {
     const err = await p.then(
       () => null,
@@ -183,7 +188,7 @@ t.test('a bad request gets the HTTP API error and changes nothing', async (t) =>
   );
   t.match(
     await refusal(
-      callRpc(nc, names.webhooksAdmin, { op: 'explode', actor: console_ }).then((r) => {
+      callRpc(nc, names.webhooksAdmin, { op: 'explode', actor: console_ }, { signer: identity }).then((r) => {
         const e = (r as { error?: { code: string; message: string } }).error;
         if (e) throw new AppError(e.code as 'VALIDATION_ERROR', e.message);
         return r;
@@ -219,6 +224,7 @@ t.test('a tolerant reader: unknown fields of a newer client are ignored', async 
       events: ['request.created'],
       filter: { priority: 'high' },
     },
+    { signer: identity },
   );
   t.equal(reply.ok, true);
   t.equal(reply.webhook?.url, 'https://hooks.example.com/new');
@@ -226,11 +232,11 @@ t.test('a tolerant reader: unknown fields of a newer client are ignored', async 
 
 t.test('no webhooks service: one clear error', async (t) => {
   const { nc } = await composeForTest(t, { start: false });
-  const nowhere = webhooksAdminClient(nc, natsNames(uniqueName('nobody')), 1000);
+  const nowhere = webhooksAdminClient(nc, natsNames(uniqueName('nobody')), identity, 1000);
   const err = await nowhere.call(console_, 'list', {}).catch((e: unknown) => e);
   t.ok(err instanceof WebhooksUnavailableError, 'no responder');
   t.equal((err as Error).message, WEBHOOKS_NOT_ANSWERING);
-  const noNats = await webhooksAdminClient(null, natsNames('x'))
+  const noNats = await webhooksAdminClient(null, natsNames('x'), identity)
     .call(console_, 'list', {})
     .catch((e: unknown) => e);
   t.ok(noNats instanceof WebhooksUnavailableError, 'no NATS connection');
@@ -241,7 +247,9 @@ t.test('requests of this and a newer release (frozen fixtures) are answered', as
   const frozen = fixtures.webhooksAdmin();
   for (const version of ['v1', 'future'] as const) {
     for (const [op, request] of Object.entries(frozen[version].requests)) {
-      const msg = await nc.request(names.webhooksAdmin, encodeJson(request), { timeout: 5000 });
+      const data = encodeJson(request);
+      const headers = identity.sign(names.webhooksAdmin, data);
+      const msg = await nc.request(names.webhooksAdmin, data, { timeout: 5000, headers });
       const body = decodeJson<{ v: number; ok: boolean; reply: Record<string, unknown> }>(msg.data);
       t.match(body, { v: 1, ok: true }, `${op} (${version}) in the envelope`);
       // The fixtures name a subscription this store does not have: create and list succeed, the
@@ -252,4 +260,35 @@ t.test('requests of this and a newer release (frozen fixtures) are answered', as
       else t.match(body.reply, { error: { code: 'NOT_FOUND' } }, `${op} (${version}) read`);
     }
   }
+});
+
+t.test('only requests identity signed are answered: a forged admin changes nothing', async (t) => {
+  const { app, nc, names } = await composeForTest(t);
+  const subject = names.webhooksAdmin;
+  const forged = encodeJson({
+    v: 1,
+    op: 'create',
+    actor: console_,
+    url: 'https://collector.example.com/everything',
+    events: ['*'],
+  });
+  const answered = (headers?: ReturnType<typeof identity.sign>) =>
+    nc.request(subject, forged, { timeout: 500, ...(headers ? { headers } : {}) }).then(
+      () => true,
+      () => false,
+    );
+  t.notOk(await answered(), 'unsigned: no answer');
+  t.notOk(await answered(testSigner('requests').sign(subject, forged)), 'signed by requests: no answer');
+  t.notOk(await answered(testSigner('gateway').sign(subject, forged)), 'signed by the gateway: no answer');
+  const stranger = messageSigner('identity', generateKeyPairSync('ed25519').privateKey);
+  t.notOk(await answered(stranger.sign(subject, forged)), 'claiming identity with another key: no answer');
+  const elsewhere = identity.sign(`${names.namespace}.events.system.config_changed`, forged);
+  t.notOk(await answered(elsewhere), 'signed by identity for another subject: no answer');
+  // Signed by identity, but with no reply subject: never acted on (nothing waits for its answer).
+  nc.publish(subject, forged, { headers: identity.sign(subject, forged) });
+  await nc.flush();
+  await new Promise((r) => setTimeout(r, 300));
+  const listed = await app.inject({ method: 'GET', url: '/v1/webhooks', headers: admin });
+  t.same(listed.json().data.webhooks, [], 'no subscription was created');
+  t.ok(await answered(identity.sign(subject, forged)), "identity's own request is answered");
 });

@@ -1,7 +1,7 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { newId } from '@support-desk/contracts';
 import { decodeDomainEvent, encodeJson } from '@support-desk/platform';
-import { asCaller, eventually, testPrincipal } from '@support-desk/platform/testing';
+import { asCaller, eventually, publishSigned, testPrincipal } from '@support-desk/platform/testing';
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';
 import { admin, composeForTest, deliveries, event, publish, startReceiver, subscribe } from './helpers.js';
@@ -205,7 +205,7 @@ t.test('a delivery: the event as the events API shows it, signed, verified by th
 
   // The same event again (JetStream redelivery, a producer's retry): no second delivery.
   // Published without a message id, so JetStream's own de-duplication does not hide it.
-  await jetstream(nc).publish(names.eventSubject(internal.type), encodeJson(internal));
+  await publishSigned(nc, names.eventSubject(internal.type), encodeJson(internal), { as: 'requests' });
   const pinged = await app.inject({ method: 'POST', url: `/v1/webhooks/${sub.id}/ping`, headers: admin });
   t.equal(pinged.statusCode, 202);
   await eventually(() => receiver.received.length === 2, { what: 'the ping' });

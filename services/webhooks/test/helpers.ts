@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { jetstream } from '@nats-io/jetstream';
 import {
   type Changes,
   type DomainEvent,
@@ -7,10 +6,11 @@ import {
   type NatsNames,
   newId,
 } from '@support-desk/contracts';
-import { buildEvent, encodeJson, type NatsConnection, systemContext } from '@support-desk/platform';
+import { buildEvent, type NatsConnection, systemContext } from '@support-desk/platform';
 import type { Connection } from 'mongoose';
 import {
   asCaller,
+  publishEvent,
   signCallsLikeTheGateway,
   testEnv,
   testLogger,
@@ -91,13 +91,9 @@ export async function composeForTest(
   return { app, service, conn, nc, names, key };
 }
 
-export async function publish(
-  nc: Parameters<typeof jetstream>[0],
-  names: { eventSubject(type: string): string },
-  events: DomainEvent[],
-) {
-  const js = jetstream(nc);
-  for (const e of events) await js.publish(names.eventSubject(e.type), encodeJson(e), { msgID: e.id });
+/** Publishes events as their producers' outbox relays do (signed, keyed by id). */
+export async function publish(nc: NatsConnection, names: NatsNames, events: DomainEvent[]) {
+  for (const e of events) await publishEvent(nc, names, e);
 }
 
 export const event = (type: EventType, resourceId = newId('request'), changes?: Changes) =>

@@ -270,6 +270,8 @@ export async function startPrivateStack(t: Teardownable, options: StackOptions =
       live.delete(child);
     });
   };
+  // The operator's step before any service starts: the run's streams (services wait for them).
+  await provisionRunStreams(run, env);
   for (const instance of instances) spawnInstance(instance);
 
   const ca = options.tls?.ca;
@@ -367,9 +369,21 @@ done
 wait $pid
 `;
 
+/** Provisions the run's NATS streams, as `provision-streams` does for a deployment. */
+async function provisionRunStreams(run: string, env: Record<string, string>): Promise<void> {
+  const { connectNats, provisionStreams } = await import('@support-desk/platform');
+  const { natsNames } = await import('@support-desk/contracts');
+  const nc = await connectNats({ url: env.NATS_URL, name: `e2e-provision-${run}` });
+  try {
+    await provisionStreams(nc, natsNames(run));
+  } finally {
+    await nc.drain().catch(() => undefined);
+  }
+}
+
 /** Drops the run's databases and NATS streams (Redis keys carry TTLs and expire by themselves). */
 async function cleanup(run: string, env: Record<string, string>): Promise<void> {
-  const { connectMongo, connectNats, ensureStreams } = await import('@support-desk/platform');
+  const { connectMongo, connectNats, jetstreamApi } = await import('@support-desk/platform');
   const { natsNames } = await import('@support-desk/contracts');
   for (const s of SERVICES) {
     if (s === 'gateway') continue;
@@ -379,7 +393,7 @@ async function cleanup(run: string, env: Record<string, string>): Promise<void> 
   }
   const nc = await connectNats({ url: env.NATS_URL, name: `e2e-cleanup-${run}` });
   const names = natsNames(run);
-  const jsm = await ensureStreams(nc, names);
+  const jsm = await jetstreamApi(nc);
   await jsm.streams.delete(names.eventsStream).catch(() => undefined);
   await jsm.streams.delete(names.noticesStream).catch(() => undefined);
   await nc.drain().catch(() => undefined);

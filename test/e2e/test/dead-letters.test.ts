@@ -1,9 +1,9 @@
 // Dead letters through deskctl, on the real stack: an operator lists what audit (or requests' read
 // model) could not take, looks at one, and replays it; a replayed event lands exactly once, and
 // one that still cannot be read stays a dead letter.
-import { jetstream } from '@nats-io/jetstream';
 import { natsNames, newId } from '@support-desk/contracts';
 import { connectMongo, connectNats, deadLetterStore, encodeJson } from '@support-desk/platform';
+import { publishSigned } from '@support-desk/platform/testing';
 import t from 'tap';
 import { cast, createActor } from '../src/actors.js';
 import { eventually, startStack } from '../src/stack.js';
@@ -48,9 +48,10 @@ const olderReleaseDeadLetter = (
   });
 
 t.test('deskctl lists, shows and replays audit dead letters; a replayed event lands once', async (t) => {
-  // A message no release can read (dead-lettered by audit itself), and a good event whose dead
-  // letter an older audit wrote (as a release that refused an unknown field would have).
-  await jetstream(nc).publish(`${stack.run}.events.user.login`, '{"not": "an event"}');
+  // A message no release can read (dead-lettered by audit itself, though identity signed it), and
+  // a good event whose dead letter an older audit wrote (as a release that refused an unknown
+  // field would have, before messages were signed).
+  await publishSigned(nc, `${stack.run}.events.user.login`, '{"not": "an event"}', { as: 'identity' });
   const good = event();
   await eventually(async () => (await deadLetters.countDocuments()) === 1, {
     what: 'the poison dead-lettered',
@@ -74,7 +75,8 @@ t.test('deskctl lists, shows and replays audit dead letters; a replayed event la
 
   const again = await stack.deskctlJson(['dead-letters', 'replay', older.id]);
   t.same(again, { replayed: [], failed: [] }, 'a second replay finds nothing to do');
-  await jetstream(nc).publish(`${stack.run}.events.user.login`, encodeJson(good), {
+  await publishSigned(nc, `${stack.run}.events.user.login`, encodeJson(good), {
+    as: 'identity',
     msgID: `dup-${good.id}`,
   });
   await new Promise((r) => setTimeout(r, 500));

@@ -32,6 +32,14 @@ app.kubernetes.io/component: bootstrap
 {{ include "sd.commonLabels" . }}
 {{- end -}}
 
+{{/* The streams Job's labels: its own name, like the bootstrap Job's. */}}
+{{- define "sd.streamsLabels" -}}
+app.kubernetes.io/name: support-desk-streams
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: streams
+{{ include "sd.commonLabels" . }}
+{{- end -}}
+
 {{- define "sd.commonLabels" -}}
 app.kubernetes.io/part-of: support-desk
 app.kubernetes.io/version: {{ include "sd.version" . | quote }}

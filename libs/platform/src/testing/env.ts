@@ -12,7 +12,8 @@ import {
 import type { Connection } from 'mongoose';
 import { createLogger, type Logger } from '../logger.js';
 import { connectMongo } from '../mongo.js';
-import { connectNats, ensureStreams, type NatsConnection } from '../nats.js';
+import { connectNats, jetstreamApi, type NatsConnection } from '../nats.js';
+import { provisionStreams } from '../streams.js';
 import type { BodyOfCall } from '../body-binding.js';
 import { type BoundCall, createPrincipalSigner } from '../principal.js';
 
@@ -60,11 +61,15 @@ export async function testMongo(t: Teardownable, prefix = 'test'): Promise<Conne
   return conn;
 }
 
-/** A NATS connection with its own namespace (streams created), removed at teardown. */
+/**
+ * A NATS connection with its own namespace, its streams provisioned as the operator's step does,
+ * removed at teardown.
+ */
 export async function testNats(t: Teardownable): Promise<{ nc: NatsConnection; names: NatsNames }> {
   const nc = await connectNats({ url: testEnv.natsUrl, name: 'test' });
   const names = natsNames(uniqueName('t'));
-  const jsm = await ensureStreams(nc, names);
+  await provisionStreams(nc, names);
+  const jsm = await jetstreamApi(nc);
   t.teardown(async () => {
     await jsm.streams.delete(names.eventsStream).catch(() => undefined);
     await jsm.streams.delete(names.noticesStream).catch(() => undefined);

@@ -1,4 +1,3 @@
-import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import {
   type DomainEvent,
@@ -16,6 +15,7 @@ import {
 } from '@support-desk/contracts';
 import { requestedId, serveIdentityRpc } from '../identity-rpc.js';
 import { testPrincipal, testUserSnapshot, uniqueName } from './env.js';
+import { publishEvent, testVerifier } from './signed.js';
 
 export type OAuthClientRecord = { clientId: string; name: string; plan: Plan; limits: RateLimits | null };
 
@@ -48,36 +48,42 @@ export class IdentityDouble {
 
   /** Starts answering; returns the function that stops. */
   serve(): () => void {
-    const server = serveIdentityRpc(this.nc, this.names, {
-      resolveApiKey: async ({ key }) => {
-        this.calls.resolveApiKey++;
-        const r = this.keys.get(key);
-        if (!r) return { valid: false, reason: /^sd_key_[a-z0-9]+_.+$/.test(key) ? 'unknown' : 'malformed' };
-        if (!r.valid) return r;
-        const owner = this.users.get(r.owner.id) ?? r.owner;
-        if (owner.status !== 'active') return { valid: false, reason: 'inactive_owner' };
-        return { ...r, owner, globalAllowlist: this.globalAllowlist };
+    const server = serveIdentityRpc(
+      this.nc,
+      this.names,
+      {
+        resolveApiKey: async ({ key }) => {
+          this.calls.resolveApiKey++;
+          const r = this.keys.get(key);
+          if (!r)
+            return { valid: false, reason: /^sd_key_[a-z0-9]+_.+$/.test(key) ? 'unknown' : 'malformed' };
+          if (!r.valid) return r;
+          const owner = this.users.get(r.owner.id) ?? r.owner;
+          if (owner.status !== 'active') return { valid: false, reason: 'inactive_owner' };
+          return { ...r, owner, globalAllowlist: this.globalAllowlist };
+        },
+        getUser: async (request) => {
+          this.calls.getUser++;
+          const user = this.users.get(requestedId(request));
+          return user ? { found: true, user } : { found: false };
+        },
+        getGroup: async (request) => {
+          this.calls.getGroup++;
+          const group = this.groups.get(requestedId(request));
+          return group ? { found: true, group } : { found: false };
+        },
+        getOAuthClient: async (request) => {
+          this.calls.getOAuthClient++;
+          const client = this.clients.get(requestedId(request));
+          return client ? { found: true, client } : { found: false };
+        },
+        getSettings: async () => {
+          this.calls.getSettings++;
+          return { globalAllowlist: this.globalAllowlist };
+        },
       },
-      getUser: async (request) => {
-        this.calls.getUser++;
-        const user = this.users.get(requestedId(request));
-        return user ? { found: true, user } : { found: false };
-      },
-      getGroup: async (request) => {
-        this.calls.getGroup++;
-        const group = this.groups.get(requestedId(request));
-        return group ? { found: true, group } : { found: false };
-      },
-      getOAuthClient: async (request) => {
-        this.calls.getOAuthClient++;
-        const client = this.clients.get(requestedId(request));
-        return client ? { found: true, client } : { found: false };
-      },
-      getSettings: async () => {
-        this.calls.getSettings++;
-        return { globalAllowlist: this.globalAllowlist };
-      },
-    });
+      { verifier: testVerifier() },
+    );
     return () => server.stop();
   }
 
@@ -132,7 +138,7 @@ export class IdentityDouble {
     return clientId;
   }
 
-  /** Publishes an identity-shaped domain event (what changed, not a snapshot). */
+  /** Publishes an identity-shaped domain event (what changed, not a snapshot), signed as identity. */
   async publish(type: DomainEvent['type'], resourceId: string, changes?: DomainEvent['changes']) {
     const event: DomainEvent = {
       v: EVENT_VERSION,
@@ -145,9 +151,7 @@ export class IdentityDouble {
       timestamp: new Date().toISOString(),
       ...(changes ? { changes } : {}),
     };
-    await jetstream(this.nc).publish(this.names.eventSubject(type), JSON.stringify(event), {
-      msgID: event.id,
-    });
+    await publishEvent(this.nc, this.names, event, 'identity');
     return event;
   }
 }

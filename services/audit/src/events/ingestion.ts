@@ -2,9 +2,10 @@ import type { NatsNames, ReceivedEvent } from '@support-desk/contracts';
 import {
   type ConsumerStats,
   deadLetterStore,
+  type DomainEventReader,
   hourKey,
-  decodeDomainEvent,
   type Logger,
+  type ReplayedSignature,
   type NatsConnection,
   runConsumer,
 } from '@support-desk/platform';
@@ -18,6 +19,8 @@ export interface IngestionOptions {
   conn: Connection;
   names: NatsNames;
   logger: Logger;
+  /** The events stream's reader (signature, subject and producer checked). */
+  read: DomainEventReader;
   durable: string;
   concurrency: number;
   batchSize: number;
@@ -103,7 +106,7 @@ export async function startIngestion(opts: IngestionOptions): Promise<Ingestion>
     stream: opts.names.eventsStream,
     durable: opts.durable,
     filterSubjects: [opts.names.eventsWildcard],
-    decode: (data) => decodeDomainEvent(data),
+    decode: opts.read,
     handle: (event, { traceId }) => batcher.add(toStoredEvent(event, traceId)),
     deadLetter: deadLetters.write,
     // A database outage is waited out: it must not turn good events into dead letters.
@@ -141,13 +144,13 @@ export async function startIngestion(opts: IngestionOptions): Promise<Ingestion>
 }
 
 /**
- * Replays one dead letter into the store: decoded by the same tolerant reader (a message this
- * release still cannot read throws, and stays a dead letter), inserted keyed by event id, so an
- * event that did land meanwhile is not stored twice.
+ * Replays one dead letter into the store: read by the same reader as a delivery (a message this
+ * release still cannot read, or that its sender may not send, throws, and stays a dead letter),
+ * inserted keyed by event id, so an event that did land meanwhile is not stored twice.
  */
-export function replayDeadLetter(conn: Connection) {
+export function replayDeadLetter(conn: Connection, read: DomainEventReader) {
   const insert = eventWriter(conn);
-  return async (data: Uint8Array): Promise<void> => {
-    await insert([toStoredEvent(decodeDomainEvent(data))]);
+  return async (data: Uint8Array, subject: string, signature: ReplayedSignature): Promise<void> => {
+    await insert([toStoredEvent(read(data, subject, signature))]);
   };
 }

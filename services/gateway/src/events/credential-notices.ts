@@ -1,6 +1,20 @@
-import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
-import { type CredentialNotice, isNoticeKind, type NatsNames, NoticeEnvelope } from '@support-desk/contracts';
-import { decodeJson, type Logger, type NatsConnection } from '@support-desk/platform';
+import { DeliverPolicy, type JsMsg, jetstream } from '@nats-io/jetstream';
+import {
+  type CredentialNotice,
+  isNoticeKind,
+  type NatsNames,
+  NOTICE_PRODUCERS,
+  NoticeEnvelope,
+} from '@support-desk/contracts';
+import {
+  decodeJson,
+  type Logger,
+  type MessageVerifier,
+  type NatsConnection,
+  sentByOneOf,
+  signatureOf,
+  UnauthenticatedMessageError,
+} from '@support-desk/platform';
 import { Value } from '@sinclair/typebox/value';
 
 export type NoticeHandler = (notice: CredentialNotice) => Promise<void> | void;
@@ -8,16 +22,33 @@ export type NoticeHandler = (notice: CredentialNotice) => Promise<void> | void;
 export interface NoticeSubscriberOptions {
   nc: NatsConnection;
   names: NatsNames;
+  /** Only notices identity signed are applied. */
+  verifier: MessageVerifier;
   logger: Logger;
   handle: NoticeHandler;
+}
+
+/** Throws unless a notice is one a gateway may apply: identity's, on the notices subject. */
+function checkSender(verifier: MessageVerifier, expected: string, msg: JsMsg): void {
+  if (msg.subject !== expected) throw new UnauthenticatedMessageError(`arrived on ${msg.subject}`);
+  const sender = verifier.sender(msg.subject, msg.data, signatureOf(msg.headers));
+  if (!sentByOneOf(sender, NOTICE_PRODUCERS))
+    throw new UnauthenticatedMessageError(`${sender} may not send notices`);
 }
 
 /**
  * Every gateway replica reads every credential notice: an ordered (ephemeral, per-replica)
  * JetStream consumer starting at new messages. Nothing is acknowledged or shared, so each
- * replica drops its own caches; the ordered consumer recreates itself after a NATS outage.
+ * replica drops its own caches; the ordered consumer recreates itself after a NATS outage. A
+ * notice not signed by identity is ignored (and logged): a revocation can only come from identity.
  */
-export async function subscribeCredentialNotices({ nc, names, logger, handle }: NoticeSubscriberOptions) {
+export async function subscribeCredentialNotices({
+  nc,
+  names,
+  verifier,
+  logger,
+  handle,
+}: NoticeSubscriberOptions) {
   const js = jetstream(nc);
   const consumer = await js.consumers.get(names.noticesStream, {
     // A single subject (not an array): nats-server 2.9 has no multi-filter consumers.
@@ -27,6 +58,13 @@ export async function subscribeCredentialNotices({ nc, names, logger, handle }: 
   const messages = await consumer.consume();
   const done = (async () => {
     for await (const msg of messages) {
+      try {
+        checkSender(verifier, names.credentialNotices, msg);
+      } catch (err) {
+        if (!(err instanceof UnauthenticatedMessageError)) throw err;
+        logger.warn({ seq: msg.seq, reason: err.message }, 'credential notice not from identity; ignored');
+        continue;
+      }
       let notice: unknown;
       try {
         notice = decodeJson(msg.data);

@@ -10,6 +10,7 @@ import type {
 import {
   AppError,
   identityRpcClient,
+  type MessageSigner,
   type NatsConnection,
   singleFlight,
   TtlCache,
@@ -21,6 +22,8 @@ export type OAuthClientInfo = Extract<GetOAuthClientReply, { found: true }>['cli
 export interface IdentityClientOptions {
   nc: NatsConnection;
   names: NatsNames;
+  /** The gateway's key: identity answers only requests the gateway signed. */
+  signer: MessageSigner;
   rpcTimeoutMs: number;
   apiKeyTtlMs: number;
   userTtlMs: number;
@@ -49,7 +52,7 @@ export function createIdentityClient(o: IdentityClientOptions) {
   // Bumped by every notice: a look-up that started before a notice must not repopulate the cache.
   let generation = 0;
 
-  const client = identityRpcClient(o.nc, o.names, o.rpcTimeoutMs);
+  const client = identityRpcClient(o.nc, o.names, o.rpcTimeoutMs, o.signer);
   async function rpc<K extends IdentityRpcName>(
     name: K,
     request: IdentityRpc[K]['request'],

@@ -1,4 +1,4 @@
-import type { NatsConnection } from '@support-desk/platform';
+import type { MessageSigner, NatsConnection } from '@support-desk/platform';
 import type { Deps, EventContext } from '../use-cases/deps.js';
 import { UsageError } from './args.js';
 
@@ -63,9 +63,15 @@ export interface Command {
     ctx: EventContext,
     values: Record<string, unknown>,
     positionals: string[],
-    /** The NATS connection, null when NATS did not answer (commands that need it say so). */
-    nc: NatsConnection | null,
+    /** NATS, null when it did not answer (commands that need it say so). */
+    nats: CliNats | null,
   ): Promise<CommandResult>;
+}
+
+/** deskctl on NATS: its connection, and identity's key, which signs what it asks of the services. */
+export interface CliNats {
+  nc: NatsConnection;
+  signer: MessageSigner;
 }
 
 export const oneOf = <T extends string>(

@@ -1,8 +1,8 @@
 import type { DeadLetterReplies, DeadLetterRequest, DeadLetterSummary } from '@support-desk/contracts';
-import { callRpc, type NatsConnection } from '@support-desk/platform';
+import { callRpc } from '@support-desk/platform';
 import type { Deps } from '../use-cases/deps.js';
 import { UsageError } from './args.js';
-import { type Command, oneOf, type Options, when } from './command.js';
+import { type CliNats, type Command, oneOf, type Options, when } from './command.js';
 import { listCommand } from './list-command.js';
 
 /** The services that keep dead letters (their consumers'), and answer for them over NATS. */
@@ -10,14 +10,17 @@ const SERVICES = ['audit', 'requests', 'webhooks'] as const;
 
 const ask = async <K extends DeadLetterRequest['op']>(
   deps: Deps,
-  nc: NatsConnection | null,
+  nats: CliNats | null,
   service: unknown,
   request: Extract<DeadLetterRequest, { op: K }>,
 ): Promise<DeadLetterReplies[K]> => {
-  if (!nc) throw new Error('NATS is unavailable: dead letters are asked of the service that keeps them');
+  if (!nats) throw new Error('NATS is unavailable: dead letters are asked of the service that keeps them');
   const name = oneOf(service ?? 'audit', SERVICES, 'service')!;
   try {
-    return await callRpc(nc, deps.names.deadLetters(name), request, 10_000);
+    return await callRpc(nats.nc, deps.names.deadLetters(name), request, {
+      signer: nats.signer,
+      timeoutMs: 10_000,
+    });
   } catch (err) {
     throw new Error(`the ${name} service did not answer (${(err as Error).message}); is it running?`);
   }
@@ -43,8 +46,8 @@ export const deadLetterCommands: Record<string, Command> = {
     maxLimit: 1000,
     columns: ['id', 'failed', 'subject', 'deliveries', 'reason'],
     row: (d) => [d.id, when(d.failedAt), d.subject, String(d.deliveryCount), d.reason],
-    async fetch(deps, _ctx, v, _pos, nc, { page, limit }) {
-      const r = await ask(deps, nc, v.service, { op: 'list', limit, skip: (page - 1) * limit });
+    async fetch(deps, _ctx, v, _pos, nats, { page, limit }) {
+      const r = await ask(deps, nats, v.service, { op: 'list', limit, skip: (page - 1) * limit });
       return { items: r.deadLetters, total: r.total };
     },
   }),
@@ -53,8 +56,8 @@ export const deadLetterCommands: Record<string, Command> = {
     options: serviceOption,
     args: [{ name: 'ID', description: 'the dead letter', required: true }],
     examples: ['dead-letters show dl_01J... --service requests'],
-    async run(deps, _ctx, v, pos, nc) {
-      const r = await ask(deps, nc, v.service, { op: 'show', id: pos[0] ?? '' });
+    async run(deps, _ctx, v, pos, nats) {
+      const r = await ask(deps, nats, v.service, { op: 'show', id: pos[0] ?? '' });
       if (!r.found) throw new Error(`no dead letter ${pos[0]}`);
       const d = r.deadLetter;
       return {
@@ -75,7 +78,7 @@ export const deadLetterCommands: Record<string, Command> = {
     },
     args: [{ name: 'IDS', description: 'the dead letters to replay (or --all)' }],
     examples: ['dead-letters replay dl_01J...,dl_01K...', 'dead-letters replay --all --service audit'],
-    async run(deps, _ctx, v, pos, nc) {
+    async run(deps, _ctx, v, pos, nats) {
       const ids = (pos[0] ?? '')
         .split(',')
         .map((s) => s.trim())
@@ -83,7 +86,7 @@ export const deadLetterCommands: Record<string, Command> = {
       const all = v.all === true;
       if (all === ids.length > 0)
         throw new UsageError('name the dead letters to replay, or --all (not both)');
-      const r = await ask(deps, nc, v.service, { op: 'replay', ids, all });
+      const r = await ask(deps, nats, v.service, { op: 'replay', ids, all });
       const lines = [`${r.replayed.length} replayed, ${r.failed.length} failed again`];
       for (const f of r.failed) lines.push(`${f.id}: ${f.reason}`);
       return { json: r, text: lines.join('\n') };

@@ -2,15 +2,15 @@ import type { WebhookDelivery, WebhookSubscription } from '@support-desk/contrac
 import {
   adminActorOf,
   eventPatternsFrom,
-  type NatsConnection,
   webhooksAdminClient,
   type WebhooksAdminFields,
+  WebhooksUnavailableError,
 } from '@support-desk/platform';
 import type { WebhooksAdminOp, WebhooksAdminReplies } from '@support-desk/contracts';
 import type { Deps, EventContext } from '../use-cases/deps.js';
 import { pageTotal } from '../use-cases/views.js';
 import { required, UsageError } from './args.js';
-import { type Command, IF_NOT_EXISTS, ifNotExists, type Options, when } from './command.js';
+import { type CliNats, type Command, IF_NOT_EXISTS, ifNotExists, type Options, when } from './command.js';
 import { listCommand } from './list-command.js';
 
 /**
@@ -20,12 +20,18 @@ import { listCommand } from './list-command.js';
  */
 const ask = <K extends WebhooksAdminOp>(
   deps: Deps,
-  nc: NatsConnection | null,
+  nats: CliNats | null,
   ctx: EventContext,
   op: K,
   fields: WebhooksAdminFields<K>,
 ): Promise<WebhooksAdminReplies[K]> =>
-  webhooksAdminClient(nc, deps.names, 10_000).call(adminActorOf(ctx, 'deskctl'), op, fields);
+  nats
+    ? webhooksAdminClient(nats.nc, deps.names, nats.signer, 10_000).call(
+        adminActorOf(ctx, 'deskctl'),
+        op,
+        fields,
+      )
+    : Promise.reject(new WebhooksUnavailableError());
 
 const ID_ARG = [{ name: 'ID', description: 'the subscription (whk_…)', required: true }];
 
@@ -51,13 +57,7 @@ const secretText = (secret: string) =>
   `\n  ${secret}\n\nThe signing secret: store it now, it is shown only once.`;
 
 /** The subscription with this URL and these patterns, if one exists (pages through all of them). */
-async function existing(
-  deps: Deps,
-  nc: NatsConnection | null,
-  ctx: EventContext,
-  url: string,
-  events: string[],
-) {
+async function existing(deps: Deps, nats: CliNats | null, ctx: EventContext, url: string, events: string[]) {
   const wanted = JSON.stringify([...events].sort());
   let href: string;
   try {
@@ -67,7 +67,7 @@ async function existing(
   }
   let cursor: string | undefined;
   for (let page = 0; page < 100; page++) {
-    const r = await ask(deps, nc, ctx, 'list', { limit: 100, ...(cursor ? { cursor } : {}) });
+    const r = await ask(deps, nats, ctx, 'list', { limit: 100, ...(cursor ? { cursor } : {}) });
     const found = r.webhooks.find((w) => w.url === href && JSON.stringify([...w.events].sort()) === wanted);
     if (found) return found;
     if (!r.pagination.nextCursor) return undefined;
@@ -98,8 +98,8 @@ export const webhookCommands: Record<string, Command> = {
     noun: ['webhook subscription', 'webhook subscriptions'],
     columns: ['id', 'url', 'events', 'status', 'description', 'created'],
     row: (w) => [w.id, w.url, w.events.join(','), status(w), w.description, when(w.createdAt)],
-    async fetch(deps, ctx, _v, _pos, nc, { page, limit }) {
-      const r = await ask(deps, nc, ctx, 'list', { page, limit });
+    async fetch(deps, ctx, _v, _pos, nats, { page, limit }) {
+      const r = await ask(deps, nats, ctx, 'list', { page, limit });
       return { items: r.webhooks, total: pageTotal(r.pagination, page, limit, r.webhooks.length) };
     },
   }),
@@ -108,8 +108,8 @@ export const webhookCommands: Record<string, Command> = {
     options: {},
     args: ID_ARG,
     examples: ['webhooks show whk_01J...'],
-    async run(deps, ctx, _v, pos, nc) {
-      const { webhook } = await ask(deps, nc, ctx, 'get', { id: pos[0] });
+    async run(deps, ctx, _v, pos, nats) {
+      const { webhook } = await ask(deps, nats, ctx, 'get', { id: pos[0] });
       return { json: webhook, text: describe(webhook) };
     },
   },
@@ -124,11 +124,11 @@ export const webhookCommands: Record<string, Command> = {
       'webhooks create --url https://hooks.example.com/desk --events "request.*,user.created"',
       'webhooks create --url https://hooks.example.com/all --events "*" --description "audit mirror" --if-not-exists',
     ],
-    async run(deps, ctx, v, _pos, nc) {
+    async run(deps, ctx, v, _pos, nats) {
       const url = required(v, 'url');
       const events = eventPatternsFrom(required(v, 'events'));
       if (ifNotExists(v)) {
-        const found = await existing(deps, nc, ctx, url, events);
+        const found = await existing(deps, nats, ctx, url, events);
         if (found)
           return {
             json: { ...found, existed: true },
@@ -136,7 +136,7 @@ export const webhookCommands: Record<string, Command> = {
           };
       }
       const description = typeof v.description === 'string' ? v.description : undefined;
-      const { webhook } = await ask(deps, nc, ctx, 'create', {
+      const { webhook } = await ask(deps, nats, ctx, 'create', {
         url,
         events,
         ...(description !== undefined && { description }),
@@ -157,7 +157,7 @@ export const webhookCommands: Record<string, Command> = {
     },
     args: ID_ARG,
     examples: ['webhooks update whk_01J... --events "request.*"', 'webhooks update whk_01J... --enable'],
-    async run(deps, ctx, v, pos, nc) {
+    async run(deps, ctx, v, pos, nats) {
       if (v.enable === true && v.disable === true) throw new UsageError('--enable or --disable, not both');
       const changes = {
         ...(typeof v.url === 'string' && { url: v.url }),
@@ -168,7 +168,7 @@ export const webhookCommands: Record<string, Command> = {
       };
       if (Object.keys(changes).length === 0)
         throw new UsageError('nothing to change: give --url, --events, --description, --enable or --disable');
-      const { webhook } = await ask(deps, nc, ctx, 'update', { id: pos[0], ...changes });
+      const { webhook } = await ask(deps, nats, ctx, 'update', { id: pos[0], ...changes });
       return { json: webhook, text: `updated webhook ${webhook.id}\n${describe(webhook)}` };
     },
   },
@@ -178,8 +178,8 @@ export const webhookCommands: Record<string, Command> = {
     args: ID_ARG,
     examples: ['webhooks delete whk_01J... --yes'],
     confirm: (_v, pos) => `Webhook subscription ${pos[0]} will be deleted and its pending deliveries dropped`,
-    async run(deps, ctx, _v, pos, nc) {
-      const r = await ask(deps, nc, ctx, 'delete', { id: pos[0] });
+    async run(deps, ctx, _v, pos, nats) {
+      const r = await ask(deps, nats, ctx, 'delete', { id: pos[0] });
       return { json: { id: r.id, deleted: r.deleted }, text: `deleted webhook ${r.id}` };
     },
   },
@@ -189,8 +189,8 @@ export const webhookCommands: Record<string, Command> = {
     options: {},
     args: ID_ARG,
     examples: ['webhooks rotate-secret whk_01J...'],
-    async run(deps, ctx, _v, pos, nc) {
-      const { webhook } = await ask(deps, nc, ctx, 'rotateSecret', { id: pos[0] });
+    async run(deps, ctx, _v, pos, nats) {
+      const { webhook } = await ask(deps, nats, ctx, 'rotateSecret', { id: pos[0] });
       const until = webhook.previousSecretExpiresAt
         ? `\nThe previous secret keeps signing until ${when(webhook.previousSecretExpiresAt)}.`
         : '';
@@ -205,8 +205,8 @@ export const webhookCommands: Record<string, Command> = {
     options: {},
     args: ID_ARG,
     examples: ['webhooks ping whk_01J...', 'webhooks deliveries whk_01J... --event-type webhook.ping'],
-    async run(deps, ctx, _v, pos, nc) {
-      const { delivery } = await ask(deps, nc, ctx, 'ping', { id: pos[0] });
+    async run(deps, ctx, _v, pos, nats) {
+      const { delivery } = await ask(deps, nats, ctx, 'ping', { id: pos[0] });
       return {
         json: delivery,
         text: `ping ${delivery.id} queued; see "deskctl webhooks deliveries ${pos[0]}"`,
@@ -242,11 +242,11 @@ export const webhookCommands: Record<string, Command> = {
       when(d.nextAttemptAt),
       when(d.createdAt),
     ],
-    async fetch(deps, ctx, v, pos, nc, { page, limit }) {
+    async fetch(deps, ctx, v, pos, nats, { page, limit }) {
       const str = (name: string) => (typeof v[name] === 'string' ? (v[name] as string) : undefined);
       const statuses = str('status');
       const eventType = str('event-type');
-      const r = await ask(deps, nc, ctx, 'deliveries', {
+      const r = await ask(deps, nats, ctx, 'deliveries', {
         id: pos[0],
         page,
         limit,
@@ -261,8 +261,8 @@ export const webhookCommands: Record<string, Command> = {
     options: {},
     args: [...ID_ARG, { name: 'DELIVERY', description: 'the delivery (dlv_…)', required: true }],
     examples: ['webhooks replay whk_01J... dlv_01J...'],
-    async run(deps, ctx, _v, pos, nc) {
-      const { delivery } = await ask(deps, nc, ctx, 'replay', { id: pos[0], deliveryId: pos[1] });
+    async run(deps, ctx, _v, pos, nats) {
+      const { delivery } = await ask(deps, nats, ctx, 'replay', { id: pos[0], deliveryId: pos[1] });
       return { json: delivery, text: `delivery ${delivery.id} queued again` };
     },
   },

@@ -1,8 +1,7 @@
-import type { NatsConnection } from '@support-desk/platform';
 import type { Deps, EventContext } from '../use-cases/deps.js';
 import { countOf } from '../use-cases/views.js';
 import { positiveInt, UsageError } from './args.js';
-import type { ArgSpec, Command, CommandResult, Options } from './command.js';
+import type { ArgSpec, CliNats, Command, CommandResult, Options } from './command.js';
 
 /**
  * Every deskctl list is one of these: the same flags (`--limit`, `--page`, `--all`) and the same
@@ -34,7 +33,7 @@ type Fetch<T> = (
   ctx: EventContext,
   values: Record<string, unknown>,
   positionals: string[],
-  nc: NatsConnection | null,
+  nats: CliNats | null,
   request: PageRequest,
 ) => Promise<ListPage<T>>;
 
@@ -103,10 +102,10 @@ export function listCommand<T>(given: ListSpec<T>): Command {
     options: { ...spec.options, ...pagingOptions },
     ...(spec.args ? { args: spec.args } : {}),
     examples: spec.examples,
-    async run(deps, ctx, values, positionals, nc) {
+    async run(deps, ctx, values, positionals, nats) {
       const limit = positiveInt(values.limit, 'limit') ?? spec.defaultLimit;
       if (limit > spec.maxLimit) throw new UsageError(`--limit must be at most ${spec.maxLimit}`);
-      const ask = (request: PageRequest) => spec.fetch(deps, ctx, values, positionals, nc, request);
+      const ask = (request: PageRequest) => spec.fetch(deps, ctx, values, positionals, nats, request);
       const table = (items: T[]) => ({ columns: spec.columns, rows: items.map((i) => spec.row(i)) });
       const none = `no ${spec.noun[1]}`;
       if (values.all === true) {

@@ -6,9 +6,9 @@ import {
   createLogger,
   createOutboxRelay,
   ensureIndexes,
-  ensureStreams,
-  type NatsConnection,
+  natsConnectOptions,
   type OutboxRelay,
+  serviceSigner,
   useStoreLocks,
 } from '@support-desk/platform';
 import { connect } from '@nats-io/transport-node';
@@ -17,6 +17,7 @@ import { loadIdentityConfig } from '../config.js';
 import { outboxModels } from '../store/index.js';
 import { UsageError } from './args.js';
 import { runBatch } from './batch.js';
+import type { CliNats } from './command.js';
 import { actingContext } from './commands.js';
 import { completionScript } from './completion.js';
 import { confirmOrRefuse, printError, printResult } from './output.js';
@@ -41,7 +42,7 @@ async function flushOutbox(relay: OutboxRelay | null) {
 /** One database and NATS connection with the use cases on them: what every command runs against. */
 interface Session {
   deps: ReturnType<typeof identityDeps>;
-  nc: NatsConnection | null;
+  nats: CliNats | null;
   relay: OutboxRelay | null;
   close(): Promise<void>;
 }
@@ -56,25 +57,34 @@ async function openSession(): Promise<Session> {
     dbName: config.MONGO_DB,
     serverSelectionTimeoutMS: 5000,
   });
-  let nc: NatsConnection | null = null;
+  let nats: CliNats | null = null;
   const close = async () => {
-    await nc?.close().catch(() => undefined);
+    await nats?.nc.close().catch(() => undefined);
     await conn.close().catch(() => undefined);
   };
   try {
     const names = natsNames(config.NATS_NAMESPACE);
     try {
-      nc = await connect({ servers: config.NATS_URL, name: 'deskctl', timeout: 3000 });
-      await ensureStreams(nc, names);
+      // deskctl is identity on NATS: its user, its inbox prefix and its key.
+      const signer = serviceSigner('identity', config);
+      const nc = await connect({
+        ...natsConnectOptions(config.NATS_URL),
+        name: 'deskctl',
+        inboxPrefix: '_INBOX_identity',
+        timeout: 3000,
+      });
+      nats = { nc, signer };
     } catch (err) {
-      nc = null;
+      nats = null;
       cliIo().stderr.write(
         `deskctl: warning: NATS unavailable (${(err as Error).message}); events stay in the outbox until the identity service relays them\n`,
       );
     }
     const deps = identityDeps({ config, conn, names, logger });
     // Published here when NATS answers; else the running service's relay scan publishes them.
-    const relay = nc ? createOutboxRelay({ nc, models: outboxModels(conn), logger }) : null;
+    const relay = nats
+      ? createOutboxRelay({ nc: nats.nc, models: outboxModels(conn), logger, signer: nats.signer })
+      : null;
     // Indexes are the service's to create at start; deskctl creates them only on a database the
     // service has not prepared yet (a first bootstrap), instead of on every run.
     const prepared = await conn.db
@@ -82,7 +92,7 @@ async function openSession(): Promise<Session> {
       .indexExists('emailKey_1')
       .catch(() => false);
     if (!prepared) await ensureIndexes(conn);
-    return { deps, nc, relay, close };
+    return { deps, nats, relay, close };
   } catch (err) {
     await close();
     throw err;
@@ -99,7 +109,7 @@ async function confirmed({ command, values, positionals, globals }: RunInvocatio
 async function runParsed(session: Session, { name, command, values, positionals, globals }: RunInvocation) {
   try {
     const ctx = await actingContext(session.deps, globals.as);
-    return await command.run(session.deps, ctx, values, positionals, session.nc);
+    return await command.run(session.deps, ctx, values, positionals, session.nats);
   } catch (err) {
     // A flag's value the command refuses: the hint names this command's --help.
     if (err instanceof UsageError && !(err instanceof CliUsageError))

@@ -1,18 +1,27 @@
 import type { NatsNames } from '@support-desk/contracts';
-import { decodeJson, type Logger, type NatsConnection } from '@support-desk/platform';
+import {
+  domainEventReader,
+  type Logger,
+  type MessageVerifier,
+  type NatsConnection,
+  signatureOf,
+} from '@support-desk/platform';
 
 /**
  * Every replica hears the `system.config_changed` events on the events subject (a plain
  * subscription beside the stream: nothing is consumed or acknowledged) and forgets the groups
  * they name, so the group names it keeps for user views follow another replica's rename or
- * deletion as soon as that replica's outbox publishes it.
+ * deletion as soon as that replica's outbox publishes it. Only events the stream's consumers
+ * would take count (signed by a service that may publish them, on their own subject).
  */
 export function forgetChangedGroups(
   nc: NatsConnection,
   names: NatsNames,
+  verifier: MessageVerifier,
   forget: (groupId: string) => void,
   logger: Logger,
 ): { stop(): void } {
+  const read = domainEventReader(names, verifier);
   const sub = nc.subscribe(names.eventSubject('system.config_changed'), {
     callback: (err, msg) => {
       if (err) {
@@ -20,10 +29,10 @@ export function forgetChangedGroups(
         return;
       }
       try {
-        const { resourceId } = decodeJson<{ resourceId?: unknown }>(msg.data);
-        if (typeof resourceId === 'string' && resourceId.startsWith('grp_')) forget(resourceId);
+        const { resourceId } = read(msg.data, msg.subject, signatureOf(msg.headers) ?? null);
+        if (resourceId.startsWith('grp_')) forget(resourceId);
       } catch {
-        // Not an event this reader understands: audit dead-letters it; nothing to forget here.
+        // Not an event this reader takes: audit dead-letters it; nothing to forget here.
       }
     },
   });

@@ -1,8 +1,9 @@
 import type { NatsNames, ReceivedEvent } from '@support-desk/contracts';
 import {
   type DeadLetter,
-  decodeDomainEvent,
+  type DomainEventReader,
   type Logger,
+  type ReplayedSignature,
   type NatsConnection,
   type RunningConsumer,
   runConsumer,
@@ -25,10 +26,12 @@ export interface ReadModelConsumerOptions {
   /** Refreshes what this service knows of a user or group (asks identity for its current state). */
   refreshUser: (id: string) => Promise<unknown>;
   refreshGroup: (id: string) => Promise<unknown>;
+  /** The events stream's reader (signature, subject and producer checked). */
+  read: DomainEventReader;
   deadLetter: (record: DeadLetter) => Promise<void>;
 }
 
-type Refreshers = Pick<ReadModelConsumerOptions, 'refreshUser' | 'refreshGroup'>;
+type Refreshers = Pick<ReadModelConsumerOptions, 'refreshUser' | 'refreshGroup' | 'read'>;
 
 /** What one event changes in the read model (the same for a delivery and a replay). */
 function applyEvent(opts: Refreshers, event: ReceivedEvent): Promise<unknown> | undefined {
@@ -41,9 +44,10 @@ function applyEvent(opts: Refreshers, event: ReceivedEvent): Promise<unknown> | 
 }
 
 /** Replays one of the read model's dead letters (`deskctl dead-letters replay --service requests`). */
-export const replayReadModelEvent = (opts: Refreshers) => async (data: Uint8Array) => {
-  await applyEvent(opts, decodeDomainEvent(data));
-};
+export const replayReadModelEvent =
+  (opts: Refreshers) => async (data: Uint8Array, subject: string, signature: ReplayedSignature) => {
+    await applyEvent(opts, opts.read(data, subject, signature));
+  };
 
 /**
  * Keeps the users/groups read model current. Identity's events carry what changed, not the
@@ -59,7 +63,7 @@ export async function startReadModelConsumer(opts: ReadModelConsumerOptions): Pr
     nc: opts.nc,
     logger: opts.logger,
     stream: opts.names.eventsStream,
-    decode: (data: Uint8Array) => decodeDomainEvent(data),
+    decode: opts.read,
     deadLetter: opts.deadLetter,
     concurrency: 8,
   };

@@ -1,7 +1,7 @@
 import type { NatsNames, ReceivedEvent } from '@support-desk/contracts';
 import {
   deadLetterStore,
-  decodeDomainEvent,
+  type DomainEventReader,
   type Logger,
   type NatsConnection,
   runConsumer,
@@ -15,6 +15,8 @@ export interface IntakeOptions {
   logger: Logger;
   durable: string;
   maxDeliver: number;
+  /** The events stream's reader (signature, subject and producer checked). */
+  read: DomainEventReader;
   /**
    * Records the deliveries an event makes (idempotent: the same event again changes nothing), with
    * the event's sequence in the stream.
@@ -37,7 +39,7 @@ export async function startIntake(opts: IntakeOptions) {
     stream: opts.names.eventsStream,
     durable: opts.durable,
     filterSubjects: [opts.names.eventsWildcard],
-    decode: (data) => decodeDomainEvent(data),
+    decode: opts.read,
     handle: (event, meta) => opts.handle(event, meta.streamSequence),
     deadLetter: deadLetterStore(opts.conn).write,
     concurrency: 16,

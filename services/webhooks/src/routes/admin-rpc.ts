@@ -8,12 +8,14 @@ import {
   type WebhooksAdminOp,
   type WebhooksAdminReplies,
   WebhookListQuery,
+  OPERATOR_CALLERS,
   webhooksRouteSchemas as schemas,
 } from '@support-desk/contracts';
 import {
   checkInput,
   type EventContext,
   isAppError,
+  type MessageVerifier,
   type NatsConnection,
   serveRpc,
 } from '@support-desk/platform';
@@ -109,9 +111,15 @@ async function answer(deps: Deps, request: Request): Promise<Reply> {
  * The webhooks admin RPC (`names.webhooksAdmin`): the settings console and deskctl manage
  * subscriptions through it, with the use cases the HTTP routes call, so the same checks, the same
  * answers and the same `system.config_changed` events (the administrator as actor, the console's
- * address). A refusal is `{error: {code, message, details?}}` as the HTTP API words it.
+ * address). Only requests identity signed are answered: the actor in them is identity's word (it
+ * sends requests only for administrators it checked), not any NATS publisher's. A refusal of the
+ * use case is `{error: {code, message, details?}}` as the HTTP API words it.
  */
-export function serveWebhooksAdmin(nc: NatsConnection, deps: Deps): { stop(): void } {
+export function serveWebhooksAdmin(
+  nc: NatsConnection,
+  deps: Deps,
+  verifier: MessageVerifier,
+): { stop(): void } {
   const sub = serveRpc<Request, Reply>(
     nc,
     deps.names.webhooksAdmin,
@@ -124,7 +132,7 @@ export function serveWebhooksAdmin(nc: NatsConnection, deps: Deps): { stop(): vo
         return { error: { code: err.code, message: err.message, ...details } };
       }
     },
-    deps.logger,
+    { verifier, callers: OPERATOR_CALLERS, logger: deps.logger },
   );
   return { stop: () => sub.unsubscribe() };
 }
