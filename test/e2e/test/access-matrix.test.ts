@@ -128,10 +128,14 @@ const ROWS: Row[] = [
   {
     route: 'GET /v1/requests',
     // List items carry no comments, so there is no internal-note cell; deleted requests are
-    // absent from every role's list (checked below), the live ones present.
+    // absent from every role's list (checked below), the live ones present. The list is the
+    // other agent's requests: this file's own, on a stack other files share.
     cells: {
       other: { call: fixed({ path: '/v1/requests' }), expect: is(200, 200, 200) },
-      deleted: { call: fixed({ path: '/v1/requests?limit=100' }), expect: is(200, 200, 200) },
+      deleted: {
+        call: fixed({ path: `/v1/requests?requester=${other.id}&limit=100` }),
+        expect: is(200, 200, 200),
+      },
     },
   },
   {
