@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // `npm run bench`: sets up like `npm test` (dependencies, build, local infrastructure), then runs
 // the `bench` script of every workspace that has one, one after the other so they do not compete
-// for the two cores. Extra arguments name workspaces: `npm run bench -- gateway audit e2e`.
+// for the two cores. Extra arguments name workspaces: `npm run bench -- gateway audit e2e`;
+// `--script=NAME` runs another of their scripts instead (`npm run bench:startup` is
+// `--script=bench:startup e2e`).
 // Each bench writes its figures as JSON to the file named by BENCH_RESULTS_FILE; at the end one
 // Markdown table of them all is printed and written to BENCH_TABLE_FILE (default
 // .data/bench/<date>.md), headed by the machine, date, commit and the store in use.
@@ -13,7 +15,7 @@ import { buildTypeScript, ensureNodeModules, InfraError, ROOT, up } from './infr
 import { machine, readResults, renderTable } from './bench/report.mjs';
 import { detectStore } from './bench/store.mjs';
 
-function workspacesWithBench() {
+function workspacesWith(script) {
   const found = [];
   for (const group of ['libs', 'services', 'test']) {
     const dir = path.join(ROOT, group);
@@ -21,7 +23,7 @@ function workspacesWithBench() {
       const pkgFile = path.join(dir, name, 'package.json');
       if (!fs.existsSync(pkgFile)) continue;
       const pkg = JSON.parse(fs.readFileSync(pkgFile, 'utf8'));
-      if (pkg.scripts?.bench) found.push({ name, pkgName: pkg.name, dir: path.join(dir, name) });
+      if (pkg.scripts?.[script]) found.push({ name, pkgName: pkg.name, dir: path.join(dir, name) });
     }
   }
   return found;
@@ -35,19 +37,21 @@ async function main() {
   const urls = await up();
   const store = await detectStore(urls.MONGO_URL);
   console.log(`store: ${store.label} (${store.evidence})`);
-  const wanted = process.argv.slice(2);
-  const targets = workspacesWithBench().filter((w) => wanted.length === 0 || wanted.includes(w.name));
+  const args = process.argv.slice(2);
+  const script = args.find((a) => a.startsWith('--script='))?.slice('--script='.length) || 'bench';
+  const wanted = args.filter((a) => !a.startsWith('--script='));
+  const targets = workspacesWith(script).filter((w) => wanted.length === 0 || wanted.includes(w.name));
   if (targets.length === 0) {
-    console.error(`no workspace with a bench script${wanted.length ? ` among: ${wanted.join(', ')}` : ''}`);
+    console.error(`no workspace with a ${script} script${wanted.length ? ` among: ${wanted.join(', ')}` : ''}`);
     process.exit(1);
   }
   const resultsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sd-bench-'));
   const results = {};
   let failed = 0;
   for (const w of targets) {
-    console.log(`\n=== bench: ${w.pkgName} ===`);
+    console.log(`\n=== ${script}: ${w.pkgName} ===`);
     const resultsFile = path.join(resultsDir, `${w.name}.json`);
-    const r = spawnSync('npm', ['run', 'bench', '--silent'], {
+    const r = spawnSync('npm', ['run', script, '--silent'], {
       cwd: w.dir,
       stdio: 'inherit',
       env: {
@@ -64,6 +68,8 @@ async function main() {
     results[w.name] = readResults(resultsFile);
   }
   fs.rmSync(resultsDir, { recursive: true, force: true });
+  // Another script prints its own figures; the table is the bench scripts'.
+  if (script !== 'bench') process.exit(failed ? 1 : 0);
 
   const table = renderTable({ machine: measuredOn, store, results });
   const tableFile =

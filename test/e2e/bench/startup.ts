@@ -1,5 +1,5 @@
 /**
- * `npm run bench:startup -w @support-desk/e2e`: what the end-to-end suite pays before a test runs,
+ * `npm run bench:startup`: what the end-to-end suite pays before a test runs,
  * on the infrastructure `npm test` uses. Wall-clock medians of BENCH_STARTUP_RUNS (default 3):
  * a whole stack from spawn to every `/readyz` (and its stop, with its databases dropped), one
  * deskctl process (`--help`; a command that reads the store), and a `deskctl batch` of the six
