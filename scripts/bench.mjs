@@ -42,7 +42,9 @@ async function main() {
   const wanted = args.filter((a) => !a.startsWith('--script='));
   const targets = workspacesWith(script).filter((w) => wanted.length === 0 || wanted.includes(w.name));
   if (targets.length === 0) {
-    console.error(`no workspace with a ${script} script${wanted.length ? ` among: ${wanted.join(', ')}` : ''}`);
+    console.error(
+      `no workspace with a ${script} script${wanted.length ? ` among: ${wanted.join(', ')}` : ''}`,
+    );
     process.exit(1);
   }
   const resultsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sd-bench-'));
