@@ -176,7 +176,12 @@ function webhooksSecretKey() {
 function provisionStreams(env) {
   const cli = path.join(ROOT, 'libs', 'platform', 'dist', 'src', 'cli', 'provision-streams.js');
   say('provisioning the NATS streams (provision-streams)');
-  const r = spawnSync(process.execPath, [cli], { cwd: ROOT, env, encoding: 'utf8', timeout: 90_000 });
+  const r = spawnSync(process.execPath, ['--disable-proto=throw', cli], {
+    cwd: ROOT,
+    env,
+    encoding: 'utf8',
+    timeout: 90_000,
+  });
   if (r.status !== 0) {
     const out = `${r.stdout || ''}\n${r.stderr || ''}`.trim().split('\n').slice(-10).join('\n');
     throw new InfraError(
@@ -194,7 +199,17 @@ function bootstrapAdmin(env) {
   say('bootstrapping the admin account (deskctl bootstrap --if-none)');
   const r = spawnSync(
     process.execPath,
-    [cli, 'bootstrap', '--email', 'admin@example.com', '--name', 'Admin', '--json', '--if-none'],
+    [
+      '--disable-proto=throw',
+      cli,
+      'bootstrap',
+      '--email',
+      'admin@example.com',
+      '--name',
+      'Admin',
+      '--json',
+      '--if-none',
+    ],
     { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000, maxBuffer: 8 * 1024 * 1024 },
   );
   const out = `${r.stdout || ''}\n${r.stderr || ''}`;

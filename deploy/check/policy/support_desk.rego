@@ -122,11 +122,12 @@ deny contains msg if {
 	msg := sprintf("%s: container %s must not set command (tini must stay PID 1)", [name(d), c.name])
 }
 
-# A service's node runs with --disable-proto=throw: a prototype-pollution bug in a dependency (a key
-# `__proto__` reaching an assignment) throws instead of changing every object of the process.
+# Every node the chart runs (services, the streams and bootstrap Jobs) has --disable-proto=throw: a
+# prototype-pollution bug in a dependency (a key `__proto__` reaching an assignment) throws instead
+# of changing every object of the process.
 deny contains msg if {
-	some d in deployments
-	some c in d.spec.template.spec.containers
+	some d in workloads
+	some c in containers(d)
 	c.args[0] == "node"
 	not "--disable-proto=throw" in c.args
 	msg := sprintf("%s: container %s must run node with --disable-proto=throw", [name(d), c.name])
