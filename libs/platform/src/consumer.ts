@@ -7,32 +7,13 @@ import {
   watchConsumerLag,
 } from './event-metrics.js';
 import type { Logger } from './logger.js';
-import { messageText } from './deadletters.js';
+import { type DeadLetter, messageText } from './deadletters.js';
 import { type MessageSignature, signatureOf } from './message-signing.js';
 import { isNotFound, jetstreamApi } from './nats.js';
 import { consumeSpan } from './telemetry/propagation.js';
 
 /** Thrown by `decode` (or a handler) for a message that can never succeed: it is dead-lettered at once. */
 export class PoisonMessageError extends Error {}
-
-export interface DeadLetter {
-  stream: string;
-  consumer: string;
-  subject: string;
-  streamSequence: number;
-  deliveryCount: number;
-  reason: string;
-  /** The message as text (U+FFFD where it was not UTF-8 or held U+0000). */
-  data: string;
-  /** The message's exact bytes, kept when `data` is not exact (see `messageText`). */
-  dataBase64?: string;
-  /**
-   * Its sender's signature (null: it had none), so that a replay is checked like the delivery
-   * was. Letters written before messages were signed lack the field.
-   */
-  signature?: MessageSignature | null;
-  failedAt: Date;
-}
 
 export interface ConsumerOptions<T> {
   nc: NatsConnection;

@@ -7,10 +7,29 @@ import {
 } from '@support-desk/contracts';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { type Connection, Schema } from 'mongoose';
-import type { DeadLetter } from './consumer.js';
 import type { Logger } from './logger.js';
 import type { MessageSignature, MessageVerifier } from './message-signing.js';
 import { serveRpc } from './rpc.js';
+
+/** A message its consumer gave up on, kept for an operator to read and replay. */
+export interface DeadLetter {
+  stream: string;
+  consumer: string;
+  subject: string;
+  streamSequence: number;
+  deliveryCount: number;
+  reason: string;
+  /** The message as text (U+FFFD where it was not UTF-8 or held U+0000). */
+  data: string;
+  /** The message's exact bytes, kept when `data` is not exact (see `messageText`). */
+  dataBase64?: string;
+  /**
+   * Its sender's signature (null: it had none), so that a replay is checked like the delivery
+   * was. Letters written before messages were signed lack the field.
+   */
+  signature?: MessageSignature | null;
+  failedAt: Date;
+}
 
 const DeadLetterSchema = new Schema<DeadLetter>(
   {

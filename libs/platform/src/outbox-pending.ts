@@ -1,4 +1,4 @@
-import type { OutboxEntry } from './outbox.js';
+import type { OutboxEntry } from './outbox-entry.js';
 
 /**
  * A written aggregate whose outbox may hold entries. `entries` are the ones this process's writes

@@ -8,6 +8,7 @@ import {
   type NamedCollection,
 } from './aggregate-lock.js';
 import { minuteKey } from './time-buckets.js';
+import type { OutboxEntry } from './outbox-entry.js';
 import { notePending } from './outbox-pending.js';
 import { injectTraceContext } from './telemetry/propagation.js';
 
@@ -18,18 +19,8 @@ import { injectTraceContext } from './telemetry/propagation.js';
  * them. A crash between publish and removal republishes the same id, which JetStream drops as a
  * duplicate inside the stream's duplicate window.
  */
-export interface OutboxEntry {
-  id: string;
-  subject: string;
-  payload: string;
-  createdAt: Date;
-  /**
-   * The W3C trace context the entry was written in: the relay publishes it later (another pass,
-   * another replica) in the same trace. Absent outside any trace.
-   */
-  traceparent?: string;
-  tracestate?: string;
-}
+
+export type { OutboxEntry };
 
 const OutboxEntrySchema = new Schema<OutboxEntry>(
   {

@@ -5,7 +5,8 @@ import { eventually, publishEvent } from '@support-desk/platform/testing';
 import t from 'tap';
 import { cliContext } from '../src/use-cases/deps.js';
 import { login } from '../src/use-cases/login.js';
-import { createUser, findUserByEmail } from '../src/use-cases/users.js';
+import { findUserByEmail } from '../src/use-cases/user-lookups.js';
+import { createUser } from '../src/use-cases/users.js';
 import { body, harness } from './helpers.js';
 
 t.test('a user stored without its email entry is still found by email, and gets one', async (t) => {

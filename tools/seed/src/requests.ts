@@ -2,7 +2,7 @@ import type { SeedApi } from './api.js';
 import { demoFile } from './files.js';
 import type { GroupKey, RequestPlan, Step } from './plan.js';
 import type { SeedingKeys } from './keys.js';
-import type { Created } from './run.js';
+import type { Created } from './totals.js';
 import type { RunProgress } from './state.js';
 
 /**

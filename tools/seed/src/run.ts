@@ -13,7 +13,7 @@ import {
 } from './plan.js';
 import { seedRequests } from './requests.js';
 import { progressWriter, readProgress, type RunProgress } from './state.js';
-import { type Totals, totalsOf } from './totals.js';
+import { type Created, type Totals, totalsOf, zeroCreated } from './totals.js';
 
 /**
  * `sd-seed --demo`: users, groups and temporary API keys of seeded users through the operator CLI
@@ -34,9 +34,6 @@ export interface SeedOptions {
   /** Told after each finished request: how many of how many, and the API calls made. */
   onProgress?: (done: number, total: number, apiCalls: number) => void;
 }
-
-const zeroCreated = () => ({ users: 0, groups: 0, requests: 0, comments: 0, attachments: 0, updates: 0 });
-export type Created = ReturnType<typeof zeroCreated>;
 
 export interface SeedResult {
   runId: string;

@@ -47,3 +47,14 @@ export function totalsOf(plans: RequestPlan[]): Totals {
     attachments,
   };
 }
+
+/** What this run itself created (a resumed run counts only its own part). */
+export const zeroCreated = () => ({
+  users: 0,
+  groups: 0,
+  requests: 0,
+  comments: 0,
+  attachments: 0,
+  updates: 0,
+});
+export type Created = ReturnType<typeof zeroCreated>;

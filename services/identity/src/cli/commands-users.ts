@@ -12,11 +12,11 @@ import {
 import { notFound } from '@support-desk/platform';
 import type { Deps } from '../use-cases/deps.js';
 import { linkUserToProvider } from '../use-cases/provider-links.js';
+import { findUserByEmail } from '../use-cases/user-lookups.js';
 import { firstUserProblem } from '../use-cases/input-checks.js';
 import {
   createUser,
   deactivateUser,
-  findUserByEmail,
   getUser,
   listUsers,
   setPassword,

@@ -3,7 +3,7 @@ import { notFound } from '@support-desk/platform';
 import { bootstrap } from '../use-cases/bootstrap.js';
 import { CLI_ACTOR, cliContext, type Deps, type EventContext } from '../use-cases/deps.js';
 import { getSettings, setGlobalAllowlist } from '../use-cases/settings.js';
-import { findUserByEmail } from '../use-cases/users.js';
+import { findUserByEmail } from '../use-cases/user-lookups.js';
 import { rotateDevSigningKey } from '../oauth/keys.js';
 import { parseDuration, required, UsageError } from './args.js';
 import { allowlistFrom, credentialCommands } from './commands-credentials.js';

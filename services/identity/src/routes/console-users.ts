@@ -6,7 +6,7 @@ import { linkPage, usersPage, type UsersPageOptions } from '../console/users-pag
 import type { FormBody } from '../oauth/forms.js';
 import type { Deps } from '../use-cases/deps.js';
 import { linkUserToProvider, listDirectory } from '../use-cases/provider-links.js';
-import { findUser } from '../use-cases/user-changes.js';
+import { findUser } from '../use-cases/user-lookups.js';
 import { type Admin, type ConsoleKit, field, query } from './console-session.js';
 
 const open = { config: { public: true } };

@@ -21,7 +21,7 @@ import type { Deps } from './deps.js';
 import { parseAllowlist } from './ip-allowlist.js';
 import { randomSecret, safeEqual, sha256 } from './secrets.js';
 import { getSettings } from './settings.js';
-import { findUserByEmail } from './users.js';
+import { findUserByEmail } from './user-lookups.js';
 import { groupNames, toSnapshot } from './views.js';
 import { apiKeysResolved } from '../metrics.js';
 

@@ -1,7 +1,8 @@
 import { conflict, type EventContext } from '@support-desk/platform';
 import { createApiKey } from './api-keys.js';
 import type { Deps } from './deps.js';
-import { createUser, findUserByEmail } from './users.js';
+import { findUserByEmail } from './user-lookups.js';
+import { createUser } from './users.js';
 
 /**
  * First start: creates the first admin and an admin-scoped API key for them, only when no

@@ -4,7 +4,7 @@ import type { UserDoc } from '../store/index.js';
 import { createApiKey, type CreateApiKeyInput } from './api-keys.js';
 import type { Deps, EventContext } from './deps.js';
 import { confirmPassword } from './login.js';
-import { findUserByEmail } from './users.js';
+import { findUserByEmail } from './user-lookups.js';
 
 /**
  * An API key created in the settings console: the same `createApiKey` as deskctl (same checks,

@@ -5,7 +5,8 @@ import type { Deps } from './deps.js';
 import { findIdentityProvider } from './identity-providers.js';
 import { findProvisionedUser } from './provisioning.js';
 import { owningProvider } from './provider-ownership.js';
-import { applyUserPatch, findUser } from './user-changes.js';
+import { applyUserPatch } from './user-changes.js';
+import { findUser } from './user-lookups.js';
 import { groupNames, toDetail } from './views.js';
 
 /**

@@ -10,7 +10,6 @@ import {
   type EventContext,
   eventEntry,
   messageEntry,
-  notFound,
   type OutboxEntry,
   revisionAfter,
   withSnapshot,
@@ -20,12 +19,6 @@ import { revokeUserCredentials } from './credential-sweep.js';
 import { tokensExpireBy } from './grant-revocation.js';
 import type { Deps } from './deps.js';
 import { userEventSnapshot } from './views.js';
-
-export async function findUser(deps: Deps, id: string): Promise<UserDoc> {
-  const user = await deps.users.findById(id);
-  if (!user) throw notFound('User');
-  return user;
-}
 
 const notice = (deps: Deps, kind: CredentialNotice['kind'], userId: string, now: Date): CredentialNotice => ({
   v: NOTICE_VERSION,

@@ -40,7 +40,8 @@ import {
   assertUserDeactivationAllowed,
   assertUserPatchAllowed,
 } from './provider-ownership.js';
-import { applyUserPatch, findUser, type UserPatch } from './user-changes.js';
+import { applyUserPatch, type UserPatch } from './user-changes.js';
+import { findUser } from './user-lookups.js';
 import { groupNames, groupRefs, toDetail, toListItem, toListItems, userEventSnapshot } from './views.js';
 
 /** `GET /v1/users` and a group's members: filters, sort, and paging by page or by cursor. */
@@ -223,9 +224,6 @@ export async function getMe(deps: Deps, principal: Principal) {
     credential: principal.credential,
   };
 }
-
-export const findUserByEmail = (deps: Deps, email: string, withPassword = false) =>
-  deps.users.findByEmail(email, { withPassword });
 
 /**
  * Sets a local password (deskctl). Emits `user.updated` with `changes.password` redacted, and
