@@ -239,7 +239,9 @@ t.test(
           [{ ...good, passwordEnv: null, passwordFile: '/etc/passwd' }, /ldap\.passwordFile/],
           [{ ...good, url: 'ldap://ldap.example.com:389' }, /ldap\.url/],
         ] as const) {
-          await stored.updateOne({ _id: 'corp' as never }, { $set: { ldap } });
+          // With the revision bumped, as any write of the aggregate: a scheduled run that read the
+          // connection before does not write its older settings back over these.
+          await stored.updateOne({ _id: 'corp' as never }, { $set: { ldap }, $inc: { rev: 1 } });
           const result = await runLdapSync(watched, 'corp', { trigger: 'cli' });
           t.match(result, { outcome: 'failed', reason }, JSON.stringify(ldap));
         }
