@@ -79,7 +79,8 @@ const asText = { getTypeParser: () => (value) => value };
  */
 export async function pgQuery({ host = '127.0.0.1', port, user, database, timeoutMs = 5000 }, sql) {
   // Imported here, not at the top: the deployment tools' build imports this module's settings
-  // before `npm ci` has installed anything (.ci/run starts it first).
+  // before `npm ci` has installed anything (.ci/run starts it first). A development dependency:
+  // only the local launcher and its tests speak to PostgreSQL, never a service in the image.
   const { default: pg } = await import('pg');
   const client = new pg.Client({
     host,
