@@ -21,6 +21,12 @@ import { counter, gauge } from './metrics.js';
 export type WorkClass = 'list' | 'search' | 'export';
 export const WORK_CLASSES: readonly WorkClass[] = ['list', 'search', 'export'];
 
+/** A list that searches (`q`, or its alias `search`) is a search; otherwise a list. */
+export const listOrSearch = (request: FastifyRequest): WorkClass => {
+  const query = request.query as { q?: unknown; search?: unknown } | undefined;
+  return query?.q !== undefined || query?.search !== undefined ? 'search' : 'list';
+};
+
 /** How a route says what it costs: a class, or a function of the (validated) call. */
 export type Admission = WorkClass | ((request: FastifyRequest) => WorkClass | null);
 

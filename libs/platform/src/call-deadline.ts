@@ -73,6 +73,12 @@ function askedBudget(request: FastifyRequest, maxMs: number): number {
  */
 export function registerCallDeadlines(app: HttpApp, { maxMs }: { maxMs: number }): void {
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    // An upload's time is the client's sending it (bounded by the gateway's body timeout), not
+    // store work: a slow link must not turn a whole upload into a 503 at its last step.
+    if (request.routeOptions.config?.streamedBody) {
+      done();
+      return;
+    }
     const budget = Math.max(1, askedBudget(request, maxMs) - ANSWER_MARGIN_MS);
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new Error('deadline')), budget);

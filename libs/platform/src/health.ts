@@ -11,7 +11,6 @@ const CHECK_INTERVAL_MS = 1000;
  * is not a failure: only an error is, or no answer at all for the whole grace.
  */
 const DOWN_AFTER_MS = 10_000;
-const DOWN_JITTER_MS = 5_000;
 
 export interface HealthState {
   /** Set while shutting down so load balancers stop sending traffic before the listener closes. */
@@ -23,7 +22,7 @@ export interface HealthOptions {
   intervalMs?: number;
   /** How long a dependency fails before it counts as down (ms, before the per-process jitter). */
   downAfterMs?: number;
-  /** The random part added to `downAfterMs` (ms). */
+  /** The most of the random part added to `downAfterMs` (ms; half of it unless given). */
   jitterMs?: number;
 }
 
@@ -85,8 +84,8 @@ export function registerHealth(
   options: HealthOptions = {},
 ): HealthState {
   const intervalMs = options.intervalMs ?? CHECK_INTERVAL_MS;
-  const graceMs =
-    (options.downAfterMs ?? DOWN_AFTER_MS) + Math.random() * (options.jitterMs ?? DOWN_JITTER_MS);
+  const downAfterMs = options.downAfterMs ?? DOWN_AFTER_MS;
+  const graceMs = downAfterMs + Math.random() * (options.jitterMs ?? downAfterMs / 2);
   const monitors = Object.fromEntries(
     Object.entries(checks).map(([name, check]) => [name, monitor(check, intervalMs, graceMs)]),
   );

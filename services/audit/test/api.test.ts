@@ -1,5 +1,15 @@
 import { type DomainEvent, EVENT_TYPES, newId } from '@support-desk/contracts';
-import { asCaller, testMongo, testPrincipal } from '@support-desk/platform/testing';
+import {
+  asCaller,
+  budgetHeader,
+  burstPastLimit,
+  checkBurst,
+  checkStoreDeadlines,
+  storeTimeLimits,
+  testCountedMongo,
+  testMongo,
+  testPrincipal,
+} from '@support-desk/platform/testing';
 import t from 'tap';
 import { toStoredEvent } from '../src/events/ingestion.js';
 import { eventModel } from '../src/store/event-model.js';
@@ -317,4 +327,29 @@ t.test('events API', async (t) => {
     }
     t.equal(await eventModel(conn).countDocuments(), 30);
   });
+});
+
+t.test('overload: lists and exports past their limits are refused at once; reads go on', async (t) => {
+  const conn = await testCountedMongo(t, 'audit');
+  await prepareStore(conn);
+  const { app } = await composeForTest(t, conn, {
+    env: { LIST_CONCURRENCY: '1', EXPORT_CONCURRENCY: '1' },
+  });
+  const stored = Array.from({ length: 5 }, (_, i) =>
+    makeEvent('user.login', { resourceId: newId('user'), actor: actors.viewer, at: at(i) }),
+  );
+  await eventModel(conn).collection.insertMany(stored.map((e) => toStoredEvent(e)) as never[]);
+  const admin = asCaller(testPrincipal('admin'));
+  const get = (url: string, headers: Record<string, string> = {}) =>
+    app.inject({ method: 'GET', url, headers: { ...admin, ...headers } });
+  const list = () => get('/v1/events?type=user.login');
+  const exportAll = () => get('/v1/events/export', { accept: 'application/x-ndjson' });
+  checkBurst(t, await burstPastLimit(list, () => get(`/v1/events/${stored[0]!.id}`)), /lists/);
+  checkBurst(t, await burstPastLimit(exportAll, list, 4), /exports/);
+  t.equal((await get('/v1/events')).statusCode, 200, 'every slot is given back once answered');
+  checkStoreDeadlines(
+    t,
+    await storeTimeLimits(conn, 'events', () => get('/v1/events', budgetHeader(3000))),
+    3000,
+  );
 });

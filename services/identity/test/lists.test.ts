@@ -1,4 +1,11 @@
 import t, { type Test } from 'tap';
+import {
+  budgetHeader,
+  burstPastLimit,
+  checkBurst,
+  checkStoreDeadlines,
+  storeTimeLimits,
+} from '@support-desk/platform/testing';
 import { body, harness } from './helpers.js';
 
 /** The users and group members lists (issue 17): cursors, sort, multi-value filters. */
@@ -172,4 +179,41 @@ t.test('users and members lists', async (t) => {
       'every user of the start, once',
     );
   });
+});
+
+t.test('overload: lists and searches past their limits are refused at once; reads go on', async (t) => {
+  const h = await harness(t, { LIST_CONCURRENCY: '1', SEARCH_CONCURRENCY: '1' }, { countCommands: true });
+  const admin = await h.headers('admin');
+  const get = (url: string, headers: Record<string, string> = {}) =>
+    h.app.inject({ method: 'GET', url, headers: { ...admin, ...headers } });
+  const user = body(
+    await h.app.inject({
+      method: 'POST',
+      url: '/v1/users',
+      headers: admin,
+      payload: { email: 'busy@corp.test', name: 'Busy', role: 'agent' },
+    }),
+  ).data.id as string;
+  checkBurst(
+    t,
+    await burstPastLimit(
+      () => get('/v1/users?role=agent'),
+      () => get(`/v1/users/${user}`),
+    ),
+    /lists/,
+  );
+  checkBurst(
+    t,
+    await burstPastLimit(
+      () => get('/v1/users?q=busy'),
+      () => get('/v1/users?role=agent'),
+    ),
+    /searches/,
+  );
+  t.equal((await get('/v1/groups')).statusCode, 200, 'every slot is given back once answered');
+  checkStoreDeadlines(
+    t,
+    await storeTimeLimits(h.conn, 'users', () => get('/v1/users', budgetHeader(3000))),
+    3000,
+  );
 });

@@ -1,3 +1,10 @@
+import {
+  budgetHeader,
+  burstPastLimit,
+  checkBurst,
+  checkStoreDeadlines,
+  storeTimeLimits,
+} from '@support-desk/platform/testing';
 import t, { type Test } from 'tap';
 import { completeStoredRequests } from '../src/use-cases/request-lists.js';
 import { type Harness, harness, validBody } from './helpers.js';
@@ -417,4 +424,37 @@ t.test('search: `q`, and `search` as its alias', async (t) => {
   refused(t, await get('?q=vpn&search=toner'), 'query.search', /contradicts query.q/);
   refused(t, await get('?search=%20'), 'query.search', /blank/);
   refused(t, await get(`?search=${'a'.repeat(101)}`), 'query.search', /100/);
+});
+
+t.test('overload: lists and searches past their limits are refused at once; reads go on', async (t) => {
+  const h = await harness(t, { LIST_CONCURRENCY: 1, SEARCH_CONCURRENCY: 1 }, { counted: true });
+  const agent = h.identity.person('agent');
+  const [id] = await seed(h, agent.principal, [{ title: 'VPN drops' }, { title: 'Toner' }]);
+  const get = async (url: string, headers?: Record<string, string>) => {
+    const res = await h.call(agent.principal, 'GET', url, undefined, headers);
+    return { statusCode: res.status, headers: res.headers, body: JSON.stringify(res.body) };
+  };
+  // Lists beside a single read, then searches (their own limit) beside a list.
+  checkBurst(
+    t,
+    await burstPastLimit(
+      () => get('/v1/requests?status=open'),
+      () => get(`/v1/requests/${id}`),
+    ),
+    /lists/,
+  );
+  checkBurst(
+    t,
+    await burstPastLimit(
+      () => get('/v1/requests?q=vpn'),
+      () => get('/v1/requests?status=open'),
+    ),
+    /searches/,
+  );
+  t.equal((await get('/v1/requests')).statusCode, 200, 'every slot is given back once answered');
+  // Deadlines: the store reads of a call carry its remaining time (the gateway's budget).
+  const limits = await storeTimeLimits(h.conn, 'requests', () =>
+    get('/v1/requests?status=open', budgetHeader(3000)),
+  );
+  checkStoreDeadlines(t, limits, 3000);
 });

@@ -1,10 +1,30 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { newId } from '@support-desk/contracts';
 import { decodeDomainEvent, encodeJson } from '@support-desk/platform';
-import { asCaller, eventually, testPrincipal } from '@support-desk/platform/testing';
+import {
+  asCaller,
+  budgetHeader,
+  burstPastLimit,
+  checkBurst,
+  checkStoreDeadlines,
+  eventually,
+  storeTimeLimits,
+  testCountedMongo,
+  testNats,
+  testPrincipal,
+} from '@support-desk/platform/testing';
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';
-import { admin, composeForTest, deliveries, event, publish, startReceiver, subscribe } from './helpers.js';
+import {
+  admin,
+  composeForTest,
+  deliveries,
+  event,
+  publish,
+  secretKey,
+  startReceiver,
+  subscribe,
+} from './helpers.js';
 
 t.test(
   'subscriptions: create (secret once), read, list, update, delete, and each change an event',
@@ -223,4 +243,32 @@ t.test('a delivery: the event as the events API shows it, signed, verified by th
   });
   t.equal(bad.statusCode, 400);
   t.equal(receiver.received.length, 2, 'no duplicate of the redelivered event');
+});
+
+t.test('overload: lists past their limit are refused at once; reads go on', async (t) => {
+  const conn = await testCountedMongo(t, 'webhooks');
+  const { nc, names } = await testNats(t);
+  const { app } = await composeForTest(t, {
+    env: { LIST_CONCURRENCY: '1' },
+    shared: { conn, nc, names, key: secretKey() },
+    start: false,
+  });
+  const hook = await subscribe(app, { url: 'https://hooks.example.com/busy', events: ['*'] });
+  const get = (url: string, headers: Record<string, string> = {}) =>
+    app.inject({ method: 'GET', url, headers: { ...admin, ...headers } });
+  for (const url of ['/v1/webhooks?limit=5', `/v1/webhooks/${hook.id}/deliveries`])
+    checkBurst(
+      t,
+      await burstPastLimit(
+        () => get(url),
+        () => get(`/v1/webhooks/${hook.id}`),
+      ),
+      /lists/,
+    );
+  t.equal((await get('/v1/webhooks')).statusCode, 200, 'every slot is given back once answered');
+  checkStoreDeadlines(
+    t,
+    await storeTimeLimits(conn, 'subscriptions', () => get('/v1/webhooks', budgetHeader(3000))),
+    3000,
+  );
 });

@@ -6,3 +6,4 @@ export * from './identity-double.js';
 export * from './round-trips.js';
 export * from './slapd.js';
 export * from './receiver.js';
+export * from './overload.js';
