@@ -77,7 +77,7 @@ export const gatewayConfigSchema = configSchema({
     default: 'standard',
   }),
   /** Calls one credential may have in flight at once, per gateway process; past it 429 at once. 0: no cap. */
-  CREDENTIAL_CONCURRENCY: Type.Integer({ minimum: 0, maximum: 10_000, default: 10 }),
+  CREDENTIAL_CONCURRENCY: Type.Integer({ minimum: 0, maximum: 10_000, default: 25 }),
   OAUTH_TOKEN_LIMIT_PER_CLIENT: Type.Integer({ minimum: 1, default: 60 }),
   OAUTH_LIMIT_PER_IP: Type.Integer({ minimum: 1, default: 30 }),
   /** SCIM calls per identity provider connection per rate-limit window (bucket `scim`). */
