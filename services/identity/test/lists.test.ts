@@ -4,8 +4,12 @@ import {
   burstPastLimit,
   checkBurst,
   checkStoreDeadlines,
+  declaredIndexes,
+  listQueriesOf,
   storeTimeLimits,
+  uncovered,
 } from '@support-desk/platform/testing';
+import { UserSchema } from '../src/store/users.js';
 import { body, harness } from './helpers.js';
 
 /** The users and group members lists (issue 17): cursors, sort, multi-value filters. */
@@ -216,4 +220,36 @@ t.test('overload: lists and searches past their limits are refused at once; read
     await storeTimeLimits(h.conn, 'users', () => get('/v1/users', budgetHeader(3000))),
     3000,
   );
+});
+
+t.test('every list query the repository builds is answered from a declared index (MongoDB)', async (t) => {
+  const h = await harness(t, {}, { countCommands: true });
+  const admin = await h.headers('admin');
+  const get = (url: string) => h.app.inject({ method: 'GET', url, headers: admin });
+  const group = body(
+    await h.app.inject({ method: 'POST', url: '/v1/groups', headers: admin, payload: { name: 'Covered' } }),
+  ).data.id as string;
+  for (const n of [1, 2])
+    await h.app.inject({
+      method: 'POST',
+      url: '/v1/users',
+      headers: admin,
+      payload: { email: `cov-${n}@corp.test`, name: `Cov ${n}`, role: 'agent', groups: [group] },
+    });
+  const filters = ['', 'role=agent', 'status=active', 'role=agent,viewer&status=active', 'q=cov'];
+  const sorts = ['', 'sort=createdAt', 'sort=-updatedAt', 'sort=name', 'sort=-email'];
+  const queries = await listQueriesOf(h.conn, 'users', async () => {
+    for (const f of filters)
+      for (const s of sorts)
+        for (const path of ['/v1/users', `/v1/groups/${group}/members`]) {
+          const query = [f, s, 'limit=1'].filter(Boolean).join('&');
+          if (path !== '/v1/users' && f.startsWith('q=')) continue;
+          const first = await get(`${path}?${query}`);
+          t.equal(first.statusCode, 200, `${path}?${query}`);
+          const next = body(first).data.pagination.nextCursor;
+          if (next) await get(`${path}?${query}&cursor=${next}`);
+        }
+  });
+  t.ok(queries.length > filters.length * sorts.length, `${queries.length} queries seen`);
+  t.same(uncovered(queries, declaredIndexes(UserSchema)), [], 'no scan, no sort in memory');
 });

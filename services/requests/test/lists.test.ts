@@ -3,9 +3,13 @@ import {
   burstPastLimit,
   checkBurst,
   checkStoreDeadlines,
+  declaredIndexes,
+  listQueriesOf,
   storeTimeLimits,
+  uncovered,
 } from '@support-desk/platform/testing';
 import t, { type Test } from 'tap';
+import { requestModel } from '../src/store/requests.js';
 import { completeStoredRequests } from '../src/use-cases/request-lists.js';
 import { type Harness, harness, validBody } from './helpers.js';
 
@@ -457,4 +461,48 @@ t.test('overload: lists and searches past their limits are refused at once; read
     get('/v1/requests?status=open', budgetHeader(3000)),
   );
   checkStoreDeadlines(t, limits, 3000);
+});
+
+t.test('every list query the repository builds is answered from a declared index (MongoDB)', async (t) => {
+  const h = await harness(t, {}, { counted: true });
+  const agent = h.identity.person('agent');
+  const [id] = await seed(h, agent.principal, [{ tags: ['vpn'] }, { priority: 'low' }, {}]);
+  const get = (url: string) => h.call(agent.principal, 'GET', url);
+  const filters = [
+    '',
+    'status=open',
+    'status=open,assigned',
+    'priority=high',
+    'status=open&priority=high',
+    `assignedTo=${agent.user.id}`,
+    `groupId=${h.identity.addGroup().id}`,
+    `requester=${agent.user.id}`,
+    'tags=vpn',
+    'tags=vpn,printer',
+    'createdAfter=2020-01-01T00:00:00Z&createdBefore=2040-01-01T00:00:00Z',
+    'q=printer',
+  ];
+  const sorts = [
+    '',
+    'sort=createdAt',
+    'sort=-updatedAt',
+    'sort=updatedAt',
+    'sort=-priority',
+    'sort=priority',
+  ];
+  const queries = await listQueriesOf(h.conn, 'requests', async () => {
+    for (const f of filters)
+      for (const s of sorts) {
+        const query = [f, s, 'limit=1'].filter(Boolean).join('&');
+        const first = await get(`/v1/requests?${query}`);
+        t.equal(first.status, 200, query);
+        const next = first.body.data.pagination.nextCursor;
+        if (next) await get(`/v1/requests?${query}&cursor=${next}`);
+      }
+    const feed = await get('/v1/requests/changes?limit=1');
+    await get(`/v1/requests/changes?cursor=${feed.body.data.pagination.nextCursor}`);
+    await get(`/v1/requests/${id}`);
+  });
+  t.ok(queries.length > filters.length * sorts.length, `${queries.length} queries seen`);
+  t.same(uncovered(queries, declaredIndexes(requestModel(h.conn).schema)), [], 'no scan, no sort in memory');
 });

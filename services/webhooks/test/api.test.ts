@@ -7,11 +7,15 @@ import {
   burstPastLimit,
   checkBurst,
   checkStoreDeadlines,
+  declaredIndexes,
   eventually,
+  listQueriesOf,
+  type ListQuery,
   storeTimeLimits,
   testCountedMongo,
   testNats,
   testPrincipal,
+  uncovered,
 } from '@support-desk/platform/testing';
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';
@@ -271,4 +275,41 @@ t.test('overload: lists past their limit are refused at once; reads go on', asyn
     await storeTimeLimits(conn, 'subscriptions', () => get('/v1/webhooks', budgetHeader(3000))),
     3000,
   );
+});
+
+t.test('every list query the repository builds is answered from a declared index (MongoDB)', async (t) => {
+  const conn = await testCountedMongo(t, 'webhooks');
+  const { nc, names } = await testNats(t);
+  const { app } = await composeForTest(t, { shared: { conn, nc, names, key: secretKey() }, start: false });
+  const hooks = [
+    await subscribe(app, { url: 'https://hooks.example.com/c1', events: ['*'] }),
+    await subscribe(app, { url: 'https://hooks.example.com/c2', events: ['*'] }),
+  ];
+  const get = (url: string) => app.inject({ method: 'GET', url, headers: admin });
+  const paths = [
+    '/v1/webhooks?limit=1',
+    `/v1/webhooks/${hooks[0]!.id}/deliveries?limit=1`,
+    `/v1/webhooks/${hooks[0]!.id}/deliveries?limit=1&status=pending,succeeded,failed`,
+    `/v1/webhooks/${hooks[0]!.id}/deliveries?limit=1&eventType=request.created,request.updated`,
+  ];
+  const queries = { subscriptions: [] as ListQuery[], deliveries: [] as ListQuery[] };
+  for (const collection of ['subscriptions', 'deliveries'] as const)
+    queries[collection] = await listQueriesOf(conn, collection, async () => {
+      for (const path of paths) {
+        const first = await get(path);
+        t.equal(first.statusCode, 200, path);
+        const next = first.json().data.pagination.nextCursor;
+        if (next) await get(`${path}&cursor=${next}`);
+      }
+    });
+  // The schemas as the service registered them on its connection.
+  const schemaOf = (collection: string) =>
+    Object.values(conn.models).find((m) => m.collection.name === collection)!.schema;
+  t.ok(queries.deliveries.length > 0, `${queries.deliveries.length} delivery queries seen`);
+  t.same(
+    uncovered(queries.subscriptions, declaredIndexes(schemaOf('subscriptions'))),
+    [],
+    'subscriptions: indexed',
+  );
+  t.same(uncovered(queries.deliveries, declaredIndexes(schemaOf('deliveries'))), [], 'deliveries: indexed');
 });
