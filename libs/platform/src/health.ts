@@ -33,7 +33,6 @@ export interface HealthOptions {
  */
 function monitor(check: HealthCheck, intervalMs: number, graceMs: number) {
   let lastSuccess: number | undefined;
-  const startedAt = Date.now();
   let failing = false;
   let running = false;
   let timer: NodeJS.Timeout | undefined;
@@ -64,9 +63,10 @@ function monitor(check: HealthCheck, intervalMs: number, graceMs: number) {
       clearInterval(timer);
     },
     state(): 'up' | 'down' {
-      // Never reached since the start: not ready (a pod must not join before its store answers).
-      if (lastSuccess === undefined && failing) return 'down';
-      const silentFor = Date.now() - (lastSuccess ?? startedAt);
+      // Never reached since the start (failed, or still waiting): not ready, whatever the grace:
+      // a pod must not join its Service before its store has answered once.
+      if (lastSuccess === undefined) return 'down';
+      const silentFor = Date.now() - lastSuccess;
       return silentFor > graceMs && (failing || running) ? 'down' : 'up';
     },
   };

@@ -215,3 +215,18 @@ t.test(
     t.equal(await ready(), 503, 'draining still turns it off at once');
   },
 );
+
+t.test('a process whose store has not answered yet is not ready, however long the grace', async (t) => {
+  const app = createHttpApp({ logger: testLogger() });
+  let answer: () => void = () => undefined;
+  registerHealth(app, { mongodb: () => new Promise<void>((r) => (answer = r)) }, { downAfterMs: 60_000 });
+  t.teardown(() => app.close());
+  const first = await app.inject('/readyz');
+  t.equal(first.statusCode, 503, 'the first check is still waiting: not ready');
+  t.match(first.json(), { error: { message: /mongodb unreachable/ } });
+  answer();
+  await eventually(async () => ((await app.inject('/readyz')).statusCode === 200 ? true : null), {
+    timeoutMs: 5000,
+    what: 'ready once the store answered',
+  });
+});
