@@ -1,13 +1,11 @@
 import { type DomainEvent, EVENT_TYPES, newId } from '@support-desk/contracts';
 import {
   asCaller,
-  budgetHeader,
   burstPastLimit,
   checkBurst,
-  checkStoreDeadlines,
+  checkListDeadline,
   declaredIndexes,
   listQueriesOf,
-  storeTimeLimits,
   testCountedMongo,
   testMongo,
   testPrincipal,
@@ -350,11 +348,7 @@ t.test('overload: lists and exports past their limits are refused at once; reads
   checkBurst(t, await burstPastLimit(list, () => get(`/v1/events/${stored[0]!.id}`)), /lists/);
   checkBurst(t, await burstPastLimit(exportAll, list, 4), /exports/);
   t.equal((await get('/v1/events')).statusCode, 200, 'every slot is given back once answered');
-  checkStoreDeadlines(
-    t,
-    await storeTimeLimits(conn, 'events', () => get('/v1/events', budgetHeader(3000))),
-    3000,
-  );
+  await checkListDeadline(t, conn, 'events', (headers) => get('/v1/events', headers));
 });
 
 t.test('every list query the repository builds is answered from a declared index (MongoDB)', async (t) => {

@@ -98,3 +98,21 @@ export function checkStoreDeadlines(t: Checks, limits: (number | undefined)[], b
     `every read carries maxTimeMS within the budget (${limits.join(', ')})`,
   );
 }
+
+/**
+ * Calls a list with the budget the gateway would give it (`budgetMs`) and checks that every store
+ * read it made on `collection` carried a `maxTimeMS` within that budget.
+ */
+export async function checkListDeadline(
+  t: Checks,
+  conn: Connection,
+  collection: string,
+  list: (headers: Record<string, string>) => Promise<unknown>,
+  budgetMs = 3000,
+) {
+  checkStoreDeadlines(
+    t,
+    await storeTimeLimits(conn, collection, () => list(budgetHeader(budgetMs))),
+    budgetMs,
+  );
+}
