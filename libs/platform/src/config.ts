@@ -30,6 +30,13 @@ export const baseConfig = {
    */
   SHUTDOWN_DRAIN_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
   /**
+   * How long a dependency (store, NATS, Redis) must have failed every background check before
+   * /readyz turns 503, plus up to half as long again at random per process, so replicas sharing a
+   * store that blinks or is busy do not all leave their Service at once (issue 31). A slow check
+   * is not a failure. 0: the first failed check.
+   */
+  READINESS_DOWN_AFTER_MS: Type.Integer({ minimum: 0, maximum: 300_000, default: 10_000 }),
+  /**
    * Serialise writes to one aggregate across processes with a lock document (see
    * aggregate-lock.ts). Only the local store needs it, and only with several replicas: MongoDB
    * applies each document write atomically.

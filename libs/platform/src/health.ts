@@ -2,40 +2,105 @@ import { errorBody, ok, type HttpApp } from './http.js';
 
 export type HealthCheck = () => Promise<unknown>;
 
-const CHECK_TIMEOUT_MS = 2000;
-
-async function probe(check: HealthCheck): Promise<'up' | 'down'> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      check(),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error('timeout')), CHECK_TIMEOUT_MS);
-      }),
-    ]);
-    return 'up';
-  } catch {
-    return 'down';
-  } finally {
-    clearTimeout(timer);
-  }
-}
+/** How often each dependency is checked, in the background (never on the `/readyz` call's path). */
+const CHECK_INTERVAL_MS = 1000;
+/**
+ * How long a dependency must have failed, every check of that time, before readiness turns off:
+ * a base plus a random part per process, so replicas sharing a store that blinks do not all
+ * leave their Service in the same second. A check still running (a busy store answering slowly)
+ * is not a failure: only an error is, or no answer at all for the whole grace.
+ */
+const DOWN_AFTER_MS = 10_000;
 
 export interface HealthState {
   /** Set while shutting down so load balancers stop sending traffic before the listener closes. */
   draining: boolean;
 }
 
-/** `/livez`: the process answers. `/readyz`: every dependency named in `checks` answers. */
-export function registerHealth(app: HttpApp, checks: Record<string, HealthCheck>): HealthState {
+export interface HealthOptions {
+  /** Check interval (ms); tests shorten it. */
+  intervalMs?: number;
+  /** How long a dependency fails before it counts as down (ms, before the per-process jitter). */
+  downAfterMs?: number;
+  /** The most of the random part added to `downAfterMs` (ms; half of it unless given). */
+  jitterMs?: number;
+}
+
+/**
+ * One dependency's state, kept by checks run in the background one at a time. It is `down` only
+ * once it has not answered successfully for its grace and its last check failed or is still
+ * pending: a slow answer is a busy dependency, and a busy one is not gone.
+ */
+function monitor(check: HealthCheck, intervalMs: number, graceMs: number) {
+  let lastSuccess: number | undefined;
+  let failing = false;
+  let running = false;
+  let timer: NodeJS.Timeout | undefined;
+  const tick = () => {
+    if (running) return;
+    running = true;
+    check()
+      .then(
+        () => {
+          lastSuccess = Date.now();
+          failing = false;
+        },
+        () => {
+          failing = true;
+        },
+      )
+      .finally(() => {
+        running = false;
+      });
+  };
+  return {
+    start() {
+      tick();
+      timer = setInterval(tick, intervalMs);
+      timer.unref();
+    },
+    stop() {
+      clearInterval(timer);
+    },
+    state(): 'up' | 'down' {
+      // Never reached since the start (failed, or still waiting): not ready, whatever the grace:
+      // a pod must not join its Service before its store has answered once.
+      if (lastSuccess === undefined) return 'down';
+      const silentFor = Date.now() - lastSuccess;
+      return silentFor > graceMs && (failing || running) ? 'down' : 'up';
+    },
+  };
+}
+
+/**
+ * `/livez`: the process answers (it never asks a dependency). `/readyz`: every dependency named in
+ * `checks` is there, from checks run every second in the background: the answer costs no store
+ * call and cannot queue behind a busy one. A dependency counts as down only after failing for
+ * its grace (10–15 s, jittered per process); a slow check is not a failure.
+ */
+export function registerHealth(
+  app: HttpApp,
+  checks: Record<string, HealthCheck>,
+  options: HealthOptions = {},
+): HealthState {
+  const intervalMs = options.intervalMs ?? CHECK_INTERVAL_MS;
+  const downAfterMs = options.downAfterMs ?? DOWN_AFTER_MS;
+  const graceMs = downAfterMs + Math.random() * (options.jitterMs ?? downAfterMs / 2);
+  const monitors = Object.fromEntries(
+    Object.entries(checks).map(([name, check]) => [name, monitor(check, intervalMs, graceMs)]),
+  );
+  for (const m of Object.values(monitors)) m.start();
+  app.addHook('onClose', async () => {
+    for (const m of Object.values(monitors)) m.stop();
+  });
   const state: HealthState = { draining: false };
-  app.get('/livez', async () => ok({ status: 'ok' }));
-  app.get('/readyz', async (_request, reply) => {
-    const names = Object.keys(checks);
-    const results = await Promise.all(names.map((n) => probe(checks[n])));
-    const status = Object.fromEntries(names.map((n, i) => [n, results[i]]));
-    const down = names.filter((n) => status[n] === 'down');
+  // Health answers even when the process sheds load (see admission.ts).
+  const config = { pressureHandler: () => undefined };
+  app.get('/livez', { config }, async () => ok({ status: 'ok' }));
+  app.get('/readyz', { config }, async (_request, reply) => {
     if (state.draining) return reply.code(503).send(errorBody('SERVICE_UNAVAILABLE', 'shutting down'));
+    const status = Object.fromEntries(Object.entries(monitors).map(([n, m]) => [n, m.state()]));
+    const down = Object.keys(status).filter((n) => status[n] === 'down');
     if (down.length > 0) {
       return reply
         .code(503)

@@ -20,6 +20,7 @@ import { nulCharacterPath } from './nul-character.js';
 import { type AjvError, validationFailure, validatorCompiler } from './validation.js';
 import { histogram } from './metrics.js';
 import { isDatabaseUnreachable } from './mongo.js';
+import { isTimeLimitError, storeTimedOut } from './store-deadline.js';
 import { activeTraceId } from './telemetry/propagation.js';
 
 /** Every answer, by route template (never the raw path: ids would explode the label set). */
@@ -255,7 +256,9 @@ export function createHttpApp({
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     const failure = error.validation
       ? validationFailure(error.validation as AjvError[], error.validationContext)
-      : error;
+      : isTimeLimitError(error)
+        ? storeTimedOut()
+        : error;
     if (isAppError(failure)) {
       return reply
         .code(failure.statusCode)

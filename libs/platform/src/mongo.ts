@@ -1,5 +1,6 @@
 import mongoose, { type Connection } from 'mongoose';
 import type { Logger } from './logger.js';
+import { storeDeadlinePlugin } from './store-deadline.js';
 
 export type { Connection };
 
@@ -22,6 +23,8 @@ export async function connectMongo({ url, dbName, logger, serverSelectionTimeout
     autoIndex: false,
     autoCreate: true,
   });
+  // Every read made while serving a call carries the call's remaining time (store-deadline.ts).
+  conn.plugin(storeDeadlinePlugin);
   conn.on('disconnected', () => logger?.warn({ dbName }, 'mongodb disconnected'));
   conn.on('reconnected', () => logger?.info({ dbName }, 'mongodb reconnected'));
   await conn.asPromise();

@@ -15,6 +15,7 @@ import {
   pingNats,
 } from '../src/index.js';
 import {
+  eventually,
   testLogger,
   testMongo,
   testNats,
@@ -32,23 +33,31 @@ t.test('readyz reports the real dependencies, livez the process', async (t) => {
   const { nc } = await testNats(t);
   const app = createHttpApp({ logger: testLogger() });
   let natsUp = true;
-  const state = registerHealth(app, {
-    mongodb: () => pingMongo(conn),
-    nats: async () => {
-      if (!natsUp) throw new Error('down');
-      await pingNats(nc);
+  const state = registerHealth(
+    app,
+    {
+      mongodb: () => pingMongo(conn),
+      nats: async () => {
+        if (!natsUp) throw new Error('down');
+        await pingNats(nc);
+      },
     },
-  });
+    { intervalMs: 50, downAfterMs: 100, jitterMs: 0 },
+  );
   t.teardown(() => app.close());
 
   t.same((await app.inject('/livez')).json(), { success: true, data: { status: 'ok' } });
-  const ready = await app.inject('/readyz');
-  t.equal(ready.statusCode, 200);
+  const ready = await eventually(async () => {
+    const res = await app.inject('/readyz');
+    return res.statusCode === 200 ? res : null;
+  });
   t.same(ready.json().data.checks, { mongodb: 'up', nats: 'up' });
 
   natsUp = false;
-  const notReady = await app.inject('/readyz');
-  t.equal(notReady.statusCode, 503);
+  const notReady = await eventually(async () => {
+    const res = await app.inject('/readyz');
+    return res.statusCode === 503 ? res : null;
+  });
   t.match(notReady.json(), { success: false, error: { code: 'SERVICE_UNAVAILABLE', message: /nats/ } });
 
   natsUp = true;

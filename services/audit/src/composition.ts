@@ -3,6 +3,7 @@ import {
   type ComposedService,
   type Connection,
   createHttpApp,
+  registerOverloadControls,
   deadLetterStore,
   domainEventReader,
   ensureIndexes,
@@ -42,7 +43,13 @@ export async function composeService(deps: AuditDeps): Promise<ComposedService> 
   eventModel(conn);
   deadLetterStore(conn);
   const app = createHttpApp({ logger });
-  const health = registerHealth(app, { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) });
+  // Deadlines and admission before every route (issue 31: README, "Overload").
+  await registerOverloadControls(app, config);
+  const health = registerHealth(
+    app,
+    { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) },
+    { downAfterMs: config.READINESS_DOWN_AFTER_MS },
+  );
   requirePrincipal(app, { verifyKeys: config.PRINCIPAL_VERIFY_KEYS, audience: 'audit' });
   // Audit sends nothing over NATS; it checks who signed every event (and operator request).
   const verifier = serviceVerifier(config);

@@ -1,4 +1,11 @@
-import { baseConfig, configSchema, loadConfig, metricsConfig, principalConfig } from '@support-desk/platform';
+import {
+  baseConfig,
+  configSchema,
+  loadConfig,
+  metricsConfig,
+  overloadConfig,
+  principalConfig,
+} from '@support-desk/platform';
 import { type Static, Type } from '@sinclair/typebox';
 
 /** Every variable the audit service reads (documented with defaults in README.md). */
@@ -6,6 +13,7 @@ export const auditConfigSchema = configSchema({
   ...baseConfig,
   ...metricsConfig(9483),
   ...principalConfig,
+  ...overloadConfig,
   PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 8083 }),
   /** Takes precedence over PORT so one environment file can hold every service's port. */
   AUDIT_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),

@@ -1,5 +1,16 @@
 import { type DomainEvent, EVENT_TYPES, newId } from '@support-desk/contracts';
-import { asCaller, testMongo, testPrincipal } from '@support-desk/platform/testing';
+import {
+  asCaller,
+  burstPastLimit,
+  checkBurst,
+  checkListDeadline,
+  declaredIndexes,
+  listQueriesOf,
+  testCountedMongo,
+  testMongo,
+  testPrincipal,
+  uncovered,
+} from '@support-desk/platform/testing';
 import t from 'tap';
 import { toStoredEvent } from '../src/events/ingestion.js';
 import { eventModel } from '../src/store/event-model.js';
@@ -317,4 +328,63 @@ t.test('events API', async (t) => {
     }
     t.equal(await eventModel(conn).countDocuments(), 30);
   });
+});
+
+t.test('overload: lists and exports past their limits are refused at once; reads go on', async (t) => {
+  const conn = await testCountedMongo(t, 'audit');
+  await prepareStore(conn);
+  const { app } = await composeForTest(t, conn, {
+    env: { LIST_CONCURRENCY: '1', EXPORT_CONCURRENCY: '1' },
+  });
+  const stored = Array.from({ length: 5 }, (_, i) =>
+    makeEvent('user.login', { resourceId: newId('user'), actor: actors.viewer, at: at(i) }),
+  );
+  await eventModel(conn).collection.insertMany(stored.map((e) => toStoredEvent(e)) as never[]);
+  const admin = asCaller(testPrincipal('admin'));
+  const get = (url: string, headers: Record<string, string> = {}) =>
+    app.inject({ method: 'GET', url, headers: { ...admin, ...headers } });
+  const list = () => get('/v1/events?type=user.login');
+  const exportAll = () => get('/v1/events/export', { accept: 'application/x-ndjson' });
+  checkBurst(t, await burstPastLimit(list, () => get(`/v1/events/${stored[0]!.id}`)), /lists/);
+  checkBurst(t, await burstPastLimit(exportAll, list, 4), /exports/);
+  t.equal((await get('/v1/events')).statusCode, 200, 'every slot is given back once answered');
+  await checkListDeadline(t, conn, 'events', (headers) => get('/v1/events', headers));
+});
+
+t.test('every list query the repository builds is answered from a declared index (MongoDB)', async (t) => {
+  const conn = await testCountedMongo(t, 'audit');
+  await prepareStore(conn);
+  const { app } = await composeForTest(t, conn);
+  const resource = newId('request');
+  const stored = [0, 1, 2].map((i) =>
+    makeEvent('request.updated', { resourceId: resource, actor: actors.agent, at: at(i) }),
+  );
+  await eventModel(conn).collection.insertMany(stored.map((e) => toStoredEvent(e)) as never[]);
+  const admin = asCaller(testPrincipal('admin'));
+  const get = (url: string) => app.inject({ method: 'GET', url, headers: admin });
+  const filters = [
+    '',
+    'type=request.updated',
+    'type=request.updated,request.created',
+    'resourceType=request',
+    `resourceType=request&resourceId=${resource}`,
+    `resourceId=${resource}`,
+    `userId=${actors.agent.id}`,
+    'actorRole=agent',
+    'actorRole=agent,admin',
+    `type=request.updated&userId=${actors.agent.id}`,
+    `since=${at(0).toISOString()}&until=${at(9).toISOString()}`,
+  ];
+  const queries = await listQueriesOf(conn, 'events', async () => {
+    for (const f of filters) {
+      const query = [f, 'limit=1'].filter(Boolean).join('&');
+      const first = await get(`/v1/events?${query}`);
+      t.equal(first.statusCode, 200, query);
+      const next = first.json().data.pagination.nextCursor;
+      if (next) await get(`/v1/events?${query}&cursor=${next}`);
+    }
+    t.equal((await get(`/v1/requests/${resource}/events?limit=1`)).statusCode, 200);
+  });
+  t.ok(queries.length > filters.length, `${queries.length} queries seen`);
+  t.same(uncovered(queries, declaredIndexes(eventModel(conn).schema)), [], 'no scan, no sort in memory');
 });

@@ -48,6 +48,7 @@ await registerPublicRoutes(app, {
   },
   authenticator: fixedCaller,
   authFailures: createAuthFailureThrottle({ limiter: null, limit: 0 }),
+  concurrency: null,
   rateLimiter: null,
   signPrincipal: createFastPrincipalSigner(config.PRINCIPAL_SIGNING_KEY),
   idempotency: null,

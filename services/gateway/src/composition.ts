@@ -16,6 +16,7 @@ import type { JWTVerifyGetKey } from 'jose';
 import { type GatewayConfig, idempotencyInFlightMs, listFrom } from './config.js';
 import { subscribeCredentialNotices } from './events/credential-notices.js';
 import { createIdentityClient } from './events/identity-client.js';
+import { createCredentialConcurrency, registerUpstreamBudget } from './routes/admission.js';
 import { isCorsPath, registerCors } from './routes/cors.js';
 import { registerDocs } from './routes/docs.js';
 import { registerOAuthProxy } from './routes/oauth.js';
@@ -101,6 +102,8 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
   }
 
   await registerCors(app, config);
+  // Each call's time budget, from its arrival (issue 31: README, "Overload").
+  registerUpstreamBudget(app, config.UPSTREAM_TIMEOUT_MS);
 
   const upstreams = {
     requests: listFrom(config.REQUESTS_URL),
@@ -157,10 +160,11 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
       })
     : null;
 
-  const health = registerHealth(app, {
-    redis: () => redis.ping(),
-    nats: () => pingNats(nc),
-  });
+  const health = registerHealth(
+    app,
+    { redis: () => redis.ping(), nats: () => pingNats(nc) },
+    { downAfterMs: config.READINESS_DOWN_AFTER_MS },
+  );
 
   const handleNotice = createNoticeHandler(identity, tokens, denyList);
   let notices: Awaited<ReturnType<typeof subscribeCredentialNotices>> | undefined;
@@ -179,6 +183,8 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
     authenticator,
     authFailures,
     rateLimiter,
+    concurrency:
+      config.CREDENTIAL_CONCURRENCY > 0 ? createCredentialConcurrency(config.CREDENTIAL_CONCURRENCY) : null,
     signPrincipal: createFastPrincipalSigner(config.PRINCIPAL_SIGNING_KEY),
     idempotency: createIdempotencyStore({
       redis,

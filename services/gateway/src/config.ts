@@ -35,6 +35,10 @@ export const gatewayConfigSchema = configSchema({
   IDENTITY_URL: Urls('http://127.0.0.1:8082'),
   AUDIT_URL: Urls('http://127.0.0.1:8083'),
   WEBHOOKS_URL: Urls('http://127.0.0.1:8084'),
+  /**
+   * How long the gateway waits for a service's answer, from the call's arrival; what is left of
+   * it is the service's budget (`x-sd-timeout-ms`), so the service gives up first.
+   */
   UPSTREAM_TIMEOUT_MS: Ms(30_000),
   UPSTREAM_CONNECT_TIMEOUT_MS: Ms(2_000),
   UPSTREAM_CONNECTIONS: Type.Integer({ minimum: 1, default: 128 }),
@@ -72,6 +76,8 @@ export const gatewayConfigSchema = configSchema({
   DEFAULT_PLAN: Type.Union([Type.Literal('standard'), Type.Literal('professional')], {
     default: 'standard',
   }),
+  /** Calls one credential may have in flight at once, per gateway process; past it 429 at once. 0: no cap. */
+  CREDENTIAL_CONCURRENCY: Type.Integer({ minimum: 0, maximum: 10_000, default: 25 }),
   OAUTH_TOKEN_LIMIT_PER_CLIENT: Type.Integer({ minimum: 1, default: 60 }),
   OAUTH_LIMIT_PER_IP: Type.Integer({ minimum: 1, default: 30 }),
   /** SCIM calls per identity provider connection per rate-limit window (bucket `scim`). */

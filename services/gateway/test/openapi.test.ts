@@ -73,6 +73,11 @@ t.test('every proxied route is in the OpenAPI document and vice versa', async (t
     const responses = op.responses as Record<string, unknown>;
     for (const code of ['401', '403', '429', '500'])
       t.ok(responses[code], `${routeKey(route)} documents ${code}`);
+    // Overload (issue 31): a refusal says so, and when to come back.
+    const shed = responses['503'] as { description: string; headers?: Record<string, unknown> };
+    t.match(shed?.description, /shed under load/, `${routeKey(route)}: 503 names load shedding`);
+    t.ok(shed?.headers?.['Retry-After'], `${routeKey(route)}: 503 has Retry-After`);
+    t.match((responses['429'] as { description: string }).description, /in flight/);
     t.ok(
       Object.keys(responses).some((c) => c.startsWith('2')),
       `${routeKey(route)} has a success response`,

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PRINCIPAL_HEADER, PUBLIC_ROUTES } from '@support-desk/contracts';
-import { createPrincipalSigner } from '@support-desk/platform';
+import { CALL_TIMEOUT_HEADER, createPrincipalSigner } from '@support-desk/platform';
 import { freePort, testEnv, testPrincipal } from '@support-desk/platform/testing';
 import t from 'tap';
 import { bearer, type EchoCall, harness, postChunked, startUpstream } from './helpers.js';
@@ -34,6 +34,21 @@ t.test('proxying', async (t) => {
         `${route.method} ${route.path}: the assertion binds the body sent`,
       );
     }
+  });
+
+  t.test("every forwarded call carries what is left of the gateway's upstream budget", async (t) => {
+    const res = await app.inject({
+      method: 'GET',
+      url: '/v1/requests',
+      // A client cannot name its own budget: the gateway's replaces it.
+      headers: { ...bearer(raw), [CALL_TIMEOUT_HEADER]: '999999' },
+    });
+    t.equal(res.statusCode, 200);
+    const budget = Number((res.json().data as EchoCall).headers[CALL_TIMEOUT_HEADER]);
+    t.ok(
+      Number.isInteger(budget) && budget >= 1 && budget <= h.config.UPSTREAM_TIMEOUT_MS,
+      `${budget} ms: at most UPSTREAM_TIMEOUT_MS (${h.config.UPSTREAM_TIMEOUT_MS}), less the gateway's time`,
+    );
   });
 
   t.test('a spoofed principal header never reaches a service; the gateway signs its own', async (t) => {

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { AUTHENTICATED_CLIENT_HEADER } from '@support-desk/contracts';
 import { eventually, startPrivateRedis } from '@support-desk/platform/testing';
 import t from 'tap';
@@ -141,7 +143,8 @@ t.test('rate limits', async (t) => {
     // A generous command timeout: on a starved machine 300 concurrent calls can keep the event
     // loop from reading Redis' answers for more than the default, and fail-open would then admit
     // calls — correct behaviour, but not what this test is about.
-    const patient = { REDIS_COMMAND_TIMEOUT_MS: 10_000 };
+    // No cap on calls in flight: the per-minute count is what is under test.
+    const patient = { REDIS_COMMAND_TIMEOUT_MS: 10_000, CREDENTIAL_CONCURRENCY: 0 };
     const { app, rateLimiterStats } = await h.gateway(patient);
     const other = await h.gateway(patient);
     const N = 40;
@@ -250,7 +253,11 @@ t.test('rate limits', async (t) => {
 t.test('Redis stopped', async (t) => {
   const redis = await startPrivateRedis(t);
   const h = await harness(t);
-  const open = await h.gateway({ RATE_LIMIT_FAILURE_MODE: 'fail-open' }, redis.url);
+  // Readiness turns off at the first failed check here (a grace of 10-15 s in production).
+  const open = await h.gateway(
+    { RATE_LIMIT_FAILURE_MODE: 'fail-open', READINESS_DOWN_AFTER_MS: 0 },
+    redis.url,
+  );
   const closed = await h.gateway({ RATE_LIMIT_FAILURE_MODE: 'fail-closed' }, redis.url);
   const admin = h.identity.addUser('admin');
   const { raw } = h.identity.addKey(admin);
@@ -270,10 +277,66 @@ t.test('Redis stopped', async (t) => {
   const refused = await closed.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(raw) });
   t.equal(refused.statusCode, 503, 'fail-closed refuses');
   t.equal(refused.json().error.code, 'SERVICE_UNAVAILABLE');
-  const ready = await open.app.inject({ method: 'GET', url: '/readyz' });
-  t.equal(ready.statusCode, 503, '/readyz reports redis down');
+  const ready = await eventually(
+    async () => ((await open.app.inject({ method: 'GET', url: '/readyz' })).statusCode === 503 ? true : null),
+    { timeoutMs: 5000, what: 'readiness to turn off' },
+  );
+  t.ok(ready, '/readyz reports redis down');
 
   // JWT path with Redis down: the deny-list check degrades to identity's user status.
   const token = await h.jwks.sign({ sub: admin.id, client_id: h.identity.addClient(), scope: 'admin' });
   t.equal((await open.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(token) })).statusCode, 200);
+});
+
+t.test('calls in flight per credential: past the cap, 429 with Retry-After at once', async (t) => {
+  // A requests service that holds its lists until the test lets them go, and answers the rest.
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const held = createServer((req, res) => {
+    const answer = () =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true,"data":{}}');
+    if (req.url?.startsWith('/v1/requests?')) void released.then(answer);
+    else answer();
+  });
+  await new Promise<void>((r) => held.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    held.closeAllConnections();
+    held.close();
+  });
+  const h = await harness(t);
+  const { app } = await h.gateway({
+    CREDENTIAL_CONCURRENCY: 2,
+    REQUESTS_URL: `http://127.0.0.1:${(held.address() as AddressInfo).port}`,
+  });
+  const admin = h.identity.addUser('admin');
+  const busy = h.identity.addKey(admin, { plan: 'enterprise', limits: { general: 100, events: 100 } }).raw;
+  const other = h.identity.addKey(admin).raw;
+  const get = (url: string, key: string) => app.inject({ method: 'GET', url, headers: bearer(key) });
+
+  // (`then` sends an inject call: these two go out now and wait at the service.)
+  const running = [get('/v1/requests?n=1', busy), get('/v1/requests?n=2', busy)].map((c) => c.then((r) => r));
+  const refused = await eventually(
+    async () => {
+      const res = await get('/v1/requests/req_1', busy);
+      return res.statusCode === 429 ? res : null;
+    },
+    { timeoutMs: 5000, what: 'the third call in flight to be refused' },
+  );
+  t.equal(refused.headers['retry-after'], '1', 'with Retry-After');
+  t.match(refused.json(), {
+    success: false,
+    error: { code: 'RATE_LIMITED', message: /at most 2 at once/ },
+  });
+  t.notOk(refused.headers['x-ratelimit-remaining'], 'refused before the plan counted it');
+  const quota = (await get('/v1/requests/req_1', other)).headers;
+  t.equal(quota['x-ratelimit-remaining'], '59', 'another credential is not held back');
+
+  release();
+  t.same(
+    (await Promise.all(running)).map((r) => r.statusCode),
+    [200, 200],
+  );
+  const after = await get('/v1/requests/req_1', busy);
+  t.equal(after.statusCode, 200, 'the slots are given back once answered');
+  t.equal(after.headers['x-ratelimit-remaining'], '97', 'only the calls that ran counted against the plan');
 });

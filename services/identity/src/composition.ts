@@ -3,6 +3,7 @@ import {
   type ComposedService,
   type Connection,
   createHttpApp,
+  registerOverloadControls,
   createOutboxRelay,
   ensureIndexes,
   type Logger,
@@ -76,7 +77,13 @@ export async function composeService(sd: IdentityServiceDeps): Promise<IdentityS
   const deps = identityDeps(sd);
   const keyring = await createKeyring(config, deps.clock);
   const app = createHttpApp({ logger });
-  const health = registerHealth(app, { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) });
+  // Deadlines and admission before every route (issue 31: README, "Overload").
+  await registerOverloadControls(app, config);
+  const health = registerHealth(
+    app,
+    { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) },
+    { downAfterMs: config.READINESS_DOWN_AFTER_MS },
+  );
   requirePrincipal(app, { verifyKeys: config.PRINCIPAL_VERIFY_KEYS, audience: 'identity' });
   // Identity signs what it sends over NATS, and checks who signed what it receives.
   const signer = serviceSigner('identity', config);

@@ -8,6 +8,7 @@ import {
   configSchema,
   loadConfig,
   metricsConfig,
+  overloadConfig,
   principalConfig,
 } from '@support-desk/platform';
 
@@ -17,6 +18,7 @@ const DEFAULT_DATA_DIR = resolve(fileURLToPath(import.meta.url), '../../../../..
 export const identityConfigSchema = configSchema({
   ...baseConfig,
   ...metricsConfig(9482),
+  ...overloadConfig,
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8082 }),
   IDENTITY_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   MONGO_DB: Type.String({ pattern: '^[A-Za-z0-9_-]{1,63}$', default: 'identity' }),

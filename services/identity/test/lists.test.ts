@@ -1,4 +1,13 @@
 import t, { type Test } from 'tap';
+import {
+  burstPastLimit,
+  checkBurst,
+  checkListDeadline,
+  declaredIndexes,
+  listQueriesOf,
+  uncovered,
+} from '@support-desk/platform/testing';
+import { UserSchema } from '../src/store/users.js';
 import { body, harness } from './helpers.js';
 
 /** The users and group members lists (issue 17): cursors, sort, multi-value filters. */
@@ -178,4 +187,69 @@ t.test('users and members lists', async (t) => {
       'every user of the start, once',
     );
   });
+});
+
+t.test('overload: lists and searches past their limits are refused at once; reads go on', async (t) => {
+  const h = await harness(t, { LIST_CONCURRENCY: '1', SEARCH_CONCURRENCY: '1' }, { countCommands: true });
+  const admin = await h.headers('admin');
+  const get = (url: string, headers: Record<string, string> = {}) =>
+    h.app.inject({ method: 'GET', url, headers: { ...admin, ...headers } });
+  const user = body(
+    await h.app.inject({
+      method: 'POST',
+      url: '/v1/users',
+      headers: admin,
+      payload: { email: 'busy@corp.test', name: 'Busy', role: 'agent' },
+    }),
+  ).data.id as string;
+  checkBurst(
+    t,
+    await burstPastLimit(
+      () => get('/v1/users?role=agent'),
+      () => get(`/v1/users/${user}`),
+    ),
+    /lists/,
+  );
+  checkBurst(
+    t,
+    await burstPastLimit(
+      () => get('/v1/users?q=busy'),
+      () => get('/v1/users?role=agent'),
+    ),
+    /searches/,
+  );
+  t.equal((await get('/v1/groups')).statusCode, 200, 'every slot is given back once answered');
+  await checkListDeadline(t, h.conn, 'users', (headers) => get('/v1/users', headers));
+});
+
+t.test('every list query the repository builds is answered from a declared index (MongoDB)', async (t) => {
+  const h = await harness(t, {}, { countCommands: true });
+  const admin = await h.headers('admin');
+  const get = (url: string) => h.app.inject({ method: 'GET', url, headers: admin });
+  const group = body(
+    await h.app.inject({ method: 'POST', url: '/v1/groups', headers: admin, payload: { name: 'Covered' } }),
+  ).data.id as string;
+  for (const n of [1, 2])
+    await h.app.inject({
+      method: 'POST',
+      url: '/v1/users',
+      headers: admin,
+      payload: { email: `cov-${n}@corp.test`, name: `Cov ${n}`, role: 'agent', groups: [group] },
+    });
+  const filters = ['', 'role=agent', 'status=active', 'role=agent,viewer&status=active', 'q=cov'];
+  const sorts = ['', 'sort=createdAt', 'sort=-updatedAt', 'sort=name', 'sort=-email'];
+  const queries = await listQueriesOf(h.conn, 'users', async () => {
+    for (const f of filters)
+      for (const s of sorts)
+        for (const path of ['/v1/users', `/v1/groups/${group}/members`]) {
+          const query = [f, s, 'limit=1'].filter(Boolean).join('&');
+          if (path !== '/v1/users' && f.startsWith('q=')) continue;
+          const first = await get(`${path}?${query}`);
+          t.equal(first.statusCode, 200, `${path}?${query}`);
+          const next = body(first).data.pagination.nextCursor;
+          if (next) await get(`${path}?${query}&cursor=${next}`);
+        }
+  });
+  t.ok(queries.length > filters.length * sorts.length, `${queries.length} queries seen`);
+  t.same(uncovered(queries, declaredIndexes(UserSchema)), [], 'no scan, no sort in memory');
 });

@@ -3,6 +3,7 @@ import {
   type ComposedService,
   type Connection,
   createHttpApp,
+  registerOverloadControls,
   createOneTimeIds,
   createOutboxRelay,
   deadLetterStore,
@@ -85,7 +86,13 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
   };
 
   const app = createHttpApp({ logger });
-  const health = registerHealth(app, { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) });
+  // Deadlines and admission before every route (issue 31: README, "Overload").
+  await registerOverloadControls(app, config);
+  const health = registerHealth(
+    app,
+    { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) },
+    { downAfterMs: config.READINESS_DOWN_AFTER_MS },
+  );
   // Uploads stream in: their assertions carry a one-time id, spent in this service's database.
   const oneTimeIds = createOneTimeIds(conn, { logger });
   requirePrincipal(app, { verifyKeys: config.PRINCIPAL_VERIFY_KEYS, audience: 'requests', oneTimeIds });

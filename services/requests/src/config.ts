@@ -1,11 +1,19 @@
 import { Type } from '@sinclair/typebox';
-import { baseConfig, configSchema, loadConfig, metricsConfig, principalConfig } from '@support-desk/platform';
+import {
+  baseConfig,
+  configSchema,
+  loadConfig,
+  metricsConfig,
+  overloadConfig,
+  principalConfig,
+} from '@support-desk/platform';
 import type { Static } from '@sinclair/typebox';
 
 export const requestsConfigSchema = configSchema({
   ...baseConfig,
   ...metricsConfig(9481),
   ...principalConfig,
+  ...overloadConfig,
   /** Takes precedence over PORT so one environment file can configure every service. */
   REQUESTS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
   PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 8081 }),

@@ -1,4 +1,13 @@
+import {
+  burstPastLimit,
+  checkBurst,
+  checkListDeadline,
+  declaredIndexes,
+  listQueriesOf,
+  uncovered,
+} from '@support-desk/platform/testing';
 import t, { type Test } from 'tap';
+import { requestModel } from '../src/store/requests.js';
 import { completeStoredRequests } from '../src/use-cases/request-lists.js';
 import { type Harness, harness, validBody } from './helpers.js';
 
@@ -422,4 +431,78 @@ t.test('search: `q`, and `search` as its alias', async (t) => {
   refused(t, await get('?q=vpn&search=toner'), 'query.search', /contradicts query.q/);
   refused(t, await get('?search=%20'), 'query.search', /blank/);
   refused(t, await get(`?search=${'a'.repeat(101)}`), 'query.search', /100/);
+});
+
+t.test('overload: lists and searches past their limits are refused at once; reads go on', async (t) => {
+  const h = await harness(t, { LIST_CONCURRENCY: 1, SEARCH_CONCURRENCY: 1 }, { counted: true });
+  const agent = h.identity.person('agent');
+  const [id] = await seed(h, agent.principal, [{ title: 'VPN drops' }, { title: 'Toner' }]);
+  const get = async (url: string, headers?: Record<string, string>) => {
+    const res = await h.call(agent.principal, 'GET', url, undefined, headers);
+    return { statusCode: res.status, headers: res.headers, body: JSON.stringify(res.body) };
+  };
+  // Lists beside a single read, then searches (their own limit) beside a list.
+  checkBurst(
+    t,
+    await burstPastLimit(
+      () => get('/v1/requests?status=open'),
+      () => get(`/v1/requests/${id}`),
+    ),
+    /lists/,
+  );
+  checkBurst(
+    t,
+    await burstPastLimit(
+      () => get('/v1/requests?q=vpn'),
+      () => get('/v1/requests?status=open'),
+    ),
+    /searches/,
+  );
+  t.equal((await get('/v1/requests')).statusCode, 200, 'every slot is given back once answered');
+  // Deadlines: the store reads of a call carry its remaining time (the gateway's budget).
+  await checkListDeadline(t, h.conn, 'requests', (headers) => get('/v1/requests?status=open', headers));
+});
+
+t.test('every list query the repository builds is answered from a declared index (MongoDB)', async (t) => {
+  const h = await harness(t, {}, { counted: true });
+  const agent = h.identity.person('agent');
+  const [id] = await seed(h, agent.principal, [{ tags: ['vpn'] }, { priority: 'low' }, {}]);
+  const get = (url: string) => h.call(agent.principal, 'GET', url);
+  const filters = [
+    '',
+    'status=open',
+    'status=open,assigned',
+    'priority=high',
+    'status=open&priority=high',
+    `assignedTo=${agent.user.id}`,
+    `groupId=${h.identity.addGroup().id}`,
+    `requester=${agent.user.id}`,
+    'tags=vpn',
+    'tags=vpn,printer',
+    'createdAfter=2020-01-01T00:00:00Z&createdBefore=2040-01-01T00:00:00Z',
+    'q=printer',
+  ];
+  const sorts = [
+    '',
+    'sort=createdAt',
+    'sort=-updatedAt',
+    'sort=updatedAt',
+    'sort=-priority',
+    'sort=priority',
+  ];
+  const queries = await listQueriesOf(h.conn, 'requests', async () => {
+    for (const f of filters)
+      for (const s of sorts) {
+        const query = [f, s, 'limit=1'].filter(Boolean).join('&');
+        const first = await get(`/v1/requests?${query}`);
+        t.equal(first.status, 200, query);
+        const next = first.body.data.pagination.nextCursor;
+        if (next) await get(`/v1/requests?${query}&cursor=${next}`);
+      }
+    const feed = await get('/v1/requests/changes?limit=1');
+    await get(`/v1/requests/changes?cursor=${feed.body.data.pagination.nextCursor}`);
+    await get(`/v1/requests/${id}`);
+  });
+  t.ok(queries.length > filters.length * sorts.length, `${queries.length} queries seen`);
+  t.same(uncovered(queries, declaredIndexes(requestModel(h.conn).schema)), [], 'no scan, no sort in memory');
 });

@@ -5,6 +5,7 @@ import {
   consumerAckFloor,
   type Connection,
   createHttpApp,
+  registerOverloadControls,
   createOutboxRelay,
   deadLetterStore,
   domainEventReader,
@@ -100,7 +101,13 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
     intakeFloor: consumerAckFloor(nc, names.eventsStream, config.WEBHOOKS_DURABLE),
   };
   const app = createHttpApp({ logger });
-  const health = registerHealth(app, { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) });
+  // Deadlines and admission before every route (issue 31: README, "Overload").
+  await registerOverloadControls(app, config);
+  const health = registerHealth(
+    app,
+    { mongodb: () => pingMongo(conn), nats: () => pingNats(nc) },
+    { downAfterMs: config.READINESS_DOWN_AFTER_MS },
+  );
   requirePrincipal(app, { verifyKeys: config.PRINCIPAL_VERIFY_KEYS, audience: 'webhooks' });
   registerRoutes(app, deps);
 

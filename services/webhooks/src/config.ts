@@ -1,4 +1,11 @@
-import { baseConfig, configSchema, loadConfig, metricsConfig, principalConfig } from '@support-desk/platform';
+import {
+  baseConfig,
+  configSchema,
+  loadConfig,
+  metricsConfig,
+  overloadConfig,
+  principalConfig,
+} from '@support-desk/platform';
 import { type Static, Type } from '@sinclair/typebox';
 
 const Ms = (def: number, minimum = 1, maximum = 86_400_000) =>
@@ -9,6 +16,7 @@ export const webhooksConfigSchema = configSchema({
   ...baseConfig,
   ...metricsConfig(9484),
   ...principalConfig,
+  ...overloadConfig,
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8084 }),
   /** Takes precedence over PORT so one environment file can hold every service's port. */
   WEBHOOKS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),

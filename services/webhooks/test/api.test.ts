@@ -1,10 +1,33 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { newId } from '@support-desk/contracts';
 import { decodeDomainEvent, encodeJson } from '@support-desk/platform';
-import { asCaller, eventually, publishSigned, testPrincipal } from '@support-desk/platform/testing';
+import {
+  asCaller,
+  burstPastLimit,
+  checkBurst,
+  checkListDeadline,
+  declaredIndexes,
+  eventually,
+  publishSigned,
+  listQueriesOf,
+  type ListQuery,
+  testCountedMongo,
+  testNats,
+  testPrincipal,
+  uncovered,
+} from '@support-desk/platform/testing';
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';
-import { admin, composeForTest, deliveries, event, publish, startReceiver, subscribe } from './helpers.js';
+import {
+  admin,
+  composeForTest,
+  deliveries,
+  event,
+  publish,
+  secretKey,
+  startReceiver,
+  subscribe,
+} from './helpers.js';
 
 t.test(
   'subscriptions: create (secret once), read, list, update, delete, and each change an event',
@@ -223,4 +246,65 @@ t.test('a delivery: the event as the events API shows it, signed, verified by th
   });
   t.equal(bad.statusCode, 400);
   t.equal(receiver.received.length, 2, 'no duplicate of the redelivered event');
+});
+
+t.test('overload: lists past their limit are refused at once; reads go on', async (t) => {
+  const conn = await testCountedMongo(t, 'webhooks');
+  const { nc, names } = await testNats(t);
+  const { app } = await composeForTest(t, {
+    env: { LIST_CONCURRENCY: '1' },
+    shared: { conn, nc, names, key: secretKey() },
+    start: false,
+  });
+  const hook = await subscribe(app, { url: 'https://hooks.example.com/busy', events: ['*'] });
+  const get = (url: string, headers: Record<string, string> = {}) =>
+    app.inject({ method: 'GET', url, headers: { ...admin, ...headers } });
+  for (const url of ['/v1/webhooks?limit=5', `/v1/webhooks/${hook.id}/deliveries`])
+    checkBurst(
+      t,
+      await burstPastLimit(
+        () => get(url),
+        () => get(`/v1/webhooks/${hook.id}`),
+      ),
+      /lists/,
+    );
+  t.equal((await get('/v1/webhooks')).statusCode, 200, 'every slot is given back once answered');
+  await checkListDeadline(t, conn, 'subscriptions', (headers) => get('/v1/webhooks', headers));
+});
+
+t.test('every list query the repository builds is answered from a declared index (MongoDB)', async (t) => {
+  const conn = await testCountedMongo(t, 'webhooks');
+  const { nc, names } = await testNats(t);
+  const { app } = await composeForTest(t, { shared: { conn, nc, names, key: secretKey() }, start: false });
+  const hooks = [
+    await subscribe(app, { url: 'https://hooks.example.com/c1', events: ['*'] }),
+    await subscribe(app, { url: 'https://hooks.example.com/c2', events: ['*'] }),
+  ];
+  const get = (url: string) => app.inject({ method: 'GET', url, headers: admin });
+  const paths = [
+    '/v1/webhooks?limit=1',
+    `/v1/webhooks/${hooks[0]!.id}/deliveries?limit=1`,
+    `/v1/webhooks/${hooks[0]!.id}/deliveries?limit=1&status=pending,succeeded,failed`,
+    `/v1/webhooks/${hooks[0]!.id}/deliveries?limit=1&eventType=request.created,request.updated`,
+  ];
+  const queries = { subscriptions: [] as ListQuery[], deliveries: [] as ListQuery[] };
+  for (const collection of ['subscriptions', 'deliveries'] as const)
+    queries[collection] = await listQueriesOf(conn, collection, async () => {
+      for (const path of paths) {
+        const first = await get(path);
+        t.equal(first.statusCode, 200, path);
+        const next = first.json().data.pagination.nextCursor;
+        if (next) await get(`${path}&cursor=${next}`);
+      }
+    });
+  // The schemas as the service registered them on its connection.
+  const schemaOf = (collection: string) =>
+    Object.values(conn.models).find((m) => m.collection.name === collection)!.schema;
+  t.ok(queries.deliveries.length > 0, `${queries.deliveries.length} delivery queries seen`);
+  t.same(
+    uncovered(queries.subscriptions, declaredIndexes(schemaOf('subscriptions'))),
+    [],
+    'subscriptions: indexed',
+  );
+  t.same(uncovered(queries.deliveries, declaredIndexes(schemaOf('deliveries'))), [], 'deliveries: indexed');
 });

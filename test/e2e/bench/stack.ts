@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import { createActor } from '../src/actors.js';
 import type { Api } from '../src/http.js';
 import { request } from '../src/http.js';
-import { type Stack, startStack, type Teardownable } from '../src/stack.js';
+import { SHARED_STACK_ENV, type Stack, startStack, type Teardownable } from '../src/stack.js';
 import { createWithKey, currentTags, readIfNoneMatch, updateIfMatch } from './conditional.js';
 import { CONNECTIONS, type CallShape, describeRun, load, phase } from './load.js';
 
@@ -101,7 +101,10 @@ async function main() {
   process.once('SIGINT', stopOnSignal);
   process.once('SIGTERM', stopOnSignal);
   try {
-    const stack = await startStack(cleanup);
+    // Throughput of each path, not admission: one key's 32 connections are not capped, nor lists.
+    const stack = await startStack(cleanup, {
+      env: { ...SHARED_STACK_ENV, CREDENTIAL_CONCURRENCY: '0', LIST_CONCURRENCY: '1000' },
+    });
     const adminEmail = `bench-admin.${stack.run}@example.com`;
     await stack.deskctlJson(['bootstrap', '--email', adminEmail, '--name', 'Bench Admin']);
     const agent = await createActor(stack, 'agent', 'bench-agent', { keyArgs: BENCH_KEY });

@@ -26,6 +26,8 @@ const stack = await startStack(t, {
     // Redis's answers within the default 250 ms; fail-open then admits the call (a CI run saw 65
     // of 60). This file is about exact counting across replicas; fail-open has its own tests.
     REDIS_COMMAND_TIMEOUT_MS: '5000',
+    // The same: the per-minute count, not the cap on calls in flight, is under test here.
+    CREDENTIAL_CONCURRENCY: '0',
   },
 });
 const { admin, agent } = await cast(stack);

@@ -7,3 +7,5 @@ export * from './round-trips.js';
 export * from './slapd.js';
 export * from './receiver.js';
 export * from './signed.js';
+export * from './overload.js';
+export * from './index-coverage.js';

@@ -50,6 +50,9 @@ export function roundTripCounter(conn: Connection, nc?: NatsConnection): RoundTr
     async measure(operation) {
       const storeCommands: string[] = [];
       const onCommand = (event: mongo.CommandStartedEvent) => {
+        // The readiness checks ping the store every second in the background (health.ts): not
+        // a round trip of the operation measured.
+        if (event.commandName === 'ping') return;
         const collection = event.command[event.commandName];
         storeCommands.push(
           typeof collection === 'string' ? `${event.commandName} ${collection}` : event.commandName,

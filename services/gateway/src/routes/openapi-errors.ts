@@ -69,9 +69,11 @@ const COMMON_ERRORS: Record<number, { description: string; example: ErrorExample
   },
   429: {
     description:
-      'RATE_LIMITED: the bucket named in the message is exhausted; or, whatever the credential, the ' +
-      'calling address failed authentication too often (every `/v1` call answered 401 counts, ' +
-      '`AUTH_FAILURES_PER_IP` per window) and is refused until its window frees. See Retry-After',
+      'RATE_LIMITED: the bucket named in the message is exhausted; or the credential already has as ' +
+      'many calls in flight as it may (`CREDENTIAL_CONCURRENCY`, answered at once and not counted ' +
+      'against the bucket); or, whatever the credential, the calling address failed authentication ' +
+      'too often (every `/v1` call answered 401 counts, `AUTH_FAILURES_PER_IP` per window) and is ' +
+      'refused until its window frees. See Retry-After',
     example: {
       code: 'RATE_LIMITED',
       message: 'Rate limit exceeded for the general bucket: 60 requests per 60 seconds; retry after 12 s',
@@ -95,7 +97,8 @@ const COMMON_ERRORS: Record<number, { description: string; example: ErrorExample
     example: { code: 'SERVER_ERROR', message: 'The requests service is unreachable' },
   },
   503: {
-    description: 'SERVICE_UNAVAILABLE: a dependency is unavailable',
+    description:
+      'SERVICE_UNAVAILABLE: a dependency is unavailable, or the call was shed under load: too many lists, searches or exports running in the service, the service saturated, or the call out of time before it was done. Nothing was done; see Retry-After',
     example: { code: 'SERVICE_UNAVAILABLE', message: 'Rate limiting is unavailable; retry later' },
   },
   504: {
@@ -175,6 +178,7 @@ export function errorResponses(statuses: number[], examples: RouteExamples | und
         {
           description: common.description,
           ...(status === 429 ? { headers: { 'Retry-After': RETRY_AFTER, ...headers } } : {}),
+          ...(status === 503 ? { headers: { 'Retry-After': RETRY_AFTER } } : {}),
           ...(status === 409 ? { headers: { 'Retry-After': RETRY_AFTER } } : {}),
           content: {
             'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' }, ...shown },

@@ -1,6 +1,6 @@
 import replyFrom from '@fastify/reply-from';
 import { hasScope, type OwningService, type PublicRoute } from '@support-desk/contracts';
-import { errorBody, type HttpApp, humanBytes, isAppError } from '@support-desk/platform';
+import { type AppError, errorBody, type HttpApp, humanBytes, isAppError } from '@support-desk/platform';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../use-cases/authenticator.js';
@@ -14,6 +14,7 @@ import {
 import type { AuthFailureThrottle } from '../use-cases/auth-failure-throttle.js';
 import { takesIdempotencyKey } from '../use-cases/idempotency.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
+import type { CredentialConcurrency } from './admission.js';
 import { idempotencyHooks } from './idempotency.js';
 import type { UpstreamHealth } from './upstream-health.js';
 import { clientClosedRequest, recordClientClosedRequest } from './upstream-errors.js';
@@ -46,6 +47,8 @@ export interface ProxyDeps {
   authenticator: Authenticator;
   rateLimiter: RateLimiter | null;
   signPrincipal: FastPrincipalSigner;
+  /** The cap on one credential's calls in flight (null: no cap). */
+  concurrency: CredentialConcurrency | null;
   /** Idempotency-Key claims and stored answers (POST and PATCH); null: the header is ignored (bench). */
   idempotency: IdempotencyStore | null;
 }
@@ -59,12 +62,15 @@ function sendError(
   return reply.code(status).send(errorBody(code, message));
 }
 
+const sendAppError = (reply: FastifyReply, err: AppError) =>
+  reply.headers(err.headers).code(err.statusCode).send(errorBody(err.code, err.message));
+
 /**
- * Authentication → IP allowlist → rate limit → scope, before the body is read. Failed
+ * Authentication → IP allowlist → calls in flight → rate limit → scope, before the body is read. Failed
  * authentication and refused addresses consume no quota; a scope refusal does (it is a call the
  * credential made) and carries the rate-limit headers like every other answer to a credential.
  */
-function guard({ authenticator, authFailures, rateLimiter }: ProxyDeps) {
+function guard({ authenticator, authFailures, rateLimiter, concurrency }: ProxyDeps) {
   const tooManyFailures = (reply: FastifyReply, decision: RateDecision) => {
     reply.header('retry-after', String(decision.retryAfter));
     return sendError(
@@ -96,8 +102,11 @@ function guard({ authenticator, authFailures, rateLimiter }: ProxyDeps) {
         const refusal = await authFailures.recordFailure(request.ip);
         if (refusal) return tooManyFailures(reply, refusal);
       }
-      return reply.headers(err.headers).code(err.statusCode).send(errorBody(err.code, err.message));
+      return sendAppError(reply, err);
     }
+    // Before the plan's quota: a call refused for being one too many at once costs no quota.
+    const crowded = concurrency?.admit(caller.rateSubject, reply);
+    if (crowded) return sendAppError(reply, crowded);
     if (rateLimiter) {
       const limit = caller.limits[route.bucket];
       let decision: Awaited<ReturnType<RateLimiter['take']>>;

@@ -3,9 +3,10 @@ import { BalancedPool, Pool } from 'undici';
 import type { UpstreamHealth } from './upstream-health.js';
 import type { FastifyReplyFromHooks } from '@fastify/reply-from';
 import { FORWARDED_HEADER, INTERNAL_HEADERS, PRINCIPAL_HEADER } from '@support-desk/contracts';
-import { AppError, traceContextHeaders } from '@support-desk/platform';
+import { AppError, CALL_TIMEOUT_HEADER, traceContextHeaders } from '@support-desk/platform';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayConfig } from '../config.js';
+import { upstreamBudgetHeader } from './admission.js';
 import {
   clientClosedRequest,
   CONNECTION_BROKE,
@@ -144,6 +145,9 @@ export function upstreamHeaders(
   // adds: the caller's copy would make a second, conflicting `traceparent`.
   for (const h of traceContextHeaders()) delete out[h];
   if (!keepAuth) delete out.authorization;
+  // The budget is the gateway's to give (a client's own copy is dropped): see admission.ts.
+  delete out[CALL_TIMEOUT_HEADER];
+  Object.assign(out, upstreamBudgetHeader(request));
   out['x-request-id'] = request.id;
   out['x-forwarded-for'] = request.ip;
   out['x-forwarded-proto'] = request.protocol;

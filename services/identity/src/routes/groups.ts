@@ -19,7 +19,7 @@ import {
 } from '../use-cases/groups.js';
 
 export function groupRoutes(app: HttpApp, deps: Deps): void {
-  contractRoute(app, schemas, 'GET /v1/groups', () => listGroups(deps));
+  contractRoute(app, schemas, 'GET /v1/groups', () => listGroups(deps), { config: { admission: 'list' } });
   contractRoute(app, schemas, 'POST /v1/groups', (request) =>
     createGroup(deps, contextFromPrincipal(request.principal), request.body),
   );
@@ -34,8 +34,13 @@ export function groupRoutes(app: HttpApp, deps: Deps): void {
       ifMatch: ifMatchRevisions(request.headers['if-match']),
     }),
   );
-  contractRoute(app, schemas, 'GET /v1/groups/:id/members', async (request, reply) =>
-    withPageLinks(request, reply, await listMembers(deps, request.params.id, request.query)),
+  contractRoute(
+    app,
+    schemas,
+    'GET /v1/groups/:id/members',
+    async (request, reply) =>
+      withPageLinks(request, reply, await listMembers(deps, request.params.id, request.query)),
+    { config: { admission: 'list' } },
   );
   contractRoute(app, schemas, 'POST /v1/groups/:id/members', (request) =>
     addMember(deps, contextFromPrincipal(request.principal), request.params.id, request.body.userId, {

@@ -4,14 +4,19 @@ import {
   contractRoute,
   type HttpApp,
   ifMatchRevisions,
+  listOrSearch,
   withPageLinks,
 } from '@support-desk/platform';
 import type { Deps } from '../use-cases/deps.js';
 import { createUser, deactivateUser, getMe, getUser, listUsers, updateUser } from '../use-cases/users.js';
 
 export function userRoutes(app: HttpApp, deps: Deps): void {
-  contractRoute(app, schemas, 'GET /v1/users', async (request, reply) =>
-    withPageLinks(request, reply, await listUsers(deps, request.query)),
+  contractRoute(
+    app,
+    schemas,
+    'GET /v1/users',
+    async (request, reply) => withPageLinks(request, reply, await listUsers(deps, request.query)),
+    { config: { admission: listOrSearch } },
   );
   contractRoute(app, schemas, 'POST /v1/users', (request) =>
     createUser(deps, contextFromPrincipal(request.principal), request.body, {

@@ -50,9 +50,11 @@ export const UserSchema = new Schema<UserDoc>(
   { collection: 'users', versionKey: false, minimize: false },
 );
 UserSchema.index({ createdAt: -1, _id: -1 });
-// The list's other orders (`sort`); `emailKey` has its unique index.
+// The list's other orders (`sort`). `email` sorts by `emailKey` then `_id` (the keyset's tie-break):
+// its unique index alone cannot give that order, so MongoDB sorted every user in memory.
 UserSchema.index({ updatedAt: -1, _id: -1 });
 UserSchema.index({ name: 1, _id: 1 });
+UserSchema.index({ emailKey: 1, _id: 1 });
 UserSchema.index({ groups: 1 });
 UserSchema.index({ role: 1, status: 1 });
 // A connection's users (SCIM lists, a sync's pass over what it owns): one equality, pushed down.

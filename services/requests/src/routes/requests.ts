@@ -4,6 +4,7 @@ import {
   type HttpApp,
   ifMatchRevisions,
   linkHeader,
+  listOrSearch,
   withPageLinks,
 } from '@support-desk/platform';
 import type { Deps } from '../use-cases/deps.js';
@@ -13,18 +14,28 @@ import { createRequest, deleteRequest, updateRequest } from '../use-cases/reques
 import { addComment, listComments } from '../use-cases/comments.js';
 
 export function requestRoutes(app: HttpApp, deps: Deps): void {
-  contractRoute(app, schemas, 'GET /v1/requests', async (request, reply) =>
-    withPageLinks(request, reply, await listRequests(deps, request.query)),
+  contractRoute(
+    app,
+    schemas,
+    'GET /v1/requests',
+    async (request, reply) => withPageLinks(request, reply, await listRequests(deps, request.query)),
+    { config: { admission: listOrSearch } },
   );
-  contractRoute(app, schemas, 'GET /v1/requests/changes', async (request, reply) => {
-    const answer = await listRequestChanges(deps, request.principal, request.query);
-    // The next poll, as a link too (always there: the feed never ends).
-    reply.header(
-      'link',
-      linkHeader(request.url, [{ rel: 'next', set: { cursor: answer.pagination.nextCursor } }]),
-    );
-    return answer;
-  });
+  contractRoute(
+    app,
+    schemas,
+    'GET /v1/requests/changes',
+    async (request, reply) => {
+      const answer = await listRequestChanges(deps, request.principal, request.query);
+      // The next poll, as a link too (always there: the feed never ends).
+      reply.header(
+        'link',
+        linkHeader(request.url, [{ rel: 'next', set: { cursor: answer.pagination.nextCursor } }]),
+      );
+      return answer;
+    },
+    { config: { admission: 'list' } },
+  );
   contractRoute(app, schemas, 'POST /v1/requests', (request) =>
     createRequest(deps, request.principal, request.body),
   );

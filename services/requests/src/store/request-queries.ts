@@ -49,9 +49,6 @@ export interface RequestListWindow {
   maxTimeMs?: number;
 }
 
-/** The store gave up on a query past its `maxTimeMS` (MaxTimeMSExpired, on MongoDB and FerretDB). */
-export const isTimeLimitError = (err: unknown) => (err as { code?: unknown } | null)?.code === 50;
-
 export function listQuery(filter: RequestListFilter): FilterQuery<RequestRecord> {
   const query: FilterQuery<RequestRecord> = { ...VISIBLE };
   if (filter.status) query.status = oneOf(filter.status);

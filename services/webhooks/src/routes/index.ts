@@ -14,8 +14,12 @@ import { toSubscriptionView } from '../use-cases/views.js';
 
 /** The webhooks API (admin scope, checked by `contractRoute` from PUBLIC_ROUTES). */
 export function registerRoutes(app: HttpApp, deps: Deps): void {
-  contractRoute(app, schemas, 'GET /v1/webhooks', async (request, reply) =>
-    withPageLinks(request, reply, await listSubscriptions(deps, request.query)),
+  contractRoute(
+    app,
+    schemas,
+    'GET /v1/webhooks',
+    async (request, reply) => withPageLinks(request, reply, await listSubscriptions(deps, request.query)),
+    { config: { admission: 'list' } },
   );
   contractRoute(app, schemas, 'POST /v1/webhooks', (request) =>
     createSubscription(deps, contextFromPrincipal(request.principal), request.body),
@@ -33,8 +37,13 @@ export function registerRoutes(app: HttpApp, deps: Deps): void {
     rotateSecret(deps, contextFromPrincipal(request.principal), request.params.id),
   );
   contractRoute(app, schemas, 'POST /v1/webhooks/:id/ping', (request) => ping(deps, request.params.id));
-  contractRoute(app, schemas, 'GET /v1/webhooks/:id/deliveries', async (request, reply) =>
-    withPageLinks(request, reply, await listDeliveries(deps, request.params.id, request.query)),
+  contractRoute(
+    app,
+    schemas,
+    'GET /v1/webhooks/:id/deliveries',
+    async (request, reply) =>
+      withPageLinks(request, reply, await listDeliveries(deps, request.params.id, request.query)),
+    { config: { admission: 'list' } },
   );
   contractRoute(app, schemas, 'POST /v1/webhooks/:id/deliveries/:deliveryId/replay', (request) =>
     replayDelivery(deps, request.params.id, request.params.deliveryId),
