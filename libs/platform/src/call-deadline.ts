@@ -24,12 +24,28 @@ export interface CallBudget {
   deadline: number;
   /** Aborted at the deadline, or as soon as the caller is gone. */
   signal: AbortSignal;
+  /**
+   * Set once the whole answer went out. Work the call started and that goes on after it (a
+   * worker it woke, a timer it set: they inherit its async context) is background work from
+   * then on, bound by no deadline of the call's.
+   */
+  answered?: boolean;
 }
 
 const calls = new AsyncLocalStorage<CallBudget>();
 
 /** The budget of the call being served; undefined outside a call (background work has none). */
-export const currentCall = (): CallBudget | undefined => calls.getStore();
+export const currentCall = (): CallBudget | undefined => {
+  const call = calls.getStore();
+  return call && !call.answered ? call : undefined;
+};
+
+/**
+ * Runs `fn` outside any call: for waking background work (a relay, a worker) from inside a call,
+ * so that its timers and passes never inherit the call's deadline, nor its abort when the caller
+ * leaves.
+ */
+export const outsideCall = <T>(fn: () => T): T => calls.exit(fn);
 
 /** Runs `fn` with a budget of its own (tests, and work that is not an HTTP call). */
 export const withCallBudget = <T>(budget: CallBudget, fn: () => T): T => calls.run(budget, fn);
@@ -46,7 +62,7 @@ export const callTimedOut = () =>
  * starts for a call nobody waits for.
  */
 export function remainingCallMs(): number | undefined {
-  const call = calls.getStore();
+  const call = currentCall();
   if (!call) return undefined;
   const left = call.deadline - Date.now();
   if (call.signal.aborted || left <= 0) throw callTimedOut();
@@ -84,11 +100,13 @@ export function registerCallDeadlines(app: FastifyInstance, { maxMs }: { maxMs: 
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new Error('deadline')), budget);
     timer.unref();
+    const call: CallBudget = { deadline: Date.now() + budget, signal: controller.signal };
     reply.raw.once('close', () => {
       clearTimeout(timer);
       // Closed before the whole answer went out: the caller is gone, stop what is left.
       if (!reply.raw.writableFinished) controller.abort(new Error('caller gone'));
+      else call.answered = true;
     });
-    calls.run({ deadline: Date.now() + budget, signal: controller.signal }, done);
+    calls.run(call, done);
   });
 }

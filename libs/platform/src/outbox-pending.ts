@@ -1,3 +1,4 @@
+import { outsideCall } from './call-deadline.js';
 import type { OutboxEntry } from './outbox-entry.js';
 
 /**
@@ -42,7 +43,10 @@ export function notePendingQuietly(collection: string, id: unknown, entries: Out
 export function notePending(collection: string, id: unknown, entries: OutboxEntry[] | null = null) {
   if (id === undefined || id === null) return;
   notePendingQuietly(collection, id, entries);
-  for (const listener of pendingListeners) listener();
+  // The relays' passes are background work, not the writing call's.
+  outsideCall(() => {
+    for (const listener of pendingListeners) listener();
+  });
 }
 
 /** Up to `max` noted writes of a collection (the rest stay noted); `more` when some are left. */

@@ -7,6 +7,7 @@ import {
   createHttpApp,
   currentCall,
   ok,
+  outsideCall,
   registerHealth,
   registerOverloadControls,
   remainingCallMs,
@@ -213,6 +214,52 @@ t.test(
     });
     state.draining = true;
     t.equal(await ready(), 503, 'draining still turns it off at once');
+  },
+);
+
+t.test(
+  'work a call starts outlives it: no deadline once answered, none inherited from a woken worker',
+  async (t) => {
+    const conn = await testCountedMongo(t, 'outlives');
+    const Thing = conn.model('Thing', new Schema({ _id: String, n: Number }, { versionKey: false }));
+    await Thing.create({ _id: 'thing_1', n: 1 });
+    const later: Promise<string>[] = [];
+    /** A read 500 ms after the call, past its 300 ms budget: what a timer the call set would do. */
+    const readLater = () =>
+      new Promise<string>((resolve) =>
+        setTimeout(() => {
+          Thing.findById('thing_1')
+            .lean()
+            .then(
+              () => resolve(currentCall() ? 'inside a call' : 'read'),
+              (err: Error) => resolve(err.message),
+            );
+        }, 500),
+      );
+    const origin = await listening(t, async (app) => {
+      app.get('/answered', async () => {
+        later.push(readLater());
+        return ok({});
+      });
+      app.get('/abandoned', async () => {
+        later.push(outsideCall(readLater));
+        await new Promise((r) => setTimeout(r, 2000));
+        return ok({});
+      });
+    });
+    const answered = await fetch(`${origin}/answered`, { headers: { [CALL_TIMEOUT_HEADER]: '300' } });
+    t.equal(answered.status, 200);
+    t.equal(await later[0], 'read', 'a timer set by an answered call reads without its deadline');
+
+    const leaving = new AbortController();
+    const abandoned = fetch(`${origin}/abandoned`, {
+      headers: { [CALL_TIMEOUT_HEADER]: '300' },
+      signal: leaving.signal,
+    }).catch(() => 'left');
+    await eventually(() => later.length === 2, { what: 'the second call started' });
+    leaving.abort();
+    t.equal(await abandoned, 'left');
+    t.equal(await later[1], 'read', 'work woken outside the call runs though its caller left');
   },
 );
 

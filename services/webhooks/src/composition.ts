@@ -12,6 +12,7 @@ import {
   ensureIndexes,
   type Logger,
   type NatsConnection,
+  outsideCall,
   pingMongo,
   pingNats,
   registerHealth,
@@ -97,7 +98,8 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
     allowedRanges: checkedRanges(config.WEBHOOKS_ALLOWED_RANGES),
     allowHttp: config.WEBHOOKS_ALLOW_HTTP,
     rotationOverlapMs: config.WEBHOOKS_ROTATION_OVERLAP_MS,
-    wake: (lanes) => wakeWorker(lanes),
+    // The worker's passes are background work, not the waking call's (its deadline, its abort).
+    wake: (lanes) => outsideCall(() => wakeWorker(lanes)),
     intakeFloor: consumerAckFloor(nc, names.eventsStream, config.WEBHOOKS_DURABLE),
   };
   const app = createHttpApp({ logger });
