@@ -129,6 +129,15 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
         if (!sub.active && head.eventId !== null) {
           // Held while the subscription is off: re-enabling makes its deliveries due again.
           await deps.deliveries.setState(head._id, { dueMinute: null });
+          // Re-enabled since it was read? Then its resume may have run before this hold and been
+          // undone by it (the delivery would wait for ever): due again, and the loop goes on. A
+          // resume after this read comes after the hold too, and makes it due by itself.
+          const again = await deps.subscriptions.findLive(head.subscriptionId);
+          if (again?.active) {
+            await deps.deliveries.setState(head._id, { dueMinute: minuteKey(deps.clock()) });
+            subs.delete(head.subscriptionId);
+            continue;
+          }
           ended = 'held';
           break;
         }
