@@ -90,6 +90,48 @@ t.test('410 Gone disables the subscription at once, with the reason; re-enabling
   t.equal(JSON.parse(receiver.received[1].body).id, later.id);
 });
 
+t.test('re-enabled while the worker holds its delivery: the delivery still goes out', async (t) => {
+  // The race: the worker read the subscription (off); it was re-enabled and its held deliveries
+  // made due again; then the worker held the delivery, which undid that, and it waited for ever.
+  const { app, service } = await composeForTest(t, { start: false });
+  const receiver = await startReceiver(t);
+  const sub = await subscribe(app, { url: receiver.url, events: ['request.*'] });
+  const active = (on: boolean) =>
+    app.inject({ method: 'PATCH', url: `/v1/webhooks/${sub.id}`, headers: admin, payload: { active: on } });
+  t.equal((await active(false)).statusCode, 200);
+  let reenabled: Promise<unknown> | undefined;
+  const deps: Deps = {
+    ...service.deps,
+    intakeFloor: async () => 2,
+    subscriptions: {
+      ...service.deps.subscriptions,
+      findLive: async (id: string) => {
+        const found = await service.deps.subscriptions.findLive(id);
+        reenabled ??= active(true); // once, right after the worker's first read
+        await reenabled;
+        return found;
+      },
+    },
+  };
+  const worker = createDeliveryWorker(deps, {
+    pollMs: 50,
+    concurrency: 4,
+    leaseMs: 8000,
+    attemptMs: 2500,
+    schedule: [100],
+    disableAfterFailures: 100,
+    disableAfterMs: 60_000,
+  });
+  deps.wake = worker.wake;
+  t.teardown(() => worker.stop());
+  const created = event('request.created');
+  await fanOut(deps)(created, 1);
+  worker.start();
+  await eventually(() => receiver.received.length === 1, { what: 'the delivery goes out' });
+  t.equal(JSON.parse(receiver.received[0].body).id, created.id);
+  t.match((await getWebhook(app, sub.id)) as object, { active: true });
+});
+
 t.test('a subscription that keeps failing is disabled after the threshold, with an event', async (t) => {
   const { app, nc, names } = await composeForTest(t, {
     env: { WEBHOOKS_DISABLE_AFTER_FAILURES: '3', WEBHOOKS_DISABLE_AFTER_MS: '0' },
