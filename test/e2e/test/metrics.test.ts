@@ -100,6 +100,12 @@ t.test('labels stay low-cardinality: no ids, emails or raw paths', async (t) => 
         values.get(key)!.add(value);
       }
     }
-    for (const [key, set] of values) t.ok(set.size <= 40, `${instance}: ${key} has ${set.size} values`);
+    // A route label has one value per route served: the gateway serves the whole API, OAuth, SCIM,
+    // the console and the docs (about 60, all seen on a stack other files share); a raw path would
+    // grow without bound. Every other label stays far below.
+    for (const [key, set] of values) {
+      const bound = key.endsWith(':route') ? 120 : 40;
+      t.ok(set.size <= bound, `${instance}: ${key} has ${set.size} values (at most ${bound})`);
+    }
   }
 });
