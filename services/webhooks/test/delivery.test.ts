@@ -1,7 +1,7 @@
 import { newId } from '@support-desk/contracts';
 import { eventually } from '@support-desk/platform/testing';
 import { Webhook } from 'standardwebhooks';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import {
   admin,
   composeForTest,
@@ -15,6 +15,22 @@ import {
 import { fanOut } from '../src/use-cases/deliveries.js';
 import { createDeliveryWorker } from '../src/use-cases/delivery-worker.js';
 import type { Deps } from '../src/use-cases/deps.js';
+
+/** A delivery worker of the test's own over `deps` (wired as `deps.wake`), stopped at teardown. */
+function ownWorker(t: Test, deps: Deps) {
+  const worker = createDeliveryWorker(deps, {
+    pollMs: 50,
+    concurrency: 4,
+    leaseMs: 8000,
+    attemptMs: 2500,
+    schedule: [100],
+    disableAfterFailures: 100,
+    disableAfterMs: 60_000,
+  });
+  deps.wake = worker.wake;
+  t.teardown(() => worker.stop());
+  return worker;
+}
 
 t.test('retries with backoff against a receiver that fails twice, same webhook-id each time', async (t) => {
   const { app, nc, names } = await composeForTest(t);
@@ -113,17 +129,7 @@ t.test('re-enabled while the worker holds its delivery: the delivery still goes 
       },
     },
   };
-  const worker = createDeliveryWorker(deps, {
-    pollMs: 50,
-    concurrency: 4,
-    leaseMs: 8000,
-    attemptMs: 2500,
-    schedule: [100],
-    disableAfterFailures: 100,
-    disableAfterMs: 60_000,
-  });
-  deps.wake = worker.wake;
-  t.teardown(() => worker.stop());
+  const worker = ownWorker(t, deps);
   const created = event('request.created');
   await fanOut(deps)(created, 1);
   worker.start();
@@ -269,17 +275,7 @@ t.test('an earlier event taken in while a lane is read still goes out first', as
     },
   };
   const intake = fanOut(deps);
-  const worker = createDeliveryWorker(deps, {
-    pollMs: 50,
-    concurrency: 4,
-    leaseMs: 8000,
-    attemptMs: 2500,
-    schedule: [100],
-    disableAfterFailures: 100,
-    disableAfterMs: 60_000,
-  });
-  deps.wake = worker.wake;
-  t.teardown(() => worker.stop());
+  const worker = ownWorker(t, deps);
   await intake(second, 2);
   worker.start();
   await eventually(() => receiver.received.length === 2, { what: 'both events delivered' });
