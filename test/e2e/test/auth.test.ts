@@ -36,7 +36,7 @@ t.test(
       ['Bearer without a token', 'Bearer'],
       ['Bearer with spaces only', 'Bearer    '],
       ['a random string', 'Bearer not-a-credential'],
-      ['the key without its secret', `Bearer ${agent.key.slice(0, agent.key.lastIndexOf('_'))}`],
+      ['the key without its secret', `Bearer sd_${agent.keyId}`],
       ['a key with a wrong secret', `Bearer ${agent.key.slice(0, -6)}abcdef`],
       [
         'a key with an unknown id',
