@@ -36,7 +36,7 @@ if (!fs.existsSync(PROMTOOL) || !fs.existsSync(PROMETHEUS)) {
   const { agent } = await cast(stack);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sd-prometheus-'));
   const port = await freePort();
-  const jobs = ['gateway', 'requests', 'identity', 'audit'];
+  const jobs = ['gateway', 'requests', 'identity', 'audit', 'webhooks'];
   const config = [
     'global: { scrape_interval: 1s, evaluation_interval: 1s }',
     `rule_files: [${JSON.stringify(RULES)}]`,
@@ -82,14 +82,11 @@ if (!fs.existsSync(PROMTOOL) || !fs.existsSync(PROMETHEUS)) {
       async () => (await request(`http://127.0.0.1:${port}/-/ready`).catch(() => null))?.status === 200,
       { what: `Prometheus ready\n${logTail()}`, timeoutMs: 30_000 },
     );
-    await eventually(
-      async () => (await query('sum(up{job=~"gateway|requests|identity|audit"})')).value === 4,
-      {
-        what: 'all four services up',
-        timeoutMs: 30_000,
-      },
-    );
-    t.pass('gateway, requests, identity and audit are up');
+    await eventually(async () => (await query(`sum(up{job=~"${jobs.join('|')}"})`)).value === jobs.length, {
+      what: 'all five services up',
+      timeoutMs: 30_000,
+    });
+    t.pass('gateway, requests, identity, audit and webhooks are up');
   });
 
   t.test('the key series exist and move after traffic', async (t) => {
@@ -150,13 +147,18 @@ if (!fs.existsSync(PROMTOOL) || !fs.existsSync(PROMETHEUS)) {
   t.test('every dashboard query is valid PromQL', async (t) => {
     const dashboard = JSON.parse(
       fs.readFileSync(path.join(OBSERVABILITY, 'grafana/support-desk.json'), 'utf8'),
-    ) as { panels: { title: string; targets: { expr: string }[] }[] };
+    ) as {
+      panels: { title: string; targets: { expr: string }[] }[];
+      templating: { list: { name: string; allValue?: string; query?: { query: string } }[] };
+    };
     t.ok(dashboard.panels.length >= 10);
+    // The service picker offers every scraped service, and "All" means all of them.
+    const service = dashboard.templating.list.find((v) => v.name === 'service');
+    t.same(service?.allValue?.split('|'), jobs, 'the service variable: All is every service');
+    t.match(service?.query?.query, `job=~"${jobs.join('|')}"`, 'the service variable lists every service');
     for (const panel of dashboard.panels) {
       for (const target of panel.targets) {
-        const expr = target.expr
-          .replaceAll('$service', 'gateway|requests|identity|audit')
-          .replaceAll('$__rate_interval', '1m');
+        const expr = target.expr.replaceAll('$service', jobs.join('|')).replaceAll('$__rate_interval', '1m');
         const r = await query(expr);
         t.equal(r.status, 'success', `${panel.title}: ${r.error ?? 'ok'}`);
       }
