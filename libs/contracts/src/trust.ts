@@ -1,7 +1,7 @@
 import type { IdentityRpcName } from './internal.js';
 
 /**
- * The trust model between the services over NATS (README: Security). Every message one service
+ * The trust model between the services over NATS (docs/security.md). Every message one service
  * sends another (a domain event, a credential notice, a request) is signed with the sender's own
  * Ed25519 key; a receiver verifies the signature against the sender's public key and accepts the
  * message only when this table lets that sender send it. deploy/nats.conf gives each service's
