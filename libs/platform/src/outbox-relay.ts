@@ -50,7 +50,8 @@ export interface OutboxRelayOptions {
 
 export interface OutboxRelay {
   start(): void;
-  pause(): void;
+  /** Stops passes; resolves once the pass in flight (if any) has ended, so nothing publishes after. */
+  pause(): Promise<void>;
   resume(): void;
   stop(): Promise<void>;
   /**
@@ -280,6 +281,7 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     },
     pause() {
       paused = true;
+      return current.catch(() => undefined);
     },
     resume() {
       paused = false;

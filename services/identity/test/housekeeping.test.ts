@@ -110,7 +110,7 @@ t.test(
     t.equal(await sessionUser(deps, sessions[0]), null);
 
     // A grant revoked while the relay is down keeps its pending event: it is not purged until published.
-    h.relay.pause();
+    await h.relay.pause();
     await revokeGrant(deps, (await store.grants.findById(live).lean<GrantDoc>())!, 'test');
     h.advance(601 * S);
     t.same(

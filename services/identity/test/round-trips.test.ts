@@ -38,8 +38,11 @@ t.test('round trips of every public identity operation', async (t) => {
     { IDENTITY_HOUSEKEEPING_INTERVAL_MS: '0', IDENTITY_GROUP_CACHE_TTL_MS: '3600000' },
     { countCommands: true },
   );
-  // The relay's publishing is background work: paused, only the call itself is counted.
-  h.relay.pause();
+  // The relay's publishing is background work: paused, only the call itself is counted. A pass
+  // already running when the test set out (slow on a loaded machine) would publish the groups'
+  // events and make this replica forget their names mid-test: wait for it, and for its messages.
+  await h.relay.pause();
+  await h.nc.flush();
   const counter = roundTripCounter(h.conn, h.nc);
   const measured = new Map<string, Trips>();
   const measure = async <T>(operation: string, run: () => Promise<T>): Promise<T> => {

@@ -113,7 +113,7 @@ results.push(line('GET /v1/requests/:id', 'read', await run('read', 'GET', `/v1/
 // collection's size), so both write runs start from an empty collection to compare like with like.
 await relay.idle();
 await requestModel(conn).deleteMany({});
-relay.pause();
+await relay.pause();
 results.push(
   line(
     'POST /v1/requests (relay paused)',

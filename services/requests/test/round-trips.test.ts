@@ -99,7 +99,7 @@ t.test('round trips of every public operation', async (t) => {
 
   /** One call with the relay paused (its own trips), then the relay's work for it, checked. */
   const measure = async (name: string, call: () => Promise<{ statusCode: number; body: string }>) => {
-    h.relay.pause();
+    await h.relay.pause();
     const made = await observer.during(() => counter.measure(call));
     const relayed = await observer.during(() =>
       counter.measure(async () => {
