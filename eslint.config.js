@@ -43,6 +43,11 @@ export default tseslint.config(
       message: 'store/ and events/ never import upward',
     },
   ]),
+  // A tool reaches a service only through the entry that service declares for it (DEVELOPERS.md,
+  // "Dependency rules"): deskctl's code imports `@support-desk/identity/admin`, its tests also
+  // `@support-desk/identity/testing` (the service to run commands against); nothing else of a service.
+  toolLayer('tools/*/src/**/*.ts', ['admin']),
+  toolLayer('tools/*/test/**/*.ts', ['admin', 'testing']),
   {
     files: ['services/*/src/use-cases/**/*.ts'],
     rules: {
@@ -72,6 +77,30 @@ function layer(files, patterns) {
               message: 'services never import each other; share code through libs/',
             },
             ...patterns,
+          ],
+        },
+      ],
+    },
+  };
+}
+
+/** `no-restricted-imports` for tools: of a service, only identity's declared `entries`. */
+function toolLayer(files, entries) {
+  return {
+    files: [files],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^@support-desk/(?!identity/(${entries.join('|')})$)(${SERVICES.join('|')})(/.*)?$`,
+              message: `a tool imports a service only through its declared entry (@support-desk/identity/${entries.join(' or /')})`,
+            },
+            {
+              group: ['**/services/**'],
+              message: 'a tool never reaches into a service: use its declared entry',
+            },
           ],
         },
       ],
