@@ -63,47 +63,29 @@ export default tseslint.config(
   },
 );
 
-/** `no-restricted-imports` for one layer: its own rules plus "no service imports another". */
-function layer(files, patterns) {
-  return {
-    files: [files],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: SERVICES.flatMap((name) => [`@support-desk/${name}`, `**/${name}/src/**`]),
-              message: 'services never import each other; share code through libs/',
-            },
-            ...patterns,
-          ],
-        },
-      ],
-    },
-  };
+/** `no-restricted-imports` of `patterns` on `files`. */
+function restrictedImports(files, patterns) {
+  return { files: [files], rules: { 'no-restricted-imports': ['error', { patterns }] } };
 }
 
-/** `no-restricted-imports` for tools: of a service, only identity's declared `entries`. */
-function toolLayer(files, entries) {
-  return {
-    files: [files],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              regex: `^@support-desk/(?!identity/(${entries.join('|')})$)(${SERVICES.join('|')})(/.*)?$`,
-              message: `a tool imports a service only through its declared entry (@support-desk/identity/${entries.join(' or /')})`,
-            },
-            {
-              group: ['**/services/**'],
-              message: 'a tool never reaches into a service: use its declared entry',
-            },
-          ],
-        },
-      ],
+/** One layer of a service: its own rules plus "no service imports another". */
+function layer(files, patterns) {
+  return restrictedImports(files, [
+    {
+      group: SERVICES.flatMap((name) => [`@support-desk/${name}`, `**/${name}/src/**`]),
+      message: 'services never import each other; share code through libs/',
     },
-  };
+    ...patterns,
+  ]);
+}
+
+/** A tool: of a service, only identity's declared `entries` (package.json `exports`). */
+function toolLayer(files, entries) {
+  return restrictedImports(files, [
+    {
+      regex: `^@support-desk/(?!identity/(${entries.join('|')})$)(${SERVICES.join('|')})(/.*)?$`,
+      message: `a tool imports a service only through its declared entry (@support-desk/identity/${entries.join(' or /')})`,
+    },
+    { group: ['**/services/**'], message: 'a tool never reaches into a service: use its declared entry' },
+  ]);
 }
