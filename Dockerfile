@@ -27,7 +27,7 @@ RUN --mount=type=secret,id=npmrc,target=/root/.npmrc npm ci --no-audit --no-fund
 COPY . .
 RUN npx tsc -b \
  && mkdir -p /dist-out \
- && for d in libs/*/dist services/*/dist; do \
+ && for d in libs/*/dist services/*/dist tools/*/dist; do \
       [ -d "$d" ] || continue; \
       mkdir -p "/dist-out/$d" && cp -r "$d/." "/dist-out/$d/" && rm -rf "/dist-out/$d/test" "/dist-out/$d/.tsbuildinfo"; \
     done
@@ -43,6 +43,11 @@ COPY --from=manifests /out/ ./
 RUN --mount=type=secret,id=npmrc,target=/root/.npmrc npm ci --omit=dev --no-audit --no-fund \
  && npm cache clean --force
 COPY --from=build /dist-out/ ./
+# `deskctl` on PATH (the chart's bootstrap Job, `kubectl exec … deskctl`): node with the services'
+# hardening flag, running the tool's compiled entry.
+RUN printf '#!/bin/sh\nexec node --disable-proto=throw /app/tools/deskctl/dist/src/deskctl.js "$@"\n' \
+      > /usr/local/bin/deskctl \
+ && chmod 755 /usr/local/bin/deskctl
 # A numeric non-root user above 10000 (never a host user's id), the one the Kubernetes chart
 # runs as (deploy/helm/support-desk-service/values.yaml: securityContext). The one directory a
 # service writes to (identity's development signing key file, IDENTITY_DATA_DIR, when

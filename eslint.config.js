@@ -43,6 +43,11 @@ export default tseslint.config(
       message: 'store/ and events/ never import upward',
     },
   ]),
+  // A tool reaches a service only through the entry that service declares for it (DEVELOPERS.md,
+  // "Dependency rules"): deskctl's code imports `@support-desk/identity/admin`, its tests also
+  // `@support-desk/identity/testing` (the service to run commands against); nothing else of a service.
+  toolLayer('tools/*/src/**/*.ts', ['admin']),
+  toolLayer('tools/*/test/**/*.ts', ['admin', 'testing']),
   {
     files: ['services/*/src/use-cases/**/*.ts'],
     rules: {
@@ -58,23 +63,29 @@ export default tseslint.config(
   },
 );
 
-/** `no-restricted-imports` for one layer: its own rules plus "no service imports another". */
+/** `no-restricted-imports` of `patterns` on `files`. */
+function restrictedImports(files, patterns) {
+  return { files: [files], rules: { 'no-restricted-imports': ['error', { patterns }] } };
+}
+
+/** One layer of a service: its own rules plus "no service imports another". */
 function layer(files, patterns) {
-  return {
-    files: [files],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: SERVICES.flatMap((name) => [`@support-desk/${name}`, `**/${name}/src/**`]),
-              message: 'services never import each other; share code through libs/',
-            },
-            ...patterns,
-          ],
-        },
-      ],
+  return restrictedImports(files, [
+    {
+      group: SERVICES.flatMap((name) => [`@support-desk/${name}`, `**/${name}/src/**`]),
+      message: 'services never import each other; share code through libs/',
     },
-  };
+    ...patterns,
+  ]);
+}
+
+/** A tool: of a service, only identity's declared `entries` (package.json `exports`). */
+function toolLayer(files, entries) {
+  return restrictedImports(files, [
+    {
+      regex: `^@support-desk/(?!identity/(${entries.join('|')})$)(${SERVICES.join('|')})(/.*)?$`,
+      message: `a tool imports a service only through its declared entry (@support-desk/identity/${entries.join(' or /')})`,
+    },
+    { group: ['**/services/**'], message: 'a tool never reaches into a service: use its declared entry' },
+  ]);
 }

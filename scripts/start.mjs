@@ -191,9 +191,9 @@ function provisionStreams(env) {
 }
 
 function bootstrapAdmin(env) {
-  const cli = path.join(ROOT, 'services', 'identity', 'dist', 'src', 'cli', 'deskctl.js');
+  const cli = path.join(ROOT, 'tools', 'deskctl', 'dist', 'src', 'deskctl.js');
   if (!fs.existsSync(cli)) {
-    say('admin bootstrap skipped (identity CLI not built yet)');
+    say('admin bootstrap skipped (deskctl not built yet)');
     return;
   }
   say('bootstrapping the admin account (deskctl bootstrap --if-none)');

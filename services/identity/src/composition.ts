@@ -1,12 +1,9 @@
-import type { NatsNames } from '@support-desk/contracts';
 import {
   type ComposedService,
-  type Connection,
   createHttpApp,
   registerOverloadControls,
   createOutboxRelay,
   ensureIndexes,
-  type Logger,
   type NatsConnection,
   type OutboxRelay,
   pingMongo,
@@ -18,42 +15,16 @@ import {
   serviceVerifier,
   webhooksAdminClient,
 } from '@support-desk/platform';
-import { environmentSecret, type IdentityConfig, type IdentityServiceConfig } from './config.js';
+import type { IdentityServiceConfig } from './config.js';
 import { forgetChangedGroups } from './events/group-changes.js';
-import { bindPasswordReader } from './ldap/bind-password.js';
-import { readDirectory } from './ldap/directory.js';
 import { createKeyring, type Keyring } from './oauth/keys.js';
 import { registerRoutes } from './routes/index.js';
-import { createRepositories, outboxModels } from './store/index.js';
+import { outboxModels } from './store/index.js';
 import type { Deps } from './use-cases/deps.js';
 import { createHousekeeping } from './use-cases/housekeeping.js';
 import { createLdapSyncScheduler } from './use-cases/ldap-sync.js';
 import { identityRpcAnswers } from './use-cases/rpc-answers.js';
-
-export interface IdentityDepsInput {
-  config: IdentityConfig;
-  logger: Logger;
-  conn: Connection;
-  names: NatsNames;
-  /** The clock (tests move it). */
-  clock?: () => Date;
-  /** Where LDAP bind passwords named by variable are read (the process environment). */
-  environment?: (name: string) => string | undefined;
-}
-
-/** The use cases' dependencies over one database connection (the service and deskctl alike). */
-export function identityDeps({ config, logger, conn, names, clock, environment }: IdentityDepsInput): Deps {
-  const repositories = createRepositories(conn, { nameCacheTtlMs: config.IDENTITY_GROUP_CACHE_TTL_MS });
-  return {
-    ...repositories,
-    config,
-    names,
-    logger,
-    clock: clock ?? (() => new Date()),
-    readDirectory,
-    bindPassword: bindPasswordReader(environment ?? environmentSecret(), config.LDAP_SECRETS_DIR),
-  };
-}
+import { identityDeps, type IdentityDepsInput } from './wiring.js';
 
 export interface IdentityServiceDeps extends IdentityDepsInput {
   config: IdentityServiceConfig;

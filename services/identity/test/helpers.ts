@@ -1,6 +1,3 @@
-import { spawn } from 'node:child_process';
-import { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { jetstream } from '@nats-io/jetstream';
 import {
   type CredentialNotice,
@@ -27,8 +24,6 @@ import {
   uniqueName,
 } from '@support-desk/platform/testing';
 import { rm } from 'node:fs/promises';
-import type { CliIo } from '../src/cli/io.js';
-import { runDeskctl } from '../src/cli/main.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Connection } from 'mongoose';
@@ -76,7 +71,7 @@ export interface Harness {
   notices: CredentialNotice[];
   /** Moves the injected clock forward. */
   advance(ms: number): void;
-  /** Environment for a spawned deskctl that targets this test's database and namespace. */
+  /** Environment for an admin tool (deskctl) that targets this test's database and namespace. */
   cliEnv: Record<string, string>;
   headers(role?: Role, overrides?: Partial<Principal>): Promise<Record<string, string>>;
   waitForEvent(match: (e: DomainEvent) => boolean, what?: string): Promise<DomainEvent>;
@@ -157,79 +152,3 @@ export const callerOf = (name: IdentityRpcName) => ({ signer: testSigner(IDENTIT
 
 /** JSON body of an inject response. */
 export const body = (res: { body: string }): any => JSON.parse(res.body);
-
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  /** Parsed --json output. */
-  json: any;
-}
-
-const parsed = (stdout: string): unknown => {
-  try {
-    return JSON.parse(stdout);
-  } catch {
-    return undefined;
-  }
-};
-
-/**
- * Runs a deskctl command line against the harness's database and namespace, in this process
- * (`runDeskctl` with streams of its own: the same parsing, sessions, use cases and output as the
- * bin, without a Node start per command). The bin itself, its exit status and its terminal, is
- * what `deskctlProcess` and the end-to-end suite run.
- */
-export async function deskctl(
-  env: Record<string, string>,
-  args: string[],
-  stdin?: string,
-): Promise<CliResult> {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdin: Readable.from(stdin === undefined ? [] : [Buffer.from(stdin)]),
-    stdout: { write: (text) => (stdout += text) },
-    stderr: { write: (text) => (stderr += text) },
-  };
-  let timer: NodeJS.Timeout | undefined;
-  const code = await Promise.race([
-    runDeskctl(args, io),
-    new Promise<number>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`deskctl ${args.join(' ')}: no answer in 60 s`)), 60_000);
-    }),
-  ]).finally(() => clearTimeout(timer));
-  return { code, stdout, stderr, json: parsed(stdout) };
-}
-
-const DESKCTL = fileURLToPath(new URL('../src/cli/deskctl.js', import.meta.url));
-
-/** Runs the compiled deskctl bin as its own process, like an operator's shell does. */
-export function deskctlProcess(
-  env: Record<string, string>,
-  args: string[],
-  stdin?: string,
-): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [DESKCTL, ...args], {
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, json: parsed(stdout) });
-    });
-    child.stdin.end(stdin ?? '');
-  });
-}

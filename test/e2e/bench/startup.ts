@@ -2,7 +2,8 @@
  * `npm run bench:startup`: what the end-to-end suite pays before a test runs,
  * on the infrastructure `npm test` uses. Wall-clock medians of BENCH_STARTUP_RUNS (default 3):
  * a whole stack from spawn to every `/readyz` (and its stop, with its databases dropped), one
- * deskctl process (`--help`; a command that reads the store), and a `deskctl batch` of the six
+ * deskctl process (`--help`, `completion bash`, a usage error: none loads the store, NATS or HTTP
+ * libraries; a command that reads the store), and a `deskctl batch` of the six
  * commands that make an admin, an agent and a viewer with their keys (test/e2e/src/actors.ts cast)
  * against six deskctl processes. The figures go into test/README.md.
  */
@@ -39,6 +40,8 @@ async function stackRound(): Promise<{ start: number; stack: Stack; stopIt: () =
 const starts: number[] = [];
 const stops: number[] = [];
 const help: number[] = [];
+const completion: number[] = [];
+const usageErrors: number[] = [];
 const reads: number[] = [];
 const batch: number[] = [];
 const processes: number[] = [];
@@ -47,6 +50,8 @@ for (let run = 0; run < RUNS; run++) {
   starts.push(round.start);
   const { stack } = round;
   help.push(await timed(() => stack.deskctl(['--help'], { json: false })));
+  completion.push(await timed(() => stack.deskctl(['completion', 'bash'], { json: false })));
+  usageErrors.push(await timed(() => stack.deskctl(['users', 'create', '--bogus'], { json: false })));
   reads.push(await timed(() => stack.deskctl(['users', 'list'])));
   batch.push(await timed(() => cast(stack)));
   // The same six commands, one deskctl process each (as the suite ran them before cast used a batch).
@@ -75,6 +80,8 @@ const figures = {
   'stack start (5 services, every /readyz)': seconds(median(starts)),
   'stack stop (databases dropped)': seconds(median(stops)),
   'deskctl --help': seconds(median(help)),
+  'deskctl completion bash': seconds(median(completion)),
+  'deskctl usage error (exit 2)': seconds(median(usageErrors)),
   'deskctl users list (reads the store)': seconds(median(reads)),
   'cast: 6 commands, one deskctl batch': seconds(median(batch)),
   'the same 6 commands, 6 deskctl processes': seconds(median(processes)),

@@ -8,7 +8,7 @@ import type { DeskctlResult, ServiceName, Stack, StackDescriptor } from './stack
 /** The repository root (this file is test/e2e/dist/src/stack-clients.js once compiled). */
 const ROOT = path.resolve(fileURLToPath(import.meta.url), '../../../../..');
 
-export const DESKCTL = path.join(ROOT, 'services/identity/dist/src/cli/deskctl.js');
+export const DESKCTL = path.join(ROOT, 'tools/deskctl/dist/src/deskctl.js');
 export const SD_SEED = path.join(ROOT, 'tools/seed/dist/src/cli.js');
 
 const DESKCTL_TIMEOUT_MS = 60_000;

@@ -18,10 +18,10 @@ const CLOSE_TIMEOUT_MS = 30_000;
 
 export class DeskctlError extends Error {}
 
-/** `@support-desk/identity`'s bin, or `DESKCTL` (a path to another deskctl). */
+/** `@support-desk/deskctl`'s bin, or `DESKCTL` (a path to another deskctl). */
 function deskctlPath(): string {
   if (process.env.DESKCTL) return process.env.DESKCTL;
-  return createRequire(import.meta.url).resolve('@support-desk/identity/bin/deskctl.js');
+  return createRequire(import.meta.url).resolve('@support-desk/deskctl/bin/deskctl.js');
 }
 
 const failure = (args: string[], message: string) =>

@@ -1,0 +1,58 @@
+import type { Command, CommandSpec, RunModule } from './command.js';
+import { credentialCommands } from './commands/credentials.js';
+import { deadLetterCommands } from './commands/dead-letters.js';
+import { groupsCommands } from './commands/groups.js';
+import { idpCommands } from './commands/idp.js';
+import { ldapCommands } from './commands/ldap.js';
+import { settingsCommands } from './commands/settings.js';
+import { usersCommands } from './commands/users.js';
+import { webhookCommands } from './commands/webhooks.js';
+
+/*
+ * deskctl's command table: every command's help, flags and confirmation (commands/), and where
+ * what it runs lives (run/). The table imports nothing heavy, so `--help`, `completion` and usage
+ * errors never load identity, the store or NATS; a command's run/ module (with identity's admin
+ * entry under it) is imported when that command runs.
+ */
+
+/** What `deskctl <group> --help` says a group of commands is for. */
+export const GROUPS: Record<string, string> = {
+  users: 'users: list, show, create, update, deactivate, set a password, link to an identity provider',
+  groups: 'groups and their members',
+  'api-keys': 'API keys: create (the value is shown once), list with last use, revoke',
+  'oauth-clients': 'OAuth 2.0 clients of the authorization server: create, list, revoke',
+  'oauth-keys': 'the OAuth token signing keys',
+  settings: 'global settings',
+  'settings ip-allowlist': 'the global IP allowlist of API keys',
+  idp: 'identity provider connections (SCIM and LDAP)',
+  'dead-letters': "messages a service's consumers could not take",
+  webhooks:
+    'webhook subscriptions (asked of the webhooks service): create, list, update, delete, secrets, pings, deliveries',
+};
+
+/** One area's commands, each run by its entry of `load()`'s `runs`. */
+const area = (load: () => Promise<RunModule>, specs: Record<string, CommandSpec>) =>
+  Object.fromEntries(
+    Object.entries(specs).map(([name, spec]): [string, Command] => [
+      name,
+      {
+        ...spec,
+        async load() {
+          const run = (await load()).runs[name];
+          if (!run) throw new Error(`deskctl: "${name}" has nothing to run`);
+          return run;
+        },
+      },
+    ]),
+  );
+
+export const COMMANDS: Record<string, Command> = {
+  ...area(() => import('./run/users.js'), usersCommands),
+  ...area(() => import('./run/groups.js'), groupsCommands),
+  ...area(() => import('./run/dead-letters.js'), deadLetterCommands),
+  ...area(() => import('./run/idp.js'), idpCommands),
+  ...area(() => import('./run/ldap.js'), ldapCommands),
+  ...area(() => import('./run/credentials.js'), credentialCommands),
+  ...area(() => import('./run/webhooks.js'), webhookCommands),
+  ...area(() => import('./run/settings.js'), settingsCommands),
+};
