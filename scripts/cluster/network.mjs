@@ -1,0 +1,79 @@
+// The cluster's namespaces. Network: `ip netns add`, a veth pair (host `sd-kube<i>` 10.255.<i>.1,
+// node 10.255.<i>.2), IP forwarding inside the namespace only, and one host route (the Service
+// range, through the node). No default route inside: nothing from a pod can leave the machine.
+// Mount: a private mount namespace bound to a file, shared by containerd and the kubelet (so the
+// volumes the kubelet mounts are the ones runc sees), where every mount of theirs (overlay
+// snapshots, tmpfs volumes, pod network namespaces, with a /run/netns of its own) stays; it
+// vanishes when the file is unbound.
+// Inside it, the kernel tunables the kubelet insists on setting machine-wide (vm.overcommit_memory,
+// kernel.panic, kernel.panic_on_oops: not namespaced) read as the values it wants from files bound
+// over /proc/sys, so it never changes them for the host.
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { inCluster } from './config.mjs';
+
+const run = (cmd, args) => execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+const tryRun = (cmd, args) => spawnSync(cmd, args, { stdio: 'ignore' }).status === 0;
+
+/** Kernel settings the kubelet checks (pkg/kubelet/cm setupKernelTunables) and their wanted values. */
+const KUBELET_TUNABLES = {
+  'vm/overcommit_memory': 1,
+  'vm/panic_on_oom': 0,
+  'kernel/panic': 10,
+  'kernel/panic_on_oops': 1,
+  'kernel/keys/root_maxkeys': 1000000,
+  'kernel/keys/root_maxbytes': 25000000,
+};
+
+export const netnsExists = (c) => fs.existsSync(`/run/netns/${c.netns}`);
+
+export function createNamespaces(c) {
+  if (tryRun('ip', ['link', 'show', c.hostLink]) || netnsExists(c)) {
+    throw new Error(
+      `network namespace ${c.netns} or link ${c.hostLink} already exists (another cluster with index ${c.index}?): ` +
+        'run `npm run cluster -- down` for its data directory, or set SD_CLUSTER_INDEX',
+    );
+  }
+  run('ip', ['netns', 'add', c.netns]);
+  const ns = ['-n', c.netns];
+  run('ip', [...ns, 'link', 'set', 'lo', 'up']);
+  run('ip', ['link', 'add', c.hostLink, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', c.netns]);
+  run('ip', ['addr', 'add', `${c.hostIp}/30`, 'dev', c.hostLink]);
+  run('ip', ['link', 'set', c.hostLink, 'up']);
+  run('ip', [...ns, 'addr', 'add', `${c.nodeIp}/30`, 'dev', 'eth0']);
+  run('ip', [...ns, 'link', 'set', 'eth0', 'up']);
+  run('ip', ['route', 'add', c.serviceCidr, 'via', c.nodeIp, 'dev', c.hostLink]);
+  run('ip', ['netns', 'exec', c.netns, 'sysctl', '-qw', 'net.ipv4.ip_forward=1']);
+
+  fs.mkdirSync(path.dirname(c.mountNs), { recursive: true });
+  fs.writeFileSync(c.mountNs, '');
+  run('unshare', [`--mount=${c.mountNs}`, '--propagation', 'private', 'true']);
+  const [nsenter, ...enter] = inCluster(c);
+  // containerd names each pod's network namespace by a file under /run/netns: a directory of the
+  // cluster's own there, so none of them shows on the host, and `down` removes them with the rest.
+  const podNetns = path.join(c.dir, 'ns', 'netns');
+  fs.mkdirSync(podNetns, { recursive: true });
+  run(nsenter, [...enter, 'mount', '--bind', podNetns, '/run/netns']);
+  for (const [key, want] of Object.entries(KUBELET_TUNABLES)) {
+    const file = `/proc/sys/${key}`;
+    if (Number(fs.readFileSync(file, 'utf8').trim()) === want) continue;
+    const shown = path.join(path.dirname(c.mountNs), key.replaceAll('/', '.'));
+    fs.writeFileSync(shown, `${want}\n`);
+    run(nsenter, [...enter, 'mount', '--bind', '-o', 'ro', shown, file]);
+  }
+}
+
+/** Removes what createNamespaces made (whatever part of it exists). */
+export function removeNamespaces(c) {
+  if (fs.existsSync(c.mountNs)) tryRun('umount', [c.mountNs]);
+  tryRun('ip', ['route', 'del', c.serviceCidr, 'via', c.nodeIp]);
+  if (netnsExists(c)) tryRun('ip', ['netns', 'del', c.netns]);
+  tryRun('ip', ['link', 'del', c.hostLink]);
+  // containerd's parent cgroup of every container, once empty (rmdir refuses one that is not,
+  // such as another cluster's).
+  for (const controller of fs.readdirSync('/sys/fs/cgroup')) {
+    if (fs.existsSync(`/sys/fs/cgroup/${controller}/k8s.io`))
+      tryRun('rmdir', [`/sys/fs/cgroup/${controller}/k8s.io`]);
+  }
+}
