@@ -107,10 +107,12 @@ subjects: [{ apiGroup: rbac.authorization.k8s.io, kind: User, name: 'system:core
 `;
 
 export async function up(c) {
-  if (livePid(c, 'kube-apiserver')) {
+  const running = COMPONENTS.filter((name) => livePid(c, name));
+  if (running.length === COMPONENTS.length && fs.existsSync(c.stateFile)) {
     log(`already up (${c.dir}); kubeconfig ${c.kubeconfig}`);
     return JSON.parse(fs.readFileSync(c.stateFile, 'utf8'));
   }
+  if (running.length) log(`only ${running.join(', ')} of the cluster running: starting it anew`);
   if (!isRoot())
     throw new Error('the cluster needs root (network and mount namespaces, containerd, the kubelet)');
   if (fs.existsSync(c.dir) || netnsExists(c)) await down(c);
@@ -124,6 +126,7 @@ export async function up(c) {
   const nodeDir = path.join(c.dir, 'node');
   fs.mkdirSync(nodeDir, { recursive: true });
   createNamespaces(c);
+  const at = (what) => log(`${what} at ${((Date.now() - prepared) / 1000).toFixed(1)} s`);
   const launch = { wrap: inCluster(c), detached: true };
   try {
     const pki = makeKubeletClientCert(nodeDir);
@@ -157,6 +160,7 @@ export async function up(c) {
         'kubelet-preferred-address-types': 'InternalIP',
       },
     });
+    at('etcd and kube-apiserver ready');
     fs.copyFileSync(cp.kubeconfig, c.kubeconfig);
     const kubeconfigOf = (name) => {
       const file = path.join(nodeDir, `${name}.kubeconfig`);
@@ -207,6 +211,7 @@ export async function up(c) {
       'containerd',
       async () => spawnSync('ctr', [...ctr, 'version'], { stdio: 'ignore' }).status === 0,
     );
+    at('controller manager, scheduler and containerd ready');
     importImages(images, containerdConfig.socket);
 
     const kubeletConfig = writeKubeletConfig(c, { socket: containerdConfig.socket, clientCa: pki.ca });
@@ -224,6 +229,7 @@ export async function up(c) {
       launch,
     );
     await kubelet.waitUntil('kubelet', healthy(`http://${c.nodeIp}:${c.kubeletHealthzPort}/healthz`));
+    at('kubelet healthy');
     const proxy = startProcess(
       'kube-proxy',
       flags({ config: writeKubeProxyConfig(c, kubeconfigOf('kube-proxy')) }),
@@ -238,6 +244,7 @@ export async function up(c) {
     );
     await proxy.waitUntil('kube-proxy', healthy(`http://${c.nodeIp}:${c.proxyHealthzPort}/healthz`));
     await dns.waitUntil('coredns', healthy(`http://${c.nodeIp}:${c.dnsHealthPort + 1}/ready`));
+    at('kube-proxy and CoreDNS ready');
     await kubelet.waitUntil('node Ready', async () => nodeReady(c));
 
     const state = {
