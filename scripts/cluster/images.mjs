@@ -38,7 +38,7 @@ function sourcesKey() {
   return hash.digest('hex').slice(0, 12);
 }
 
-/** Writes a one-layer OCI layout for `binary` into `layoutDir` and packs it as `tarball`. */
+/** Writes a one-layer OCI layout for `binary` under `work` and packs it as `tarball`. */
 function packImage(name, binary, ref, tarball, work) {
   const rootfs = path.join(work, `${name}-rootfs`);
   fs.mkdirSync(rootfs);
@@ -106,7 +106,9 @@ function packImage(name, binary, ref, tarball, work) {
 export function ensureImages() {
   const key = sourcesKey();
   const dir = ensureCacheEntry(cacheEntry('cluster-images', key), (tmp) => {
-    const binaries = path.join(tmp, 'bin');
+    // Binaries, layers and layouts in a work directory; only the image tarballs stay in the entry.
+    const work = path.join(tmp, 'work');
+    const binaries = path.join(work, 'bin');
     execFileSync(
       'go',
       [
@@ -124,10 +126,9 @@ export function ensureImages() {
       },
     );
     for (const name of Object.keys(IMAGES)) {
-      packImage(name, path.join(binaries, name), imageRef(name, key), path.join(tmp, `${name}.tar`), tmp);
+      packImage(name, path.join(binaries, name), imageRef(name, key), path.join(tmp, `${name}.tar`), work);
     }
-    for (const entry of fs.readdirSync(tmp))
-      if (!entry.endsWith('.tar')) fs.rmSync(path.join(tmp, entry), { recursive: true });
+    fs.rmSync(work, { recursive: true });
   });
   return Object.fromEntries(
     Object.keys(IMAGES).map((name) => [
