@@ -10,7 +10,7 @@ import { aptInstall, isRoot } from '../infra/packages.mjs';
 import { cmdlineOf, findBinary, livePidFromFile, waitFor } from '../infra/probes.mjs';
 import { inCluster } from './config.mjs';
 import { ensureImages, importImages } from './images.mjs';
-import { createNamespaces, netnsExists, removeNamespaces } from './network.mjs';
+import { createNamespaces, removeNamespaces } from './network.mjs';
 import {
   CNI_BIN_DIR,
   RUNC,
@@ -115,7 +115,9 @@ export async function up(c) {
   if (running.length) log(`only ${running.join(', ')} of the cluster running: starting it anew`);
   if (!isRoot())
     throw new Error('the cluster needs root (network and mount namespaces, containerd, the kubelet)');
-  if (fs.existsSync(c.dir) || netnsExists(c)) await down(c);
+  // What a crashed or killed run of this data directory left (a namespace of the same index but
+  // no directory is another clone's: createNamespaces refuses it).
+  if (fs.existsSync(c.dir)) await down(c);
   const started = Date.now();
   ensurePackages();
   ensureClusterTools();

@@ -26,7 +26,7 @@ const KUBELET_TUNABLES = {
   'kernel/keys/root_maxbytes': 25000000,
 };
 
-export const netnsExists = (c) => fs.existsSync(`/run/netns/${c.netns}`);
+const netnsExists = (c) => fs.existsSync(`/run/netns/${c.netns}`);
 
 export function createNamespaces(c) {
   if (tryRun('ip', ['link', 'show', c.hostLink]) || netnsExists(c)) {
