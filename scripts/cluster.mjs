@@ -4,12 +4,13 @@
 //
 //   node scripts/cluster.mjs up|down|status [--json]      (also: npm run cluster -- <cmd>)
 //
-// `up` builds what is missing (kubelet, kube-scheduler, kube-controller-manager, kube-proxy and
-// CoreDNS from the Go module proxy into the machine cache, beside the deploy check's kube-apiserver,
-// etcd and kubectl; containerd, runc, iptables and the CNI plugins from Debian), then starts etcd,
-// the API server, the controller manager, the scheduler, containerd, the kubelet, kube-proxy and
-// CoreDNS inside a network namespace of the cluster's own (scripts/cluster/network.mjs), imports
-// the sandbox and test images (scripts/cluster/images.mjs), waits for the node to be Ready, and
+// `up` builds what is missing (kubelet, kube-scheduler, kube-controller-manager, kube-proxy,
+// CoreDNS and kube-router from the Go module proxy into the machine cache, beside the deploy
+// check's kube-apiserver, etcd and kubectl; containerd, runc, iptables, ipset and the CNI plugins
+// from Debian), then starts etcd, the API server, the controller manager, the scheduler,
+// containerd, the kubelet, kube-proxy, CoreDNS and kube-router's NetworkPolicy firewall inside a
+// network namespace of the cluster's own (scripts/cluster/network.mjs), imports the sandbox and
+// test images (scripts/cluster/images.mjs), waits for the node to be Ready, and
 // prints the time it took and the kubeconfig path. `down` stops it all and removes its data.
 // `status` exits 0 when every component runs and the node is Ready, else 3.
 // Settings: SD_CLUSTER_DIR, SD_CLUSTER_INDEX (scripts/cluster/config.mjs). Root only.

@@ -39,6 +39,7 @@ export function clusterConfig(env = process.env) {
     controllerManagerPort: 10257,
     schedulerPort: 10259,
     dnsHealthPort: 8181,
+    firewallHealthPort: 20244,
     dnsDomain: 'cluster.local',
     kubeconfig: path.join(dir, 'kubeconfig'),
     stateFile: path.join(dir, 'cluster.json'),

@@ -33,6 +33,7 @@ export const COMPONENTS = [
   'kubelet',
   'kube-proxy',
   'coredns',
+  'kube-router',
 ];
 
 /** Debian packages: binary or file → package. */
@@ -43,6 +44,7 @@ const PACKAGES = {
   [`${CNI_BIN_DIR}/bridge`]: 'containernetworking-plugins',
   iptables: 'iptables',
   conntrack: 'conntrack',
+  ipset: 'ipset',
 };
 
 const present = (what) => (what.startsWith('/') ? fs.existsSync(what) : Boolean(findBinary(what)));
@@ -90,21 +92,31 @@ function nodeReady(c) {
   }
 }
 
-/** RBAC for CoreDNS (its user comes from tokens.csv): read what it serves names for. */
-const COREDNS_RBAC = `
+/** A read-only role for a user of tokens.csv (CoreDNS, kube-router): what it watches. */
+const readerRbac = (name, rules) => `
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
-metadata: { name: 'system:coredns' }
+metadata: { name: '${name}' }
 rules:
-  - { apiGroups: [''], resources: [endpoints, services, pods, namespaces], verbs: [list, watch] }
-  - { apiGroups: [discovery.k8s.io], resources: [endpointslices], verbs: [list, watch] }
+${rules.map(([group, resources]) => `  - { apiGroups: ['${group}'], resources: [${resources}], verbs: [get, list, watch] }`).join('\n')}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
-metadata: { name: 'system:coredns' }
-roleRef: { apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: 'system:coredns' }
-subjects: [{ apiGroup: rbac.authorization.k8s.io, kind: User, name: 'system:coredns' }]
+metadata: { name: '${name}' }
+roleRef: { apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: '${name}' }
+subjects: [{ apiGroup: rbac.authorization.k8s.io, kind: User, name: '${name}' }]
 `;
+const RBAC = [
+  readerRbac('system:coredns', [
+    ['', 'endpoints, services, pods, namespaces'],
+    ['discovery.k8s.io', 'endpointslices'],
+  ]),
+  readerRbac('system:kube-router', [
+    ['', 'endpoints, services, pods, namespaces, nodes'],
+    ['discovery.k8s.io', 'endpointslices'],
+    ['networking.k8s.io', 'networkpolicies'],
+  ]),
+].join('---');
 
 export async function up(c) {
   const running = COMPONENTS.filter((name) => livePid(c, name));
@@ -143,6 +155,7 @@ export async function up(c) {
       'kube-scheduler': component('system:kube-scheduler'),
       'kube-proxy': component('system:kube-proxy'),
       coredns: component('system:coredns'),
+      'kube-router': component('system:kube-router'),
     };
     const cp = await startControlPlane({
       dir: cpDir,
@@ -169,7 +182,7 @@ export async function up(c) {
       writeKubeconfig(file, { server: cp.server, ca: cp.ca, ...users[name] });
       return file;
     };
-    kubectl(c, ['apply', '-f', '-'], COREDNS_RBAC);
+    kubectl(c, ['apply', '-f', '-'], RBAC);
 
     const healthy = (url) => () => httpOk(url);
     const cm = startProcess(
@@ -248,6 +261,25 @@ export async function up(c) {
     await dns.waitUntil('coredns', healthy(`http://${c.nodeIp}:${c.dnsHealthPort + 1}/ready`));
     at('kube-proxy and CoreDNS ready');
     await kubelet.waitUntil('node Ready', async () => nodeReady(c));
+    // kube-router's firewall only: pods are connected by the bridge plugin and Services by
+    // kube-proxy. It reads the Node at its start, so it starts last.
+    const firewall = startProcess(
+      'kube-router',
+      flags({
+        kubeconfig: kubeconfigOf('kube-router'),
+        'hostname-override': c.nodeName,
+        'run-firewall': 'true',
+        'run-router': 'false',
+        'run-service-proxy': 'false',
+        'service-cluster-ip-range': c.serviceCidr,
+        'health-port': c.firewallHealthPort,
+        'metrics-port': 0,
+      }),
+      nodeDir,
+      launch,
+    );
+    await firewall.waitUntil('kube-router', healthy(`http://${c.nodeIp}:${c.firewallHealthPort}/healthz`));
+    at('kube-router ready');
 
     const state = {
       kubeconfig: c.kubeconfig,

@@ -44,7 +44,17 @@ export function createNamespaces(c) {
   run('ip', [...ns, 'addr', 'add', `${c.nodeIp}/30`, 'dev', 'eth0']);
   run('ip', [...ns, 'link', 'set', 'eth0', 'up']);
   run('ip', ['route', 'add', c.serviceCidr, 'via', c.nodeIp, 'dev', c.hostLink]);
-  run('ip', ['netns', 'exec', c.netns, 'sysctl', '-qw', 'net.ipv4.ip_forward=1']);
+  // Forwarding between the bridge and the veth; bridged pod-to-pod traffic through iptables,
+  // where kube-router's NetworkPolicy rules are.
+  run('ip', [
+    'netns',
+    'exec',
+    c.netns,
+    'sysctl',
+    '-qw',
+    'net.ipv4.ip_forward=1',
+    'net.bridge.bridge-nf-call-iptables=1',
+  ]);
 
   fs.mkdirSync(path.dirname(c.mountNs), { recursive: true });
   fs.writeFileSync(c.mountNs, '');

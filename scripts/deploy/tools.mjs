@@ -30,8 +30,8 @@ const KUBE_TOOLS = {
 
 /**
  * The rest of a single-node cluster (scripts/cluster.mjs), from the same module and release, and
- * CoreDNS from its own module (its plugins pin their own client-go, which the wrapper module
- * cannot share). Built only when a cluster is asked for: the deploy check needs none of them.
+ * CoreDNS and kube-router from their own modules (each pins its own client-go, which the wrapper
+ * module cannot share). Built only when a cluster is asked for: the deploy check needs none of them.
  */
 const CLUSTER_TOOLS = {
   kubelet: 'k8s.io/kubernetes/cmd/kubelet',
@@ -39,7 +39,11 @@ const CLUSTER_TOOLS = {
   'kube-controller-manager': 'k8s.io/kubernetes/cmd/kube-controller-manager',
   'kube-proxy': 'k8s.io/kubernetes/cmd/kube-proxy',
 };
-const COREDNS = { coredns: 'github.com/coredns/coredns@v1.15.0' };
+/** CoreDNS serves the cluster's names; kube-router's firewall alone enforces NetworkPolicies. */
+const CLUSTER_GO_TOOLS = {
+  coredns: 'github.com/coredns/coredns@v1.15.0',
+  'kube-router': 'github.com/cloudnativelabs/kube-router/v2/cmd/kube-router@v2.1.0',
+};
 
 export const toolsDir = () => path.join(cacheRoot(), 'deploy-tools');
 export const binDir = () => path.join(toolsDir(), 'bin');
@@ -165,7 +169,7 @@ export function ensureTools() {
 export function ensureClusterTools() {
   ensureTools();
   buildKubeTools(CLUSTER_TOOLS, '6 minutes');
-  buildGoTools(COREDNS);
+  buildGoTools(CLUSTER_GO_TOOLS);
 }
 
 // `node scripts/deploy/tools.mjs [--cluster]` builds them with nothing but Node itself (no

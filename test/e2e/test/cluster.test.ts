@@ -1,7 +1,8 @@
 // The single-node cluster (scripts/cluster.mjs) runs real workloads: a Deployment of the cluster's
 // test image under a namespace that enforces the restricted Pod Security Standard becomes Ready,
 // answers through its Service's ClusterIP (kube-proxy) from the host and by DNS name (CoreDNS)
-// from another pod, gets a deleted pod replaced, and the namespace refuses a privileged pod.
+// from another pod, gets a deleted pod replaced, is closed by a NetworkPolicy (kube-router) to all
+// but the pods it allows, and the namespace refuses a privileged pod.
 // Reuses a cluster that is already up (a CI step's, or `npm run cluster -- up`), else starts one
 // and stops it at the end. Needs root (namespaces, containerd, the kubelet): skipped otherwise.
 import { execFileSync } from 'node:child_process';
@@ -189,30 +190,41 @@ if (process.getuid?.() !== 0) {
     t.same([...seen].sort(), pods, `the Service at ${clusterIp} reaches both pods`);
   });
 
-  t.test('another pod reaches the Service by its DNS names', async (t) => {
-    const client = (name: string, url: string) => ({
+  /** Runs the image's client (`echo get URL`) in a pod of its own: its phase and output. */
+  const getFromPod = async (name: string, url: string, { labels = {}, tries = 1 } = {}) => {
+    apply({
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { name },
+      metadata: { name, labels },
       spec: {
         restartPolicy: 'Never',
         securityContext: restricted.podSecurityContext,
         containers: [
-          { ...echoContainer, name: 'get', args: ['get', url], readinessProbe: undefined, ports: undefined },
+          {
+            ...echoContainer,
+            name: 'get',
+            args: ['get', url],
+            env: [{ name: 'TRIES', value: String(tries) }],
+            readinessProbe: undefined,
+            ports: undefined,
+          },
         ],
       },
     });
+    const phase = await until(`${name} finished`, () => {
+      const p = kubectl(['get', 'pod', '-n', ns, name, '-o', 'jsonpath={.status.phase}']).trim();
+      return p === 'Succeeded' || p === 'Failed' ? p : undefined;
+    });
+    return { phase, logs: kubectl(['logs', '-n', ns, name]).trim() };
+  };
+
+  t.test('another pod reaches the Service by its DNS names', async (t) => {
     for (const [name, url] of [
       ['get-short', 'http://echo/'],
       ['get-fqdn', `http://echo.${ns}.svc.cluster.local/`],
     ]) {
-      apply(client(name, url));
-      const phase = await until(`${name} finished`, () => {
-        const p = kubectl(['get', 'pod', '-n', ns, name, '-o', 'jsonpath={.status.phase}']).trim();
-        return p === 'Succeeded' || p === 'Failed' ? p : undefined;
-      });
-      const logs = kubectl(['logs', '-n', ns, name]);
-      t.equal(phase, 'Succeeded', `${url} answered from inside the cluster: ${logs.trim()}`);
+      const { phase, logs } = await getFromPod(name, url);
+      t.equal(phase, 'Succeeded', `${url} answered from inside the cluster: ${logs}`);
       t.match(logs, /"pod":"echo-/, 'the answer names an echo pod');
     }
   });
@@ -226,6 +238,29 @@ if (process.getuid?.() !== 0) {
     });
     t.ok(after.includes(before[1]), 'the other pod was left alone');
     t.notOk(after.includes(before[0]), `${before[0]} replaced by ${after.find((p) => p !== before[1])}`);
+  });
+
+  t.test('a NetworkPolicy is enforced (kube-router): what it does not allow is denied', async (t) => {
+    apply({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name: 'echo-from-clients' },
+      spec: {
+        podSelector: { matchLabels: { app: 'echo' } },
+        policyTypes: ['Ingress'],
+        ingress: [{ from: [{ podSelector: { matchLabels: { role: 'client' } } }], ports: [{ port: 8080 }] }],
+      },
+    });
+    // kube-router applies a new policy on its next sync: the first call may still get through.
+    let denied: { phase: string; logs: string } | undefined;
+    for (let i = 1; i <= 5 && !denied; i++) {
+      const outcome = await getFromPod(`unlabelled-${i}`, 'http://echo/');
+      if (outcome.phase === 'Failed') denied = outcome;
+    }
+    t.ok(denied, `a pod without role=client is denied: ${denied?.logs}`);
+    // kube-router lets a new pod's address in once it has seen the pod: the client retries.
+    const allowed = await getFromPod('client', 'http://echo/', { labels: { role: 'client' }, tries: 30 });
+    t.equal(allowed.phase, 'Succeeded', `a pod with role=client is let through: ${allowed.logs}`);
   });
 
   t.test("the namespace's admission refuses a privileged pod", async (t) => {
