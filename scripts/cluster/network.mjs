@@ -3,8 +3,8 @@
 // range, through the node). No default route inside: nothing from a pod can leave the machine.
 // Mount: a private mount namespace bound to a file, shared by containerd and the kubelet (so the
 // volumes the kubelet mounts are the ones runc sees), where every mount of theirs (overlay
-// snapshots, tmpfs volumes, pod network namespaces, with a /run/netns of its own) stays; it
-// vanishes when the file is unbound.
+// snapshots, tmpfs volumes, pod network namespaces) stays, with directories of the cluster's own
+// over the host paths they write (NODE_PATHS); it vanishes when the file is unbound.
 // Inside it, the kernel tunables the kubelet insists on setting machine-wide (vm.overcommit_memory,
 // kernel.panic, kernel.panic_on_oops: not namespaced) read as the values it wants from files bound
 // over /proc/sys, so it never changes them for the host.
@@ -15,6 +15,21 @@ import { inCluster } from './config.mjs';
 
 const run = (cmd, args) => execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
 const tryRun = (cmd, args) => spawnSync(cmd, args, { stdio: 'ignore' }).status === 0;
+
+/**
+ * Host paths the node uses → its own directory (under <data>/ns). containerd names each pod's
+ * network namespace by a file in /run/netns; its runc shims keep their state and sockets in
+ * /run/containerd; libcni caches results in /var/lib/cni; the kubelet keeps device plugin sockets
+ * in /var/lib/kubelet and links container logs from /var/log/containers, whatever its settings.
+ */
+const NODE_PATHS = {
+  '/run/netns': 'netns',
+  '/run/containerd': 'run-containerd',
+  '/var/lib/cni': 'var-lib-cni',
+  '/var/lib/kubelet': 'var-lib-kubelet',
+  '/var/log/containers': 'var-log-containers',
+};
+const madeFile = (c) => path.join(c.dir, 'ns', 'made-mount-points.json');
 
 /** Kernel settings the kubelet checks (pkg/kubelet/cm setupKernelTunables) and their wanted values. */
 const KUBELET_TUNABLES = {
@@ -60,11 +75,20 @@ export function createNamespaces(c) {
   fs.writeFileSync(c.mountNs, '');
   run('unshare', [`--mount=${c.mountNs}`, '--propagation', 'private', 'true']);
   const [nsenter, ...enter] = inCluster(c);
-  // containerd names each pod's network namespace by a file under /run/netns: a directory of the
-  // cluster's own there, so none of them shows on the host, and `down` removes them with the rest.
-  const podNetns = path.join(c.dir, 'ns', 'netns');
-  fs.mkdirSync(podNetns, { recursive: true });
-  run(nsenter, [...enter, 'mount', '--bind', podNetns, '/run/netns']);
+  // Paths the node writes whatever it is configured with: a directory of the cluster's own over
+  // each, so nothing of it shows on the host and `down` removes it with the rest. A mount point
+  // the host lacked is made (empty) and removed again by `down`.
+  const made = [];
+  for (const [target, own] of Object.entries(NODE_PATHS)) {
+    const dir = path.join(c.dir, 'ns', own);
+    fs.mkdirSync(dir, { recursive: true });
+    if (!fs.existsSync(target)) {
+      fs.mkdirSync(target, { recursive: true });
+      made.push(target);
+    }
+    run(nsenter, [...enter, 'mount', '--bind', dir, target]);
+  }
+  fs.writeFileSync(madeFile(c), JSON.stringify(made));
   for (const [key, want] of Object.entries(KUBELET_TUNABLES)) {
     const file = `/proc/sys/${key}`;
     if (Number(fs.readFileSync(file, 'utf8').trim()) === want) continue;
@@ -77,6 +101,11 @@ export function createNamespaces(c) {
 /** Removes what createNamespaces made (whatever part of it exists). */
 export function removeNamespaces(c) {
   if (fs.existsSync(c.mountNs)) tryRun('umount', [c.mountNs]);
+  try {
+    for (const dir of JSON.parse(fs.readFileSync(madeFile(c), 'utf8'))) tryRun('rmdir', [dir]);
+  } catch {
+    // no mount point was made
+  }
   tryRun('ip', ['route', 'del', c.serviceCidr, 'via', c.nodeIp]);
   if (netnsExists(c)) tryRun('ip', ['netns', 'del', c.netns]);
   tryRun('ip', ['link', 'del', c.hostLink]);
