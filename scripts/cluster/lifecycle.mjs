@@ -7,7 +7,7 @@ import { flags, httpOk, startControlPlane, startProcess, writeKubeconfig } from 
 import { bin, ensureClusterTools } from '../deploy/tools.mjs';
 import { stopPid } from '../infra/launcher.mjs';
 import { aptInstall, isRoot } from '../infra/packages.mjs';
-import { cmdlineOf, findBinary, livePidFromFile, waitFor } from '../infra/probes.mjs';
+import { cmdlineOf, findBinary, livePidFromFile } from '../infra/probes.mjs';
 import { inCluster } from './config.mjs';
 import { ensureImages, importImages } from './images.mjs';
 import { createNamespaces, removeNamespaces } from './network.mjs';
@@ -350,5 +350,3 @@ export async function status(c) {
   const ready = components.every((x) => x.pid) && nodeReady(c);
   return { components, ready, kubeconfig: c.kubeconfig };
 }
-
-export { waitFor };
