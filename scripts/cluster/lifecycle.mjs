@@ -1,25 +1,23 @@
 // `up`, `down` and `status` of the single-node cluster (see scripts/cluster.mjs).
 import { execFileSync, spawnSync } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { flags, httpOk, startControlPlane, startProcess, writeKubeconfig } from '../deploy/apiserver.mjs';
 import { bin, ensureClusterTools } from '../deploy/tools.mjs';
 import { stopPid } from '../infra/launcher.mjs';
-import { aptInstall, isRoot } from '../infra/packages.mjs';
+import { isRoot } from '../infra/packages.mjs';
 import { cmdlineOf, findBinary, livePidFromFile } from '../infra/probes.mjs';
+import { componentUsers, makeKubeletClientCert, RBAC } from './access.mjs';
 import { inCluster } from './config.mjs';
 import { ensureImages, importImages } from './images.mjs';
 import { createNamespaces, removeNamespaces } from './network.mjs';
 import {
-  CNI_BIN_DIR,
-  RUNC,
+  ensurePackages,
   writeContainerdConfig,
   writeCorefile,
   writeKubeletConfig,
   writeKubeProxyConfig,
 } from './node.mjs';
-import { makeKubeletClientCert } from './pki.mjs';
 
 const log = (...args) => console.log('[cluster]', ...args);
 
@@ -35,35 +33,6 @@ export const COMPONENTS = [
   'coredns',
   'kube-router',
 ];
-
-/** Debian packages: binary or file → package. */
-const PACKAGES = {
-  containerd: 'containerd',
-  ctr: 'containerd',
-  [RUNC]: 'runc',
-  [`${CNI_BIN_DIR}/bridge`]: 'containernetworking-plugins',
-  iptables: 'iptables',
-  conntrack: 'conntrack',
-  ipset: 'ipset',
-};
-
-const present = (what) => (what.startsWith('/') ? fs.existsSync(what) : Boolean(findBinary(what)));
-
-function ensurePackages() {
-  const missing = [
-    ...new Set(
-      Object.entries(PACKAGES)
-        .filter(([what]) => !present(what))
-        .map(([, pkg]) => pkg),
-    ),
-  ];
-  if (missing.length === 0) return;
-  if (!isRoot())
-    throw new Error(`missing Debian packages: ${missing.join(' ')} (apt-get install them as root)`);
-  aptInstall(missing);
-  const still = Object.keys(PACKAGES).filter((what) => !present(what));
-  if (still.length) throw new Error(`still missing after apt-get: ${still.join(', ')}`);
-}
 
 const pidFile = (c, name) =>
   path.join(c.dir, name === 'etcd' || name === 'kube-apiserver' ? 'control-plane' : 'node', `${name}.pid`);
@@ -92,32 +61,6 @@ function nodeReady(c) {
   }
 }
 
-/** A read-only role for a user of tokens.csv (CoreDNS, kube-router): what it watches. */
-const readerRbac = (name, rules) => `
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: { name: '${name}' }
-rules:
-${rules.map(([group, resources]) => `  - { apiGroups: ['${group}'], resources: [${resources}], verbs: [get, list, watch] }`).join('\n')}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: { name: '${name}' }
-roleRef: { apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: '${name}' }
-subjects: [{ apiGroup: rbac.authorization.k8s.io, kind: User, name: '${name}' }]
-`;
-const RBAC = [
-  readerRbac('system:coredns', [
-    ['', 'endpoints, services, pods, namespaces'],
-    ['discovery.k8s.io', 'endpointslices'],
-  ]),
-  readerRbac('system:kube-router', [
-    ['', 'endpoints, services, pods, namespaces, nodes'],
-    ['discovery.k8s.io', 'endpointslices'],
-    ['networking.k8s.io', 'networkpolicies'],
-  ]),
-].join('---');
-
 export async function up(c) {
   const running = COMPONENTS.filter((name) => livePid(c, name));
   if (running.length === COMPONENTS.length && fs.existsSync(c.stateFile)) {
@@ -144,19 +87,7 @@ export async function up(c) {
   const launch = { wrap: inCluster(c), detached: true };
   try {
     const pki = makeKubeletClientCert(nodeDir);
-    const component = (user, groups = []) => ({
-      user,
-      groups,
-      token: crypto.randomBytes(24).toString('hex'),
-    });
-    const users = {
-      kubelet: component(`system:node:${c.nodeName}`, ['system:nodes']),
-      'kube-controller-manager': component('system:kube-controller-manager'),
-      'kube-scheduler': component('system:kube-scheduler'),
-      'kube-proxy': component('system:kube-proxy'),
-      coredns: component('system:coredns'),
-      'kube-router': component('system:kube-router'),
-    };
+    const users = componentUsers(c);
     const cp = await startControlPlane({
       dir: cpDir,
       host: c.nodeIp,

@@ -3,10 +3,42 @@
 // there is in deploy/README.md ("A single-node cluster").
 import fs from 'node:fs';
 import path from 'node:path';
+import { aptInstall, isRoot } from '../infra/packages.mjs';
+import { findBinary } from '../infra/probes.mjs';
 
 /** Debian's runc and CNI plugins (packages runc, containernetworking-plugins). */
 export const RUNC = '/usr/sbin/runc';
 export const CNI_BIN_DIR = '/usr/lib/cni';
+
+/** Debian packages: binary or file → package. */
+const PACKAGES = {
+  containerd: 'containerd',
+  ctr: 'containerd',
+  [RUNC]: 'runc',
+  [`${CNI_BIN_DIR}/bridge`]: 'containernetworking-plugins',
+  iptables: 'iptables',
+  conntrack: 'conntrack',
+  ipset: 'ipset',
+};
+
+const present = (what) => (what.startsWith('/') ? fs.existsSync(what) : Boolean(findBinary(what)));
+
+/** Installs the node's Debian packages that are missing (root only). */
+export function ensurePackages() {
+  const missing = [
+    ...new Set(
+      Object.entries(PACKAGES)
+        .filter(([what]) => !present(what))
+        .map(([, pkg]) => pkg),
+    ),
+  ];
+  if (missing.length === 0) return;
+  if (!isRoot())
+    throw new Error(`missing Debian packages: ${missing.join(' ')} (apt-get install them as root)`);
+  aptInstall(missing);
+  const still = Object.keys(PACKAGES).filter((what) => !present(what));
+  if (still.length) throw new Error(`still missing after apt-get: ${still.join(', ')}`);
+}
 
 const json = (file, value) => fs.writeFileSync(file, JSON.stringify(value, null, 2));
 
