@@ -12,7 +12,7 @@ import { tailFile, waitFor } from '../infra/probes.mjs';
 import { bin } from './tools.mjs';
 
 const HOST = '127.0.0.1';
-const START_TIMEOUT_MS = 60_000;
+const START_TIMEOUT_MS = 120_000;
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -36,7 +36,7 @@ async function waitUntil(what, check, child, logFile) {
     throw new Error(`${what} not ready within ${START_TIMEOUT_MS / 1000} s:\n${tailFile(logFile, 15)}`);
 }
 
-async function httpOk(url, headers = {}) {
+export async function httpOk(url, headers = {}) {
   // The API server's certificate is self-signed and generated at start: skip verification for
   // this loopback-only readiness poll (kubectl uses the kubeconfig below).
   const { request } = await import(url.startsWith('https') ? 'node:https' : 'node:http');
@@ -52,21 +52,60 @@ async function httpOk(url, headers = {}) {
 }
 
 /** `{ 'data-dir': d, flag: true }` → `['--data-dir=d', '--flag']`. */
-function flags(options) {
+export function flags(options) {
   return Object.entries(options).map(([k, v]) => (v === true ? `--${k}` : `--${k}=${v}`));
 }
 
-function startProcess(name, args, dir) {
+/**
+ * Starts one of the tools with its log in `dir`. `wrap` prefixes the command (the cluster runs
+ * its processes inside namespaces of its own through nsenter); `detached` leaves it running
+ * after this process exits, with a pidfile beside the log (the cluster's `down` reads it).
+ */
+export function startProcess(name, args, dir, { wrap = [], detached = false, binary = bin(name) } = {}) {
   const logFile = path.join(dir, `${name}.log`);
   const out = fs.openSync(logFile, 'w');
-  const child = spawn(bin(name), args, { stdio: ['ignore', out, out] });
+  const [cmd, ...rest] = [...wrap, binary, ...args];
+  const child = spawn(cmd, rest, { stdio: ['ignore', out, out], detached });
   fs.closeSync(out);
-  return { child, logFile };
+  if (detached) {
+    child.unref();
+    fs.writeFileSync(path.join(dir, `${name}.pid`), `${child.pid}\n`);
+  }
+  return { child, logFile, waitUntil: (what, check) => waitUntil(what, check, child, logFile) };
 }
 
-/** Starts etcd and kube-apiserver; `stop()` kills both and removes their data. */
-export async function startControlPlane() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sd-kube-'));
+/** A kubeconfig for `user` with a bearer token, trusting the API server's certificate. */
+export function writeKubeconfig(file, { server, ca, user, token }) {
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'local', cluster: { server, 'certificate-authority': ca } }],
+      users: [{ name: user, user: { token } }],
+      contexts: [{ name: 'local', context: { cluster: 'local', user } }],
+      'current-context': 'local',
+    }),
+    { mode: 0o600 },
+  );
+}
+
+/**
+ * Starts etcd and kube-apiserver; `stop()` kills both and removes their data.
+ * The server-side dry run calls it bare: a throw-away directory, free loopback ports, an admin
+ * token. The cluster (scripts/cluster.mjs) passes its own directory and address (inside its
+ * network namespace), more users (its components' tokens) and API server flags, and runs both
+ * detached.
+ */
+export async function startControlPlane({
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sd-kube-')),
+  host = HOST,
+  ports,
+  users = [],
+  apiFlags = {},
+  launch = {},
+} = {}) {
+  fs.mkdirSync(dir, { recursive: true });
   const children = [];
   const stop = async () => {
     for (const child of children.reverse()) {
@@ -80,9 +119,13 @@ export async function startControlPlane() {
     fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const [clientPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
-    const etcdClient = `http://${HOST}:${clientPort}`;
-    const etcdPeer = `http://${HOST}:${peerPort}`;
+    const { etcdClientPort, etcdPeerPort, apiPort } = ports ?? {
+      etcdClientPort: await freePort(),
+      etcdPeerPort: await freePort(),
+      apiPort: await freePort(),
+    };
+    const etcdClient = `http://${host}:${etcdClientPort}`;
+    const etcdPeer = `http://${host}:${etcdPeerPort}`;
     const etcd = startProcess(
       'etcd',
       flags({
@@ -95,21 +138,28 @@ export async function startControlPlane() {
         'unsafe-no-fsync': true,
       }),
       dir,
+      launch,
     );
     children.push(etcd.child);
-    await waitUntil('etcd', () => httpOk(`${etcdClient}/health`), etcd.child, etcd.logFile);
+    await etcd.waitUntil('etcd', () => httpOk(`${etcdClient}/health`));
 
     const token = crypto.randomBytes(24).toString('hex');
-    fs.writeFileSync(path.join(dir, 'tokens.csv'), `${token},check-admin,check-admin,system:masters\n`);
+    const admin = { user: 'check-admin', groups: ['system:masters'], token };
+    fs.writeFileSync(
+      path.join(dir, 'tokens.csv'),
+      [admin, ...users]
+        .map((u) => `${u.token},${u.user},${u.user}${u.groups.length ? `,"${u.groups.join(',')}"` : ''}\n`)
+        .join(''),
+    );
     execFileSync('openssl', ['genrsa', '-out', path.join(dir, 'sa.key'), '2048'], { stdio: 'ignore' });
     const api = startProcess(
       'kube-apiserver',
       flags({
         'etcd-servers': etcdClient,
-        'bind-address': HOST,
-        'advertise-address': HOST,
-        // A loopback advertise address is refused by the endpoint reconciler; nothing here needs it.
-        'endpoint-reconciler-type': 'none',
+        'bind-address': host,
+        'advertise-address': host,
+        // A loopback advertise address is refused by the endpoint reconciler; the dry run needs none.
+        ...(host === HOST ? { 'endpoint-reconciler-type': 'none' } : {}),
         'secure-port': apiPort,
         'cert-dir': path.join(dir, 'certs'),
         'token-auth-file': path.join(dir, 'tokens.csv'),
@@ -118,33 +168,20 @@ export async function startControlPlane() {
         'service-account-key-file': path.join(dir, 'sa.key'),
         'service-account-signing-key-file': path.join(dir, 'sa.key'),
         'service-cluster-ip-range': '10.96.0.0/16',
+        ...apiFlags,
       }),
       dir,
+      launch,
     );
     children.push(api.child);
-    const server = `https://${HOST}:${apiPort}`;
+    const server = `https://${host}:${apiPort}`;
     const auth = { authorization: `Bearer ${token}` };
-    await waitUntil('kube-apiserver', () => httpOk(`${server}/readyz`, auth), api.child, api.logFile);
+    await api.waitUntil('kube-apiserver', () => httpOk(`${server}/readyz`, auth));
 
+    const ca = path.join(dir, 'certs', 'apiserver.crt');
     const kubeconfig = path.join(dir, 'kubeconfig');
-    fs.writeFileSync(
-      kubeconfig,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [
-          {
-            name: 'check',
-            cluster: { server, 'certificate-authority': path.join(dir, 'certs', 'apiserver.crt') },
-          },
-        ],
-        users: [{ name: 'check-admin', user: { token } }],
-        contexts: [{ name: 'check', context: { cluster: 'check', user: 'check-admin' } }],
-        'current-context': 'check',
-      }),
-      { mode: 0o600 },
-    );
-    return { server, kubeconfig, stop };
+    writeKubeconfig(kubeconfig, { server, ca, user: admin.user, token });
+    return { server, ca, kubeconfig, saKey: path.join(dir, 'sa.key'), stop };
   } catch (err) {
     await stop();
     throw err;

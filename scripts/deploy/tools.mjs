@@ -28,6 +28,23 @@ const KUBE_TOOLS = {
   etcd: './etcd',
 };
 
+/**
+ * The rest of a single-node cluster (scripts/cluster.mjs), from the same module and release, and
+ * CoreDNS and kube-router from their own modules (each pins its own client-go, which the wrapper
+ * module cannot share). Built only when a cluster is asked for: the deploy check needs none of them.
+ */
+const CLUSTER_TOOLS = {
+  kubelet: 'k8s.io/kubernetes/cmd/kubelet',
+  'kube-scheduler': 'k8s.io/kubernetes/cmd/kube-scheduler',
+  'kube-controller-manager': 'k8s.io/kubernetes/cmd/kube-controller-manager',
+  'kube-proxy': 'k8s.io/kubernetes/cmd/kube-proxy',
+};
+/** CoreDNS serves the cluster's names; kube-router's firewall alone enforces NetworkPolicies. */
+const CLUSTER_GO_TOOLS = {
+  coredns: 'github.com/coredns/coredns@v1.15.0',
+  'kube-router': 'github.com/cloudnativelabs/kube-router/v2/cmd/kube-router@v2.1.0',
+};
+
 export const toolsDir = () => path.join(cacheRoot(), 'deploy-tools');
 export const binDir = () => path.join(toolsDir(), 'bin');
 export const bin = (name) => path.join(binDir(), name);
@@ -60,8 +77,8 @@ const GC_FLAGS = '-gcflags=all=-N -l';
 
 const goEnv = () => ({ ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-buildvcs=false', CGO_ENABLED: '0' });
 
-function buildGoTools() {
-  for (const [name, pkg] of Object.entries(GO_TOOLS)) {
+function buildGoTools(tools) {
+  for (const [name, pkg] of Object.entries(tools)) {
     if (stampOk(name, pkg)) continue;
     log(`go install ${pkg}`);
     const ms = run('go', ['install', '-trimpath', GC_FLAGS, '-ldflags=-s -w', pkg], {
@@ -73,9 +90,9 @@ function buildGoTools() {
   }
 }
 
-function buildKubeTools() {
+function buildKubeTools(tools, estimate) {
   const want = `k8s.io/kubernetes@v${KUBE_VERSION}`;
-  if (Object.keys(KUBE_TOOLS).every((name) => stampOk(name, want))) return;
+  if (Object.keys(tools).every((name) => stampOk(name, want))) return;
   const [major, minor] = KUBE_VERSION.split('.');
   const v = 'k8s.io/component-base/version';
   const ldflags = [
@@ -85,24 +102,16 @@ function buildKubeTools() {
     `-X ${v}.gitMinor=${minor}`,
     `-X ${v}.gitTreeState=clean`,
   ].join(' ');
-  log(`building kube-apiserver, kubectl and etcd (${want}); a fresh machine takes about 7 minutes`);
+  log(`building ${Object.keys(tools).join(', ')} (${want}); a fresh machine takes about ${estimate}`);
   const ms = run(
     'go',
-    [
-      'build',
-      '-trimpath',
-      GC_FLAGS,
-      `-ldflags=${ldflags}`,
-      '-o',
-      `${binDir()}/`,
-      ...Object.values(KUBE_TOOLS),
-    ],
+    ['build', '-trimpath', GC_FLAGS, `-ldflags=${ldflags}`, '-o', `${binDir()}/`, ...Object.values(tools)],
     {
       env: goEnv(),
       cwd: path.join(ROOT, 'deploy', 'check', 'kube'),
     },
   );
-  for (const name of Object.keys(KUBE_TOOLS)) writeStamp(name, want);
+  for (const name of Object.keys(tools)) writeStamp(name, want);
   log(`  built in ${(ms / 1000).toFixed(0)} s`);
 }
 
@@ -151,16 +160,24 @@ for v in versions:
 export function ensureTools() {
   fs.mkdirSync(binDir(), { recursive: true });
   // The Kubernetes build first: helm and kube-score then reuse much of its build cache.
-  buildKubeTools();
-  buildGoTools();
+  buildKubeTools(KUBE_TOOLS, '7 minutes');
+  buildGoTools(GO_TOOLS);
   extractSchemas();
 }
 
-// `node scripts/deploy/tools.mjs` builds them with nothing but Node itself (no node_modules yet):
-// CI starts it before `npm ci`.
+/** The deploy check's tools and the cluster's (scripts/cluster.mjs). */
+export function ensureClusterTools() {
+  ensureTools();
+  buildKubeTools(CLUSTER_TOOLS, '6 minutes');
+  buildGoTools(CLUSTER_GO_TOOLS);
+}
+
+// `node scripts/deploy/tools.mjs [--cluster]` builds them with nothing but Node itself (no
+// node_modules yet): CI starts it before `npm ci`.
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)) {
   try {
-    ensureTools();
+    if (process.argv.includes('--cluster')) ensureClusterTools();
+    else ensureTools();
   } catch (err) {
     console.error(`[deploy] ${err.message}`);
     process.exit(1);
