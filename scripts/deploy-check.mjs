@@ -42,7 +42,7 @@ import {
   valuesFile,
 } from './deploy/render.mjs';
 import { chartReadme, renderUmbrella } from './deploy/chart-docs.mjs';
-import { syncObservability } from './deploy/observability.mjs';
+import { alertsHaveRunbooksAndTests, syncObservability } from './deploy/observability.mjs';
 import { ensureTools, SCHEMA_VERSIONS } from './deploy/tools.mjs';
 
 const NEWEST = SCHEMA_VERSIONS.at(-1);
@@ -155,6 +155,13 @@ async function check() {
       ok: observability.length === 0,
       output: `stale: ${observability.join(', ')} (run: npm run deploy:generate)`,
     });
+    report('every alert has a runbook and a promtool test that fires it', alertsHaveRunbooksAndTests());
+    const rules = fs.readFileSync(path.join(DEPLOY, 'observability', 'prometheus', 'rules.yaml'), 'utf8');
+    report(
+      'an alert without a runbook_url is rejected',
+      alertsHaveRunbooksAndTests(rules.replace(/^\s*runbook_url: .*\n/m, '')),
+      { expectFailure: 'runbook_url must be' },
+    );
     const readme = attempt("the chart's parameters table is generated from values.yaml", () =>
       chartReadme({ write: false }),
     );

@@ -96,3 +96,35 @@ export function syncObservability({ write }) {
   }
   return stale;
 }
+
+export const RUNBOOK_BASE = 'https://github.com/support-desk/support-desk/blob/main/docs/runbooks/';
+const RUNBOOKS = path.join(ROOT, 'docs', 'runbooks');
+const RULE_TESTS = path.join(path.dirname(RULES), 'rules.test.yaml');
+
+/**
+ * Every alert links its runbook (docs/runbooks/<alert>.md, which must exist) and has a promtool
+ * test that expects it to fire (a test that only expects silence proves nothing about the alert).
+ */
+export function alertsHaveRunbooksAndTests(
+  rules = fs.readFileSync(RULES, 'utf8'),
+  tests = fs.readFileSync(RULE_TESTS, 'utf8'),
+) {
+  const firing = new Set(
+    YAML.parse(tests)
+      .tests.flatMap((t) => t.alert_rule_test ?? [])
+      .filter((a) => (a.exp_alerts ?? []).length > 0)
+      .map((a) => a.alertname),
+  );
+  const problems = [];
+  for (const rule of YAML.parse(rules).groups.flatMap((g) => g.rules)) {
+    if (!rule.alert) continue;
+    const url = rule.annotations?.runbook_url;
+    if (url !== `${RUNBOOK_BASE}${rule.alert}.md`)
+      problems.push(`${rule.alert}: runbook_url must be ${RUNBOOK_BASE}${rule.alert}.md (is ${url})`);
+    if (!fs.existsSync(path.join(RUNBOOKS, `${rule.alert}.md`)))
+      problems.push(`${rule.alert}: docs/runbooks/${rule.alert}.md does not exist`);
+    if (!firing.has(rule.alert))
+      problems.push(`${rule.alert}: no promtool test in rules.test.yaml expects it to fire`);
+  }
+  return { ok: problems.length === 0, output: problems.join('\n') };
+}
