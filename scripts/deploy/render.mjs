@@ -33,7 +33,7 @@ export const RELEASES = [
   {
     id: 'identity-podmonitor',
     service: 'identity',
-    values: [example('prometheus-operator')],
+    values: [example('prometheus-operator'), path.join(DEPLOY, 'check', 'values-extras.yaml')],
     set: ['metrics.serviceMonitor.enabled=false', 'metrics.podMonitor.enabled=true'],
   },
 ];
