@@ -4,7 +4,9 @@
 //
 //   node scripts/deploy-check.mjs            build the tools if needed, then run every check
 //   node scripts/deploy-check.mjs tools      only build the tools (CI starts this early)
-//   node scripts/deploy-check.mjs generate   regenerate the kustomize bases from the chart
+//   node scripts/deploy-check.mjs generate   regenerate what is generated: the kustomize bases from
+//                                            the chart, the chart's rules and dashboard from
+//                                            deploy/observability, the chart's parameters table
 //
 // The last line is `deploy check: N passed, N failed`; the exit code is non-zero on any failure.
 import fs from 'node:fs';
@@ -36,8 +38,11 @@ import {
   releaseArgs,
   render,
   syncKustomizeBases,
+  valueArgs,
   valuesFile,
 } from './deploy/render.mjs';
+import { chartReadme, renderUmbrella } from './deploy/chart-docs.mjs';
+import { alertsHaveRunbooksAndTests, syncObservability } from './deploy/observability.mjs';
 import { ensureTools, SCHEMA_VERSIONS } from './deploy/tools.mjs';
 
 const NEWEST = SCHEMA_VERSIONS.at(-1);
@@ -118,11 +123,10 @@ async function check() {
     // helm lint and render, for every release at the oldest and the newest Kubernetes.
     const rendered = {};
     for (const release of RELEASES) {
-      const valueArgs = ['-f', valuesFile(release.service), ...release.set.flatMap((s) => ['--set', s])];
       for (const version of SCHEMA_VERSIONS) {
         report(
           `helm lint --strict ${release.id} (Kubernetes ${version})`,
-          helmLint(CHART, version, valueArgs),
+          helmLint(CHART, version, valueArgs(release)),
         );
         const text = attempt(`helm template ${release.id} (Kubernetes ${version})`, () =>
           render(release, version),
@@ -133,6 +137,39 @@ async function check() {
         (rendered[version] ??= []).push({ id: release.id, file });
       }
     }
+
+    // The chart as a subchart of an umbrella chart (`global`, an `enabled` condition).
+    const umbrella = attempt("helm template: the chart as an umbrella chart's subchart", () =>
+      renderUmbrella(NEWEST, work),
+    );
+    if (umbrella !== null) {
+      report("helm template: the chart as an umbrella chart's subchart", { ok: true, output: '' });
+      const file = path.join(work, `umbrella-${NEWEST}.yaml`);
+      fs.writeFileSync(file, umbrella);
+      (rendered[NEWEST] ??= []).push({ id: 'umbrella', file });
+    }
+
+    // Generated from deploy/observability and values.yaml: the chart's rules, dashboard, README.
+    const observability = syncObservability({ write: false });
+    report("the chart's rules and dashboard are generated from deploy/observability", {
+      ok: observability.length === 0,
+      output: `stale: ${observability.join(', ')} (run: npm run deploy:generate)`,
+    });
+    report('every alert has a runbook and a promtool test that fires it', alertsHaveRunbooksAndTests());
+    const rules = fs.readFileSync(path.join(DEPLOY, 'observability', 'prometheus', 'rules.yaml'), 'utf8');
+    report(
+      'an alert without a runbook_url is rejected',
+      alertsHaveRunbooksAndTests(rules.replace(/^\s*runbook_url: .*\n/m, '')),
+      { expectFailure: 'runbook_url must be' },
+    );
+    const readme = attempt("the chart's parameters table is generated from values.yaml", () =>
+      chartReadme({ write: false }),
+    );
+    if (readme)
+      report("the chart's parameters table is generated from values.yaml", {
+        ok: readme.length === 0,
+        output: `stale: ${readme.join(', ')} (run: npm run deploy:generate)`,
+      });
 
     // kustomize: the bases are the chart's render (regenerated here), the example overlay builds.
     const stale = attempt('kustomize bases are generated from the chart', () =>
@@ -201,8 +238,12 @@ async function main(command = 'check') {
   }
   if (command === 'generate') {
     ensureTools();
-    const written = syncKustomizeBases(NEWEST, { write: true });
-    console.log(written.length ? `wrote ${written.join(', ')}` : 'the kustomize bases are up to date');
+    const written = [
+      ...syncObservability({ write: true }),
+      ...chartReadme({ write: true }),
+      ...syncKustomizeBases(NEWEST, { write: true }),
+    ];
+    console.log(written.length ? `wrote ${written.join(', ')}` : 'everything generated is up to date');
     return 0;
   }
   if (command !== 'check') {

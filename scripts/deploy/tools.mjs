@@ -19,6 +19,8 @@ const GO_TOOLS = {
   kubeconform: 'github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0',
   'kube-score': 'github.com/zegl/kube-score/cmd/kube-score@v1.20.0',
   conftest: 'github.com/open-policy-agent/conftest@v0.71.1',
+  // The chart README's parameters table (deploy:check fails when it is stale).
+  'helm-docs': 'github.com/norwoodj/helm-docs/cmd/helm-docs@v1.14.2',
 };
 
 /** Built from deploy/check/kube (a wrapper module; see its go.mod) at KUBE_VERSION. */
@@ -45,7 +47,29 @@ const CLUSTER_GO_TOOLS = {
   'kube-router': 'github.com/cloudnativelabs/kube-router/v2/cmd/kube-router@v2.1.0',
 };
 
+/**
+ * The CRDs of what the chart renders beyond Kubernetes itself (the Prometheus Operator's monitors
+ * and rules, Gateway API's HTTPRoute), from the Go modules that publish them: the module proxy is
+ * this machine's one source. kubeconform's schemas are derived from them (checks.mjs), and the
+ * dry run installs them.
+ */
+const CRD_MODULES = {
+  'github.com/prometheus-operator/prometheus-operator@v0.85.0': {
+    dir: 'example/prometheus-operator-crd',
+    files: [
+      'monitoring.coreos.com_servicemonitors.yaml',
+      'monitoring.coreos.com_podmonitors.yaml',
+      'monitoring.coreos.com_prometheusrules.yaml',
+    ],
+  },
+  'sigs.k8s.io/gateway-api@v1.4.1': {
+    dir: 'config/crd/standard',
+    files: ['gateway.networking.k8s.io_httproutes.yaml'],
+  },
+};
+
 export const toolsDir = () => path.join(cacheRoot(), 'deploy-tools');
+export const crdsDir = () => path.join(toolsDir(), 'crds');
 export const binDir = () => path.join(toolsDir(), 'bin');
 export const bin = (name) => path.join(binDir(), name);
 export const schemasDir = () => path.join(toolsDir(), 'schemas');
@@ -156,6 +180,32 @@ for v in versions:
   fs.writeFileSync(stamp, want);
 }
 
+/** Copies each CRD out of its module (`go mod download`), named `<plural>.<group>.yaml` as kubectl names it. */
+function fetchCrds() {
+  const want = JSON.stringify(CRD_MODULES);
+  const stamp = path.join(crdsDir(), '.stamp');
+  if (fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8') === want) return;
+  fs.rmSync(crdsDir(), { recursive: true, force: true });
+  fs.mkdirSync(crdsDir(), { recursive: true });
+  for (const [module, { dir, files }] of Object.entries(CRD_MODULES)) {
+    log(`go mod download ${module}`);
+    const r = spawnSync('go', ['mod', 'download', '-json', module], {
+      encoding: 'utf8',
+      env: goEnv(),
+      cwd: crdsDir(),
+    });
+    const info = r.status === 0 ? JSON.parse(r.stdout) : null;
+    if (!info?.Dir) throw new Error(`go mod download ${module} failed: ${r.stdout}${r.stderr}`);
+    for (const file of files) {
+      const text = fs.readFileSync(path.join(info.Dir, dir, file), 'utf8');
+      const name = text.match(/^metadata:\n(?:\s+.*\n)*?\s+name: (\S+)$/m)?.[1];
+      if (!name) throw new Error(`${module}/${dir}/${file}: no metadata.name`);
+      fs.writeFileSync(path.join(crdsDir(), `${name}.yaml`), text);
+    }
+  }
+  fs.writeFileSync(stamp, want);
+}
+
 /** Builds whatever is missing or out of date; returns at once when everything is cached. */
 export function ensureTools() {
   fs.mkdirSync(binDir(), { recursive: true });
@@ -163,6 +213,7 @@ export function ensureTools() {
   buildKubeTools(KUBE_TOOLS, '7 minutes');
   buildGoTools(GO_TOOLS);
   extractSchemas();
+  fetchCrds();
 }
 
 /** The deploy check's tools and the cluster's (scripts/cluster.mjs). */

@@ -17,13 +17,20 @@ required_labels := {
 	"app.kubernetes.io/managed-by",
 }
 
-workload_kinds := {"Deployment", "Job"}
+# Pods of their own: the chart test (a Helm `test` hook) is held to the same rules.
+workload_kinds := {"Deployment", "Job", "Pod"}
 
 workloads := [d | some d in docs; workload_kinds[d.kind]]
 
 deployments := [d | some d in docs; d.kind == "Deployment"]
 
-pod_spec(d) := d.spec.template.spec
+pod_spec(d) := d.spec if d.kind == "Pod"
+
+pod_spec(d) := d.spec.template.spec if d.kind != "Pod"
+
+pod_labels(d) := d.metadata.labels if d.kind == "Pod"
+
+pod_labels(d) := d.spec.template.metadata.labels if d.kind != "Pod"
 
 # --- labels -------------------------------------------------------------------------------------
 
@@ -37,7 +44,7 @@ deny contains msg if {
 deny contains msg if {
 	some d in workloads
 	some label in required_labels
-	not d.spec.template.metadata.labels[label]
+	not pod_labels(d)[label]
 	msg := sprintf("%s: pod label %s is missing", [name(d), label])
 }
 
@@ -238,7 +245,7 @@ has_network_policy(d) if {
 	some p in docs
 	p.kind == "NetworkPolicy"
 	{"Ingress", "Egress"} == {t | some t in p.spec.policyTypes}
-	selects(p.spec.podSelector, d.spec.template.metadata.labels)
+	selects(p.spec.podSelector, pod_labels(d))
 }
 
 deny contains msg if {

@@ -1,5 +1,5 @@
 import { type Logger, pino } from 'pino';
-import { activeTraceId } from './telemetry/propagation.js';
+import { activeSpanIds } from './telemetry/propagation.js';
 
 export type { Logger };
 
@@ -44,11 +44,9 @@ export function createLogger({ service, level = 'info', destination }: LoggerOpt
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
-      // Every line written inside a trace names it, so a log search finds the trace and back.
-      mixin: () => {
-        const traceId = activeTraceId();
-        return traceId ? { traceId } : {};
-      },
+      // Every line written inside a trace names it and the span it was written in, so a log
+      // search finds the trace (and the very span) and back.
+      mixin: () => activeSpanIds() ?? {},
     },
     destination,
   );

@@ -144,6 +144,27 @@ if (!fs.existsSync(PROMTOOL) || !fs.existsSync(PROMETHEUS)) {
     t.ok(ratio, 'the SLO ratio is recorded');
   });
 
+  // `helm test`'s script (deploy/helm/support-desk-service/files/chart-test.mjs), run as the
+  // chart's test pod runs it, against real services: it must pass on a healthy release.
+  t.test("the chart's helm test passes against the gateway and a service", async (t) => {
+    const script = fs.readFileSync(
+      path.join(ROOT, 'deploy/helm/support-desk-service/files/chart-test.mjs'),
+      'utf8',
+    );
+    for (const [service, url] of [
+      ['gateway', stack.origin],
+      ['requests', `http://127.0.0.1:${stack.ports.requests}`],
+    ]) {
+      const run = spawnSync(
+        process.execPath,
+        ['--disable-proto=throw', '--input-type=module', '--eval', script],
+        { env: { ...process.env, TARGET_URL: url, SERVICE: service }, encoding: 'utf8', timeout: 60_000 },
+      );
+      t.equal(run.status, 0, `${service}: ${run.stdout}${run.stderr}`);
+      if (service === 'gateway') t.match(run.stdout, /\/v1\/me without credentials: 401 UNAUTHORIZED/);
+    }
+  });
+
   t.test('every dashboard query is valid PromQL', async (t) => {
     const dashboard = JSON.parse(
       fs.readFileSync(path.join(OBSERVABILITY, 'grafana/support-desk.json'), 'utf8'),
@@ -156,11 +177,31 @@ if (!fs.existsSync(PROMTOOL) || !fs.existsSync(PROMETHEUS)) {
     const service = dashboard.templating.list.find((v) => v.name === 'service');
     t.same(service?.allValue?.split('|'), jobs, 'the service variable: All is every service');
     t.match(service?.query?.query, `job=~"${jobs.join('|')}"`, 'the service variable lists every service');
+    // Two installs in one Prometheus (or one Thanos/Mimir) must not mix: every series a panel
+    // reads is filtered by the cluster and namespace pickers, whose "All" also matches a series
+    // without the label (this stack's Prometheus adds neither).
+    for (const name of ['cluster', 'namespace'])
+      t.equal(dashboard.templating.list.find((v) => v.name === name)?.allValue, '.*', `a ${name} variable`);
     for (const panel of dashboard.panels) {
       for (const target of panel.targets) {
-        const expr = target.expr.replaceAll('$service', jobs.join('|')).replaceAll('$__rate_interval', '1m');
+        const selectors = target.expr.match(/\{[^}]*\}/g) ?? [];
+        t.ok(
+          selectors.length > 0 &&
+            selectors.every(
+              (s) => s.includes('cluster=~"$cluster"') && s.includes('namespace=~"$namespace"'),
+            ) &&
+            !/[\w:]\[/.test(target.expr),
+          `${panel.title}: every selector filters by cluster and namespace`,
+        );
+        const expr = target.expr
+          .replaceAll('$service', jobs.join('|'))
+          .replaceAll('$cluster', '.*')
+          .replaceAll('$namespace', '.*')
+          .replaceAll('$__rate_interval', '1m');
         const r = await query(expr);
         t.equal(r.status, 'success', `${panel.title}: ${r.error ?? 'ok'}`);
+        if (panel.title === 'Scrape up')
+          t.not(r.value, null, '"All" still finds series without cluster and namespace labels');
       }
     }
   });

@@ -217,9 +217,16 @@ if (build.status !== 0 || !fs.existsSync(collectorBinary)) {
       t.equal(detail.json.data.metadata.traceId, traceId, "the audit event's metadata names the trace");
       for (const service of ['gateway', 'requests'] as const) {
         const lines = stack.logTail(service, 400).split('\n');
+        const line = lines.find(
+          (l) => l.includes('request completed') && l.includes(`"traceId":"${traceId}"`),
+        );
+        t.ok(line, `${service}'s request log line names the trace`);
+        // And the span it was written in: a log search lands on the very span, not only its trace.
+        const spanId = line ? (JSON.parse(line) as { spanId?: string }).spanId : undefined;
+        t.match(spanId, /^[0-9a-f]{16}$/, `${service}'s request log line names its span`);
         t.ok(
-          lines.some((l) => l.includes('request completed') && l.includes(`"traceId":"${traceId}"`)),
-          `${service}'s request log line names the trace`,
+          spansOfTrace(traceId).some((s) => s.service === `support-desk-${service}` && s.spanId === spanId),
+          `${service}'s log line's spanId is one of its spans in the trace`,
         );
       }
     });

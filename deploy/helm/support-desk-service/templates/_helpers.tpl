@@ -1,6 +1,12 @@
-{{/* The resource name: the release name, so `helm install identity …` makes Service `identity`. */}}
+{{/*
+The resource name: the release name, so `helm install identity …` makes Service `identity`. As an
+umbrella chart's subchart under an alias (`alias: identity`), the alias: several services then
+share one release without their names colliding. `fullnameOverride` wins over both.
+*/}}
 {{- define "sd.fullname" -}}
-{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- $name := .Release.Name -}}
+{{- if ne .Chart.Name "support-desk-service" }}{{ $name = .Chart.Name }}{{ end -}}
+{{- default $name .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
 {{/* app.kubernetes.io/name: the service, within the Support Desk platform. */}}
@@ -71,26 +77,34 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end }}
 {{- end -}}
 
-{{/* Restricted Pod Security Standard: the pod and container security contexts. */}}
+{{/* The pod and container security contexts: the values' objects, restricted by default. */}}
 {{- define "sd.podSecurityContext" -}}
-runAsNonRoot: true
-runAsUser: {{ .Values.securityContext.runAsUser }}
-runAsGroup: {{ .Values.securityContext.runAsGroup }}
-fsGroup: {{ .Values.securityContext.fsGroup }}
-seccompProfile:
-  type: RuntimeDefault
+{{- toYaml .Values.podSecurityContext -}}
 {{- end -}}
 
 {{- define "sd.containerSecurityContext" -}}
-allowPrivilegeEscalation: false
-readOnlyRootFilesystem: true
-runAsNonRoot: true
-runAsUser: {{ .Values.securityContext.runAsUser }}
-runAsGroup: {{ .Values.securityContext.runAsGroup }}
-capabilities:
-  drop: [ALL]
-seccompProfile:
-  type: RuntimeDefault
+{{- toYaml .Values.securityContext -}}
+{{- end -}}
+
+{{/* The pods' ServiceAccount: the release's own, or the existing one `serviceAccount.name` names. */}}
+{{- define "sd.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "sd.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name: name the existing ServiceAccount (serviceAccount.create is false)" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "sd.testSelectorLabels" -}}
+app.kubernetes.io/name: support-desk-{{ .Values.service }}-test
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/* The chart test's labels: its own name, so no Deployment selector (PDB, policy) matches it. */}}
+{{- define "sd.testLabels" -}}
+{{ include "sd.testSelectorLabels" . }}
+app.kubernetes.io/component: test
+{{ include "sd.commonLabels" . }}
 {{- end -}}
 
 {{/* Checksums that roll the pods when their settings change. */}}
@@ -162,5 +176,28 @@ services this one calls, and (webhooks) the internet without the non-public rang
       protocol: TCP
     {{- end }}
 {{- end }}
+{{- end }}
+{{- end -}}
+
+{{/*
+A monitor endpoint's interval, timeout and relabelings (the context: serviceMonitor or podMonitor
+values, with the service under .service). `job` is the service's name, whatever the release is
+called: the rules, the dashboard and docs/observability.md key on it.
+*/}}
+{{- define "sd.scrapeSettings" -}}
+interval: {{ .interval }}
+{{- with .scrapeTimeout }}
+scrapeTimeout: {{ . }}
+{{- end }}
+relabelings:
+  - action: replace
+    targetLabel: job
+    replacement: {{ .service }}
+  {{- with .relabelings }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- with .metricRelabelings }}
+metricRelabelings:
+  {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end -}}

@@ -25,10 +25,17 @@ export const traceContextHeaders = (): string[] => propagation.fields();
 
 /** The trace id of the span now active, if any (logs, events). */
 export function activeTraceId(active: Context = context.active()): string | undefined {
+  return activeSpanIds(active)?.traceId;
+}
+
+/** The active span's trace and span ids (W3C hex), undefined outside any trace. */
+export function activeSpanIds(
+  active: Context = context.active(),
+): { traceId: string; spanId: string } | undefined {
   const span = trace.getSpan(active);
   if (!span) return undefined;
   const sc = span.spanContext();
-  return isSpanContextValid(sc) ? sc.traceId : undefined;
+  return isSpanContextValid(sc) ? { traceId: sc.traceId, spanId: sc.spanId } : undefined;
 }
 
 /**
