@@ -29,8 +29,35 @@ const KEEP = 3;
 
 const say = (msg) => console.error(`[image] ${msg}`);
 
-/** The files the build reads: every file git tracks or would track (its ignores hold dist, .data …). */
-function contextFiles() {
+/**
+ * .dockerignore as a predicate (the forms it uses: a name, a directory's entries with a trailing
+ * star, a name in any directory with a leading double star, an exception with a leading !; the
+ * last matching line wins), so the hash covers what the build context holds.
+ */
+function dockerignored() {
+  const rules = fs
+    .readFileSync(path.join(ROOT, '.dockerignore'), 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'))
+    .map((l) => {
+      const negate = l.startsWith('!');
+      const glob = l.replace(/^!/, '').replace(/^\//, '');
+      const body = glob
+        .split('/')
+        .map((part) =>
+          part === '**' ? '(?:.*)' : part.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*'),
+        )
+        .join('/')
+        .replace('(?:.*)/', '(?:.*/)?');
+      return { negate, re: new RegExp(`^${body}(?:/.*)?$`) };
+    });
+  return (file) => rules.reduce((ignored, r) => (r.re.test(file) ? !r.negate : ignored), false);
+}
+
+/** The files the build reads: what git tracks or would track (its ignores hold dist, .data …) but .dockerignore leaves out. */
+export function contextFiles() {
+  const ignored = dockerignored();
   const r = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
     cwd: ROOT,
     encoding: 'utf8',
@@ -40,7 +67,7 @@ function contextFiles() {
   return r.stdout
     .split('\0')
     .filter(Boolean)
-    .filter((f) => fs.existsSync(path.join(ROOT, f)))
+    .filter((f) => !ignored(f) && fs.existsSync(path.join(ROOT, f)))
     .sort();
 }
 

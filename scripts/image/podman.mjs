@@ -2,7 +2,10 @@
 // hybrid cgroup v1 layout), ulimits no higher than the host's (a container cannot raise them), and
 // no registry (every image is made here: scripts/image/base.mjs, then the Dockerfile).
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { InfraError, log } from '../infra/common.mjs';
+import { cacheRoot } from '../infra/machine-cache.mjs';
 import { aptInstall, isRoot } from '../infra/packages.mjs';
 import { findBinary } from '../infra/probes.mjs';
 
@@ -11,6 +14,8 @@ const PACKAGES = [
   ['podman', 'podman'],
   ['runc', 'runc'],
   ['debootstrap', 'debootstrap'],
+  // A pod's infra container (`npm run containers`): podman builds its pause image from it.
+  ['catatonit', 'catatonit'],
 ];
 
 /** Installs podman, runc and debootstrap with apt-get when one is missing (root only). */
@@ -25,32 +30,51 @@ export function ensureImageTools() {
   if (missing().length) throw new InfraError(`could not install ${missing().join(', ')} with apt-get`);
 }
 
-/** Global options of every podman call: the runtime that works on cgroup v1 hosts. */
-export const PODMAN_GLOBAL = ['--runtime', 'runc'];
-
 /**
- * `--ulimit` options no higher than the host's own soft limits: podman's defaults (nofile 1048576)
- * exceed them on these machines and a container cannot raise a limit, so runc would refuse to start.
+ * Ulimits no higher than the host's own soft limits: podman's defaults (nofile 1048576) exceed
+ * them on these machines and a container cannot raise a limit, so runc would refuse to start.
+ * The process limit is at most 4096: runc refused this machine's own (96365) with EPERM.
  */
-export function ulimitArgs() {
+export function ulimits() {
   const limit = (flag) => {
-    const r = spawnSync('sh', ['-c', `ulimit ${flag}`], { encoding: 'utf8' });
-    const n = r.stdout.trim();
-    return /^\d+$/.test(n) ? n : null;
+    const n = spawnSync('sh', ['-c', `ulimit ${flag}`], { encoding: 'utf8' }).stdout.trim();
+    return /^\d+$/.test(n) ? Number(n) : null;
   };
-  const out = [];
-  const nofile = limit('-n');
-  const nproc = limit('-u');
-  if (nofile) out.push('--ulimit', `nofile=${nofile}:${nofile}`);
-  // The process limit also at most 4096: runc refused this machine's own (96365) with EPERM.
-  const procs = nproc ? String(Math.min(Number(nproc), 4096)) : '4096';
-  out.push('--ulimit', `nproc=${procs}:${procs}`);
-  return out;
+  const nofile = limit('-n') ?? 1024;
+  const nproc = Math.min(limit('-u') ?? 4096, 4096);
+  return { nofile, nproc };
 }
 
+/**
+ * podman's configuration for the project's calls (CONTAINERS_CONF, so the machine's own files are
+ * left alone): runc, and default ulimits the host allows, which also reach containers podman makes
+ * itself (a pod's infra container) where no --ulimit can be passed.
+ */
+function containersConf() {
+  const { nofile, nproc } = ulimits();
+  const file = path.join(cacheRoot(), 'podman', `containers-${nofile}-${nproc}.conf`);
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const body = [
+      '[containers]',
+      `default_ulimits = ["nofile=${nofile}:${nofile}", "nproc=${nproc}:${nproc}"]`,
+      '[engine]',
+      'runtime = "runc"',
+      '',
+    ].join('\n');
+    fs.writeFileSync(`${file}.${process.pid}`, body);
+    fs.renameSync(`${file}.${process.pid}`, file);
+  }
+  return file;
+}
+
+/** The environment every podman call runs with (its configuration, plus `extra`). */
+export const podmanEnv = (extra = {}) => ({ ...process.env, CONTAINERS_CONF: containersConf(), ...extra });
+
 /** Runs podman; returns stdout. Throws with stderr on failure unless `allowFail`. */
-export function podman(args, { allowFail = false, input, inherit = false } = {}) {
-  const r = spawnSync('podman', [...PODMAN_GLOBAL, ...args], {
+export function podman(args, { allowFail = false, input, inherit = false, env = {} } = {}) {
+  const r = spawnSync('podman', args, {
+    env: podmanEnv(env),
     encoding: 'utf8',
     input,
     maxBuffer: 64 * 1024 * 1024,
