@@ -24,7 +24,7 @@ RUN mkdir -p /out \
  && cp package.json package-lock.json /out/ \
  && find . -mindepth 2 -name package.json -not -path '*/node_modules/*' -exec cp --parents {} /out/ \;
 
-# --- build: all dependencies, compile everything with tsc -b -----------------------------------
+# --- build: all dependencies, compile the libraries, services and tools with tsc -b -------------
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY --from=manifests /out/ ./
@@ -33,7 +33,7 @@ COPY . .
 # Compiled output without tests, declarations or source maps (the image runs no debugger), the
 # packages' committed bin entry points (deskctl's), the `deskctl` command on PATH, tini (Debian's static build; a local NODE_IMAGE already carries it) and the
 # data directory's owner (below).
-RUN npx tsc -b \
+RUN npx tsc -b libs/* services/* tools/* \
  && mkdir -p /dist-out /bin-out /data-dir \
  && for d in libs/*/dist services/*/dist tools/*/dist services/*/bin tools/*/bin; do \
       [ -d "$d" ] || continue; \
