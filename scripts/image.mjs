@@ -64,11 +64,17 @@ export function contextFiles() {
     maxBuffer: 64 * 1024 * 1024,
   });
   if (r.status !== 0) throw new InfraError(`git ls-files failed: ${r.stderr}`);
-  return r.stdout
-    .split('\0')
-    .filter(Boolean)
-    .filter((f) => !ignored(f) && fs.existsSync(path.join(ROOT, f)))
-    .sort();
+  return (
+    r.stdout
+      .split('\0')
+      .filter(Boolean)
+      // The Dockerfile and .dockerignore stay out of the context but shape the image.
+      .filter(
+        (f) =>
+          (!ignored(f) || f === 'Dockerfile' || f === '.dockerignore') && fs.existsSync(path.join(ROOT, f)),
+      )
+      .sort()
+  );
 }
 
 /** A hash of the build context and the bases it builds on: the image's tag. */
