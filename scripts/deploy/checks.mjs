@@ -169,7 +169,8 @@ export function dockerfileAgrees(values) {
 /**
  * The runtime stage creates the data directory identity writes its development signing key
  * under (IDENTITY_DATA_DIR defaults to `<app>/.data/identity`: services/identity/src/config.ts)
- * and gives it to the image's USER, so the non-root user can create the key there.
+ * and gives it to the image's USER (RUN mkdir + chown, or COPY --chown), so the non-root user
+ * can create the key there.
  */
 export function dockerfileOwnsDataDir(
   dockerfile = fs.readFileSync(path.join(DEPLOY, '..', 'Dockerfile'), 'utf8'),
@@ -185,11 +186,16 @@ export function dockerfileOwnsDataDir(
   if (problems.length === 0) {
     const dataDir = `${workdir.replace(/\/$/, '')}/.data`;
     const words = runs.flatMap((r) => r.split(/\s*&&\s*/)).map((c) => c.trim().split(/\s+/));
-    const makes = words.some((w) => w[0] === 'mkdir' && w.slice(1).includes(dataDir));
     const owner = new RegExp(`^${user[1]}(:${user[2] ?? '\\d+'})?$`);
-    const chowns = words.some(
-      (w) => w[0] === 'chown' && w.some((a) => owner.test(a)) && w.slice(1).includes(dataDir),
-    );
+    // Either made and given away by RUN (mkdir, chown), or copied in with its owner (COPY
+    // --chown), which a runtime base without shell tools needs.
+    const copies = [...runtime.matchAll(/^COPY\s+(.*)$/gm)].map((m) => m[1].trim().split(/\s+/));
+    const isDataDir = (a) => a.replace(/\/$/, '') === dataDir;
+    const copied = copies.find((w) => isDataDir(w.at(-1)));
+    const makes = copied || words.some((w) => w[0] === 'mkdir' && w.slice(1).includes(dataDir));
+    const chowns =
+      copied?.some((a) => a.startsWith('--chown=') && owner.test(a.slice('--chown='.length))) ||
+      words.some((w) => w[0] === 'chown' && w.some((a) => owner.test(a)) && w.slice(1).includes(dataDir));
     if (!makes) problems.push(`the runtime stage does not create ${dataDir} (identity's data directory)`);
     const named = user[2] ? `${user[1]}:${user[2]}` : user[1];
     if (!chowns) problems.push(`the runtime stage does not chown ${dataDir} to the USER ${named}`);
