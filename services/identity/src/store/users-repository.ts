@@ -1,6 +1,7 @@
 import type { Role } from '@support-desk/contracts';
 import {
   type AggregateDecision,
+  besideSeek,
   escapeRegex,
   insertWithOutbox,
   keysetQuery,
@@ -78,7 +79,7 @@ export function createUsersRepository(conn: Connection) {
     const { sort: order, condition } = keysetQuery(userOrders.keys(sort), window.seek);
     const [users, total] = await Promise.all([
       model
-        .find(condition ? { $and: [query, condition] } : query)
+        .find(besideSeek(query, condition))
         .sort(order)
         .skip(window.skip)
         .limit(window.limit)
