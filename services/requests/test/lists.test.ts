@@ -580,3 +580,21 @@ t.test('every filtered list page is read through an index on PostgreSQL (FerretD
   );
   t.same(scanned(plans), [], 'no full read of the table');
 });
+
+t.test('a total past 1,000 is capped and says so; the pages past it are still there', async (t) => {
+  const h = await harness(t);
+  await storeOldRequests(h, 1100);
+  const agent = h.identity.person('agent');
+  await seed(h, agent.principal, [{}]);
+  const get = (url: string) => h.call(agent.principal, 'GET', url);
+  const capped = await get('/v1/requests?status=closed&limit=20');
+  t.same(
+    { ...capped.body.data.pagination, nextCursor: typeof capped.body.data.pagination.nextCursor },
+    { page: 1, limit: 20, total: 1000, pages: 50, totalCapped: true, nextCursor: 'string' },
+  );
+  const past = await get('/v1/requests?status=closed&limit=20&page=52');
+  t.equal(past.body.data.requests.length, 20, 'a page past the capped total');
+  t.type(past.body.data.pagination.nextCursor, 'string', 'with a way on');
+  const small = (await get('/v1/requests?status=open')).body.data.pagination;
+  t.same([small.total, small.totalCapped], [1, undefined], 'a total under the cap is exact, no flag');
+});

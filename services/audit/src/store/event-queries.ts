@@ -1,4 +1,4 @@
-import type { ActorRole, EventType, ResourceType } from '@support-desk/contracts';
+import { type ActorRole, type EventType, LIST_COUNT_LIMIT, type ResourceType } from '@support-desk/contracts';
 import { besideSeek, type KeysetSeek, keysetQuery, oneOf, type SortKey } from '@support-desk/platform';
 import type { Connection, FilterQuery } from 'mongoose';
 import { eventModel, type StoredEvent } from './event-model.js';
@@ -57,7 +57,7 @@ export function eventQueries(conn: Connection) {
       const { sort } = keysetQuery(NEWEST_FIRST);
       const [items, total] = await Promise.all([
         model.find(q).sort(sort).skip(skip).limit(limit).lean<StoredEvent[]>(),
-        model.countDocuments(q),
+        model.countDocuments(q, { limit: LIST_COUNT_LIMIT }),
       ]);
       return { items, total };
     },

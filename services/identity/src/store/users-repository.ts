@@ -1,4 +1,4 @@
-import type { Role } from '@support-desk/contracts';
+import { LIST_COUNT_LIMIT, type Role } from '@support-desk/contracts';
 import {
   type AggregateDecision,
   besideSeek,
@@ -85,7 +85,7 @@ export function createUsersRepository(conn: Connection) {
         .limit(window.limit)
         .lean<UserDoc[]>()
         .exec(),
-      window.count ? model.countDocuments(query).exec() : undefined,
+      window.count ? model.countDocuments(query, { limit: LIST_COUNT_LIMIT }).exec() : undefined,
     ]);
     return { users, total };
   };

@@ -1,4 +1,4 @@
-import type { Priority } from '@support-desk/contracts';
+import { LIST_COUNT_LIMIT, type Priority } from '@support-desk/contracts';
 import {
   AppError,
   type AggregateDecision,
@@ -116,7 +116,7 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
         .sort(order)
         .skip(window.skip)
         .limit(window.limit);
-      const count = window.count ? model.countDocuments(query) : undefined;
+      const count = window.count ? model.countDocuments(query, { limit: LIST_COUNT_LIMIT }) : undefined;
       if (window.maxTimeMs) {
         find.maxTimeMS(window.maxTimeMs);
         count?.maxTimeMS(window.maxTimeMs);
