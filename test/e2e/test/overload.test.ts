@@ -6,12 +6,12 @@
 // issue's own acceptance criteria, the only ones asserted. OVERLOAD_REQUESTS sets the stored count
 // (BENCHMARKS.md's figures at 2,500 and 10,000 come from this file's comments).
 import { newId, PRIORITIES, REQUEST_STATUSES } from '@support-desk/contracts';
-import { connectMongo } from '@support-desk/platform';
 import t from 'tap';
 import { cast, createKey } from '../src/actors.js';
 import type { Api, HttpResponse } from '../src/http.js';
 import { request } from '../src/http.js';
 import { SERVICES, sleep, startStack } from '../src/stack.js';
+import { storeCopies } from '../src/store-fill.js';
 import { createRequest } from '../src/world.js';
 
 const STORED = Number(process.env.OVERLOAD_REQUESTS ?? 10_000);
@@ -21,42 +21,24 @@ const BURST_DEADLINE_MS = 10_000;
 const stack = await startStack(t, { private: true });
 const { admin, agent } = await cast(stack);
 
-/** `STORED` requests straight into the store, each a copy of one made through the API. */
+/** `STORED` requests straight into the store, copies of one made through the API. */
 async function storeRequests() {
   const model = await createRequest(t, agent.api, { title: 'Overload template' });
-  const conn = await connectMongo({ url: stack.env.MONGO_URL, dbName: `${stack.run}_requests` });
-  try {
-    const requests = conn.db!.collection('requests');
-    const template = await requests.findOne({ _id: model.id as never });
-    if (!template) throw new Error('the template request is not in the store');
-    const { outbox: _outbox, ...fields } = template as Record<string, unknown>;
-    const now = Date.now();
-    const ids: string[] = [];
-    for (let start = 0; start < STORED; start += 1000) {
-      const batch = Array.from({ length: Math.min(1000, STORED - start) }, (_, k) => {
-        const n = start + k;
-        const at = new Date(now - (STORED - n) * 60_000);
-        const id = newId('request');
-        ids.push(id);
-        const priority = PRIORITIES[n % PRIORITIES.length]!;
-        return {
-          ...fields,
-          _id: id,
-          title: `Stored request ${n}`,
-          status: REQUEST_STATUSES[Math.floor(n / PRIORITIES.length) % REQUEST_STATUSES.length],
-          priority,
-          priorityRank: PRIORITIES.length - PRIORITIES.indexOf(priority),
-          createdAt: at,
-          updatedAt: at,
-          rev: 0,
-        };
-      });
-      await requests.insertMany(batch as never[]);
-    }
-    return ids;
-  } finally {
-    await conn.close();
-  }
+  const now = Date.now();
+  return storeCopies(stack, 'requests', 'requests', model.id, STORED, (n) => {
+    const at = new Date(now - (STORED - n) * 60_000);
+    const priority = PRIORITIES[n % PRIORITIES.length]!;
+    return {
+      _id: newId('request'),
+      title: `Stored request ${n}`,
+      status: REQUEST_STATUSES[Math.floor(n / PRIORITIES.length) % REQUEST_STATUSES.length],
+      priority,
+      priorityRank: PRIORITIES.length - PRIORITIES.indexOf(priority),
+      createdAt: at,
+      updatedAt: at,
+      rev: 0,
+    };
+  });
 }
 
 interface Timed {
