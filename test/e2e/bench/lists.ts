@@ -7,28 +7,19 @@
  * after another, for BENCH_SECONDS (default 5): answers per second and p50. Lists and keys are not capped here (LIST_CONCURRENCY,
  * CREDENTIAL_CONCURRENCY): the bench measures what a list costs, not the shedding.
  */
-import { EVENT_TYPES, newId, PRIORITIES, REQUEST_STATUSES } from '@support-desk/contracts';
+import { EVENT_TYPES, newId } from '@support-desk/contracts';
 import fs from 'node:fs';
 import { createActor } from '../src/actors.js';
 import type { Api } from '../src/http.js';
-import { SHARED_STACK_ENV, startStack, type Teardownable } from '../src/stack.js';
-import { storeCopies } from '../src/store-fill.js';
+import { SHARED_STACK_ENV, startStack } from '../src/stack.js';
+import { storeCopies, storedRequest } from '../src/store-fill.js';
+import { teardowns } from './teardowns.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const SIZES = (process.env.BENCH_LIST_SIZES ?? '1000,10000,50000').split(',').map(Number);
 /** Few connections: a list costs the store far more than a single read, and the machine has 2 cores. */
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 4);
 const BENCH_KEY = ['--plan', 'enterprise', '--rate-limit', '1000000', '--events-rate-limit', '1000000'];
-
-function teardowns(): Teardownable & { run(): Promise<void> } {
-  const steps: (() => unknown)[] = [];
-  return {
-    teardown: (fn) => void steps.push(fn),
-    async run() {
-      for (const step of steps.reverse()) await step();
-    },
-  };
-}
 
 interface Figures {
   rps: number;
@@ -99,20 +90,9 @@ async function main() {
     for (const size of SIZES) {
       const add = size - stored;
       const fillStarted = Date.now();
-      await storeCopies(stack, 'requests', 'requests', template, add, (k) => {
-        const n = stored + k;
-        const at = new Date(now - (size * 2 - n) * 60_000);
-        const priority = PRIORITIES[n % PRIORITIES.length]!;
-        return {
-          _id: newId('request'),
-          title: `Stored request ${n}`,
-          status: REQUEST_STATUSES[Math.floor(n / PRIORITIES.length) % REQUEST_STATUSES.length],
-          priority,
-          priorityRank: PRIORITIES.length - PRIORITIES.indexOf(priority),
-          createdAt: at,
-          updatedAt: at,
-        };
-      });
+      await storeCopies(stack, 'requests', 'requests', template, add, (k) =>
+        storedRequest(stored + k, new Date(now - (size * 2 - stored - k) * 60_000)),
+      );
       await storeCopies(stack, 'identity', 'users', admin.id, add, (k) => {
         const n = stored + k;
         const email = `stored-${n}.${stack.run}@example.com`;

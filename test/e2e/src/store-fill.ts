@@ -1,3 +1,4 @@
+import { newId, PRIORITIES, REQUEST_STATUSES } from '@support-desk/contracts';
 import { connectMongo } from '@support-desk/platform';
 import type { Stack } from './stack.js';
 
@@ -34,4 +35,19 @@ export async function storeCopies(
   } finally {
     await conn.close();
   }
+}
+
+/** What changes in the `n`th stored request (created at `at`): statuses and priorities in turn. */
+export function storedRequest(n: number, at: Date) {
+  const priority = PRIORITIES[n % PRIORITIES.length]!;
+  return {
+    _id: newId('request'),
+    title: `Stored request ${n}`,
+    status: REQUEST_STATUSES[Math.floor(n / PRIORITIES.length) % REQUEST_STATUSES.length],
+    priority,
+    priorityRank: PRIORITIES.length - PRIORITIES.indexOf(priority),
+    createdAt: at,
+    updatedAt: at,
+    rev: 0,
+  };
 }

@@ -5,13 +5,12 @@
 // ends within 10 s with 2xx, 429 or 503 (the two refusals with Retry-After). The timings are the
 // issue's own acceptance criteria, the only ones asserted. OVERLOAD_REQUESTS sets the stored count
 // (BENCHMARKS.md's figures at 2,500 and 10,000 come from this file's comments).
-import { newId, PRIORITIES, REQUEST_STATUSES } from '@support-desk/contracts';
 import t from 'tap';
 import { cast, createKey } from '../src/actors.js';
 import type { Api, HttpResponse } from '../src/http.js';
 import { request } from '../src/http.js';
 import { SERVICES, sleep, startStack } from '../src/stack.js';
-import { storeCopies } from '../src/store-fill.js';
+import { storeCopies, storedRequest } from '../src/store-fill.js';
 import { createRequest } from '../src/world.js';
 
 const STORED = Number(process.env.OVERLOAD_REQUESTS ?? 10_000);
@@ -25,20 +24,9 @@ const { admin, agent } = await cast(stack);
 async function storeRequests() {
   const model = await createRequest(t, agent.api, { title: 'Overload template' });
   const now = Date.now();
-  return storeCopies(stack, 'requests', 'requests', model.id, STORED, (n) => {
-    const at = new Date(now - (STORED - n) * 60_000);
-    const priority = PRIORITIES[n % PRIORITIES.length]!;
-    return {
-      _id: newId('request'),
-      title: `Stored request ${n}`,
-      status: REQUEST_STATUSES[Math.floor(n / PRIORITIES.length) % REQUEST_STATUSES.length],
-      priority,
-      priorityRank: PRIORITIES.length - PRIORITIES.indexOf(priority),
-      createdAt: at,
-      updatedAt: at,
-      rev: 0,
-    };
-  });
+  return storeCopies(stack, 'requests', 'requests', model.id, STORED, (n) =>
+    storedRequest(n, new Date(now - (STORED - n) * 60_000)),
+  );
 }
 
 interface Timed {

@@ -64,10 +64,37 @@ export async function backendPlansOf(
 }
 
 /** The queries of `plans` that read their table in full (described for a failure message). */
-export const scanned = (plans: BackendPlan[]) =>
+const scanned = (plans: BackendPlan[]) =>
   plans
     .filter((p) => !p.indexed)
     .map(
       (p) =>
         `find ${JSON.stringify(p.query.filter)} sort ${JSON.stringify(p.query.sort)}: ${p.nodes.join(' > ')}`,
     );
+
+interface Checks {
+  ok(value: unknown, message: string): unknown;
+  same(found: unknown, wanted: unknown, message: string): unknown;
+  comment(message: string): unknown;
+}
+
+/**
+ * Asserts that every query of `queries` (more than `atLeast`, cursor pages among them) is read
+ * through an index on the local store; only a comment on a store without PostgreSQL plans.
+ */
+export async function checkIndexedPlans(
+  t: Checks,
+  conn: Connection,
+  collection: string,
+  queries: ListQuery[],
+  atLeast: number,
+) {
+  const plans = await backendPlansOf(conn, collection, queries);
+  if (!plans) return void t.comment('the store is not FerretDB on PostgreSQL: no PostgreSQL plan to read');
+  t.ok(plans.length > atLeast, `${plans.length} plans read`);
+  t.ok(
+    plans.some((p) => JSON.stringify(p.query.filter).includes('$or')),
+    'cursor pages are among them',
+  );
+  t.same(scanned(plans), [], 'no full read of the table');
+}
