@@ -10,12 +10,34 @@ export const MAX_PAGE_LIMIT = 100;
  */
 const MAX_PAGE = 1_000_000;
 
+/**
+ * The most items a list's `total` counts (issue 31): past it the count stops, so no page costs a
+ * read of every matching item (on the local store every one is read and decoded). A list with more
+ * says `total: 1000` and `totalCapped: true`; its later pages are still there (`page`, or
+ * `nextCursor`, which never counts).
+ */
+export const LIST_TOTAL_CAP = 1000;
+
+/** What a repository counts for a page: one more than the cap, so the page knows it was reached. */
+export const LIST_COUNT_LIMIT = LIST_TOTAL_CAP + 1;
+
 export const Pagination = Type.Object(
   {
     page: Type.Integer({ minimum: 1 }),
     limit: Type.Integer({ minimum: 1, maximum: MAX_PAGE_LIMIT }),
-    total: Type.Integer({ minimum: 0 }),
-    pages: Type.Integer({ minimum: 0 }),
+    total: Type.Integer({
+      minimum: 0,
+      maximum: LIST_TOTAL_CAP,
+      description: `Items matching, counted up to ${LIST_TOTAL_CAP}: with more, ${LIST_TOTAL_CAP} and \`totalCapped: true\`.`,
+    }),
+    pages: Type.Integer({ minimum: 0, description: 'Pages of `limit` items in `total`.' }),
+    totalCapped: Type.Optional(
+      Type.Literal(true, {
+        description:
+          `Present (true) when more than ${LIST_TOTAL_CAP} items match: the count stopped there, so ` +
+          '`total` and `pages` are lower bounds; the pages past them still answer (or follow `nextCursor`).',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -57,12 +79,21 @@ export function pageWindow(page = 1, limit = DEFAULT_PAGE_LIMIT): PageWindow {
   return { page: p, limit: clamped, skip: (p - 1) * clamped };
 }
 
-export function paginate(window: PageWindow, total: number): Pagination {
-  return { page: window.page, limit: window.limit, total, pages: Math.ceil(total / window.limit) };
+/** The page object of a page mode answer from `counted`, a count of at most `LIST_COUNT_LIMIT`. */
+export function paginate(window: PageWindow, counted: number): Pagination {
+  const total = Math.min(counted, LIST_TOTAL_CAP);
+  const pages = Math.ceil(total / window.limit);
+  return {
+    page: window.page,
+    limit: window.limit,
+    total,
+    pages,
+    ...(counted > LIST_TOTAL_CAP ? { totalCapped: true as const } : {}),
+  };
 }
 
-export function paginateEvents(window: PageWindow, total: number): EventPagination {
-  return { ...paginate(window, total), hasMore: window.skip + window.limit < total };
+export function paginateEvents(window: PageWindow, counted: number): EventPagination {
+  return { ...paginate(window, counted), hasMore: window.skip + window.limit < counted };
 }
 
 // ---- Cursor pagination (issue 17): `cursor` in, `nextCursor` out, beside page/limit. ----

@@ -18,7 +18,9 @@ export class AppError extends Error {
     this.name = 'AppError';
     this.code = code;
     this.statusCode = ERROR_STATUS[code];
-    this.headers = headers;
+    // Every 503 says when to come back (the contract's promise), whatever refused the call.
+    this.headers =
+      this.statusCode === 503 && !headers['retry-after'] ? { ...headers, 'retry-after': '1' } : headers;
     this.details = details;
   }
 }

@@ -79,3 +79,26 @@ export function listOrders<F extends string, D extends { _id: string }>(
  * it down), several an `$in` (pushed down nowhere on FerretDB; one index range each on MongoDB).
  */
 export const oneOf = <T>(values: T[]) => (values.length === 1 ? values[0] : { $in: values });
+
+/**
+ * A list's filter with a seek's condition beside it: the filter's top-level equalities stay at
+ * the top, where FerretDB on PostgreSQL pushes them down (under an `$and` it pushes nothing down
+ * and reads the whole collection, issue 31). Only the filter's fields the condition also names
+ * (a search's `$or`, a range on a sort key) move into an `$and` with the condition.
+ */
+export function besideSeek<Q extends Record<string, unknown>>(
+  query: Q,
+  condition?: Record<string, unknown>,
+): Q {
+  if (!condition) return query;
+  const shared = Object.keys(condition).filter((field) => field in query);
+  if (shared.length === 0) return { ...query, ...condition };
+  const rest: Record<string, unknown> = { ...query };
+  const moved: Record<string, unknown> = {};
+  for (const field of shared) {
+    moved[field] = rest[field];
+    delete rest[field];
+  }
+  const and = (rest.$and as unknown[] | undefined) ?? [];
+  return { ...rest, $and: [...and, moved, condition] } as unknown as Q;
+}

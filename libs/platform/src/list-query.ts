@@ -1,4 +1,10 @@
-import { type CursorPagination, type PagePagination, paginate, pageWindow } from '@support-desk/contracts';
+import {
+  type CursorPagination,
+  LIST_TOTAL_CAP,
+  type PagePagination,
+  paginate,
+  pageWindow,
+} from '@support-desk/contracts';
 import {
   type CursorKeyKind,
   type CursorKeyValue,
@@ -107,7 +113,9 @@ export function listPage<D>(
   const cursorAt = (doc: D | undefined, direction: 'next' | 'prev') =>
     doc === undefined ? null : encodeCursor(scope, { ...keysOf(doc), direction });
   if (window.mode === 'page') {
-    const more = window.skip + docs.length < total;
+    // Past a capped count (`totalCapped`) a full page may have more after it.
+    const more =
+      window.skip + docs.length < total || (total > LIST_TOTAL_CAP && docs.length === window.limit);
     return {
       items: docs,
       pagination: { ...paginate(window, total), nextCursor: more ? cursorAt(docs.at(-1), 'next') : null },

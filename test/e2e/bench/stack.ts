@@ -11,13 +11,15 @@
  * BENCH_SECONDS (default 10) per run; BENCH_PREFILL (default 300) requests filed first. Results go
  * to BENCH_RESULTS_FILE as JSON when it is set (scripts/bench.mjs prints them in one table).
  */
+import { connectMongo } from '@support-desk/platform';
 import fs from 'node:fs';
 import { createActor } from '../src/actors.js';
 import type { Api } from '../src/http.js';
 import { request } from '../src/http.js';
-import { SHARED_STACK_ENV, type Stack, startStack, type Teardownable } from '../src/stack.js';
+import { SHARED_STACK_ENV, type Stack, startStack } from '../src/stack.js';
 import { createWithKey, currentTags, readIfNoneMatch, updateIfMatch } from './conditional.js';
 import { CONNECTIONS, type CallShape, describeRun, load, phase } from './load.js';
+import { teardowns } from './teardowns.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const PREFILL = Number(process.env.BENCH_PREFILL ?? 300);
@@ -33,17 +35,6 @@ const LONG_DESCRIPTION = Array.from(
   { length: 150 },
   (_, n) => `Line ${n + 1}: the export job stopped again with the same error after the retry. `,
 ).join('\n');
-
-/** Teardown steps of the run (startStack wants tap's `t.teardown`; run in reverse at the end). */
-function teardowns(): Teardownable & { run(): Promise<void> } {
-  const steps: (() => unknown)[] = [];
-  return {
-    teardown: (fn) => void steps.push(fn),
-    async run() {
-      for (const step of steps.reverse()) await step();
-    },
-  };
-}
 
 /** Files `count` requests, `PREFILL_CONCURRENCY` at a time, within the deadline; returns their ids. */
 async function prefill(api: Api, agentId: string, count: number): Promise<string[]> {
@@ -70,8 +61,14 @@ async function prefill(api: Api, agentId: string, count: number): Promise<string
   return ids;
 }
 
-async function countRequests(api: Api): Promise<number> {
-  return (await api.get('/v1/requests?limit=1')).json?.data?.pagination?.total ?? -1;
+/** Requests in the store, counted there: a list's `total` stops at 1,000 (`totalCapped`). */
+async function countRequests(stack: Stack): Promise<number> {
+  const conn = await connectMongo({ url: stack.env.MONGO_URL, dbName: `${stack.run}_requests` });
+  try {
+    return await conn.db!.collection('requests').countDocuments({});
+  } finally {
+    await conn.close();
+  }
 }
 
 /**
@@ -115,7 +112,7 @@ async function main() {
     const ids = await prefill(agent.api, agent.id, PREFILL);
     const prefillSeconds = (Date.now() - prefillStarted) / 1000;
     console.log(`prefill: ${ids.length} requests in ${prefillSeconds.toFixed(1)} s`);
-    const documentsBefore = await countRequests(agent.api);
+    const documentsBefore = await countRequests(stack);
     const settled: Record<string, number> = { prefill: await settle(stack) };
 
     let n = 0;
@@ -159,7 +156,7 @@ async function main() {
     settled.create = await settle(stack);
     const idempotent = await load(stack.origin, agent.key, createWithKey(createBody), SECONDS);
     settled.idempotent = await settle(stack);
-    const documentsAfter = await countRequests(agent.api);
+    const documentsAfter = await countRequests(stack);
 
     const results = {
       bench: 'stack',

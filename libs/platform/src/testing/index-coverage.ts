@@ -16,6 +16,9 @@ export type IndexKeys = Record<string, 1 | -1 | string>;
 export interface ListQuery {
   filter: Record<string, unknown>;
   sort: Record<string, 1 | -1>;
+  /** The page's window as sent (for an `explain` of the same statement). */
+  skip?: number;
+  limit?: number;
 }
 
 const isOperatorObject = (v: unknown): v is Record<string, unknown> =>
@@ -86,6 +89,8 @@ export async function listQueriesOf(
     seen.push({
       filter: (e.command.filter ?? {}) as Record<string, unknown>,
       sort: sortOf(e.command.sort),
+      ...(typeof e.command.skip === 'number' ? { skip: e.command.skip } : {}),
+      ...(typeof e.command.limit === 'number' ? { limit: e.command.limit } : {}),
     });
   };
   conn.getClient().on('commandStarted', watch);

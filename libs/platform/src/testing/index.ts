@@ -8,4 +8,5 @@ export * from './slapd.js';
 export * from './receiver.js';
 export * from './signed.js';
 export * from './overload.js';
+export * from './backend-plans.js';
 export * from './index-coverage.js';

@@ -1,5 +1,5 @@
-import type { ActorRole, EventType, ResourceType } from '@support-desk/contracts';
-import { type KeysetSeek, keysetQuery, oneOf, type SortKey } from '@support-desk/platform';
+import { type ActorRole, type EventType, LIST_COUNT_LIMIT, type ResourceType } from '@support-desk/contracts';
+import { besideSeek, type KeysetSeek, keysetQuery, oneOf, type SortKey } from '@support-desk/platform';
 import type { Connection, FilterQuery } from 'mongoose';
 import { eventModel, type StoredEvent } from './event-model.js';
 
@@ -41,15 +41,10 @@ function toQuery(f: EventFilter): FilterQuery<StoredEvent> {
   return q;
 }
 
-/**
- * The filter and the keyset condition of a seek (a top-level `$or`), side by side so FerretDB
- * still pushes the filter's equalities down; `$and` only if they would share a field.
- */
+/** The filter and the keyset condition of a seek, side by side (`besideSeek`). */
 function withSeek(q: FilterQuery<StoredEvent>, order: SortKey[], seek?: KeysetSeek) {
   const { sort, condition } = keysetQuery(order, seek);
-  if (!condition) return { filter: q, sort };
-  const shared = Object.keys(condition).some((k) => k in q);
-  return { filter: shared ? { $and: [q, condition] } : { ...q, ...condition }, sort };
+  return { filter: besideSeek(q, condition), sort };
 }
 
 /** Read side of the events collection. */
@@ -62,7 +57,7 @@ export function eventQueries(conn: Connection) {
       const { sort } = keysetQuery(NEWEST_FIRST);
       const [items, total] = await Promise.all([
         model.find(q).sort(sort).skip(skip).limit(limit).lean<StoredEvent[]>(),
-        model.countDocuments(q),
+        model.countDocuments(q, { limit: LIST_COUNT_LIMIT }),
       ]);
       return { items, total };
     },

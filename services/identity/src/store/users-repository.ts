@@ -1,6 +1,7 @@
-import type { Role } from '@support-desk/contracts';
+import { LIST_COUNT_LIMIT, type Role } from '@support-desk/contracts';
 import {
   type AggregateDecision,
+  besideSeek,
   escapeRegex,
   insertWithOutbox,
   keysetQuery,
@@ -78,13 +79,13 @@ export function createUsersRepository(conn: Connection) {
     const { sort: order, condition } = keysetQuery(userOrders.keys(sort), window.seek);
     const [users, total] = await Promise.all([
       model
-        .find(condition ? { $and: [query, condition] } : query)
+        .find(besideSeek(query, condition))
         .sort(order)
         .skip(window.skip)
         .limit(window.limit)
         .lean<UserDoc[]>()
         .exec(),
-      window.count ? model.countDocuments(query).exec() : undefined,
+      window.count ? model.countDocuments(query, { limit: LIST_COUNT_LIMIT }).exec() : undefined,
     ]);
     return { users, total };
   };

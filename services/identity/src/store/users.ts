@@ -57,6 +57,9 @@ UserSchema.index({ name: 1, _id: 1 });
 UserSchema.index({ emailKey: 1, _id: 1 });
 UserSchema.index({ groups: 1 });
 UserSchema.index({ role: 1, status: 1 });
+// `isVip=true`, newest first; on the local store its equality is pushed down to this field's GIN
+// index (scripts/infra/postgres-indexes.mjs), which an index of MongoDB's brings about.
+UserSchema.index({ isVip: 1, createdAt: -1, _id: -1 });
 // A connection's users (SCIM lists, a sync's pass over what it owns): one equality, pushed down.
 UserSchema.index({ identityProvider: 1 });
 outboxPlugin(UserSchema);

@@ -73,12 +73,6 @@ export function listQuery(filter: RequestListFilter): FilterQuery<RequestRecord>
   return query;
 }
 
-/** Both conditions: the filters' and the keyset's (each may hold an `$or`). */
-export const allOf = (
-  query: FilterQuery<RequestRecord>,
-  condition: object | undefined,
-): FilterQuery<RequestRecord> => (condition ? { $and: [query, condition] } : query);
-
 /** The changes feed's order: the change time, then the id (a request's `updatedAt` moves on every write). */
 export const CHANGE_ORDER = [
   { field: 'updatedAt', descending: false },

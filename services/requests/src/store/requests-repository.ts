@@ -1,7 +1,8 @@
-import type { Priority } from '@support-desk/contracts';
+import { LIST_COUNT_LIMIT, type Priority } from '@support-desk/contracts';
 import {
   AppError,
   type AggregateDecision,
+  besideSeek,
   insertWithOutbox,
   isTimeLimitError,
   keysetQuery,
@@ -12,7 +13,6 @@ import {
 import type { Connection, FilterQuery } from 'mongoose';
 import { requestOrders, type RequestSort } from './request-order.js';
 import {
-  allOf,
   CHANGE_ORDER,
   type ChangePosition,
   LIST_FIELDS,
@@ -112,11 +112,11 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
       const query = listQuery(filter);
       const { sort: order, condition } = keysetQuery(requestOrders.keys(sort), window.seek);
       const find = model
-        .find(allOf(query, condition), LIST_FIELDS)
+        .find(besideSeek(query, condition), LIST_FIELDS)
         .sort(order)
         .skip(window.skip)
         .limit(window.limit);
-      const count = window.count ? model.countDocuments(query) : undefined;
+      const count = window.count ? model.countDocuments(query, { limit: LIST_COUNT_LIMIT }) : undefined;
       if (window.maxTimeMs) {
         find.maxTimeMS(window.maxTimeMs);
         count?.maxTimeMS(window.maxTimeMs);

@@ -1,4 +1,4 @@
-import type { DeliveryAttempt, DeliveryStatus } from '@support-desk/contracts';
+import { type DeliveryAttempt, type DeliveryStatus, LIST_COUNT_LIMIT } from '@support-desk/contracts';
 import { hourKey, keysetQuery, type KeysetSeek, oneOf, purgeByDueHour } from '@support-desk/platform';
 import { type Connection, type FilterQuery, type Model, Schema } from 'mongoose';
 
@@ -136,7 +136,7 @@ export function createDeliveriesRepository(conn: Connection, { retentionMs }: { 
           .limit(read.limit)
           .lean<DeliveryDoc[]>()
           .exec(),
-        read.count ? model.countDocuments(q).exec() : Promise.resolve(0),
+        read.count ? model.countDocuments(q, { limit: LIST_COUNT_LIMIT }).exec() : Promise.resolve(0),
       ]);
       return { items, total };
     },

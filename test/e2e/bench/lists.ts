@@ -1,0 +1,153 @@
+/**
+ * `npm run bench -- --script=bench:lists e2e` (issue 31/37): every list through the gateway as the
+ * store grows to 1,000, 10,000 and 50,000 items (BENCH_LIST_SIZES) of each kind: requests, users,
+ * events. Items are stored in bulk straight into the store (copies of one made through the API),
+ * so the sizes take seconds, not hours. For each size and list, a filtered page, the unfiltered
+ * first page and a cursor page, each called by BENCH_CONNECTIONS clients (default 4), one call
+ * after another, for BENCH_SECONDS (default 5): answers per second and p50. Lists and keys are not capped here (LIST_CONCURRENCY,
+ * CREDENTIAL_CONCURRENCY): the bench measures what a list costs, not the shedding.
+ */
+import { EVENT_TYPES, newId } from '@support-desk/contracts';
+import fs from 'node:fs';
+import { createActor } from '../src/actors.js';
+import type { Api } from '../src/http.js';
+import { SHARED_STACK_ENV, startStack } from '../src/stack.js';
+import { storeCopies, storedRequest } from '../src/store-fill.js';
+import { teardowns } from './teardowns.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const SIZES = (process.env.BENCH_LIST_SIZES ?? '1000,10000,50000').split(',').map(Number);
+/** Few connections: a list costs the store far more than a single read, and the machine has 2 cores. */
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 4);
+const BENCH_KEY = ['--plan', 'enterprise', '--rate-limit', '1000000', '--events-rate-limit', '1000000'];
+
+interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  calls: number;
+  failed: number;
+  statuses: number[];
+}
+
+/**
+ * `CONNECTIONS` clients, each calling `path` one call after another for `SECONDS` (bounded: no
+ * new call after that, each call bounded by the gateway's deadline): answers per second and the
+ * latency of each. Not autocannon: on a loaded 2-core machine a list may take longer than a whole
+ * autocannon window, which then counts nothing.
+ */
+async function clients(api: Api, path: string): Promise<Figures> {
+  const latencies: number[] = [];
+  const statuses: number[] = [];
+  const started = performance.now();
+  const until = started + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (performance.now() < until) {
+        const t0 = performance.now();
+        const res = await api.get(path);
+        latencies.push(performance.now() - t0);
+        statuses.push(res.status);
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const at = (q: number) =>
+    Math.round(sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * q) - 1)] ?? 0);
+  const failed = statuses.filter((s) => s !== 200);
+  return {
+    rps: latencies.length / elapsed,
+    p50: at(0.5),
+    p99: at(0.99),
+    calls: latencies.length,
+    failed: failed.length,
+    statuses: [...new Set(failed)],
+  };
+}
+
+async function main() {
+  const cleanup = teardowns();
+  try {
+    const stack = await startStack(cleanup, {
+      env: { ...SHARED_STACK_ENV, CREDENTIAL_CONCURRENCY: '0', LIST_CONCURRENCY: '1000' },
+    });
+    await stack.deskctlJson([
+      'bootstrap',
+      '--email',
+      `bench-admin.${stack.run}@example.com`,
+      '--name',
+      'Admin',
+    ]);
+    const admin = await createActor(stack, 'admin', 'bench-admin2', { keyArgs: BENCH_KEY });
+    const template = (
+      await admin.api.post('/v1/requests', { title: 'Template', description: 'x', priority: 'low' })
+    ).json.data.id as string;
+    const someEvent = (await admin.api.get('/v1/events?limit=1')).json.data.events[0].id as string;
+    const now = Date.now();
+    let stored = 0;
+    const results: Record<string, Figures> = {};
+    for (const size of SIZES) {
+      const add = size - stored;
+      const fillStarted = Date.now();
+      await storeCopies(stack, 'requests', 'requests', template, add, (k) =>
+        storedRequest(stored + k, new Date(now - (size * 2 - stored - k) * 60_000)),
+      );
+      await storeCopies(stack, 'identity', 'users', admin.id, add, (k) => {
+        const n = stored + k;
+        const email = `stored-${n}.${stack.run}@example.com`;
+        return {
+          _id: newId('user'),
+          email,
+          emailKey: email,
+          name: `Stored ${n}`,
+          role: (['agent', 'viewer', 'admin'] as const)[n % 3],
+          createdAt: new Date(now - (size * 2 - n) * 60_000),
+        };
+      });
+      await storeCopies(stack, 'audit', 'events', someEvent, add, (k) => {
+        const n = stored + k;
+        return {
+          _id: newId('event'),
+          type: EVENT_TYPES[n % EVENT_TYPES.length],
+          timestamp: new Date(now - (size * 2 - n) * 60_000),
+        };
+      });
+      stored = size;
+      console.log(
+        `stored ${size} of each in ${((Date.now() - fillStarted) / 1000).toFixed(1)} s (added ${add})`,
+      );
+      const cursorOf = async (path: string) =>
+        ((await admin.api.get(path)).json?.data?.pagination?.nextCursor as string | undefined) ?? 'none';
+      const lists: [string, string][] = [
+        ['requests?status=open&priority=high', '/v1/requests?status=open&priority=high&limit=20'],
+        ['requests (no filter)', '/v1/requests?limit=20'],
+        [
+          'requests?status=open cursor',
+          `/v1/requests?status=open&limit=20&cursor=${await cursorOf('/v1/requests?status=open&limit=20')}`,
+        ],
+        ['users?role=agent', '/v1/users?role=agent&limit=20'],
+        ['users (no filter)', '/v1/users?limit=20'],
+        ['events?type=user.created', '/v1/events?type=user.created&limit=20'],
+        ['events (no filter)', '/v1/events?limit=20'],
+      ];
+      for (const [name, path] of lists) {
+        // The calls a previous run left in flight end first.
+        await new Promise((r) => setTimeout(r, 1000));
+        const figures = await clients(admin.api, path);
+        results[`${name} @${size}`] = figures;
+        console.log(
+          `${`${name} @${size}`.padEnd(44)} ${figures.rps.toFixed(1).padStart(6)} req/s  p50 ${String(figures.p50).padStart(5)} ms  ` +
+            `p99 ${String(figures.p99).padStart(5)} ms  ${figures.calls} calls` +
+            (figures.failed ? `  (${figures.failed} not 200: ${figures.statuses.join(' ')})` : ''),
+        );
+      }
+    }
+    if (process.env.BENCH_RESULTS_FILE)
+      fs.writeFileSync(process.env.BENCH_RESULTS_FILE, JSON.stringify(results));
+  } finally {
+    await cleanup.run();
+  }
+}
+
+await main();

@@ -1,0 +1,53 @@
+import { newId, PRIORITIES, REQUEST_STATUSES } from '@support-desk/contracts';
+import { connectMongo } from '@support-desk/platform';
+import type { Stack } from './stack.js';
+
+/**
+ * Documents straight into a service's store, in bulk (issue 31's test and the lists bench need
+ * thousands; one API call each would take minutes): `count` copies of the document `templateId`
+ * of `collection` (made through the API, so every field the service reads is there), each
+ * changed by `vary(n)`; its pending outbox is left out. Returns the copies' ids.
+ */
+export async function storeCopies(
+  stack: Stack,
+  service: 'requests' | 'identity' | 'audit',
+  collection: string,
+  templateId: string,
+  count: number,
+  vary: (n: number) => Record<string, unknown> & { _id: string },
+): Promise<string[]> {
+  const conn = await connectMongo({ url: stack.env.MONGO_URL, dbName: `${stack.run}_${service}` });
+  try {
+    const docs = conn.db!.collection(collection);
+    const template = await docs.findOne({ _id: templateId as never });
+    if (!template) throw new Error(`${collection} ${templateId} is not in the store`);
+    const { outbox: _outbox, ...fields } = template as Record<string, unknown>;
+    const ids: string[] = [];
+    for (let start = 0; start < count; start += 1000) {
+      const batch = Array.from({ length: Math.min(1000, count - start) }, (_, k) => {
+        const copy = { ...fields, ...vary(start + k) };
+        ids.push(copy._id);
+        return copy;
+      });
+      await docs.insertMany(batch as never[]);
+    }
+    return ids;
+  } finally {
+    await conn.close();
+  }
+}
+
+/** What changes in the `n`th stored request (created at `at`): statuses and priorities in turn. */
+export function storedRequest(n: number, at: Date) {
+  const priority = PRIORITIES[n % PRIORITIES.length]!;
+  return {
+    _id: newId('request'),
+    title: `Stored request ${n}`,
+    status: REQUEST_STATUSES[Math.floor(n / PRIORITIES.length) % REQUEST_STATUSES.length],
+    priority,
+    priorityRank: PRIORITIES.length - PRIORITIES.indexOf(priority),
+    createdAt: at,
+    updatedAt: at,
+    rev: 0,
+  };
+}
