@@ -211,7 +211,7 @@ export const ListRequestsQuery = Type.Object(
       description:
         `Search: requests whose title, description or one of whose tags contains this text, ` +
         `case-insensitively (plain text, not a pattern; at most ${REQUEST_SEARCH_MAX} characters). ` +
-        'Combines with the other filters; a scan of the filtered requests (see the README for its cost).',
+        'Combines with the other filters; a scan of the filtered requests (docs/api-guide.md, "Overload", gives its cost).',
     }),
     sort: Type.Optional(
       SortQuery(
@@ -385,7 +385,7 @@ export const requestsRouteSchemas = {
       'Every request changed after `cursor`, in change order (oldest change first), each once at its ' +
       'latest state; deleted requests as tombstones. Mirror the data set: start without a cursor, ' +
       'apply each change (upsert, or delete a tombstone), call again with `nextCursor` while ' +
-      '`hasMore`, then poll with it. Changes appear after a short settle delay (see the README).',
+      '`hasMore`, then poll with it. Changes appear after a short settle delay (docs/api-guide.md, "Lists").',
     querystring: RequestChangesQuery,
     response: { 200: Ok(RequestChanges) },
   },

@@ -43,7 +43,7 @@ export async function composeService(deps: AuditDeps): Promise<ComposedService> 
   eventModel(conn);
   deadLetterStore(conn);
   const app = createHttpApp({ logger });
-  // Deadlines and admission before every route (issue 31: README, "Overload").
+  // Deadlines and admission before every route (issue 31: docs/api-guide.md, "Overload").
   await registerOverloadControls(app, config);
   const health = registerHealth(
     app,

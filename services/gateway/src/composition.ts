@@ -102,7 +102,7 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
   }
 
   await registerCors(app, config);
-  // Each call's time budget, from its arrival (issue 31: README, "Overload").
+  // Each call's time budget, from its arrival (issue 31: docs/api-guide.md, "Overload").
   registerUpstreamBudget(app, config.UPSTREAM_TIMEOUT_MS);
 
   const upstreams = {

@@ -48,7 +48,7 @@ export async function composeService(sd: IdentityServiceDeps): Promise<IdentityS
   const deps = identityDeps(sd);
   const keyring = await createKeyring(config, deps.clock);
   const app = createHttpApp({ logger });
-  // Deadlines and admission before every route (issue 31: README, "Overload").
+  // Deadlines and admission before every route (issue 31: docs/api-guide.md, "Overload").
   await registerOverloadControls(app, config);
   const health = registerHealth(
     app,

@@ -86,7 +86,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
   };
 
   const app = createHttpApp({ logger });
-  // Deadlines and admission before every route (issue 31: README, "Overload").
+  // Deadlines and admission before every route (issue 31: docs/api-guide.md, "Overload").
   await registerOverloadControls(app, config);
   const health = registerHealth(
     app,

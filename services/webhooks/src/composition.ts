@@ -103,7 +103,7 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
     intakeFloor: consumerAckFloor(nc, names.eventsStream, config.WEBHOOKS_DURABLE),
   };
   const app = createHttpApp({ logger });
-  // Deadlines and admission before every route (issue 31: README, "Overload").
+  // Deadlines and admission before every route (issue 31: docs/api-guide.md, "Overload").
   await registerOverloadControls(app, config);
   const health = registerHealth(
     app,

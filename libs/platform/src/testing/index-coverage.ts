@@ -74,8 +74,8 @@ const sortOf = (sort: unknown): Record<string, 1 | -1> =>
 
 /**
  * Every `find` (filter and sort) sent on `collection` while `operation` ran, through a connection
- * from `testCountedMongo`. (A page's total is a count of the same filter without the sort; the
- * unfiltered and search totals are not bounded by an index: see the README, *Overload*.)
+ * from `testCountedMongo`. (A page's total is a count of the same filter without the sort, capped
+ * at 1,000 matches: docs/api-guide.md, "Overload".)
  */
 export async function listQueriesOf(
   conn: Connection,
