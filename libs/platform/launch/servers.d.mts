@@ -8,6 +8,10 @@ export interface ServerPlace {
 }
 
 export declare const redisArgs: (place: ServerPlace) => string[];
+export declare const redisClusterArgs: (
+  place: ServerPlace & { busPort: number; nodeTimeoutMs?: number },
+) => string[];
+export declare const redisClusterCreateArgs: (host: string, ports: number[]) => string[];
 export declare const natsArgs: (place: ServerPlace & { monitorPort?: number }) => string[];
 export declare const mongodArgs: (place: ServerPlace) => string[];
 /** FerretDB on PostgreSQL when `postgresqlUrl` is given, else on SQLite under `dir`. */

@@ -21,6 +21,36 @@ export const redisArgs = ({ host, port, dir }) => [
   'no',
 ];
 
+/**
+ * A Redis Cluster node: its cluster bus on `busPort` (Redis' default, port + 10000, can fall
+ * outside the ports one is given), a 2 s node timeout (Redis' default is 15 s: a dead primary's
+ * replica takes over about 2–4 s after it stops answering), and a replica takes over however
+ * stale its copy (these are caches and counters: availability first).
+ */
+export const redisClusterArgs = ({ host, port, dir, busPort, nodeTimeoutMs = 2000 }) => [
+  ...redisArgs({ host, port, dir }),
+  '--cluster-enabled',
+  'yes',
+  '--cluster-port',
+  String(busPort),
+  '--cluster-config-file',
+  'nodes.conf',
+  '--cluster-node-timeout',
+  String(nodeTimeoutMs),
+  '--cluster-replica-validity-factor',
+  '0',
+];
+
+/** `redis-cli` arguments forming a cluster of these nodes: the first half primaries, one replica each. */
+export const redisClusterCreateArgs = (host, ports) => [
+  '--cluster',
+  'create',
+  ...ports.map((p) => `${host}:${p}`),
+  '--cluster-replicas',
+  '1',
+  '--cluster-yes',
+];
+
 /** NATS with JetStream storing under `dir`; monitoring (for readiness) only when a port is given. */
 export const natsArgs = ({ host, port, dir, monitorPort }) => [
   '-a',

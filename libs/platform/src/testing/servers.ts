@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   closeSync,
@@ -20,6 +20,8 @@ import {
   natsArgs,
   pgQuery,
   redisArgs,
+  redisClusterArgs,
+  redisClusterCreateArgs,
   storeBackend,
 } from '@support-desk/platform/launch';
 import type { Teardownable } from './env.js';
@@ -218,6 +220,59 @@ export async function startPrivateRedis(
   );
   await s.start();
   return s;
+}
+
+export interface PrivateRedisCluster {
+  /** `host:port,…` of every node, as the gateway's REDIS_CLUSTER_NODES. */
+  nodes: string;
+  servers: PrivateServer[];
+  /** `redis-cli` on one node (e.g. `CLUSTER NODES`); its standard output. */
+  cli(port: number, ...args: string[]): Promise<string>;
+}
+
+/**
+ * A private Redis Cluster: three primaries with one replica each (Debian's redis-server, the
+ * settings of the clustered profile), formed with `redis-cli --cluster create`, ready when every
+ * node says `cluster_state:ok`. Stopped at teardown.
+ */
+export async function startPrivateRedisCluster(t: Teardownable): Promise<PrivateRedisCluster> {
+  const servers: PrivateServer[] = [];
+  for (let i = 0; i < 6; i++) {
+    const busPort = await freePort();
+    servers.push(
+      privateServer(
+        t,
+        'redis',
+        (p, dir) => ({
+          bin: findBinary('redis-server'),
+          args: redisClusterArgs({ host: '127.0.0.1', port: p, dir, busPort }),
+        }),
+        await freePort(),
+      ),
+    );
+  }
+  await Promise.all(servers.map((s) => s.start()));
+  const cli = (port: number, ...args: string[]) =>
+    new Promise<string>((resolve, reject) =>
+      execFile(
+        findBinary('redis-cli'),
+        ['-h', '127.0.0.1', '-p', String(port), ...args],
+        { timeout: 30_000 },
+        (err, stdout, stderr) =>
+          err ? reject(new Error(`redis-cli: ${stderr || err.message}`)) : resolve(stdout),
+      ),
+    );
+  const ports = servers.map((s) => s.port);
+  await cli(ports[0], ...redisClusterCreateArgs('127.0.0.1', ports));
+  const ok = async () =>
+    (await Promise.all(ports.map((p) => cli(p, 'cluster', 'info').catch(() => '')))).every((info) =>
+      info.includes('cluster_state:ok'),
+    );
+  for (let i = 0; !(await ok()); i++) {
+    if (i >= 120) throw new Error('the private Redis Cluster did not reach cluster_state:ok in 30 s');
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return { nodes: ports.map((p) => `127.0.0.1:${p}`).join(','), servers, cli };
 }
 
 /**
