@@ -13,6 +13,15 @@ export declare const redisClusterArgs: (
 ) => string[];
 export declare const redisClusterCreateArgs: (host: string, ports: number[]) => string[];
 export declare const natsArgs: (place: ServerPlace & { monitorPort?: number }) => string[];
+export declare const natsClusterArgs: (
+  place: ServerPlace & {
+    monitorPort?: number;
+    serverName: string;
+    clusterName: string;
+    routePort: number;
+    routePorts: number[];
+  },
+) => string[];
 export declare const mongodArgs: (place: ServerPlace) => string[];
 /** FerretDB on PostgreSQL when `postgresqlUrl` is given, else on SQLite under `dir`. */
 export declare const ferretdbArgs: (

@@ -63,6 +63,31 @@ export const natsArgs = ({ host, port, dir, monitorPort }) => [
   dir,
 ];
 
+/**
+ * One server of a JetStream cluster: `natsArgs` plus its name, the cluster's name, its route
+ * listener and the routes to every server (its own is ignored), all on `host`.
+ */
+export const natsClusterArgs = ({
+  host,
+  port,
+  dir,
+  monitorPort,
+  serverName,
+  clusterName,
+  routePort,
+  routePorts,
+}) => [
+  ...natsArgs({ host, port, dir, monitorPort }),
+  '--server_name',
+  serverName,
+  '--cluster_name',
+  clusterName,
+  '--cluster',
+  `nats://${host}:${routePort}`,
+  '--routes',
+  routePorts.map((p) => `nats://${host}:${p}`).join(','),
+];
+
 export const mongodArgs = ({ host, port, dir }) => [
   '--dbpath',
   dir,

@@ -18,6 +18,7 @@ import {
   ferretdbArgs,
   mongodArgs,
   natsArgs,
+  natsClusterArgs,
   pgQuery,
   redisArgs,
   redisClusterArgs,
@@ -201,6 +202,95 @@ export async function startPrivateNats(
   );
   await s.start();
   return s;
+}
+
+export interface PrivateNatsCluster {
+  /** Every server's URL, comma-separated (NATS_URL for a cluster). */
+  url: string;
+  servers: (PrivateServer & { name: string; monitorPort: number })[];
+  /** Waits until every server is healthy and the cluster has a JetStream leader (after a restart). */
+  ready(): Promise<void>;
+  /** The server leading `stream` now (its monitoring's view), or null while there is none. */
+  streamLeader(stream: string): Promise<string | null>;
+}
+
+/** GET a server's monitoring endpoint as JSON; null when it does not answer. */
+async function monitoring(port: number, path: string): Promise<Record<string, unknown> | null> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(2000) });
+    return res.ok ? ((await res.json()) as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A private JetStream cluster of three nats-servers (the settings of the clustered profile,
+ * scripts/infra/clustered-nats.mjs), ready once it has a meta leader. Stopped at teardown.
+ */
+export async function startPrivateNatsCluster(t: Teardownable): Promise<PrivateNatsCluster> {
+  const places: { port: number; routePort: number; monitorPort: number; name: string }[] = [];
+  for (let i = 0; i < 3; i++)
+    places.push({
+      port: await freePort(),
+      routePort: await freePort(),
+      monitorPort: await freePort(),
+      name: `n${i + 1}`,
+    });
+  const servers = places.map((place) =>
+    Object.assign(
+      privateServer(
+        t,
+        'nats',
+        (p, dir) => ({
+          bin: process.env.NATS_SERVER_BIN || findBinary('nats-server'),
+          args: natsClusterArgs({
+            host: '127.0.0.1',
+            port: p,
+            dir,
+            monitorPort: place.monitorPort,
+            serverName: place.name,
+            clusterName: 'test',
+            routePort: place.routePort,
+            routePorts: places.map((o) => o.routePort),
+          }),
+        }),
+        place.port,
+      ),
+      { name: place.name, monitorPort: place.monitorPort },
+    ),
+  );
+  await Promise.all(servers.map((s) => s.start()));
+  /** Every server healthy (JetStream current) and a meta leader elected, within 60 s. */
+  async function ready() {
+    for (let i = 0; ; i++) {
+      const jsz = (await monitoring(places[0].monitorPort, '/jsz')) as {
+        meta_cluster?: { leader?: string; cluster_size?: number };
+      } | null;
+      const healthy = await Promise.all(places.map((p) => monitoring(p.monitorPort, '/healthz')));
+      if (jsz?.meta_cluster?.leader && healthy.every((h) => h?.status === 'ok')) return;
+      if (i >= 240)
+        throw new Error('the private NATS cluster was not healthy with a JetStream leader in 60 s');
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  await ready();
+  return {
+    url: servers.map((s) => s.url).join(','),
+    servers,
+    ready,
+    async streamLeader(stream: string) {
+      for (const s of servers) {
+        const jsz = (await monitoring(s.monitorPort, '/jsz?streams=true')) as {
+          account_details?: { stream_detail?: { name: string; cluster?: { leader?: string } }[] }[];
+        } | null;
+        for (const account of jsz?.account_details ?? [])
+          for (const detail of account.stream_detail ?? [])
+            if (detail.name === stream && detail.cluster?.leader) return detail.cluster.leader;
+      }
+      return null;
+    },
+  };
 }
 
 /** A private redis-server; `extraArgs` (e.g. `--user` ACL rules) follow the usual settings. */
