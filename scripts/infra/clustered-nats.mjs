@@ -3,13 +3,12 @@
 // base…base+2, routes on base+3…base+5, monitoring on base+6…base+8; JetStream under
 // <data>/nats-cluster/<n>. Like the single server, no authorization (loopback, development);
 // deploy/nats.conf's users and permissions are what a deployment runs.
-import fs from 'node:fs';
 import path from 'node:path';
 import { natsClusterArgs } from '../../libs/platform/launch/servers.mjs';
 import { HOST, InfraError, config, log, sleep } from './common.mjs';
-import { startServer, stopPid } from './launcher.mjs';
+import { startServer, stopOwnServers } from './launcher.mjs';
 import { ensureNatsServer } from './nats-server.mjs';
-import { livePidFromFile, natsReady, readPid, tcpCheck } from './probes.mjs';
+import { natsReady } from './probes.mjs';
 
 export const NATS_CLUSTER_SIZE = 3;
 const CLUSTER_NAME = 'support-desk';
@@ -97,18 +96,4 @@ export async function upNatsCluster(c = config()) {
 }
 
 /** Stops the servers this script started; their JetStream data goes too (the next `up` starts afresh). */
-export async function downNatsCluster(c = config()) {
-  let failed = false;
-  for (const def of serverDefs(c)) {
-    if (!readPid(def.pidFile)) {
-      if (await tcpCheck(def.port)) log(`${def.name} not started by this script; leaving it`);
-      continue;
-    }
-    const live = livePidFromFile(def.pidFile, def.bin);
-    const ok = live ? await stopPid(live, def.name, def.bin) : true;
-    if (ok) fs.rmSync(def.dir, { recursive: true, force: true });
-    else failed = true;
-    log(`${def.name.padEnd(8)} ${ok ? (live ? `stopped (pid ${live})` : 'not running') : 'FAILED to stop'}`);
-  }
-  if (failed) throw new InfraError('some NATS cluster servers could not be stopped');
-}
+export const downNatsCluster = (c = config()) => stopOwnServers(serverDefs(c), 'NATS cluster servers');

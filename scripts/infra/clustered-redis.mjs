@@ -4,12 +4,11 @@
 // `redis-cli --cluster create`; a later `up` reuses the running nodes (and their cluster).
 // Node settings (2 s node timeout: failover in seconds): libs/platform/launch/servers.mjs.
 import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { redisClusterArgs, redisClusterCreateArgs } from '../../libs/platform/launch/servers.mjs';
 import { HOST, InfraError, config, log, sleep } from './common.mjs';
-import { startServer, stopPid } from './launcher.mjs';
-import { findBinary, livePidFromFile, readPid, redisReady, tcpCheck } from './probes.mjs';
+import { startServer, stopOwnServers } from './launcher.mjs';
+import { findBinary, redisReady } from './probes.mjs';
 
 export const REDIS_CLUSTER_SIZE = 6;
 export const REDIS_CLUSTER_NODE_TIMEOUT_MS = 2000;
@@ -106,31 +105,4 @@ export async function upRedisCluster(c = config()) {
 }
 
 /** Stops the nodes this script started; their data (nodes.conf) goes too, so the next `up` forms afresh. */
-export async function downRedisCluster(c = config()) {
-  let failed = false;
-  for (const def of nodeDefs(c)) {
-    if (!readPid(def.pidFile)) {
-      if (await tcpCheck(def.port)) log(`${def.name} not started by this script; leaving it`);
-      continue;
-    }
-    const live = livePidFromFile(def.pidFile, def.bin);
-    const ok = live ? await stopPid(live, def.name, def.bin) : true;
-    if (ok) fs.rmSync(def.dir, { recursive: true, force: true });
-    else failed = true;
-    log(`${def.name.padEnd(8)} ${ok ? (live ? `stopped (pid ${live})` : 'not running') : 'FAILED to stop'}`);
-  }
-  if (failed) throw new InfraError('some Redis Cluster nodes could not be stopped');
-}
-
-/** The live pid of the node on `port` (for the fault test), null when not ours or not running. */
-export function redisNodePid(port, c = config()) {
-  const def = nodeDefs(c).find((d) => d.port === port);
-  return def ? livePidFromFile(def.pidFile, def.bin) : null;
-}
-
-/** Restarts a node this script started (after a kill): it rejoins the cluster from its nodes.conf. */
-export async function restartRedisNode(port, c = config()) {
-  const def = nodeDefs(c).find((d) => d.port === port);
-  if (!def) throw new InfraError(`no Redis Cluster node on port ${port}`);
-  await startServer(def, c);
-}
+export const downRedisCluster = (c = config()) => stopOwnServers(nodeDefs(c), 'Redis Cluster nodes');
