@@ -42,6 +42,20 @@ const gateways = [0, 1].map((g) => stack.apiVia(g, agent.key));
 const ledger = new Ledger();
 const acked: string[] = [];
 const failures: string[] = [];
+/** When each create was acknowledged, for the seconds without one during a fault. */
+const ackTimes: number[] = [];
+
+/** The longest stretch from `from` to `to` without an acknowledged create (ms): what clients lost. */
+function longestGap(from: number, to: number): number {
+  let last = from;
+  let gap = 0;
+  for (const at of ackTimes) {
+    if (at < from || at > to) continue;
+    gap = Math.max(gap, at - last);
+    last = at;
+  }
+  return Math.max(gap, to - last);
+}
 
 /** One call through a gateway, on to the other when the first refuses the connection. */
 async function viaAnyGateway(n: number, send: (api: Api) => Promise<HttpResponse>): Promise<HttpResponse> {
@@ -72,6 +86,7 @@ function steadyWrites() {
         if (res.status === 201) {
           const id = res.json.data.id as string;
           acked.push(id);
+          ackTimes.push(Date.now());
           ledger.record(id, 'request.created');
         } else failures.push(`${res.status} ${res.json?.error?.code}`);
       } catch (err) {
@@ -94,6 +109,7 @@ t.test('SIGKILL of the events stream leader, then of a Redis primary: nothing lo
   const leader = await nats.streamLeader(stream);
   const victim = nats.servers.find((s) => s.name === leader);
   t.ok(victim, `the events stream's leader: ${leader}`);
+  const natsFault = Date.now();
   await victim!.crash();
   const before = acked.length;
   await eventually(async () => acked.length > before + 10, {
@@ -101,6 +117,7 @@ t.test('SIGKILL of the events stream leader, then of a Redis primary: nothing lo
     intervalMs: 250,
     what: 'creates acknowledged without the leader',
   });
+  const natsGap = longestGap(natsFault, Date.now());
   await victim!.start();
   await nats.ready();
 
@@ -144,6 +161,7 @@ t.test('SIGKILL of the events stream leader, then of a Redis primary: nothing lo
   }).catch((err: Error) => {
     throw new Error(`${err.message}: ${JSON.stringify(statuses)}`);
   });
+  const redisFault = Date.now();
   await primary.crash();
   const othersOk = async () => {
     const infos = await Promise.all(
@@ -160,6 +178,7 @@ t.test('SIGKILL of the events stream leader, then of a Redis primary: nothing lo
     intervalMs: 250,
     what: 'creates acknowledged after the Redis failover',
   });
+  const redisGap = longestGap(redisFault, Date.now());
   await primary.start();
   probing = false;
   await probe;
@@ -168,6 +187,10 @@ t.test('SIGKILL of the events stream leader, then of a Redis primary: nothing lo
       ` (${Math.max(0, admitted - LIMIT)} over), ${refused} refused`,
   );
   t.ok(refused > 0, 'the limit held before and after the failover');
+  t.comment(
+    `longest stretch without an acknowledged create: ${(natsGap / 1000).toFixed(1)} s after the NATS` +
+      ` leader's SIGKILL, ${(redisGap / 1000).toFixed(1)} s after the Redis primary's`,
+  );
   await stop();
 
   t.ok(acked.length > 20, `${acked.length} creates acknowledged (${failures.length} failed calls)`);
