@@ -100,7 +100,7 @@ async function settle(stack: Stack): Promise<number> {
 
 /** Private NATS and Redis clusters, and the environment that points a stack at them. */
 async function clusteredEngines(cleanup: Teardownable): Promise<Record<string, string>> {
-  // The cluster flags need the pinned release, which npm test exports and this bench does not.
+  // The cluster flags need the pinned release, which npm test and npm run bench export.
   if (!process.env.NATS_SERVER_BIN)
     throw new Error(
       'BENCH_CLUSTER=1 needs NATS_SERVER_BIN: the pinned nats-server (~/.cache/support-desk/nats-server/<version>/nats-server)',
