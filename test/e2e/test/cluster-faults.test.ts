@@ -103,6 +103,13 @@ function steadyWrites() {
 
 t.test('SIGKILL of the events stream leader, then of a Redis primary: nothing lost', async (t) => {
   const stop = steadyWrites();
+  // Also when an assertion throws: loops left running would keep the file alive until tap
+  // killed it, and its servers with it unstopped.
+  let probing = false;
+  t.teardown(async () => {
+    probing = false;
+    await stop();
+  });
   await sleep(2000);
 
   const stream = natsNames(stack.run).eventsStream;
@@ -143,7 +150,7 @@ t.test('SIGKILL of the events stream leader, then of a Redis primary: nothing lo
   t.ok(primary, `the primary of slot ${slot}: ${owner[1]}`);
   let admitted = 0;
   let refused = 0;
-  let probing = true;
+  probing = true;
   const statuses: Record<number, number> = {};
   const probe = (async () => {
     for (let i = 0; probing && i < 2500; i++) {
