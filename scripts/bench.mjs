@@ -14,6 +14,7 @@ import path from 'node:path';
 import { buildTypeScript, ensureNodeModules, InfraError, ROOT, up } from './infra.mjs';
 import { machine, readResults, renderTable } from './bench/report.mjs';
 import { detectStore } from './bench/store.mjs';
+import { ensureNatsServer } from './infra/nats-server.mjs';
 
 function workspacesWith(script) {
   const found = [];
@@ -61,6 +62,8 @@ async function main() {
         ...urls,
         LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
         BENCH_RESULTS_FILE: resultsFile,
+        // The pinned release, for a bench's private servers (BENCH_CLUSTER=1's JetStream cluster).
+        NATS_SERVER_BIN: ensureNatsServer(),
       },
     });
     if (r.status !== 0) {

@@ -2,6 +2,10 @@
 // Local infrastructure for Support Desk: Redis, NATS (JetStream) and a MongoDB-compatible store.
 //
 //   node scripts/infra.mjs up|down|status|env     (also: npm run infra -- <cmd>)
+//   node scripts/infra.mjs up --cluster            the clustered profile (docs/local-infrastructure.md):
+//     the store, a three-server NATS JetStream cluster (SD_NATS_CLUSTER_PORT, default 4231–4239)
+//     and a Redis Cluster of three primaries with a replica each (SD_REDIS_CLUSTER_PORT, default
+//     6391–6396, buses 6411–6416); `down` stops it too.
 //   node scripts/infra.mjs build-ferretdb [out]    (build FerretDB from source, see buildFerretDB())
 //
 // If MONGO_URL, NATS_URL and REDIS_URL are all set, nothing is started and those URLs are used
@@ -55,7 +59,7 @@ async function main(argv) {
   const cmd = argv[0] || 'status';
   switch (cmd) {
     case 'up': {
-      const urls = await up();
+      const urls = await up({ cluster: argv.includes('--cluster') });
       for (const line of envLines(urls)) log(line);
       return 0;
     }
@@ -78,7 +82,7 @@ async function main(argv) {
       buildFerretDB(argv[1] ? path.resolve(argv[1]) : undefined);
       return 0;
     default:
-      console.error('usage: node scripts/infra.mjs up|down|status|env|build-ferretdb [out-file]');
+      console.error('usage: node scripts/infra.mjs up [--cluster]|down|status|env|build-ferretdb [out-file]');
       return 2;
   }
 }

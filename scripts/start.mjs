@@ -9,8 +9,12 @@
 //
 // Ports (for the readiness check): GATEWAY_PORT 8080, REQUESTS_PORT 8081, IDENTITY_PORT 8082,
 // AUDIT_PORT 8083, WEBHOOKS_PORT 8084; Prometheus metrics (METRICS_PORT) on 9480 (gateway), 9481
-// (requests), 9482 (identity), 9483 (audit), 9484 (webhooks). Services get MONGO_URL, NATS_URL, REDIS_URL plus the current environment.
+// (requests), 9482 (identity), 9483 (audit), 9484 (webhooks); SD_METRICS_PORT=0 turns them off.
+// Services get MONGO_URL, NATS_URL, REDIS_URL plus the current environment.
 //
+// `npm start -- --cluster` runs the clustered profile: NATS as a three-server JetStream cluster
+// (streams at three replicas), Redis as a Redis Cluster, two replicas of every service (gateways
+// 8080 and 8090); see docs/local-infrastructure.md.
 // `npm start -- --replicas N` (or SD_REPLICAS=N) runs N processes of every service, replica k on
 // the base port + 10·(k-1) (gateways 8080, 8090, …; metrics likewise); every gateway balances over every replica of
 // each service (REQUESTS_URL etc. list them all).
@@ -324,10 +328,16 @@ async function shutdown(code) {
   process.exit(code);
 }
 
-/** `--replicas N` or SD_REPLICAS (default 1). */
-function replicaCount() {
-  const { values } = parseArgs({ options: { replicas: { type: 'string' } }, strict: true });
-  const raw = values.replicas ?? process.env.SD_REPLICAS ?? '1';
+/**
+ * `--replicas N` or SD_REPLICAS (default 1; 2 with `--cluster`), and `--cluster`: the clustered
+ * profile (scripts/infra/clustered.mjs, docs/local-infrastructure.md).
+ */
+function profile() {
+  const { values } = parseArgs({
+    options: { replicas: { type: 'string' }, cluster: { type: 'boolean', default: false } },
+    strict: true,
+  });
+  const raw = values.replicas ?? process.env.SD_REPLICAS ?? (values.cluster ? '2' : '1');
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1 || n > MAX_REPLICAS) {
     console.error(
@@ -335,11 +345,11 @@ function replicaCount() {
     );
     process.exit(2);
   }
-  return n;
+  return { replicas: n, cluster: values.cluster };
 }
 
 async function main() {
-  const replicas = replicaCount();
+  const { replicas, cluster } = profile();
   try {
     ensureNodeModules();
   } catch (err) {
@@ -353,7 +363,7 @@ async function main() {
 
   let urls;
   try {
-    urls = await up();
+    urls = await up({ cluster });
   } catch (err) {
     console.error(`ERROR: ${err instanceof InfraError ? err.message : err.stack || err}`);
     process.exit(1);
@@ -429,7 +439,12 @@ async function main() {
           : { PRINCIPAL_VERIFY_KEYS: keys.verifyKeys };
     startService(
       svc,
-      { ...env, ...own, [svc.portVar]: String(svc.port), METRICS_PORT: String(svc.metricsPort) },
+      {
+        ...env,
+        ...own,
+        [svc.portVar]: String(svc.port),
+        METRICS_PORT: process.env.SD_METRICS_PORT === '0' ? '0' : String(svc.metricsPort),
+      },
       labelWidth,
     );
   }
@@ -465,7 +480,8 @@ async function main() {
       paint(
         ['bold', 'green'],
         `Support Desk is up: ${gateways.map((g) => `${scheme}://127.0.0.1:${g.port}`).join(', ')}` +
-          (replicas > 1 ? ` (${replicas} replicas of every service)` : ''),
+          (replicas > 1 ? ` (${replicas} replicas of every service)` : '') +
+          (cluster ? ', on a 3-server NATS JetStream cluster and a Redis Cluster' : ''),
       ),
     );
   else

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { HOST, InfraError, ROOT, log, sleep, warn } from './common.mjs';
-import { cmdlineOf, isAlive, livePidFromFile, tailFile, tcpCheck, waitFor } from './probes.mjs';
+import { cmdlineOf, isAlive, livePidFromFile, readPid, tailFile, tcpCheck, waitFor } from './probes.mjs';
 
 /** Starts `def` detached, or reuses it when it already answers on its port. */
 export async function startServer(def, c) {
@@ -104,4 +104,25 @@ export async function stopPid(pid, name, binName) {
   warn(`${name} (pid ${pid}) did not stop after SIGTERM; sending SIGKILL`);
   signalGroup('SIGKILL');
   return waitFor(async () => !isAlive(pid), { timeoutMs: 5_000, intervalMs: 100 });
+}
+
+/**
+ * Stops the servers of `defs` this script started (those with a pidfile), and removes their
+ * directories (a cluster's state: the next start forms it afresh); anything else on their ports
+ * is left alone. Throws when one would not stop.
+ */
+export async function stopOwnServers(defs, what) {
+  let failed = false;
+  for (const def of defs) {
+    if (!readPid(def.pidFile)) {
+      if (await tcpCheck(def.port)) log(`${def.name} not started by this script; leaving it`);
+      continue;
+    }
+    const live = livePidFromFile(def.pidFile, def.bin);
+    const ok = live ? await stopPid(live, def.name, def.bin) : true;
+    if (ok) fs.rmSync(def.dir, { recursive: true, force: true });
+    else failed = true;
+    log(`${def.name.padEnd(8)} ${ok ? (live ? `stopped (pid ${live})` : 'not running') : 'FAILED to stop'}`);
+  }
+  if (failed) throw new InfraError(`some ${what} could not be stopped`);
 }

@@ -24,6 +24,7 @@ import { buildFerretDB, findFerretDB } from './ferretdb.mjs';
 import { ensureNatsServer } from './nats-server.mjs';
 import { startServer, stopPid } from './launcher.mjs';
 import { postgresPlace, postgresStatus, startPostgres, stopPostgres } from './postgres.mjs';
+import { downClustered, upClustered } from './clustered.mjs';
 
 /** FerretDB on PostgreSQL is the store unless mongod is installed or SD_STORE=sqlite. */
 const usesPostgres = (c) => c.store === 'postgresql' && !findBinary('mongod');
@@ -146,8 +147,12 @@ function otherBackendRunning(c) {
   return true;
 }
 
-/** Starts (or reuses) the infrastructure and returns { MONGO_URL, NATS_URL, REDIS_URL }. */
-export async function up() {
+/**
+ * Starts (or reuses) the infrastructure and returns { MONGO_URL, NATS_URL, REDIS_URL }; with
+ * `cluster`, the clustered profile (clustered.mjs) instead of the single Redis and NATS, and its
+ * REDIS_CLUSTER_NODES and NATS_STREAM_REPLICAS too.
+ */
+export async function up({ cluster = false } = {}) {
   if (isExternal()) {
     const urls = infraUrls();
     log('MONGO_URL, NATS_URL and REDIS_URL are set; using them and starting nothing.');
@@ -155,8 +160,8 @@ export async function up() {
   }
   const c = config();
   fs.mkdirSync(c.dataDir, { recursive: true });
-  const defs = serverDefs(c);
-  const needsInstall = [];
+  const defs = serverDefs(c).filter((d) => !cluster || d.name === 'mongo');
+  const needsInstall = cluster && !findBinary('redis-server') ? ['redis'] : [];
   for (const def of defs) {
     if (def.name !== 'mongo' && !(await def.ready())) needsInstall.push(def.name);
   }
@@ -165,6 +170,7 @@ export async function up() {
     if (def.name === 'mongo' && !otherBackendRunning(c) && usesPostgres(c)) await startPostgres(c);
     await startServer(def, c);
   }
+  if (cluster) return { ...infraEnv(c), ...(await upClustered(c)) };
   return infraEnv(c);
 }
 
@@ -218,6 +224,10 @@ export async function down() {
       log(`${name.padEnd(8)} not running`);
     }
   }
+  await downClustered(c).catch((err) => {
+    warn(err.message);
+    failed = true;
+  });
   // PostgreSQL after FerretDB, its only client; whatever SD_STORE says now, if it runs it is ours.
   const pg = stopPostgres(c);
   if (pg.state.startsWith('FAILED')) failed = true;

@@ -8,7 +8,20 @@ export interface ServerPlace {
 }
 
 export declare const redisArgs: (place: ServerPlace) => string[];
+export declare const redisClusterArgs: (
+  place: ServerPlace & { busPort: number; nodeTimeoutMs?: number },
+) => string[];
+export declare const redisClusterCreateArgs: (host: string, ports: number[]) => string[];
 export declare const natsArgs: (place: ServerPlace & { monitorPort?: number }) => string[];
+export declare const natsClusterArgs: (
+  place: ServerPlace & {
+    monitorPort?: number;
+    serverName: string;
+    clusterName: string;
+    routePort: number;
+    routePorts: number[];
+  },
+) => string[];
 export declare const mongodArgs: (place: ServerPlace) => string[];
 /** FerretDB on PostgreSQL when `postgresqlUrl` is given, else on SQLite under `dir`. */
 export declare const ferretdbArgs: (

@@ -21,6 +21,36 @@ export const redisArgs = ({ host, port, dir }) => [
   'no',
 ];
 
+/**
+ * A Redis Cluster node: its cluster bus on `busPort` (Redis' default, port + 10000, can fall
+ * outside the ports one is given), a 2 s node timeout (Redis' default is 15 s: a dead primary's
+ * replica takes over about 2–4 s after it stops answering), and a replica takes over however
+ * stale its copy (these are caches and counters: availability first).
+ */
+export const redisClusterArgs = ({ host, port, dir, busPort, nodeTimeoutMs = 2000 }) => [
+  ...redisArgs({ host, port, dir }),
+  '--cluster-enabled',
+  'yes',
+  '--cluster-port',
+  String(busPort),
+  '--cluster-config-file',
+  'nodes.conf',
+  '--cluster-node-timeout',
+  String(nodeTimeoutMs),
+  '--cluster-replica-validity-factor',
+  '0',
+];
+
+/** `redis-cli` arguments forming a cluster of these nodes: the first half primaries, one replica each. */
+export const redisClusterCreateArgs = (host, ports) => [
+  '--cluster',
+  'create',
+  ...ports.map((p) => `${host}:${p}`),
+  '--cluster-replicas',
+  '1',
+  '--cluster-yes',
+];
+
 /** NATS with JetStream storing under `dir`; monitoring (for readiness) only when a port is given. */
 export const natsArgs = ({ host, port, dir, monitorPort }) => [
   '-a',
@@ -31,6 +61,31 @@ export const natsArgs = ({ host, port, dir, monitorPort }) => [
   '-js',
   '-sd',
   dir,
+];
+
+/**
+ * One server of a JetStream cluster: `natsArgs` plus its name, the cluster's name, its route
+ * listener and the routes to every server (its own is ignored), all on `host`.
+ */
+export const natsClusterArgs = ({
+  host,
+  port,
+  dir,
+  monitorPort,
+  serverName,
+  clusterName,
+  routePort,
+  routePorts,
+}) => [
+  ...natsArgs({ host, port, dir, monitorPort }),
+  '--server_name',
+  serverName,
+  '--cluster_name',
+  clusterName,
+  '--cluster',
+  `nats://${host}:${routePort}`,
+  '--routes',
+  routePorts.map((p) => `nats://${host}:${p}`).join(','),
 ];
 
 export const mongodArgs = ({ host, port, dir }) => [

@@ -17,22 +17,32 @@ export interface NatsOptions {
 }
 
 /**
- * Server and credentials from a NATS URL: `nats://user:password@host:4222` (a user of the
- * server's authorization block) or `nats://token@host:4222`. The client takes credentials only
- * as options, never from the URL, so they are split off here (and never logged).
+ * Servers and credentials from a NATS URL: `nats://user:password@host:4222` (a user of the
+ * server's authorization block) or `nats://token@host:4222`; a cluster's servers as a
+ * comma-separated list (`nats://a:4222,nats://b:4222`, credentials from the first), so a client
+ * whose first server is down at start connects to another (it learns the rest from the cluster).
+ * The client takes credentials only as options, never from the URL, so they are split off here
+ * (and never logged).
  */
 export function natsConnectOptions(url: string): {
-  servers: string;
+  servers: string | string[];
   user?: string;
   pass?: string;
   token?: string;
 } {
-  const parsed = new URL(url);
-  const user = decodeURIComponent(parsed.username);
-  const pass = decodeURIComponent(parsed.password);
-  parsed.username = '';
-  parsed.password = '';
-  const servers = parsed.toString().replace(/\/$/, '');
+  const urls = url
+    .split(',')
+    .map((u) => u.trim())
+    .filter(Boolean)
+    .map((u) => new URL(u));
+  const user = decodeURIComponent(urls[0].username);
+  const pass = decodeURIComponent(urls[0].password);
+  const list = urls.map((parsed) => {
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString().replace(/\/$/, '');
+  });
+  const servers = list.length === 1 ? list[0] : list;
   if (user && pass) return { servers, user, pass };
   if (user) return { servers, token: user };
   return { servers };

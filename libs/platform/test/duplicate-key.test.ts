@@ -1,7 +1,7 @@
 import { Schema } from 'mongoose';
 import t from 'tap';
-import { ensureIndexes, isDuplicateKeyError } from '../src/index.js';
-import { testMongo } from '../src/testing/index.js';
+import { connectMongo, ensureIndexes, isDuplicateKeyError } from '../src/index.js';
+import { testEnv, testMongo, uniqueName } from '../src/testing/index.js';
 
 // Against the store in use: each FerretDB backend words a unique violation on update its own way
 // (code 1 "UNIQUE constraint failed" on SQLite, "… SQLSTATE 23505" on PostgreSQL; 11000 on MongoDB).
@@ -38,4 +38,19 @@ t.test('isDuplicateKeyError recognises unique violations on insert and on update
     isDuplicateKeyError(Object.assign(new Error('exploded'), { code: 1 })),
     'nor other internal errors',
   );
+});
+
+t.test("MONGO_URL carries a replica set's write settings: w=majority and retryable writes", async (t) => {
+  const url = new URL(testEnv.mongoUrl);
+  url.search = '?w=majority&retryWrites=true&wtimeoutMS=5000';
+  const conn = await connectMongo({ url: url.toString(), dbName: uniqueName('wc_') });
+  t.teardown(async () => {
+    await conn.dropDatabase().catch(() => undefined);
+    await conn.close();
+  });
+  t.equal(conn.db?.writeConcern?.w, 'majority', 'the write concern of the URL, not overridden');
+  t.equal(conn.getClient().options.retryWrites, true);
+  const writes = conn.db!.collection('probe');
+  t.equal((await writes.insertOne({ n: 1 })).acknowledged, true, 'the store accepts the write concern');
+  t.equal((await writes.updateOne({ n: 1 }, { $set: { m: 2 } })).modifiedCount, 1);
 });

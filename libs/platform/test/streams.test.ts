@@ -8,8 +8,15 @@ import { natsNames } from '@support-desk/contracts';
 import t from 'tap';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { awaitStreams, jetstreamApi, provisionStreams } from '../src/index.js';
-import { type Teardownable, testEnv, testNats, uniqueName } from '../src/testing/index.js';
+import { jetstream } from '@nats-io/jetstream';
+import { awaitStreams, connectNats, jetstreamApi, provisionStreams } from '../src/index.js';
+import {
+  startPrivateNatsCluster,
+  type Teardownable,
+  testEnv,
+  testNats,
+  uniqueName,
+} from '../src/testing/index.js';
 
 const CLI = resolve(fileURLToPath(import.meta.url), '../../src/cli/provision-streams.js');
 
@@ -82,4 +89,54 @@ t.test('provision-streams: the operator step, with its limits, run again to chan
   const bad = run({ EVENTS_MAX_AGE_DAYS: '-1' });
   t.equal(bad.status, 1, 'a bad limit is refused');
   t.match(bad.stderr, /EVENTS_MAX_AGE_DAYS/);
+});
+
+t.test('on a three-server JetStream cluster: streams at three replicas survive their leader', async (t) => {
+  const cluster = await startPrivateNatsCluster(t);
+  // NATS_URL lists every server: a client starting while the first is down connects to another.
+  await cluster.servers[0].crash();
+  const nc = await connectNats({ url: cluster.url, name: 'provisioner' });
+  t.teardown(() => nc.close());
+  await nc.flush();
+  t.not(nc.info?.port, cluster.servers[0].port, 'connected to a server that is up');
+  await cluster.servers[0].start();
+  await cluster.ready();
+
+  const names = natsNames(uniqueName('t'));
+  t.same(await provisionStreams(nc, names, { replicas: 3 }), { events: 'created', notices: 'created' });
+  const jsm = await jetstreamApi(nc);
+  for (const stream of [names.eventsStream, names.noticesStream]) {
+    const info = await jsm.streams.info(stream);
+    t.equal(info.config.num_replicas, 3, `${stream}: three replicas`);
+  }
+
+  const js = jetstream(nc);
+  const subject = `${names.namespace}.events.request.created`;
+  /** What the outbox relay does: the same msgID again until JetStream acknowledges it (bounded). */
+  async function publish(id: string) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await js.publish(subject, new TextEncoder().encode(id), { msgID: id, timeout: 1000 });
+      } catch (err) {
+        if (attempt >= 60) throw err;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+  }
+  for (let i = 0; i < 20; i++) await publish(`m${i}`);
+  const leader = await cluster.streamLeader(names.eventsStream);
+  const victim = cluster.servers.find((s) => s.name === leader);
+  t.ok(victim, `the events stream's leader: ${leader}`);
+  await victim!.crash();
+  for (let i = 20; i < 40; i++) await publish(`m${i}`);
+  t.ok((await publish('m5')).duplicate, 'a publish repeated within the window is recognised as one');
+  let newLeader: string | null = null;
+  for (let i = 0; i < 120 && (!newLeader || newLeader === leader); i++) {
+    newLeader = await cluster.streamLeader(names.eventsStream);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  t.not(newLeader, leader, `another server leads: ${newLeader}`);
+  await victim!.start();
+  const state = (await jsm.streams.info(names.eventsStream)).state;
+  t.equal(state.messages, 40, 'every acknowledged publish stored once, none twice');
 });

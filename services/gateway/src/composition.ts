@@ -11,7 +11,6 @@ import {
   serviceSigner,
   serviceVerifier,
 } from '@support-desk/platform';
-import { Redis } from 'ioredis';
 import type { JWTVerifyGetKey } from 'jose';
 import { type GatewayConfig, idempotencyInFlightMs, listFrom } from './config.js';
 import { subscribeCredentialNotices } from './events/credential-notices.js';
@@ -28,6 +27,7 @@ import './routes/request-context.js';
 import { createDenyList } from './store/deny-list.js';
 import { createIdempotencyStore } from './store/idempotency-store.js';
 import { createRateLimiter } from './store/rate-limiter.js';
+import { connectRedis, type RedisClient, redisReady } from './store/redis-client.js';
 import { createAuthFailureThrottle } from './use-cases/auth-failure-throttle.js';
 import { createAuthenticator } from './use-cases/authenticator.js';
 import { createIpAllowlist } from './use-cases/ip-allowlist.js';
@@ -40,8 +40,11 @@ export interface GatewayDeps {
   logger: Logger;
   nc: NatsConnection;
   names: NatsNames;
-  /** The rate limiter's and deny list's Redis (default: a client for REDIS_URL, closed with the service). */
-  redis?: Redis;
+  /**
+   * The rate limiter's, deny list's and idempotency store's Redis (default: a client for
+   * REDIS_URL, or REDIS_CLUSTER_NODES, closed with the service).
+   */
+  redis?: RedisClient;
   /** Serve TLS directly (HSTS on every response then). */
   https?: { cert: string | Buffer; key: string | Buffer } | null;
   /** Tests may hand a local JWKS; production fetches IDENTITY_URL/.well-known/jwks.json. */
@@ -50,26 +53,6 @@ export interface GatewayDeps {
 
 export interface Gateway extends ComposedService {
   rateLimiterStats: { failOpen: number; failClosed: number; refusedLocally: number } | null;
-}
-
-/**
- * Bounded: a call waits at most the command timeout, and nothing queues while Redis is away.
- * Auto-pipelining: commands issued in one event-loop turn (deny-list look-ups of concurrent
- * calls) share one write and one read; the rate limiter batches its own calls per turn
- * (`store/sliding-window-batch.ts`).
- */
-function connectRedis(config: GatewayConfig, logger: Logger): Redis {
-  const redis = new Redis(config.REDIS_URL, {
-    enableAutoPipelining: true,
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-    commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS,
-    connectTimeout: 2000,
-    retryStrategy: (times) => Math.min(times * 200, 2000),
-    lazyConnect: true,
-  });
-  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
-  return redis;
 }
 
 /** `TRUSTED_PROXIES` → fastify trustProxy: only those hops may set X-Forwarded-For. */
@@ -221,7 +204,9 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
       if (notices) return;
       upstreamHealth.start();
       if (ownRedis) {
-        await redis.connect().catch((err) => logger.warn({ err: err.message }, 'redis not reachable yet'));
+        await redisReady(redis, 5_000).catch((err) =>
+          logger.warn({ err: (err as Error).message }, 'redis not reachable yet'),
+        );
       }
       // Every replica listens to credential notices from its start until it closes.
       notices = await subscribeCredentialNotices({ nc, names, verifier, logger, handle: handleNotice });

@@ -29,6 +29,11 @@ export const gatewayConfigSchema = configSchema({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   GATEWAY_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6380' }),
+  /**
+   * A Redis Cluster's nodes (`host:port`, comma-separated; any one is enough to find the others):
+   * when set, the gateway uses the Cluster and REDIS_URL only for its credentials and TLS.
+   */
+  REDIS_CLUSTER_NODES: Type.String({ pattern: '^$|^[^,\\s/]+:\\d+(,\\s*[^,\\s/]+:\\d+)*$', default: '' }),
   REDIS_COMMAND_TIMEOUT_MS: Ms(250),
   LOG_BUFFER_BYTES: Type.Integer({ minimum: 0, default: 4096 }),
   REQUESTS_URL: Urls('http://127.0.0.1:8081'),
@@ -105,8 +110,21 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     throw new ConfigError('Invalid configuration: TLS_CERT and TLS_KEY must be set together');
   }
   checkCorsOrigins(config);
+  checkClusterNodes(config.REDIS_CLUSTER_NODES);
   checkPublicOrigin('OAUTH_ISSUER', config.OAUTH_ISSUER, config.NODE_ENV);
   return config;
+}
+
+/** Each Redis Cluster node is `host:port` with a port from 1 to 65535. */
+function checkClusterNodes(value: string) {
+  for (const node of listFrom(value)) {
+    const port = Number(node.slice(node.lastIndexOf(':') + 1));
+    if (!Number.isInteger(port) || port < 1 || port > 65535) {
+      throw new ConfigError(
+        `Invalid configuration: REDIS_CLUSTER_NODES: "${node}" is not host:port with a port from 1 to 65535`,
+      );
+    }
+  }
 }
 
 /** Each allowed origin is exactly an origin (scheme, host, port); credentials never. */

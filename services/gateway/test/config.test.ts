@@ -50,3 +50,14 @@ t.test('compose publishes the gateway on loopback only, with a loopback issuer, 
     'which production accepts',
   );
 });
+
+t.test('REDIS_CLUSTER_NODES: host:port items, each port 1 to 65535', async (t) => {
+  const nodes = '127.0.0.1:7001, redis-0.redis:6379,[::1]:7003';
+  t.equal(loadGatewayConfig({ ...env, REDIS_CLUSTER_NODES: nodes }).REDIS_CLUSTER_NODES, nodes);
+  t.equal(loadGatewayConfig(env).REDIS_CLUSTER_NODES, '', 'unset: one Redis at REDIS_URL');
+  for (const bad of ['127.0.0.1', '127.0.0.1:0', 'a:70000', 'a:1,,b:2', 'redis://a:1'])
+    t.throws(() => loadGatewayConfig({ ...env, REDIS_CLUSTER_NODES: bad }), {
+      name: 'ConfigError',
+      message: /REDIS_CLUSTER_NODES/,
+    });
+});

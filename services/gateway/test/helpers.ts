@@ -263,9 +263,12 @@ export async function harness(t: Test, overrides: Partial<GatewayConfig> = {}): 
     names,
     config,
     async gateway(more = {}, redisUrl?: string, logger = testLogger('gateway')) {
-      // REDIS_COMMAND_TIMEOUT_MS, when a test sets it, bounds this instance's client.
-      const redis = testRedis(t, redisUrl, more.REDIS_COMMAND_TIMEOUT_MS ?? 500);
-      await redis.connect().catch(() => undefined);
+      // REDIS_COMMAND_TIMEOUT_MS, when a test sets it, bounds this instance's client. With
+      // REDIS_CLUSTER_NODES the gateway connects its own client, as in production.
+      const redis = more.REDIS_CLUSTER_NODES
+        ? undefined
+        : testRedis(t, redisUrl, more.REDIS_COMMAND_TIMEOUT_MS ?? 500);
+      await redis?.connect().catch(() => undefined);
       const gw = await composeService({
         config: { ...config, ...more },
         logger,

@@ -8,11 +8,15 @@
  * and creates, each at full load (32 connections) and then at half that rate for the latency, and
  * after each of them its conditional variant at full load (conditional.ts: If-None-Match, If-Match,
  * Idempotency-Key), so one run says what those headers cost.
- * BENCH_SECONDS (default 10) per run; BENCH_PREFILL (default 300) requests filed first. Results go
+ * BENCH_SECONDS (default 10) per run; BENCH_PREFILL (default 300) requests filed first.
+ * BENCH_CLUSTER=1 runs the same stack on clustered engines (issue 36): a private three-server
+ * JetStream cluster with the streams at three replicas and a private Redis Cluster (three
+ * primaries, one replica each), to compare with the single-node run on the same machine. Results go
  * to BENCH_RESULTS_FILE as JSON when it is set (scripts/bench.mjs prints them in one table).
  */
 import { connectMongo } from '@support-desk/platform';
 import fs from 'node:fs';
+import { startPrivateNatsCluster, startPrivateRedisCluster } from '@support-desk/platform/testing';
 import { createActor } from '../src/actors.js';
 import type { Api } from '../src/http.js';
 import { request } from '../src/http.js';
@@ -91,6 +95,24 @@ async function settle(stack: Stack): Promise<number> {
   return (Date.now() - started) / 1000;
 }
 
+/** Private NATS and Redis clusters, and the environment that points a stack at them. */
+async function clusteredEngines(cleanup: Teardownable): Promise<Record<string, string>> {
+  // The cluster flags need the pinned release, which npm test and npm run bench export.
+  if (!process.env.NATS_SERVER_BIN)
+    throw new Error(
+      'BENCH_CLUSTER=1 needs NATS_SERVER_BIN: the pinned nats-server (~/.cache/support-desk/nats-server/<version>/nats-server)',
+    );
+  const nats = await startPrivateNatsCluster(cleanup);
+  const redis = await startPrivateRedisCluster(cleanup);
+  console.log('clustered engines: NATS JetStream ×3 (streams R3), Redis Cluster 3 primaries + 3 replicas');
+  return {
+    NATS_URL: nats.url,
+    NATS_STREAM_REPLICAS: '3',
+    REDIS_URL: `redis://${redis.nodes.split(',')[0]}`,
+    REDIS_CLUSTER_NODES: redis.nodes,
+  };
+}
+
 async function main() {
   const started = Date.now();
   const cleanup = teardowns();
@@ -100,7 +122,12 @@ async function main() {
   try {
     // Throughput of each path, not admission: one key's 32 connections are not capped, nor lists.
     const stack = await startStack(cleanup, {
-      env: { ...SHARED_STACK_ENV, CREDENTIAL_CONCURRENCY: '0', LIST_CONCURRENCY: '1000' },
+      env: {
+        ...SHARED_STACK_ENV,
+        CREDENTIAL_CONCURRENCY: '0',
+        LIST_CONCURRENCY: '1000',
+        ...(process.env.BENCH_CLUSTER === '1' ? await clusteredEngines(cleanup) : {}),
+      },
     });
     const adminEmail = `bench-admin.${stack.run}@example.com`;
     await stack.deskctlJson(['bootstrap', '--email', adminEmail, '--name', 'Bench Admin']);
@@ -159,7 +186,7 @@ async function main() {
     const documentsAfter = await countRequests(stack);
 
     const results = {
-      bench: 'stack',
+      bench: process.env.BENCH_CLUSTER === '1' ? 'stack-clustered' : 'stack',
       seconds: SECONDS,
       connections: CONNECTIONS,
       prefill: { requests: ids.length, longDescriptions: Math.ceil(ids.length / 4), seconds: prefillSeconds },

@@ -375,7 +375,8 @@ async function provisionRunStreams(run: string, env: Record<string, string>): Pr
   const { natsNames } = await import('@support-desk/contracts');
   const nc = await connectNats({ url: env.NATS_URL, name: `e2e-provision-${run}` });
   try {
-    await provisionStreams(nc, natsNames(run));
+    // NATS_STREAM_REPLICAS, as provision-streams reads it: 3 on a three-server cluster.
+    await provisionStreams(nc, natsNames(run), { replicas: Number(env.NATS_STREAM_REPLICAS ?? 1) });
   } finally {
     await nc.drain().catch(() => undefined);
   }

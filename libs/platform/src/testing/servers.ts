@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   closeSync,
@@ -18,8 +18,11 @@ import {
   ferretdbArgs,
   mongodArgs,
   natsArgs,
+  natsClusterArgs,
   pgQuery,
   redisArgs,
+  redisClusterArgs,
+  redisClusterCreateArgs,
   storeBackend,
 } from '@support-desk/platform/launch';
 import type { Teardownable } from './env.js';
@@ -201,6 +204,95 @@ export async function startPrivateNats(
   return s;
 }
 
+export interface PrivateNatsCluster {
+  /** Every server's URL, comma-separated (NATS_URL for a cluster). */
+  url: string;
+  servers: (PrivateServer & { name: string; monitorPort: number })[];
+  /** Waits until every server is healthy and the cluster has a JetStream leader (after a restart). */
+  ready(): Promise<void>;
+  /** The server leading `stream` now (its monitoring's view), or null while there is none. */
+  streamLeader(stream: string): Promise<string | null>;
+}
+
+/** GET a server's monitoring endpoint as JSON; null when it does not answer. */
+async function monitoring(port: number, path: string): Promise<Record<string, unknown> | null> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(2000) });
+    return res.ok ? ((await res.json()) as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A private JetStream cluster of three nats-servers (the settings of the clustered profile,
+ * scripts/infra/clustered-nats.mjs), ready once it has a meta leader. Stopped at teardown.
+ */
+export async function startPrivateNatsCluster(t: Teardownable): Promise<PrivateNatsCluster> {
+  const places: { port: number; routePort: number; monitorPort: number; name: string }[] = [];
+  for (let i = 0; i < 3; i++)
+    places.push({
+      port: await freePort(),
+      routePort: await freePort(),
+      monitorPort: await freePort(),
+      name: `n${i + 1}`,
+    });
+  const servers = places.map((place) =>
+    Object.assign(
+      privateServer(
+        t,
+        'nats',
+        (p, dir) => ({
+          bin: process.env.NATS_SERVER_BIN || findBinary('nats-server'),
+          args: natsClusterArgs({
+            host: '127.0.0.1',
+            port: p,
+            dir,
+            monitorPort: place.monitorPort,
+            serverName: place.name,
+            clusterName: 'test',
+            routePort: place.routePort,
+            routePorts: places.map((o) => o.routePort),
+          }),
+        }),
+        place.port,
+      ),
+      { name: place.name, monitorPort: place.monitorPort },
+    ),
+  );
+  await Promise.all(servers.map((s) => s.start()));
+  /** Every server healthy (JetStream current) and a meta leader elected, within 60 s. */
+  async function ready() {
+    for (let i = 0; ; i++) {
+      const jsz = (await monitoring(places[0].monitorPort, '/jsz')) as {
+        meta_cluster?: { leader?: string; cluster_size?: number };
+      } | null;
+      const healthy = await Promise.all(places.map((p) => monitoring(p.monitorPort, '/healthz')));
+      if (jsz?.meta_cluster?.leader && healthy.every((h) => h?.status === 'ok')) return;
+      if (i >= 240)
+        throw new Error('the private NATS cluster was not healthy with a JetStream leader in 60 s');
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  await ready();
+  return {
+    url: servers.map((s) => s.url).join(','),
+    servers,
+    ready,
+    async streamLeader(stream: string) {
+      for (const s of servers) {
+        const jsz = (await monitoring(s.monitorPort, '/jsz?streams=true')) as {
+          account_details?: { stream_detail?: { name: string; cluster?: { leader?: string } }[] }[];
+        } | null;
+        for (const account of jsz?.account_details ?? [])
+          for (const detail of account.stream_detail ?? [])
+            if (detail.name === stream && detail.cluster?.leader) return detail.cluster.leader;
+      }
+      return null;
+    },
+  };
+}
+
 /** A private redis-server; `extraArgs` (e.g. `--user` ACL rules) follow the usual settings. */
 export async function startPrivateRedis(
   t: Teardownable,
@@ -218,6 +310,59 @@ export async function startPrivateRedis(
   );
   await s.start();
   return s;
+}
+
+export interface PrivateRedisCluster {
+  /** `host:port,…` of every node, as the gateway's REDIS_CLUSTER_NODES. */
+  nodes: string;
+  servers: PrivateServer[];
+  /** `redis-cli` on one node (e.g. `CLUSTER NODES`); its standard output. */
+  cli(port: number, ...args: string[]): Promise<string>;
+}
+
+/**
+ * A private Redis Cluster: three primaries with one replica each (Debian's redis-server, the
+ * settings of the clustered profile), formed with `redis-cli --cluster create`, ready when every
+ * node says `cluster_state:ok`. Stopped at teardown.
+ */
+export async function startPrivateRedisCluster(t: Teardownable): Promise<PrivateRedisCluster> {
+  const servers: PrivateServer[] = [];
+  for (let i = 0; i < 6; i++) {
+    const busPort = await freePort();
+    servers.push(
+      privateServer(
+        t,
+        'redis',
+        (p, dir) => ({
+          bin: findBinary('redis-server'),
+          args: redisClusterArgs({ host: '127.0.0.1', port: p, dir, busPort }),
+        }),
+        await freePort(),
+      ),
+    );
+  }
+  await Promise.all(servers.map((s) => s.start()));
+  const cli = (port: number, ...args: string[]) =>
+    new Promise<string>((resolve, reject) =>
+      execFile(
+        findBinary('redis-cli'),
+        ['-h', '127.0.0.1', '-p', String(port), ...args],
+        { timeout: 30_000 },
+        (err, stdout, stderr) =>
+          err ? reject(new Error(`redis-cli: ${stderr || err.message}`)) : resolve(stdout),
+      ),
+    );
+  const ports = servers.map((s) => s.port);
+  await cli(ports[0], ...redisClusterCreateArgs('127.0.0.1', ports));
+  const ok = async () =>
+    (await Promise.all(ports.map((p) => cli(p, 'cluster', 'info').catch(() => '')))).every((info) =>
+      info.includes('cluster_state:ok'),
+    );
+  for (let i = 0; !(await ok()); i++) {
+    if (i >= 120) throw new Error('the private Redis Cluster did not reach cluster_state:ok in 30 s');
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return { nodes: ports.map((p) => `127.0.0.1:${p}`).join(','), servers, cli };
 }
 
 /**

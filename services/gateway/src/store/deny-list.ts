@@ -1,6 +1,6 @@
 import { type Logger, singleFlight, TtlCache } from '@support-desk/platform';
-import type { Redis } from 'ioredis';
 import { countedLookups } from './cache-lookups.js';
+import type { RedisClient } from './redis-client.js';
 
 /**
  * Users and OAuth grants whose access tokens must be refused at once, in Redis so every replica
@@ -21,7 +21,7 @@ return 1
 `;
 
 export interface DenyListOptions {
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   /** The least an entry lives; longer when a notice says its tokens expire later. */
   ttlSeconds: number;
@@ -66,13 +66,15 @@ export function createDenyList({
     await redis.eval(WRITE_IF_NEWER, 1, userKey(userId), state, String(atMs), String(ttl));
   }
 
-  /** One MGET for whatever is not cached; Redis down → not denied (see `isDenied`). */
+  /** One look-up for whatever is not cached; Redis down → not denied (see `isDenied`). */
   async function lookUp(userId: string, grantId: string | null): Promise<Denial> {
     const started = generation;
     const keys = grantId ? [userKey(userId), grantKey(grantId)] : [userKey(userId)];
     let values: (string | null)[];
     try {
-      values = await redis.mget(...keys);
+      // GETs, not one MGET: on a Redis Cluster the two keys lie in different slots (auto-pipelining
+      // still sends them in one write per node).
+      values = await Promise.all(keys.map((key) => redis.get(key)));
     } catch (err) {
       // Redis down: identity's user status (cache dropped by the same notice) still refuses a
       // deactivated user, and a replica that consumed the grant notice keeps its local entry.

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client.js';
 
 /** An answer as stored for replay: status, the headers that describe the body, the body bytes. */
 export interface StoredAnswer {
@@ -32,7 +32,7 @@ return 1
 `;
 
 export interface IdempotencyStoreOptions {
-  redis: Redis;
+  redis: RedisClient;
   /** Key prefix (REDIS_KEY_PREFIX); entries are `<prefix>idem:<credential>:<key>`. */
   prefix: string;
   /** How long an answer is kept for replay (IDEMPOTENCY_TTL_SECONDS). */

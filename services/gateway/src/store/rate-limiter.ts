@@ -1,13 +1,13 @@
 import { rateLimitDecisions } from '../metrics.js';
 import type { Logger } from '@support-desk/platform';
-import type { Redis } from 'ioredis';
 import { RefusalMemory } from './refusal-memory.js';
 import { createSlidingWindowBatch, type RateDecision } from './sliding-window-batch.js';
+import { type RedisClient, slotOf } from './redis-client.js';
 
 export type { RateDecision } from './sliding-window-batch.js';
 
 export interface RateLimiterOptions {
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   windowSeconds: number;
   failureMode: 'fail-open' | 'fail-closed';
@@ -32,6 +32,17 @@ function countDecision(key: string, plan: string, decision: string) {
 }
 
 /**
+ * `<bucket>:<subject>` → `<bucket>:{<subject>}`: the braces are a Redis Cluster hash tag, so every
+ * bucket of one credential or address lies in one slot and the calls of one client in one turn
+ * share a script call on a Cluster as on a single server. (Keys were untagged before issue 36:
+ * across an upgrade the old keys simply expire, so each limit starts afresh once.)
+ */
+export const redisKeyOf = (key: string) => {
+  const colon = key.indexOf(':');
+  return `${key.slice(0, colon + 1)}{${key.slice(colon + 1)}}`;
+};
+
+/**
  * Sliding-window log in Redis (see `sliding-window-script.ts`): any number of replicas sharing
  * Redis admit at most `limit` calls in any window. The calls of one event-loop turn share one
  * script call (`sliding-window-batch.ts`), and a key Redis refused is refused here without a
@@ -41,7 +52,7 @@ function countDecision(key: string, plan: string, decision: string) {
 export function createRateLimiter({ redis, prefix, windowSeconds, failureMode, logger }: RateLimiterOptions) {
   const stats = { failOpen: 0, failClosed: 0, refusedLocally: 0 };
   const refusals = new RefusalMemory();
-  const batch = createSlidingWindowBatch(redis, windowSeconds, refusals);
+  const batch = createSlidingWindowBatch(redis, windowSeconds, refusals, slotOf(redis));
 
   function unavailable(err: unknown, key: string, plan: string, record: boolean): null {
     if (failureMode === 'fail-closed') {
@@ -75,7 +86,7 @@ export function createRateLimiter({ redis, prefix, windowSeconds, failureMode, l
       limit: number,
       { record = true, plan = 'none' }: { record?: boolean; plan?: string } = {},
     ): Promise<RateDecision | null> {
-      const fullKey = prefix + key;
+      const fullKey = prefix + redisKeyOf(key);
       const known = refusals.refusal(fullKey, limit);
       if (known) {
         stats.refusedLocally++;

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { Command, type Redis } from 'ioredis';
+import { Command } from 'ioredis';
+import type { RedisClient } from './redis-client.js';
 import type { RefusalMemory } from './refusal-memory.js';
 import { SLIDING_WINDOW_BATCH } from './sliding-window-script.js';
 
@@ -40,7 +41,13 @@ interface PendingCall {
  * their separate scripts). No call waits for a later turn, and Redis and this process pay one
  * command's overhead per turn instead of one per call. Refusals are remembered in `refusals`.
  */
-export function createSlidingWindowBatch(redis: Redis, windowSeconds: number, refusals: RefusalMemory) {
+export function createSlidingWindowBatch(
+  redis: RedisClient,
+  windowSeconds: number,
+  refusals: RefusalMemory,
+  /** On a Redis Cluster, the slot of a key: a script call then carries the calls of one slot. */
+  slotOf: ((key: string) => number) | null = null,
+) {
   const windowMs = windowSeconds * 1000;
   const instance = randomBytes(4).toString('hex');
   let batchNumber = 0;
@@ -106,14 +113,31 @@ export function createSlidingWindowBatch(redis: Redis, windowSeconds: number, re
     );
   }
 
-  function flush(): void {
-    scheduled = false;
-    const calls = pending;
-    pending = [];
+  function sendAll(calls: PendingCall[]): void {
     if (calls.length <= MAX_CALLS_PER_SCRIPT) send(calls);
     else
       for (let from = 0; from < calls.length; from += MAX_CALLS_PER_SCRIPT)
         send(calls.slice(from, from + MAX_CALLS_PER_SCRIPT));
+  }
+
+  function flush(): void {
+    scheduled = false;
+    const calls = pending;
+    pending = [];
+    if (!slotOf || calls.length === 1) {
+      sendAll(calls);
+      return;
+    }
+    // A Cluster refuses a script whose keys lie in several slots (CROSSSLOT): one call per slot,
+    // all sent in this turn (ioredis writes each to its slot's primary).
+    const bySlot = new Map<number, PendingCall[]>();
+    for (const call of calls) {
+      const slot = slotOf(call.key);
+      const group = bySlot.get(slot);
+      if (group) group.push(call);
+      else bySlot.set(slot, [call]);
+    }
+    for (const group of bySlot.values()) sendAll(group);
   }
 
   return {

@@ -1,0 +1,208 @@
+// The clustered profile under faults (issue 36): two replicas of every service and two gateways
+// on a three-server NATS JetStream cluster (streams at three replicas) and a Redis Cluster (three
+// primaries, one replica each). Under steady creates through both gateways:
+//   1. the NATS server leading the events stream is killed with SIGKILL and started again;
+//   2. a Redis primary is killed with SIGKILL, its replica takes over, and it comes back.
+// Afterwards every create the client saw acknowledged is readable and has exactly one
+// `request.created` audit event. The limiter's admissions while Redis fails over are measured
+// against the limit (a comment: the bound BENCHMARKS.md records). Bounded: 4 workers, each phase
+// as long as its fault, loopback only.
+import { natsNames } from '@support-desk/contracts';
+import { startPrivateNatsCluster, startPrivateRedisCluster } from '@support-desk/platform/testing';
+import t from 'tap';
+import { cast, createKey } from '../src/actors.js';
+import { type Api, type HttpResponse } from '../src/http.js';
+import { Ledger } from '../src/ledger.js';
+import { eventually, sleep, startStack } from '../src/stack.js';
+
+const nats = await startPrivateNatsCluster(t);
+const redis = await startPrivateRedisCluster(t);
+const stack = await startStack(t, {
+  replicas: 2,
+  env: {
+    NATS_URL: nats.url,
+    NATS_STREAM_REPLICAS: '3',
+    REDIS_URL: `redis://${redis.nodes.split(',')[0]}`,
+    REDIS_CLUSTER_NODES: redis.nodes,
+    SLA_MONITOR_ENABLED: 'false',
+    UPSTREAM_TIMEOUT_MS: '5000',
+  },
+});
+const { admin: adminActor, agent, viewer } = await cast(stack);
+const admin = adminActor.api;
+/** A credential with a small limit, to measure the limiter while Redis fails over. */
+const LIMIT = 30;
+const limitedKey = await createKey(
+  stack,
+  viewer.email,
+  ['requests:read'],
+  ['--plan', 'enterprise', '--rate-limit', String(LIMIT)],
+);
+const gateways = [0, 1].map((g) => stack.apiVia(g, agent.key));
+const ledger = new Ledger();
+const acked: string[] = [];
+const failures: string[] = [];
+/** When each create was acknowledged, for the seconds without one during a fault. */
+const ackTimes: number[] = [];
+
+/** The longest stretch from `from` to `to` without an acknowledged create (ms): what clients lost. */
+function longestGap(from: number, to: number): number {
+  let last = from;
+  let gap = 0;
+  for (const at of ackTimes) {
+    if (at < from || at > to) continue;
+    gap = Math.max(gap, at - last);
+    last = at;
+  }
+  return Math.max(gap, to - last);
+}
+
+/** One call through a gateway, on to the other when the first refuses the connection. */
+async function viaAnyGateway(n: number, send: (api: Api) => Promise<HttpResponse>): Promise<HttpResponse> {
+  try {
+    return await send(gateways[n % 2]);
+  } catch (err) {
+    if (!/ECONNREFUSED/.test(String((err as Error).message))) throw err;
+    return send(gateways[(n + 1) % 2]);
+  }
+}
+
+/** Creates through both gateways until `stop()`; at most 4 in flight, at most 10 minutes. */
+function steadyWrites() {
+  let running = true;
+  let n = 0;
+  const deadline = Date.now() + 600_000;
+  const worker = async (w: number) => {
+    while (running && Date.now() < deadline) {
+      const i = n++;
+      try {
+        const res = await viaAnyGateway(i, (api) =>
+          api.post(
+            '/v1/requests',
+            { title: `cluster fault ${w}`, description: 'steady creates', priority: 'low' },
+            { timeoutMs: 10_000 },
+          ),
+        );
+        if (res.status === 201) {
+          const id = res.json.data.id as string;
+          acked.push(id);
+          ackTimes.push(Date.now());
+          ledger.record(id, 'request.created');
+        } else failures.push(`${res.status} ${res.json?.error?.code}`);
+      } catch (err) {
+        failures.push(String((err as Error).message).slice(0, 80));
+      }
+    }
+  };
+  const workers = Promise.all([0, 1, 2, 3].map(worker));
+  return async () => {
+    running = false;
+    await workers;
+  };
+}
+
+t.test('SIGKILL of the events stream leader, then of a Redis primary: nothing lost', async (t) => {
+  const stop = steadyWrites();
+  // Also when an assertion throws: loops left running would keep the file alive until tap
+  // killed it, and its servers with it unstopped.
+  let probing = false;
+  t.teardown(async () => {
+    probing = false;
+    await stop();
+  });
+  await sleep(2000);
+
+  const stream = natsNames(stack.run).eventsStream;
+  const leader = await nats.streamLeader(stream);
+  const victim = nats.servers.find((s) => s.name === leader);
+  t.ok(victim, `the events stream's leader: ${leader}`);
+  const natsFault = Date.now();
+  await victim!.crash();
+  const before = acked.length;
+  await eventually(async () => acked.length > before + 10, {
+    timeoutMs: 60_000,
+    intervalMs: 250,
+    what: 'creates acknowledged without the leader',
+  });
+  const natsGap = longestGap(natsFault, Date.now());
+  await victim!.start();
+  await nats.ready();
+
+  // The primary holding the limited key's slot (its hash tag `{key:<id>}`), killed; the cluster
+  // says ok again once its replica has taken over. Meanwhile the limited key reads a request
+  // again and again through both gateways: more than its limit in the window, so every
+  // admission past LIMIT is the failover's (fail-open while no primary answers for the slot,
+  // or counts the replica had not yet received).
+  const slot = Number(await redis.cli(redis.servers[0].port, 'cluster', 'keyslot', `{key:${limitedKey.id}}`));
+  const nodes = await redis.cli(redis.servers[0].port, 'cluster', 'nodes');
+  const owner = nodes
+    .split('\n')
+    .map((line) => line.split(' '))
+    .find(
+      (f) =>
+        f[2]?.includes('master') &&
+        f.slice(8).some((range) => {
+          const [from, to = from] = range.split('-').map(Number);
+          return slot >= from && slot <= to;
+        }),
+    )!;
+  const primary = redis.servers.find((s) => owner[1].startsWith(`127.0.0.1:${s.port}@`))!;
+  t.ok(primary, `the primary of slot ${slot}: ${owner[1]}`);
+  let admitted = 0;
+  let refused = 0;
+  probing = true;
+  const statuses: Record<number, number> = {};
+  const probe = (async () => {
+    for (let i = 0; probing && i < 2500; i++) {
+      const res = await stack.apiVia(i % 2, limitedKey.key).get(`/v1/requests/${acked[0]}`);
+      statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+      if (res.status === 429) refused++;
+      else if (res.status === 200) admitted++;
+      await sleep(20);
+    }
+  })();
+  await eventually(async () => refused > 0, {
+    timeoutMs: 10_000,
+    intervalMs: 50,
+    what: 'the limit reached',
+  }).catch((err: Error) => {
+    throw new Error(`${err.message}: ${JSON.stringify(statuses)}`);
+  });
+  const redisFault = Date.now();
+  await primary.crash();
+  const othersOk = async () => {
+    const infos = await Promise.all(
+      redis.servers
+        .filter((s) => s !== primary)
+        .map((s) => redis.cli(s.port, 'cluster', 'info').catch(() => '')),
+    );
+    return infos.every((i) => i.includes('cluster_state:ok'));
+  };
+  await eventually(othersOk, { timeoutMs: 30_000, intervalMs: 250, what: 'the replica took over' });
+  const afterFailover = acked.length;
+  await eventually(async () => acked.length > afterFailover + 10, {
+    timeoutMs: 60_000,
+    intervalMs: 250,
+    what: 'creates acknowledged after the Redis failover',
+  });
+  const redisGap = longestGap(redisFault, Date.now());
+  await primary.start();
+  probing = false;
+  await probe;
+  t.comment(
+    `limiter during the Redis failover: ${admitted} admitted against a limit of ${LIMIT} in the window` +
+      ` (${Math.max(0, admitted - LIMIT)} over), ${refused} refused`,
+  );
+  t.ok(refused > 0, 'the limit held before and after the failover');
+  t.comment(
+    `longest stretch without an acknowledged create: ${(natsGap / 1000).toFixed(1)} s after the NATS` +
+      ` leader's SIGKILL, ${(redisGap / 1000).toFixed(1)} s after the Redis primary's`,
+  );
+  await stop();
+
+  t.ok(acked.length > 20, `${acked.length} creates acknowledged (${failures.length} failed calls)`);
+  let unreadable = 0;
+  for (const id of acked) if ((await admin.get(`/v1/requests/${id}`)).status !== 200) unreadable++;
+  t.equal(unreadable, 0, 'every acknowledged create is readable');
+  await ledger.verify(t, admin, { timeoutMs: 60_000 });
+});
