@@ -20,7 +20,7 @@ import { startPrivateNatsCluster, startPrivateRedisCluster } from '@support-desk
 import { createActor } from '../src/actors.js';
 import type { Api } from '../src/http.js';
 import { request } from '../src/http.js';
-import { SHARED_STACK_ENV, type Stack, startStack } from '../src/stack.js';
+import { SHARED_STACK_ENV, type Stack, startStack, type Teardownable } from '../src/stack.js';
 import { createWithKey, currentTags, readIfNoneMatch, updateIfMatch } from './conditional.js';
 import { CONNECTIONS, type CallShape, describeRun, load, phase } from './load.js';
 import { teardowns } from './teardowns.js';
