@@ -124,6 +124,54 @@ export async function serve(opts: ServeOptions): Promise<void> {
  * Runs a server's start-up. A configuration error prints one line naming the bad variable; any
  * other failure is logged; both exit 1.
  */
+/** The settings `runService` reads of every service's validated configuration. */
+interface ListenConfig extends ServiceConfig {
+  HOST: string;
+  SHUTDOWN_TIMEOUT_MS: number;
+  METRICS_PORT?: number;
+}
+
+/** What a service's `server.ts` gives `runService`: where its pieces come from, nothing more. */
+export interface ServiceEntry<C extends ListenConfig> {
+  name: ServiceName;
+  /** Reads and validates the environment (a ConfigError ends the process with its message). */
+  loadConfig(): C;
+  // NoInfer: the configuration's type is what loadConfig returns, not a narrower one `port` takes.
+  port(config: NoInfer<C>): number;
+  /** The service's own database; absent for a service without one (the gateway). */
+  dbName?(config: NoInfer<C>): string;
+  /** A logger of the service's own making; else the standard one. */
+  logger?(config: NoInfer<C>): Logger;
+  /** The composition root. */
+  compose(config: NoInfer<C>, connections: ServiceConnections): Promise<ComposedService>;
+}
+
+/**
+ * A service's whole `server.ts`: load the configuration, connect, compose, listen, and shut down
+ * in the one order `serve` keeps; a failure to start ends the process (`startService`).
+ */
+export function runService<C extends ListenConfig>(entry: ServiceEntry<C>): void {
+  startService(entry.name, async () => {
+    const config = entry.loadConfig();
+    const connections = await connectService(entry.name, config, {
+      dbName: entry.dbName?.(config),
+      logger: entry.logger?.(config),
+    });
+    const service = await entry.compose(config, connections);
+    const port = entry.port(config);
+    await serve({
+      service,
+      host: config.HOST,
+      port,
+      timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+      drainMs: config.SHUTDOWN_DRAIN_MS,
+      metricsPort: config.METRICS_PORT,
+      connections,
+    });
+    connections.logger.info({ host: config.HOST, port }, `${entry.name} listening`);
+  });
+}
+
 export function startService(service: string, main: () => Promise<void>): void {
   main().catch((err) => {
     if (err instanceof ConfigError) process.stderr.write(`${service}: ${err.message}\n`);
