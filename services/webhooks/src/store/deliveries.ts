@@ -1,6 +1,14 @@
 import type { DeliveryAttempt, DeliveryStatus } from '@support-desk/contracts';
-import { hourKey, keysetQuery, type KeysetSeek, oneOf, purgeByDueHour } from '@support-desk/platform';
-import { type Connection, type FilterQuery, type Model, Schema } from 'mongoose';
+import {
+  batchedCalls,
+  hourKey,
+  keysetQuery,
+  type KeysetSeek,
+  oneOf,
+  purgeByDueHour,
+} from '@support-desk/platform';
+import { type AnyBulkWriteOperation, type Connection, type FilterQuery, type Model, Schema } from 'mongoose';
+import { WORKER_BATCHES } from './batches.js';
 
 /**
  * One delivery: one event (or ping) to one subscription, with every attempt. `_id` is the
@@ -70,9 +78,9 @@ DeliverySchema.index({ subscriptionId: 1, _id: -1 }, { name: 'subscription' });
 DeliverySchema.index({ subscriptionId: 1, status: 1 }, { name: 'subscription_status' });
 DeliverySchema.index({ expiresHour: 1 }, { name: 'expires_hour' });
 
-/** What the worker's scans read of a due delivery: which lane to work, and whether it is due. */
-export type DueDelivery = Pick<DeliveryDoc, '_id' | 'lane' | 'nextAttemptAt' | 'dueMinute'>;
-const DUE_FIELDS = { _id: 1, lane: 1, nextAttemptAt: 1, dueMinute: 1 };
+/** What the worker's scans read of a due delivery: which lane to work, whether it is due, its event's place. */
+export type DueDelivery = Pick<DeliveryDoc, '_id' | 'lane' | 'nextAttemptAt' | 'dueMinute' | 'streamSeq'>;
+const DUE_FIELDS = { _id: 1, lane: 1, nextAttemptAt: 1, dueMinute: 1, streamSeq: 1 };
 
 export const deliveryModel = (conn: Connection): Model<DeliveryDoc> =>
   (conn.models.Delivery as Model<DeliveryDoc> | undefined) ??
@@ -101,6 +109,16 @@ export function createDeliveriesRepository(conn: Connection, { retentionMs }: { 
     return { ...state, expiresAt, expiresHour: expiresAt && hourKey(expiresAt) };
   };
   const purge = purgeByDueHour(model, 'expiresHour', (cutoff) => ({ expiresAt: { $lte: cutoff } }));
+  /**
+   * Writes to single deliveries (by `_id`, an equality both stores push down), those asked at once
+   * in one unordered bulk write: the worker's lanes each mark a delivery and record an outcome per
+   * attempt, and together they cost the store one call, not one each. One delivery's writes are
+   * never in one batch (each waits for the one before).
+   */
+  const writeOne = batchedCalls(async (ops: AnyBulkWriteOperation<DeliveryDoc>[]) => {
+    await model.bulkWrite(ops, { ordered: false });
+    return ops.map(() => undefined);
+  }, WORKER_BATCHES);
   return {
     /** New deliveries; one that exists already (the same event again) is left as it is. */
     async insertNew(docs: DeliveryDoc[]): Promise<void> {
@@ -153,9 +171,12 @@ export function createDeliveriesRepository(conn: Connection, { retentionMs }: { 
     pending: (limit: number) =>
       model.find({ status: 'pending' }, DUE_FIELDS).limit(limit).lean<DueDelivery[]>().exec(),
 
-    /** The oldest pending delivery of a lane: the only one of the lane that may be attempted. */
+    /**
+     * The oldest pending delivery of a lane (the only one of the lane that may be attempted), and
+     * the one after it if any: a lane whose head was its last ends without a read after it.
+     */
     laneHead: (lane: string) =>
-      model.find({ lane, status: 'pending' }).sort({ position: 1 }).limit(1).lean<DeliveryDoc[]>().exec(),
+      model.find({ lane, status: 'pending' }).sort({ position: 1 }).limit(2).lean<DeliveryDoc[]>().exec(),
 
     /** An attempt's outcome: the attempt appended, the new state set. */
     async recordAttempt(
@@ -163,12 +184,14 @@ export function createDeliveriesRepository(conn: Connection, { retentionMs }: { 
       attempt: DeliveryAttempt,
       state: Pick<DeliveryDoc, 'status' | 'nextAttemptAt' | 'dueMinute' | 'failedTries'>,
     ): Promise<void> {
-      await model.updateOne({ _id: id }, { $push: { attempts: attempt }, $set: withExpiry(state) }).exec();
+      await writeOne({
+        updateOne: { filter: { _id: id }, update: { $push: { attempts: attempt }, $set: withExpiry(state) } },
+      });
     },
 
     /** Sets the state of one delivery (replay, parking). */
     async setState(id: string, state: DeliveryState) {
-      await model.updateOne({ _id: id }, { $set: withExpiry(state) }).exec();
+      await writeOne({ updateOne: { filter: { _id: id }, update: { $set: withExpiry(state) } } });
     },
 
     /**
