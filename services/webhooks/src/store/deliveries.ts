@@ -1,14 +1,6 @@
 import type { DeliveryAttempt, DeliveryStatus } from '@support-desk/contracts';
-import {
-  batchedCalls,
-  hourKey,
-  keysetQuery,
-  type KeysetSeek,
-  oneOf,
-  purgeByDueHour,
-} from '@support-desk/platform';
-import { type AnyBulkWriteOperation, type Connection, type FilterQuery, type Model, Schema } from 'mongoose';
-import { WORKER_BATCHES } from './batches.js';
+import { hourKey, keysetQuery, type KeysetSeek, oneOf, purgeByDueHour } from '@support-desk/platform';
+import { type Connection, type FilterQuery, type Model, Schema } from 'mongoose';
 
 /**
  * One delivery: one event (or ping) to one subscription, with every attempt. `_id` is the
@@ -109,16 +101,6 @@ export function createDeliveriesRepository(conn: Connection, { retentionMs }: { 
     return { ...state, expiresAt, expiresHour: expiresAt && hourKey(expiresAt) };
   };
   const purge = purgeByDueHour(model, 'expiresHour', (cutoff) => ({ expiresAt: { $lte: cutoff } }));
-  /**
-   * Writes to single deliveries (by `_id`, an equality both stores push down), those asked at once
-   * in one unordered bulk write: the worker's lanes each mark a delivery and record an outcome per
-   * attempt, and together they cost the store one call, not one each. One delivery's writes are
-   * never in one batch (each waits for the one before).
-   */
-  const writeOne = batchedCalls(async (ops: AnyBulkWriteOperation<DeliveryDoc>[]) => {
-    await model.bulkWrite(ops, { ordered: false });
-    return ops.map(() => undefined);
-  }, WORKER_BATCHES);
   return {
     /** New deliveries; one that exists already (the same event again) is left as it is. */
     async insertNew(docs: DeliveryDoc[]): Promise<void> {
@@ -184,14 +166,12 @@ export function createDeliveriesRepository(conn: Connection, { retentionMs }: { 
       attempt: DeliveryAttempt,
       state: Pick<DeliveryDoc, 'status' | 'nextAttemptAt' | 'dueMinute' | 'failedTries'>,
     ): Promise<void> {
-      await writeOne({
-        updateOne: { filter: { _id: id }, update: { $push: { attempts: attempt }, $set: withExpiry(state) } },
-      });
+      await model.updateOne({ _id: id }, { $push: { attempts: attempt }, $set: withExpiry(state) }).exec();
     },
 
     /** Sets the state of one delivery (replay, parking). */
     async setState(id: string, state: DeliveryState) {
-      await writeOne({ updateOne: { filter: { _id: id }, update: { $set: withExpiry(state) } } });
+      await model.updateOne({ _id: id }, { $set: withExpiry(state) }).exec();
     },
 
     /**

@@ -60,8 +60,10 @@ const attempts = counter('webhook_delivery_attempts_total', 'Delivery attempts b
  * Lanes known to be due wait in `ready` for a free slot: those a pass found, and those the intake
  * names as it stores new deliveries. A finished lane takes the next ready one; the store is read
  * again only when none is left and something may be due that nothing named (`unseen`): a pass per
- * finished lane cost three reads an attempt. The lanes' store calls made at once share round trips
- * (claims, writes, releases and subscription reads are batched in the repositories).
+ * finished lane cost three reads an attempt. The subscription reads of lanes working at once are
+ * shared (one per distinct subscription, in the repository). Their writes are not batched: bulk
+ * writes and unordered inserts from two replicas left FerretDB v1.24 on PostgreSQL hung (issue 37's
+ * notes in BENCHMARKS.md).
  */
 export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
   const log = deps.logger.child({ component: 'delivery-worker' });
@@ -245,11 +247,6 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
 
   /** Starts ready lanes while slots are free. */
   function startReady(): void {
-    // Lanes start in groups: with half the slots or more in hand, finished lanes' slots wait for
-    // the others'. Lanes started together make their store calls together, which the
-    // repositories send as one (one claim, one write, one release for the group); lanes started
-    // one by one as slots free up would each pay their own.
-    if (inFlight.size > opts.concurrency / 2) return;
     for (const lane of ready) {
       if (stopping || inFlight.size >= opts.concurrency) return;
       // A lane in hand stays ready: named again while worked, it is worked again after (what was
