@@ -9,7 +9,7 @@ import type { Logger } from './logger.js';
  * the platform and of the service registers here once, at module load; apps built in tests share it.
  */
 export const metrics = new client.Registry();
-client.collectDefaultMetrics({ register: metrics });
+client.collectDefaultMetrics({ register: metrics, eventLoopMonitoringPrecision: 100 });
 
 export { client as prometheus };
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { freshReads } from '../src/fresh-reads.js';
+import { batchedCalls, freshReads } from '../src/fresh-reads.js';
 
 /** A read of a value that writes change; each read answers what was written when it started. */
 function store() {
@@ -66,4 +66,46 @@ t.test('a failed read fails the callers that shared it; the next caller reads ag
   fail = false;
   t.equal(await live(), 'ok');
   t.equal(reads, 3, 'the first, the one shared after it, and the last');
+});
+
+t.test('batched calls: one alone goes at once, those made meanwhile go together next', async (t) => {
+  const batches: number[][] = [];
+  const answer: (() => void)[] = [];
+  const double = batchedCalls(async (args: number[]) => {
+    batches.push(args);
+    await new Promise<void>((r) => answer.push(r));
+    return args.map((n) => n * 2);
+  });
+  const first = double(1);
+  await turn();
+  t.same(batches, [[1]], 'alone: at once');
+  const rest = [double(2), double(3), double(4)];
+  await turn();
+  t.same(batches, [[1]], 'none joins the batch under way');
+  answer.shift()!();
+  t.equal(await first, 2);
+  await turn();
+  t.same(batches, [[1], [2, 3, 4]], 'the next batch holds every call made meanwhile');
+  answer.shift()!();
+  t.same(await Promise.all(rest), [4, 6, 8], 'each caller gets its own answer');
+});
+
+t.test('batched calls: a linger gathers calls a moment apart; a failure fails its batch', async (t) => {
+  const batches: string[][] = [];
+  const upper = batchedCalls(
+    async (args: string[]) => {
+      batches.push(args);
+      if (args.includes('bad')) throw new Error('refused');
+      return args.map((s) => s.toUpperCase());
+    },
+    { lingerMs: 20 },
+  );
+  const a = upper('a');
+  await turn();
+  const b = upper('b');
+  t.same(await Promise.all([a, b]), ['A', 'B']);
+  t.same(batches, [['a', 'b']], 'one batch for calls within the linger');
+  const failed = [upper('c'), upper('bad')];
+  for (const call of failed) await t.rejects(call, /refused/);
+  t.equal(await upper('d'), 'D', 'the next batch goes on');
 });

@@ -65,6 +65,33 @@ t.test('readyz reports the real dependencies, livez the process', async (t) => {
   t.equal((await app.inject('/readyz')).statusCode, 503, 'draining turns readiness off');
 });
 
+t.test('a dependency that answers is checked five times less often than one that fails', async (t) => {
+  const app = createHttpApp({ logger: testLogger() });
+  let up = true;
+  let checks = 0;
+  registerHealth(
+    app,
+    {
+      store: async () => {
+        checks++;
+        if (!up) throw new Error('down');
+      },
+    },
+    { intervalMs: 20, downAfterMs: 60_000 },
+  );
+  t.teardown(() => app.close());
+  // 20 ms while failing, 100 ms while answering: a second holds about 10 checks of an answering
+  // dependency (50 when it was checked at one pace); a failing one is checked at the short pace.
+  const window = () => new Promise((r) => setTimeout(r, 1000));
+  await window();
+  const answering = checks;
+  t.ok(answering >= 1 && answering <= 20, `${answering} checks of an answering dependency in a second`);
+  up = false;
+  checks = 0;
+  await window();
+  t.ok(checks > answering, `${checks} checks of a failing one in a second`);
+});
+
 t.test(
   'principal assertion: bound to one service and one call, signed by the gateway key only',
   async (t) => {

@@ -83,7 +83,7 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
     bodyCapBytes: config.WEBHOOKS_RESPONSE_BODY_CAP_BYTES,
     allowedRanges: config.WEBHOOKS_ALLOWED_RANGES,
   });
-  let wakeWorker: (lanes?: readonly string[]) => void = () => {};
+  let wakeWorker: Deps['wake'] = () => {};
   const deps: Deps = {
     names,
     logger,
@@ -99,7 +99,7 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
     allowHttp: config.WEBHOOKS_ALLOW_HTTP,
     rotationOverlapMs: config.WEBHOOKS_ROTATION_OVERLAP_MS,
     // The worker's passes are background work, not the waking call's (its deadline, its abort).
-    wake: (lanes) => outsideCall(() => wakeWorker(lanes)),
+    wake: (lanes, streamSeq) => outsideCall(() => wakeWorker(lanes, streamSeq)),
     intakeFloor: consumerAckFloor(nc, names.eventsStream, config.WEBHOOKS_DURABLE),
   };
   const app = createHttpApp({ logger });
@@ -121,6 +121,7 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
   const relay = createOutboxRelay({ nc, models: [subscriptionModel(conn)], logger, signer });
   const worker = createDeliveryWorker(deps, {
     pollMs: config.WEBHOOKS_POLL_MS,
+    sweepMs: config.WEBHOOKS_SWEEP_MS,
     concurrency: config.WEBHOOKS_CONCURRENCY,
     leaseMs: config.WEBHOOKS_LEASE_MS,
     attemptMs,

@@ -59,8 +59,16 @@ export const webhooksConfigSchema = configSchema({
    * (127.0.0.0/8, ::1, localhost) that WEBHOOKS_ALLOWED_RANGES admits (local development).
    */
   WEBHOOKS_ALLOW_HTTP: Type.Boolean({ default: false }),
-  /** How often the delivery worker looks for due deliveries. */
+  /**
+   * How soon the delivery worker looks again at a lane that could not go on (behind the intake,
+   * claimed by another replica, a store error). Not a poll: an idle worker makes no store calls.
+   */
   WEBHOOKS_POLL_MS: Ms(500, 10, 60_000),
+  /**
+   * The worker's safety sweep: it reads the due deliveries at least this often, for what no
+   * wake-up announces (a retry left by a replica that died). Every other pass is woken.
+   */
+  WEBHOOKS_SWEEP_MS: Ms(60_000, 100, 3_600_000),
   /** Deliveries attempted at once by one replica (each on its own resource lane). */
   WEBHOOKS_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1024, default: 32 }),
   /** A replica's claim on a lane expires after this (a killed replica's claim with it). */

@@ -20,6 +20,7 @@ import type { Deps } from '../src/use-cases/deps.js';
 function ownWorker(t: Test, deps: Deps) {
   const worker = createDeliveryWorker(deps, {
     pollMs: 50,
+    sweepMs: 60_000,
     concurrency: 4,
     leaseMs: 8000,
     attemptMs: 2500,

@@ -3,7 +3,7 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { newId } from '@support-desk/contracts';
 import { consumerAckFloor } from '@support-desk/platform';
-import { eventually, testCountedMongo, testNats } from '@support-desk/platform/testing';
+import { eventually, roundTripCounter, testCountedMongo, testNats } from '@support-desk/platform/testing';
 import type { mongo } from 'mongoose';
 import t from 'tap';
 import {
@@ -50,5 +50,82 @@ t.test('a burst of events reads the live subscriptions a few times, not once per
   t.ok(
     liveReads >= 1 && liveReads <= BURST / 4,
     `${liveReads} reads of the live subscriptions for ${BURST} events`,
+  );
+});
+
+t.test('an idle worker asks the store nothing: woken by work, not by a poll', async (t) => {
+  const conn = await testCountedMongo(t, 'webhooks');
+  const { nc, names } = await testNats(t);
+  // WEBHOOKS_POLL_MS is 50 ms here (FAST): a polling worker would read twenty times a second.
+  const { app } = await composeForTest(t, { shared: { conn, nc, names, key: secretKey() } });
+  const receiver = await startReceiver(t);
+  const sub = await subscribe(app, { url: receiver.url, events: ['request.created'] });
+  await publish(nc, names, [event('request.created')]);
+  await eventually(async () => (await deliveries(app, sub.id))[0]?.status === 'succeeded', {
+    what: 'the event delivered',
+  });
+  // Once the lane's last pass is over, a window of a second and a half passes without a read of
+  // the deliveries or the lane claims (a few windows allowed for that pass on a busy machine).
+  const counter = roundTripCounter(conn);
+  const quiet = await eventually(
+    async () => {
+      const { trips } = await counter.measure(() => new Promise((r) => setTimeout(r, 1500)));
+      return trips.storeCommands.every((c) => !/ (deliveries|lane_leases)$/.test(c));
+    },
+    { what: 'a window without worker reads', timeoutMs: 10_000 },
+  ).catch(() => false);
+  t.ok(quiet, 'no reads of the deliveries while nothing is due');
+});
+
+t.test('a burst of deliveries costs under six store round trips an attempt (seven before)', async (t) => {
+  const conn = await testCountedMongo(t, 'webhooks');
+  const { nc, names } = await testNats(t);
+  const { app, service } = await composeForTest(t, {
+    shared: { conn, nc, names, key: secretKey() },
+    start: false,
+  });
+  const receiver = await startReceiver(t);
+  const sub = await subscribe(app, { url: receiver.url, events: ['request.created'] });
+  // One event per resource (as many lanes), waiting in the stream when the service starts: a
+  // burst, worked WEBHOOKS_CONCURRENCY (32) lanes at a time.
+  const burst = 2 * BURST;
+  await publish(
+    nc,
+    names,
+    Array.from({ length: burst }, () => event('request.created', newId('request'))),
+  );
+  // Every command of the worker (its passes, claims, reads and writes), from its start: not the
+  // intake's (its reads of the live subscriptions, its inserts), the relay's or the test's own.
+  const worker: string[] = [];
+  const onCommand = (e: mongo.CommandStartedEvent) => {
+    const collection = e.command[e.commandName] as unknown;
+    const filter = e.command.filter as Record<string, unknown> | undefined;
+    if (
+      typeof collection !== 'string' ||
+      !['deliveries', 'lane_leases', 'subscriptions'].includes(collection)
+    )
+      return;
+    if (collection === 'deliveries' && e.commandName === 'insert') return;
+    if (collection === 'subscriptions' && typeof filter?._id !== 'string') return;
+    if (filter && 'subscriptionId' in filter) return; // the test's reads of the delivery log
+    if (e.commandName === 'aggregate') return; // and their counts
+    if (e.commandName === 'create' || e.commandName === 'createIndexes') return; // the start's
+    worker.push(`${e.commandName} ${collection}`);
+  };
+  conn.getClient().on('commandStarted', onCommand);
+  t.teardown(() => void conn.getClient().off('commandStarted', onCommand));
+  await service.start();
+  t.teardown(() => service.close());
+  await eventually(
+    async () => (await deliveries(app, sub.id, '?limit=100&status=succeeded')).length === burst,
+    { what: 'every delivery made' },
+  );
+  t.equal(receiver.received.length, burst, 'one attempt each');
+  const byCommand = new Map<string, number>();
+  for (const c of worker) byCommand.set(c, (byCommand.get(c) ?? 0) + 1);
+  t.ok(
+    // Claim, head (with the next), mark, outcome, release, and the subscription shared by lanes.
+    worker.length < 6 * burst,
+    `${worker.length} store round trips for ${burst} attempts: ${JSON.stringify(Object.fromEntries(byCommand))}`,
   );
 });

@@ -50,7 +50,7 @@ export function roundTripCounter(conn: Connection, nc?: NatsConnection): RoundTr
     async measure(operation) {
       const storeCommands: string[] = [];
       const onCommand = (event: mongo.CommandStartedEvent) => {
-        // The readiness checks ping the store every second in the background (health.ts): not
+        // The readiness checks ping the store in the background (health.ts): not
         // a round trip of the operation measured.
         if (event.commandName === 'ping') return;
         const collection = event.command[event.commandName];

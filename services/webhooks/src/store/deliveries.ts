@@ -70,9 +70,9 @@ DeliverySchema.index({ subscriptionId: 1, _id: -1 }, { name: 'subscription' });
 DeliverySchema.index({ subscriptionId: 1, status: 1 }, { name: 'subscription_status' });
 DeliverySchema.index({ expiresHour: 1 }, { name: 'expires_hour' });
 
-/** What the worker's scans read of a due delivery: which lane to work, and whether it is due. */
-export type DueDelivery = Pick<DeliveryDoc, '_id' | 'lane' | 'nextAttemptAt' | 'dueMinute'>;
-const DUE_FIELDS = { _id: 1, lane: 1, nextAttemptAt: 1, dueMinute: 1 };
+/** What the worker's scans read of a due delivery: which lane to work, whether it is due, its event's place. */
+export type DueDelivery = Pick<DeliveryDoc, '_id' | 'lane' | 'nextAttemptAt' | 'dueMinute' | 'streamSeq'>;
+const DUE_FIELDS = { _id: 1, lane: 1, nextAttemptAt: 1, dueMinute: 1, streamSeq: 1 };
 
 export const deliveryModel = (conn: Connection): Model<DeliveryDoc> =>
   (conn.models.Delivery as Model<DeliveryDoc> | undefined) ??
@@ -153,9 +153,12 @@ export function createDeliveriesRepository(conn: Connection, { retentionMs }: { 
     pending: (limit: number) =>
       model.find({ status: 'pending' }, DUE_FIELDS).limit(limit).lean<DueDelivery[]>().exec(),
 
-    /** The oldest pending delivery of a lane: the only one of the lane that may be attempted. */
+    /**
+     * The oldest pending delivery of a lane (the only one of the lane that may be attempted), and
+     * the one after it if any: a lane whose head was its last ends without a read after it.
+     */
     laneHead: (lane: string) =>
-      model.find({ lane, status: 'pending' }).sort({ position: 1 }).limit(1).lean<DeliveryDoc[]>().exec(),
+      model.find({ lane, status: 'pending' }).sort({ position: 1 }).limit(2).lean<DeliveryDoc[]>().exec(),
 
     /** An attempt's outcome: the attempt appended, the new state set. */
     async recordAttempt(

@@ -1,5 +1,6 @@
 import {
   type AggregateDecision,
+  batchedCalls,
   freshReads,
   insertWithOutbox,
   keysetQuery,
@@ -9,6 +10,7 @@ import {
   updateAggregate,
 } from '@support-desk/platform';
 import { type Connection, type Model, Schema } from 'mongoose';
+import { WORKER_BATCHES } from './batches.js';
 
 /** One signing secret, encrypted at rest; `expiresAt` is set on the previous one by a rotation. */
 export interface StoredSecret {
@@ -75,8 +77,25 @@ const NEWEST_FIRST = [{ field: '_id', descending: true }];
 /** Subscriptions: every query, and the soft-delete rule checked on the document read by `_id`. */
 export function createSubscriptionsRepository(conn: Connection) {
   const model = subscriptionModel(conn);
+  /**
+   * Reads by id, those asked at once together: one read per distinct subscription (a burst of lanes
+   * of one subscription reads it once). Like `live`, a caller never shares a read under way.
+   */
+  const byId = batchedCalls(async (ids: string[]) => {
+    const distinct = [...new Set(ids)];
+    const docs = await Promise.all(distinct.map((id) => model.findById(id).lean<SubscriptionDoc>().exec()));
+    const found = new Map(distinct.map((id, i) => [id, docs[i] ?? null]));
+    return ids.map((id) => found.get(id) ?? null);
+  }, WORKER_BATCHES);
   return {
+    /** A live subscription, for the delivery worker: its lanes' reads made at once share round trips. */
     async findLive(id: string): Promise<SubscriptionDoc | null> {
+      const doc = await byId(id);
+      return isLive(doc) ? doc : null;
+    },
+
+    /** The same read on its own, under the deadline of the API call that asks (`store-deadline.ts`). */
+    async findLiveForCall(id: string): Promise<SubscriptionDoc | null> {
       const doc = await model.findById(id).lean<SubscriptionDoc>().exec();
       return isLive(doc) ? doc : null;
     },

@@ -95,7 +95,10 @@ export function fanOut(deps: Deps) {
       streamSeq,
     }));
     await deps.deliveries.insertNew(deliveries);
-    deps.wake(deliveries.map((d) => d.lane));
+    deps.wake(
+      deliveries.map((d) => d.lane),
+      streamSeq,
+    );
   };
 }
 

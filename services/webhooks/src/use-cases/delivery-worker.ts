@@ -6,7 +6,16 @@ import type { Deps } from './deps.js';
 import { signingSecrets } from './subscriptions.js';
 
 export interface WorkerOptions extends RetryPolicy {
+  /**
+   * How soon a lane that could not go on is looked at again: behind the intake, claimed by another
+   * replica, or failed on a store error. Not a poll: with nothing to do the worker sleeps.
+   */
   pollMs: number;
+  /**
+   * The safety sweep: a pass at least this often, for what no wake-up announces (a retry due on a
+   * lane another replica gave up by dying, a delivery written by another replica's API).
+   */
+  sweepMs: number;
   /** Lanes this replica works at once. */
   concurrency: number;
   /** How long a lane claim lasts; the worker stops taking new attempts on a lane well before. */
@@ -22,15 +31,26 @@ export interface WorkerOptions extends RetryPolicy {
  * How a turn on a lane ended: nothing pending, its head waiting for a retry, held (subscription
  * off, or another replica's claim), out of budget, behind the intake, or failed.
  */
-type LaneEnd = 'empty' | 'waiting' | 'held' | 'budget' | 'behind' | 'failed';
+type LaneEnd = 'empty' | 'waiting' | 'held' | 'taken' | 'budget' | 'behind' | 'failed';
 
+/** How a lane's turn ended, and when its head is due when it waits for a retry. */
+interface LaneTurn {
+  ended: LaneEnd;
+  dueAt?: Date | null;
+}
+
+/** How many times a lane named for an event waits for the intake before its head is read anyway. */
+const MAX_DEFERRALS = 10;
 /** The most lanes kept ready in memory. */
 const READY_LIMIT = 10_000;
 
 const attempts = counter('webhook_delivery_attempts_total', 'Delivery attempts by outcome', ['outcome']);
 
 /**
- * The delivery worker. Due deliveries are found by their due minute (equality reads: the minutes
+ * The delivery worker. It does not poll: it works when told there is work (the intake names the
+ * lanes of the deliveries it stores; the API wakes it on a replay, a ping, a resume), when a timer
+ * it set runs out (the next retry it knows of: a lane's head waiting, a delivery a pass saw due
+ * later), and on the safety sweep every `sweepMs`. Due deliveries are found by their due minute (equality reads: the minutes
  * since the last pass, plus the last two minutes every pass; a full read of the pending ones at
  * start and every `fullScanEveryMs`). Each is attempted only through its lane (subscription +
  * resource): the replica that claims the lane (a unique insert, expiring) attempts the lane's
@@ -39,8 +59,11 @@ const attempts = counter('webhook_delivery_attempts_total', 'Delivery attempts b
  *
  * Lanes known to be due wait in `ready` for a free slot: those a pass found, and those the intake
  * names as it stores new deliveries. A finished lane takes the next ready one; the store is read
- * again only when none is left (a pass per finished lane re-read the same minute's deliveries
- * each time: the work grew with the square of a burst).
+ * again only when none is left and something may be due that nothing named (`unseen`): a pass per
+ * finished lane cost three reads an attempt. The subscription reads of lanes working at once are
+ * shared (one per distinct subscription, in the repository). Their writes are not batched: bulk
+ * writes and unordered inserts from two replicas left FerretDB v1.24 on PostgreSQL hung (issue 37's
+ * notes in BENCHMARKS.md).
  */
 export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
   const log = deps.logger.child({ component: 'delivery-worker' });
@@ -49,12 +72,28 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
   const inFlight = new Map<string, Promise<void>>();
   const ready = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
+  /** When the timer runs out (real time, ms); a later wake-up never pushes back an earlier one. */
+  let timerAt = Infinity;
   // Not started, a worker takes no work (e.g. an API-only composition beside replicas).
   let stopping = true;
   let passing: Promise<void> | undefined;
   let again = false;
+  /**
+   * Due work may be stored that no wake-up named: a lane stopped on its budget, a burst past the
+   * ready limit, a pass that read a full batch. The next time the ready lanes run out, a pass.
+   */
+  let unseen = false;
+  /**
+   * The stream sequence of the earliest event a ready lane was named for: a lane whose event's
+   * predecessors are not all taken in yet waits without a store call (in a burst, most do).
+   */
+  const wokenFor = new Map<string, { seq: number; deferred: number }>();
+  /** Lanes to work again shortly (`retryLater`). */
+  const later = new Set<string>();
+  let laterTimer: NodeJS.Timeout | undefined;
 
-  async function dueDeliveries(now: Date): Promise<DueDelivery[]> {
+  /** The pending deliveries of the buckets to read now: due or not (those not due set the timer). */
+  async function scannedDeliveries(now: Date): Promise<DueDelivery[]> {
     const nowMs = now.getTime();
     // Buckets up to two minutes ago go through the cursor; the last two are read every pass (a
     // delivery written late in a minute is then still found).
@@ -73,7 +112,7 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
     for (const minute of [minuteStart(nowMs) - MINUTE_MS, minuteStart(nowMs)]) {
       docs.push(...(await deps.deliveries.dueInMinute(minuteKey(minute), batchSize)));
     }
-    return docs.filter((d) => d.dueMinute !== null && d.nextAttemptAt && new Date(d.nextAttemptAt) <= now);
+    return docs.filter((d) => d.dueMinute !== null && d.nextAttemptAt);
   }
 
   /** The intake's floor; -1 (nothing taken in, as far as is known) when NATS does not answer. */
@@ -91,20 +130,30 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
    * head needs to be findable by the scans: when the head waits for a retry, the deliveries
    * behind it are parked (no due minute) and go out right after it, from this loop.
    */
-  async function workLane(lane: string): Promise<LaneEnd> {
+  async function workLane(lane: string): Promise<LaneTurn> {
+    // A few times at most: then the turn checks the head itself (its own event may be earlier
+    // still, and free to go while a message between the two holds the floor).
+    const woken = wokenFor.get(lane);
+    if (woken && woken.deferred < MAX_DEFERRALS && (await intakeFloor()) < woken.seq - 1) {
+      woken.deferred++;
+      return { ended: 'behind' };
+    }
+    wokenFor.delete(lane);
     // The claim lasts `leaseMs` from the moment asked for, not from when the insert answered.
     const claimedAt = deps.clock().getTime();
     const release = await deps.leases.claim(lane, new Date(claimedAt));
-    if (!release) return 'held';
+    if (!release) return { ended: 'taken' };
     const subs = new Map<string, SubscriptionDoc | null>();
     let head: DeliveryDoc | undefined;
+    /** The delivery after the head when it was read: none, and the lane ends with its head. */
+    let next: DeliveryDoc | undefined;
     let ended: LaneEnd = 'budget';
     try {
       for (let n = 0; n < 1000 && !stopping; n++) {
         // The intake's floor is read before the head: a head read first could miss the delivery of
         // an earlier event stored (and acked, raising the floor) between the two reads.
         const floor = await intakeFloor();
-        [head] = await deps.deliveries.laneHead(lane);
+        [head, next] = await deps.deliveries.laneHead(lane);
         const now = deps.clock();
         if (!head) {
           ended = 'empty';
@@ -144,8 +193,8 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
         // The intake stores events side by side (16 at once per replica, and across replicas), so
         // a lane's next delivery can be stored before the one of an earlier event of its resource:
         // a delivery goes out only once every event before it in the stream had been taken in
-        // when the head was read. Until then it stays due, for the next pass; so when NATS cannot
-        // say (an outage), the lane waits for the regular passes instead of being tried at once.
+        // when the head was read. Until then it stays due, and the lane is worked again
+        // `pollMs` later (also when NATS cannot say, in an outage: never at once).
         if (head.streamSeq && floor < head.streamSeq - 1) {
           ended = 'behind';
           break;
@@ -169,14 +218,22 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
         attempts.inc({ outcome: state.status === 'succeeded' ? 'success' : 'failure' });
         await applyToSubscription(deps, sub, head, outcome, now, opts);
         subs.delete(head.subscriptionId);
-        head = undefined;
         if (state.status === 'pending') {
+          // Still the lane's head (its oldest pending), now waiting for its retry.
           ended = 'waiting';
-          [head] = await deps.deliveries.laneHead(lane);
+          head = { ...head, nextAttemptAt: state.nextAttemptAt };
+          break;
+        }
+        head = undefined;
+        // The head was the last: the lane is done without another read. What the intake stores
+        // meanwhile names the lane again (it is worked again after), or is found by a pass.
+        if (!next) {
+          ended = 'empty';
           break;
         }
       }
-      if (ended === 'waiting' && head) await deps.deliveries.parkBehind(lane, head._id);
+      // Only when there was something behind it (what comes later is parked by a later turn).
+      if (ended === 'waiting' && head && next) await deps.deliveries.parkBehind(lane, head._id);
       // Stopped with work left: the lane's head must be found by a later pass (here or elsewhere).
       if (ended === 'budget') {
         const [next] = await deps.deliveries.laneHead(lane);
@@ -185,41 +242,86 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
     } finally {
       await release();
     }
-    return ended;
+    return { ended, dueAt: ended === 'waiting' ? head?.nextAttemptAt : undefined };
   }
 
-  /** Starts ready lanes while slots are free; a lane already in hand is left to its worker. */
+  /** Starts ready lanes while slots are free. */
   function startReady(): void {
     for (const lane of ready) {
       if (stopping || inFlight.size >= opts.concurrency) return;
-      ready.delete(lane);
+      // A lane in hand stays ready: named again while worked, it is worked again after (what was
+      // stored after its last read would otherwise wait for the sweep).
       if (inFlight.has(lane)) continue;
+      ready.delete(lane);
       const work = workLane(lane)
-        .catch((err): LaneEnd => {
+        .catch((err): LaneTurn => {
           log.warn({ err, lane }, 'delivery lane failed; retried on a later pass');
-          return 'failed';
+          return { ended: 'failed' };
         })
-        .then((ended) => {
+        .then(({ ended, dueAt }) => {
           inFlight.delete(lane);
+          if (dueAt) dueBy(dueAt);
+          // A lane that could not go on (behind the intake, another replica's, a store error) is
+          // worked again a little later, not at once, and without a pass: it is known.
+          if (ended === 'behind' || ended === 'taken' || ended === 'failed') retryLater(lane);
+          if (ended === 'budget') unseen = true;
           if (ready.size > 0) startReady();
-          // A lane behind the intake waits for the next regular pass, not for one at once.
-          else if (ended !== 'behind') wake();
+          else if (unseen) {
+            unseen = false;
+            wake();
+          }
         });
       inFlight.set(lane, work);
     }
   }
 
   async function pass(): Promise<void> {
-    const docs = await dueDeliveries(deps.clock());
-    for (const doc of docs) if (!inFlight.has(doc.lane)) ready.add(doc.lane);
+    const now = deps.clock();
+    const docs = await scannedDeliveries(now);
+    if (docs.length >= batchSize) unseen = true;
+    for (const doc of docs) {
+      const dueAt = new Date(doc.nextAttemptAt!);
+      if (dueAt > now) dueBy(dueAt);
+      else if (!inFlight.has(doc.lane)) wake([doc.lane], doc.streamSeq);
+    }
     startReady();
   }
 
-  function schedule(ms: number) {
-    if (stopping) return;
+  /** A pass in `ms` at the latest: an earlier one already set stays. */
+  function scheduleIn(ms: number) {
+    const at = Date.now() + Math.max(0, ms);
+    if (stopping || at >= timerAt) return;
     clearTimeout(timer);
-    timer = setTimeout(run, ms);
+    timerAt = at;
+    // setTimeout takes at most 2^31-1 ms; the sweep comes far sooner anyway.
+    timer = setTimeout(
+      () => {
+        timer = undefined;
+        timerAt = Infinity;
+        run();
+      },
+      Math.min(at - Date.now(), 2 ** 31 - 1),
+    );
     timer.unref();
+  }
+
+  /** The lane again in `pollMs` (with the others that could not go on meanwhile). */
+  function retryLater(lane: string) {
+    if (stopping) return;
+    later.add(lane);
+    if (laterTimer) return;
+    laterTimer = setTimeout(() => {
+      laterTimer = undefined;
+      const lanes = [...later];
+      later.clear();
+      wake(lanes);
+    }, opts.pollMs);
+    laterTimer.unref();
+  }
+
+  /** A delivery is due at `at` (the worker's clock): a pass then. */
+  function dueBy(at: Date) {
+    scheduleIn(at.getTime() - deps.clock().getTime());
   }
 
   function run() {
@@ -233,29 +335,38 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
         passing = undefined;
         if (again) {
           again = false;
-          schedule(0);
-        } else schedule(opts.pollMs);
+          scheduleIn(0);
+        } else scheduleIn(opts.sweepMs);
       });
   }
 
   /** New work is due now: the lanes named go to the ready ones; none named, a pass soon. */
-  function wake(lanes?: readonly string[]) {
+  function wake(lanes?: readonly string[], streamSeq?: number | null) {
     if (stopping) return;
     if (lanes?.length) {
       // Bounded: past it, a burst's lanes are found by the scans instead.
-      for (const lane of lanes) if (ready.size < READY_LIMIT) ready.add(lane);
+      for (const lane of lanes) {
+        if (ready.size >= READY_LIMIT) {
+          unseen = true;
+          wokenFor.delete(lane);
+          continue;
+        }
+        ready.add(lane);
+        const woken = wokenFor.get(lane);
+        if (streamSeq) wokenFor.set(lane, { seq: Math.min(streamSeq, woken?.seq ?? streamSeq), deferred: 0 });
+      }
       startReady();
       return;
     }
     if (passing) again = true;
-    else schedule(5);
+    else scheduleIn(5);
   }
 
   return {
     start() {
       stopping = false;
       cursor.requestFull();
-      schedule(0);
+      scheduleIn(0);
     },
     wake,
     /** Stops taking work and waits for the attempts in hand (their lanes are released). */
@@ -263,6 +374,11 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
       stopping = true;
       ready.clear();
       clearTimeout(timer);
+      clearTimeout(laterTimer);
+      laterTimer = undefined;
+      later.clear();
+      wokenFor.clear();
+      timerAt = Infinity;
       await passing;
       await Promise.allSettled([...inFlight.values()]);
     },

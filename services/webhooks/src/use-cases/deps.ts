@@ -23,8 +23,11 @@ export interface Deps {
   allowHttp: boolean;
   /** How long a rotated-out secret keeps signing. */
   rotationOverlapMs: number;
-  /** New work: the lanes named are due now (no store read to find them); none named, a pass soon. */
-  wake: (lanes?: readonly string[]) => void;
+  /**
+   * New work: the lanes named are due now (no store read to find them), with the stream sequence
+   * of the event that made their deliveries when there is one; none named, a pass soon.
+   */
+  wake: (lanes?: readonly string[], streamSeq?: number | null) => void;
   /**
    * The stream sequence through which the intake (every replica's) has taken in every event: the
    * deliveries of all events up to it are stored.

@@ -104,7 +104,7 @@ function diff(before: Record<string, unknown>, after: Record<string, unknown>): 
 }
 
 export async function getSubscription(deps: Deps, id: string) {
-  const doc = await deps.subscriptions.findLive(id);
+  const doc = await deps.subscriptions.findLiveForCall(id);
   if (!doc) throw notFound('Webhook');
   return doc;
 }
