@@ -5,7 +5,7 @@ import { newId } from '@support-desk/contracts';
 import { consumerAckFloor } from '@support-desk/platform';
 import { eventually, roundTripCounter, testCountedMongo, testNats } from '@support-desk/platform/testing';
 import type { mongo } from 'mongoose';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import {
   composeForTest,
   deliveries,
@@ -16,18 +16,27 @@ import {
   subscribe,
 } from './helpers.js';
 
-/** Events waiting in the stream when the intake starts: one burst, taken in 16 at a time. */
-const BURST = 32;
-
-t.test('a burst of events reads the live subscriptions a few times, not once per event', async (t) => {
+/**
+ * The webhooks service on a store connection that counts its commands, with a receiver and one
+ * `request.created` subscription to it; `start: false` leaves its background work stopped.
+ */
+async function countedService(t: Test, { start }: { start: boolean }) {
   const conn = await testCountedMongo(t, 'webhooks');
   const { nc, names } = await testNats(t);
   const { app, service } = await composeForTest(t, {
     shared: { conn, nc, names, key: secretKey() },
-    start: false,
+    start,
   });
   const receiver = await startReceiver(t);
   const sub = await subscribe(app, { url: receiver.url, events: ['request.created'] });
+  return { conn, nc, names, app, service, receiver, sub };
+}
+
+/** Events waiting in the stream when the intake starts: one burst, taken in 16 at a time. */
+const BURST = 32;
+
+t.test('a burst of events reads the live subscriptions a few times, not once per event', async (t) => {
+  const { conn, nc, names, app, service, sub } = await countedService(t, { start: false });
   const events = Array.from({ length: BURST }, () => event('request.created', newId('request')));
   await publish(nc, names, events);
   const lastSeq = (await (await jetstreamManager(nc)).streams.info(names.eventsStream)).state.last_seq;
@@ -54,12 +63,8 @@ t.test('a burst of events reads the live subscriptions a few times, not once per
 });
 
 t.test('an idle worker asks the store nothing: woken by work, not by a poll', async (t) => {
-  const conn = await testCountedMongo(t, 'webhooks');
-  const { nc, names } = await testNats(t);
   // WEBHOOKS_POLL_MS is 50 ms here (FAST): a polling worker would read twenty times a second.
-  const { app } = await composeForTest(t, { shared: { conn, nc, names, key: secretKey() } });
-  const receiver = await startReceiver(t);
-  const sub = await subscribe(app, { url: receiver.url, events: ['request.created'] });
+  const { conn, nc, names, app, sub } = await countedService(t, { start: true });
   await publish(nc, names, [event('request.created')]);
   await eventually(async () => (await deliveries(app, sub.id))[0]?.status === 'succeeded', {
     what: 'the event delivered',
@@ -78,14 +83,7 @@ t.test('an idle worker asks the store nothing: woken by work, not by a poll', as
 });
 
 t.test('a burst of deliveries costs under six store round trips an attempt (seven before)', async (t) => {
-  const conn = await testCountedMongo(t, 'webhooks');
-  const { nc, names } = await testNats(t);
-  const { app, service } = await composeForTest(t, {
-    shared: { conn, nc, names, key: secretKey() },
-    start: false,
-  });
-  const receiver = await startReceiver(t);
-  const sub = await subscribe(app, { url: receiver.url, events: ['request.created'] });
+  const { conn, nc, names, app, service, receiver, sub } = await countedService(t, { start: false });
   // One event per resource (as many lanes), waiting in the stream when the service starts: a
   // burst, worked WEBHOOKS_CONCURRENCY (32) lanes at a time.
   const burst = 2 * BURST;
