@@ -6,7 +6,14 @@
 // `# time=`, then the summary.
 //
 //   node scripts/test-runner.mjs <list.json>     list.json: { files: [...], jobs, timeoutSeconds }
+//
+// A file whose first lines hold `// test-runner: alone` measures what a second file beside it
+// would disturb (the overload test's latency criteria): it runs with no other file at once. Every
+// file holds a lock on one file while it runs (util-linux's flock), shared, or exclusive for those:
+// such a file waits for the file beside it to end, and the next one waits for it.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
@@ -18,11 +25,28 @@ const { files, jobs, timeoutSeconds } = JSON.parse(fs.readFileSync(process.argv[
 t.setTimeout(0);
 t.jobs = Math.max(1, Math.min(jobs, files.length));
 t.plan(files.length);
+const ALONE = /^\/\/ test-runner: alone\b/m;
+const runsAlone = (file) => ALONE.test(fs.readFileSync(path.resolve(ROOT, file), 'utf8').slice(0, 4096));
+const lockDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sd-test-runner-'));
+const lockFile = path.join(lockDir, 'lock');
+process.on('exit', () => fs.rmSync(lockDir, { recursive: true, force: true }));
+const canLock = t.jobs > 1 && files.some(runsAlone) && spawnSync('flock', ['--version']).status === 0;
+if (t.jobs > 1 && files.some(runsAlone) && !canLock)
+  t.comment('flock is missing: the files marked "test-runner: alone" run beside others');
+/** The command that runs one file: under the shared or exclusive lock when any file runs alone. */
+const command = (file) => {
+  const node = [process.execPath, '--enable-source-maps', '--disable-proto=throw', path.resolve(ROOT, file)];
+  return canLock
+    ? ['flock', [runsAlone(file) ? '--exclusive' : '--shared', lockFile, ...node]]
+    : [node[0], node.slice(1)];
+};
+
 // Plain Node per file: no loader (the files are compiled JavaScript; no test mocks modules) and no
 // coverage tracking (tap's runner adds both to every file and to every process it starts), and
 // source maps, so a failure's stack points at the TypeScript line.
 for (const file of files) {
-  t.spawn(process.execPath, ['--enable-source-maps', '--disable-proto=throw', path.resolve(ROOT, file)], {
+  const [cmd, args] = command(file);
+  t.spawn(cmd, args, {
     buffered: t.jobs > 1,
     timeout: timeoutSeconds * 1000,
     cwd: ROOT,

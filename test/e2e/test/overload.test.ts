@@ -1,3 +1,4 @@
+// test-runner: alone (its latency criteria are about this stack, not a second test file beside it)
 // Issue 31's acceptance test, on a private stack (it loads the stack on purpose): with 10,000
 // requests stored, one Standard key sends its plan's 60 calls at once (a list, then a search,
 // then an export) while another client reads single requests and creates new ones. The other
