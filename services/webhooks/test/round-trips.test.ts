@@ -82,48 +82,56 @@ t.test('an idle worker asks the store nothing: woken by work, not by a poll', as
   t.ok(quiet, 'no reads of the deliveries while nothing is due');
 });
 
-t.test('a burst of deliveries costs under six store round trips an attempt (seven before)', async (t) => {
-  const { conn, nc, names, app, service, receiver, sub } = await countedService(t, { start: false });
-  // One event per resource (as many lanes), waiting in the stream when the service starts: a
-  // burst, worked WEBHOOKS_CONCURRENCY (32) lanes at a time.
-  const burst = 2 * BURST;
-  await publish(
-    nc,
-    names,
-    Array.from({ length: burst }, () => event('request.created', newId('request'))),
-  );
-  // Every command of the worker (its passes, claims, reads and writes), from its start: not the
-  // intake's (its reads of the live subscriptions, its inserts), the relay's or the test's own.
-  const worker: string[] = [];
-  const onCommand = (e: mongo.CommandStartedEvent) => {
-    const collection = e.command[e.commandName] as unknown;
-    const filter = e.command.filter as Record<string, unknown> | undefined;
-    if (
-      typeof collection !== 'string' ||
-      !['deliveries', 'lane_leases', 'subscriptions'].includes(collection)
-    )
-      return;
-    if (collection === 'deliveries' && e.commandName === 'insert') return;
-    if (collection === 'subscriptions' && typeof filter?._id !== 'string') return;
-    if (filter && 'subscriptionId' in filter) return; // the test's reads of the delivery log
-    if (e.commandName === 'aggregate') return; // and their counts
-    if (e.commandName === 'create' || e.commandName === 'createIndexes') return; // the start's
-    worker.push(`${e.commandName} ${collection}`);
-  };
-  conn.getClient().on('commandStarted', onCommand);
-  t.teardown(() => void conn.getClient().off('commandStarted', onCommand));
-  await service.start();
-  t.teardown(() => service.close());
-  await eventually(
-    async () => (await deliveries(app, sub.id, '?limit=100&status=succeeded')).length === burst,
-    { what: 'every delivery made' },
-  );
-  t.equal(receiver.received.length, burst, 'one attempt each');
-  const byCommand = new Map<string, number>();
-  for (const c of worker) byCommand.set(c, (byCommand.get(c) ?? 0) + 1);
-  t.ok(
-    // Claim, head (with the next), mark, outcome, release, and the subscription shared by lanes.
-    worker.length < 6 * burst,
-    `${worker.length} store round trips for ${burst} attempts: ${JSON.stringify(Object.fromEntries(byCommand))}`,
-  );
-});
+t.test(
+  'a burst of deliveries: two writes an attempt, shared subscription reads, under seven round trips an attempt (seven before)',
+  async (t) => {
+    const { conn, nc, names, app, service, receiver, sub } = await countedService(t, { start: false });
+    // One event per resource (as many lanes), waiting in the stream when the service starts: a
+    // burst, worked WEBHOOKS_CONCURRENCY (32) lanes at a time.
+    const burst = 2 * BURST;
+    await publish(
+      nc,
+      names,
+      Array.from({ length: burst }, () => event('request.created', newId('request'))),
+    );
+    // Every command of the worker (its passes, claims, reads and writes), from its start: not the
+    // intake's (its reads of the live subscriptions, its inserts), the relay's or the test's own.
+    const worker: string[] = [];
+    const onCommand = (e: mongo.CommandStartedEvent) => {
+      const collection = e.command[e.commandName] as unknown;
+      const filter = e.command.filter as Record<string, unknown> | undefined;
+      if (
+        typeof collection !== 'string' ||
+        !['deliveries', 'lane_leases', 'subscriptions'].includes(collection)
+      )
+        return;
+      if (collection === 'deliveries' && e.commandName === 'insert') return;
+      if (collection === 'subscriptions' && typeof filter?._id !== 'string') return;
+      if (filter && 'subscriptionId' in filter) return; // the test's reads of the delivery log
+      if (e.commandName === 'aggregate') return; // and their counts
+      if (e.commandName === 'create' || e.commandName === 'createIndexes') return; // the start's
+      worker.push(`${e.commandName} ${collection}`);
+    };
+    conn.getClient().on('commandStarted', onCommand);
+    t.teardown(() => void conn.getClient().off('commandStarted', onCommand));
+    await service.start();
+    t.teardown(() => service.close());
+    await eventually(
+      async () => (await deliveries(app, sub.id, '?limit=100&status=succeeded')).length === burst,
+      { what: 'every delivery made' },
+    );
+    t.equal(receiver.received.length, burst, 'one attempt each');
+    const byCommand = new Map<string, number>();
+    for (const c of worker) byCommand.set(c, (byCommand.get(c) ?? 0) + 1);
+    const counts = JSON.stringify(Object.fromEntries(byCommand));
+    // Per attempt, exactly: the mark before it and the outcome after it.
+    t.equal(byCommand.get('update deliveries'), 2 * burst, `two writes an attempt: ${counts}`);
+    // The subscription is read once for the lanes worked together, not once an attempt.
+    t.ok((byCommand.get('find subscriptions') ?? 0) < burst / 2, `subscription reads shared: ${counts}`);
+    t.equal(byCommand.get('delete lane_leases'), byCommand.get('insert lane_leases'), 'every claim released');
+    // Claim, head (with the next) and release are per lane worked: a lane named again while it was
+    // worked (the intake's batches wake the worker as they land) is worked once more, so their count
+    // depends on timing; the whole stays under the seven an attempt of before.
+    t.ok(worker.length < 7 * burst, `${worker.length} store round trips for ${burst} attempts: ${counts}`);
+  },
+);
