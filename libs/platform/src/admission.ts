@@ -1,8 +1,8 @@
-import underPressure from '@fastify/under-pressure';
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { registerCallDeadlines } from './call-deadline.js';
 import { errorBody, type HttpApp } from './http.js';
+import { shedWhenSaturated } from './loop-pressure.js';
 import { counter, gauge } from './metrics.js';
 
 /**
@@ -12,9 +12,8 @@ import { counter, gauge } from './metrics.js';
  * anything of the store, so the calls that are cheap (single reads, creates, health) keep their
  * share of the store. Nothing waits in a queue: a queue only turns a refusal into a timeout.
  *
- * Beside it, `@fastify/under-pressure` (a maintained fastify plugin: it samples the event loop
- * and sheds with 503 + Retry-After when the process itself is saturated) refuses every call but
- * health while the event loop's delay stays past `PRESSURE_MAX_EVENT_LOOP_DELAY_MS`.
+ * Beside it, saturation shedding (`loop-pressure.ts`) refuses every call but health with 503 +
+ * Retry-After while the event loop's delay stays past `PRESSURE_MAX_EVENT_LOOP_DELAY_MS`.
  */
 
 /** A class of expensive calls, each with its own limit. */
@@ -34,8 +33,6 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The class of expensive work this route does (see admission.ts); none: a cheap call. */
     admission?: Admission;
-    /** under-pressure's per-route handler (health routes answer under pressure too). */
-    pressureHandler?: (...args: unknown[]) => unknown;
   }
 }
 
@@ -106,15 +103,12 @@ export async function registerAdmission(
   const inFlight: Record<WorkClass, number> = { list: 0, search: 0, export: 0 };
 
   if (limits.PRESSURE_MAX_EVENT_LOOP_DELAY_MS > 0) {
-    await app.register(underPressure, {
-      maxEventLoopDelay: limits.PRESSURE_MAX_EVENT_LOOP_DELAY_MS,
-      sampleInterval: 1000,
-      // Returning a body makes under-pressure send it (returning nothing lets the call through).
-      pressureHandler: ((_request: FastifyRequest, reply: FastifyReply) => {
-        refusals.inc({ class: 'pressure' });
-        reply.code(503).header('retry-after', String(ADMISSION_RETRY_AFTER_S));
-        return errorBody('SERVICE_UNAVAILABLE', 'The service is overloaded; retry later');
-      }) as unknown as () => void,
+    shedWhenSaturated(app, limits.PRESSURE_MAX_EVENT_LOOP_DELAY_MS, (reply) => {
+      refusals.inc({ class: 'pressure' });
+      return reply
+        .code(503)
+        .header('retry-after', String(ADMISSION_RETRY_AFTER_S))
+        .send(errorBody('SERVICE_UNAVAILABLE', 'The service is overloaded; retry later'));
     });
   }
 

@@ -105,7 +105,7 @@ export function registerHealth(
   });
   const state: HealthState = { draining: false };
   // Health answers even when the process sheds load (see admission.ts).
-  const config = { pressureHandler: () => undefined };
+  const config = { unshed: true };
   app.get('/livez', { config }, async () => ok({ status: 'ok' }));
   app.get('/readyz', { config }, async (_request, reply) => {
     if (state.draining) return reply.code(503).send(errorBody('SERVICE_UNAVAILABLE', 'shutting down'));

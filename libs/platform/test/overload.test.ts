@@ -29,9 +29,13 @@ function gate() {
   return { opened, open };
 }
 
-async function listening(t: Test, build: (app: ReturnType<typeof createHttpApp>) => Promise<void>) {
+async function listening(
+  t: Test,
+  build: (app: ReturnType<typeof createHttpApp>) => Promise<void>,
+  limits = LIMITS,
+) {
   const app = createHttpApp({ logger: testLogger() });
-  await registerOverloadControls(app, LIMITS);
+  await registerOverloadControls(app, limits);
   await build(app);
   await app.listen({ host: '127.0.0.1', port: 0 });
   t.teardown(() => app.close());
@@ -81,6 +85,42 @@ t.test('lists past their limit are refused at once with Retry-After; cheap calls
     200,
     'the slots are given back once the answers went out',
   );
+});
+
+t.test('a saturated process sheds every call but health, then recovers', async (t) => {
+  const origin = await listening(
+    t,
+    async (app) => {
+      registerHealth(app, {});
+      app.get('/things/:id', async () => ok({ id: 'one' }));
+    },
+    { ...LIMITS, PRESSURE_MAX_EVENT_LOOP_DELAY_MS: 200 },
+  );
+  t.equal((await fetch(`${origin}/things/one`)).status, 200, 'a calm process answers');
+  // Block the event loop for 1.6 s, as a runaway synchronous task would.
+  const until = Date.now() + 1600;
+  while (Date.now() < until) Math.sqrt(Math.random());
+  const shed = await eventually(
+    async () => {
+      const answer = await fetch(`${origin}/things/one`);
+      if (answer.status !== 503) return null;
+      const ready = await fetch(`${origin}/readyz`);
+      return {
+        answer,
+        body: await answer.json(),
+        ready: ready.status,
+        live: (await fetch(`${origin}/livez`)).status,
+      };
+    },
+    { timeoutMs: 5000, intervalMs: 25, what: 'the process to shed a call' },
+  );
+  t.equal(shed.answer.headers.get('retry-after'), '1', 'with Retry-After');
+  t.match(shed.body, { success: false, error: { code: 'SERVICE_UNAVAILABLE', message: /overloaded/ } });
+  t.same([shed.ready, shed.live], [200, 200], 'health answers while the process sheds');
+  await eventually(async () => ((await fetch(`${origin}/things/one`)).status === 200 ? true : null), {
+    timeoutMs: 5000,
+    what: 'the process to take calls again',
+  });
 });
 
 t.test('a caller that hangs up gives its slot back and cancels its call', async (t) => {
