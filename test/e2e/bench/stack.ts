@@ -13,6 +13,9 @@
  * JetStream cluster with the streams at three replicas and a private Redis Cluster (three
  * primaries, one replica each), to compare with the single-node run on the same machine. Results go
  * to BENCH_RESULTS_FILE as JSON when it is set (scripts/bench.mjs prints them in one table).
+ * Each run's cost is measured too (processes.ts): CPU-milliseconds per answered call in every
+ * service and engine, the outbox's catch-up after it included, and each process's resident memory
+ * at the end — the figures docs/capacity.md reasons from.
  */
 import { connectMongo } from '@support-desk/platform';
 import fs from 'node:fs';
@@ -22,7 +25,16 @@ import type { Api } from '../src/http.js';
 import { request } from '../src/http.js';
 import { SHARED_STACK_ENV, type Stack, startStack, type Teardownable } from '../src/stack.js';
 import { createWithKey, currentTags, readIfNoneMatch, updateIfMatch } from './conditional.js';
-import { CONNECTIONS, type CallShape, describeRun, load, phase } from './load.js';
+import {
+  CONNECTIONS,
+  type CallShape,
+  describeRun,
+  load,
+  type PhaseFigures,
+  phase,
+  type RunFigures,
+} from './load.js';
+import { cpuSecondsBetween, processMeter, type Reading } from './processes.js';
 import { teardowns } from './teardowns.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -113,6 +125,19 @@ async function clusteredEngines(cleanup: Teardownable): Promise<Record<string, s
   };
 }
 
+/** CPU-milliseconds per call by process group between two readings (docs/capacity.md). */
+function costPerCall(before: Reading, after: Reading, calls: number): Record<string, number> {
+  return Object.fromEntries(
+    cpuSecondsBetween(before, after).map(([group, seconds]) => [
+      group,
+      Math.round((seconds * 1000 * 100) / Math.max(1, calls)) / 100,
+    ]),
+  );
+}
+
+const callsOf = (f: RunFigures | PhaseFigures): number =>
+  'atMax' in f ? f.atMax.calls + f.atHalf.calls : f.calls;
+
 async function main() {
   const started = Date.now();
   const cleanup = teardowns();
@@ -168,22 +193,45 @@ async function main() {
 
     // An uncounted warm-up: the processes' first seconds are slower while the JIT settles.
     await load(stack.origin, agent.key, read, Math.min(3, SECONDS));
+    const meter = processMeter();
+    const cost: Record<string, Record<string, number>> = {};
+    /** Runs `run`, then (for writes) waits for the outbox: the events' handling is the call's cost too. */
+    const metered = async <F extends RunFigures | PhaseFigures>(
+      name: string,
+      run: () => Promise<F>,
+      writes: boolean,
+    ): Promise<F> => {
+      const before = meter.read();
+      const figures = await run();
+      if (writes) settled[name] = await settle(stack);
+      cost[name] = costPerCall(before, meter.read(), callsOf(figures));
+      return figures;
+    };
     // Reads first, writes last: creates grow the collection the other runs would see.
     // Each conditional run (at max) follows the plain run it is compared with.
-    const readFigures = await phase(stack.origin, agent.key, read, SECONDS);
+    const readFigures = await metered('read', () => phase(stack.origin, agent.key, read, SECONDS), false);
     const readTags = await currentTags(agent.api, ids);
     const notModified = await load(stack.origin, agent.key, readIfNoneMatch(readTags, pick), SECONDS);
-    const listFigures = await load(stack.origin, agent.key, list, SECONDS);
-    const updateFigures = await phase(stack.origin, agent.key, update, SECONDS);
-    settled.update = await settle(stack);
+    const listFigures = await metered('list', () => load(stack.origin, agent.key, list, SECONDS), false);
+    const updateFigures = await metered(
+      'update',
+      () => phase(stack.origin, agent.key, update, SECONDS),
+      true,
+    );
     const updateTags = await currentTags(agent.api, ids);
     const ifMatch = await load(stack.origin, agent.key, updateIfMatch(updateTags, pick), SECONDS);
     settled.ifMatch = await settle(stack);
-    const createFigures = await phase(stack.origin, agent.key, create, SECONDS);
-    settled.create = await settle(stack);
+    const createFigures = await metered(
+      'create',
+      () => phase(stack.origin, agent.key, create, SECONDS),
+      true,
+    );
     const idempotent = await load(stack.origin, agent.key, createWithKey(createBody), SECONDS);
     settled.idempotent = await settle(stack);
     const documentsAfter = await countRequests(stack);
+    const memoryMb = Object.fromEntries(
+      [...meter.read().rssBytes].map(([group, bytes]) => [group, Math.round(bytes / 2 ** 20)]),
+    );
 
     const results = {
       bench: process.env.BENCH_CLUSTER === '1' ? 'stack-clustered' : 'stack',
@@ -199,6 +247,10 @@ async function main() {
       conditional: { readIfNoneMatch: notModified, updateIfMatch: ifMatch, createWithKey: idempotent },
       /** Seconds waited for the outbox relay to catch up after each writing phase (bounded). */
       settled,
+      /** CPU-ms per answered call, per process group, for each metered run (outbox catch-up included). */
+      cpuMsPerCall: cost,
+      /** Resident memory per process group at the end, MiB. */
+      memoryMb,
       stackSeconds,
       totalSeconds: (Date.now() - started) / 1000,
     };
@@ -216,6 +268,10 @@ async function main() {
     console.log(describeRun('GET /v1/requests/:id If-None-Match (304)', notModified));
     console.log(describeRun('PATCH /v1/requests/:id If-Match', ifMatch));
     console.log(describeRun('POST /v1/requests Idempotency-Key', idempotent));
+    console.log('\nCPU-milliseconds per call by process (the outbox catch-up after writes included)');
+    console.table(cost);
+    console.log('resident memory at the end, MiB');
+    console.table(memoryMb);
     if (process.env.BENCH_RESULTS_FILE)
       fs.writeFileSync(process.env.BENCH_RESULTS_FILE, JSON.stringify(results));
   } finally {
