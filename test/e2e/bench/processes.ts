@@ -3,7 +3,7 @@
  * /proc/<pid>/stat) and resident memory, per group — each service (a `services/<name>/dist/src/
  * server.js` process under this one) and each piece of local infrastructure `scripts/infra.mjs`
  * started (Redis, NATS, FerretDB, PostgreSQL and every backend of it, found through their
- * pidfiles under .data). The idle bench and the stack bench's cost per call read it.
+ * pidfiles under .data, or private ones this process started). The idle bench and the stack bench's cost per call read it.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -105,6 +105,9 @@ export function processMeter(): { read(): Reading } {
     if (p.name === 'bash' || p.name === 'sh' || !groupOf(p.pid, all, mine)) continue;
     const service = /services\/([a-z]+)\/dist\/src\/server\.js/.exec(cmdline(p.pid))?.[1];
     if (service) roots.set(p.pid, service);
+    // Private engines a bench starts itself (BENCH_CLUSTER=1: three NATS servers, six Redis).
+    else if (p.name === 'nats-server') roots.set(p.pid, 'nats');
+    else if (p.name === 'redis-server') roots.set(p.pid, 'redis');
   }
   // Each process's group and last ticks, kept when it exits: a reading sums every process ever
   // seen, so one gone between two readings still counts up to its last reading, and one born
