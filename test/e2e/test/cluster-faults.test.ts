@@ -2,13 +2,18 @@
 // on a three-server NATS JetStream cluster (streams at three replicas) and a Redis Cluster (three
 // primaries, one replica each). Under steady creates through both gateways:
 //   1. the NATS server leading the events stream is killed with SIGKILL and started again;
-//   2. a Redis primary is killed with SIGKILL, its replica takes over, and it comes back.
-// Afterwards every create the client saw acknowledged is readable and has exactly one
-// `request.created` audit event. The limiter's admissions while Redis fails over are measured
+//   2. a Redis primary is killed with SIGKILL, its replica takes over, and it comes back;
+//   3. every service restarts replica by replica (SIGTERM), as a rolling upgrade does.
+// Afterwards every create the client saw acknowledged is readable, has exactly one
+// `request.created` audit event and reached a webhook subscription at least once. The limiter's admissions while Redis fails over are measured
 // against the limit (a comment: the bound BENCHMARKS.md records). Bounded: 4 workers, each phase
 // as long as its fault, loopback only.
 import { natsNames } from '@support-desk/contracts';
-import { startPrivateNatsCluster, startPrivateRedisCluster } from '@support-desk/platform/testing';
+import {
+  startPrivateNatsCluster,
+  startPrivateRedisCluster,
+  startReceiver,
+} from '@support-desk/platform/testing';
 import t from 'tap';
 import { cast, createKey } from '../src/actors.js';
 import { type Api, type HttpResponse } from '../src/http.js';
@@ -39,6 +44,14 @@ const limitedKey = await createKey(
   ['--plan', 'enterprise', '--rate-limit', String(LIMIT)],
 );
 const gateways = [0, 1].map((g) => stack.apiVia(g, agent.key));
+/** Every `request.created` goes to a receiver on loopback too: deliveries must survive the faults. */
+const receiver = await startReceiver(t);
+const subscribed = await admin.post('/v1/webhooks', {
+  url: receiver.url,
+  events: ['request.created'],
+  description: 'cluster faults',
+});
+if (subscribed.status !== 201) throw new Error(`subscribing: ${subscribed.status} ${subscribed.text}`);
 const ledger = new Ledger();
 const acked: string[] = [];
 const failures: string[] = [];
@@ -101,108 +114,145 @@ function steadyWrites() {
   };
 }
 
-t.test('SIGKILL of the events stream leader, then of a Redis primary: nothing lost', async (t) => {
-  const stop = steadyWrites();
-  // Also when an assertion throws: loops left running would keep the file alive until tap
-  // killed it, and its servers with it unstopped.
-  let probing = false;
-  t.teardown(async () => {
-    probing = false;
-    await stop();
-  });
-  await sleep(2000);
+t.test(
+  'SIGKILL of the events stream leader and of a Redis primary, then a rolling restart: nothing lost',
+  async (t) => {
+    const stop = steadyWrites();
+    // Also when an assertion throws: loops left running would keep the file alive until tap
+    // killed it, and its servers with it unstopped.
+    let probing = false;
+    t.teardown(async () => {
+      probing = false;
+      await stop();
+    });
+    await sleep(2000);
 
-  const stream = natsNames(stack.run).eventsStream;
-  const leader = await nats.streamLeader(stream);
-  const victim = nats.servers.find((s) => s.name === leader);
-  t.ok(victim, `the events stream's leader: ${leader}`);
-  const natsFault = Date.now();
-  await victim!.crash();
-  const before = acked.length;
-  await eventually(async () => acked.length > before + 10, {
-    timeoutMs: 60_000,
-    intervalMs: 250,
-    what: 'creates acknowledged without the leader',
-  });
-  const natsGap = longestGap(natsFault, Date.now());
-  await victim!.start();
-  await nats.ready();
+    const stream = natsNames(stack.run).eventsStream;
+    const leader = await nats.streamLeader(stream);
+    const victim = nats.servers.find((s) => s.name === leader);
+    t.ok(victim, `the events stream's leader: ${leader}`);
+    const natsFault = Date.now();
+    await victim!.crash();
+    const before = acked.length;
+    await eventually(async () => acked.length > before + 10, {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      what: 'creates acknowledged without the leader',
+    });
+    const natsGap = longestGap(natsFault, Date.now());
+    await victim!.start();
+    await nats.ready();
 
-  // The primary holding the limited key's slot (its hash tag `{key:<id>}`), killed; the cluster
-  // says ok again once its replica has taken over. Meanwhile the limited key reads a request
-  // again and again through both gateways: more than its limit in the window, so every
-  // admission past LIMIT is the failover's (fail-open while no primary answers for the slot,
-  // or counts the replica had not yet received).
-  const slot = Number(await redis.cli(redis.servers[0].port, 'cluster', 'keyslot', `{key:${limitedKey.id}}`));
-  const nodes = await redis.cli(redis.servers[0].port, 'cluster', 'nodes');
-  const owner = nodes
-    .split('\n')
-    .map((line) => line.split(' '))
-    .find(
-      (f) =>
-        f[2]?.includes('master') &&
-        f.slice(8).some((range) => {
-          const [from, to = from] = range.split('-').map(Number);
-          return slot >= from && slot <= to;
-        }),
-    )!;
-  const primary = redis.servers.find((s) => owner[1].startsWith(`127.0.0.1:${s.port}@`))!;
-  t.ok(primary, `the primary of slot ${slot}: ${owner[1]}`);
-  let admitted = 0;
-  let refused = 0;
-  probing = true;
-  const statuses: Record<number, number> = {};
-  const probe = (async () => {
-    for (let i = 0; probing && i < 2500; i++) {
-      const res = await stack.apiVia(i % 2, limitedKey.key).get(`/v1/requests/${acked[0]}`);
-      statuses[res.status] = (statuses[res.status] ?? 0) + 1;
-      if (res.status === 429) refused++;
-      else if (res.status === 200) admitted++;
-      await sleep(20);
-    }
-  })();
-  await eventually(async () => refused > 0, {
-    timeoutMs: 10_000,
-    intervalMs: 50,
-    what: 'the limit reached',
-  }).catch((err: Error) => {
-    throw new Error(`${err.message}: ${JSON.stringify(statuses)}`);
-  });
-  const redisFault = Date.now();
-  await primary.crash();
-  const othersOk = async () => {
-    const infos = await Promise.all(
-      redis.servers
-        .filter((s) => s !== primary)
-        .map((s) => redis.cli(s.port, 'cluster', 'info').catch(() => '')),
+    // The primary holding the limited key's slot (its hash tag `{key:<id>}`), killed; the cluster
+    // says ok again once its replica has taken over. Meanwhile the limited key reads a request
+    // again and again through both gateways: more than its limit in the window, so every
+    // admission past LIMIT is the failover's (fail-open while no primary answers for the slot,
+    // or counts the replica had not yet received).
+    const slot = Number(
+      await redis.cli(redis.servers[0].port, 'cluster', 'keyslot', `{key:${limitedKey.id}}`),
     );
-    return infos.every((i) => i.includes('cluster_state:ok'));
-  };
-  await eventually(othersOk, { timeoutMs: 30_000, intervalMs: 250, what: 'the replica took over' });
-  const afterFailover = acked.length;
-  await eventually(async () => acked.length > afterFailover + 10, {
-    timeoutMs: 60_000,
-    intervalMs: 250,
-    what: 'creates acknowledged after the Redis failover',
-  });
-  const redisGap = longestGap(redisFault, Date.now());
-  await primary.start();
-  probing = false;
-  await probe;
-  t.comment(
-    `limiter during the Redis failover: ${admitted} admitted against a limit of ${LIMIT} in the window` +
-      ` (${Math.max(0, admitted - LIMIT)} over), ${refused} refused`,
-  );
-  t.ok(refused > 0, 'the limit held before and after the failover');
-  t.comment(
-    `longest stretch without an acknowledged create: ${(natsGap / 1000).toFixed(1)} s after the NATS` +
-      ` leader's SIGKILL, ${(redisGap / 1000).toFixed(1)} s after the Redis primary's`,
-  );
-  await stop();
+    const nodes = await redis.cli(redis.servers[0].port, 'cluster', 'nodes');
+    const owner = nodes
+      .split('\n')
+      .map((line) => line.split(' '))
+      .find(
+        (f) =>
+          f[2]?.includes('master') &&
+          f.slice(8).some((range) => {
+            const [from, to = from] = range.split('-').map(Number);
+            return slot >= from && slot <= to;
+          }),
+      )!;
+    const primary = redis.servers.find((s) => owner[1].startsWith(`127.0.0.1:${s.port}@`))!;
+    t.ok(primary, `the primary of slot ${slot}: ${owner[1]}`);
+    let admitted = 0;
+    let refused = 0;
+    probing = true;
+    const statuses: Record<number, number> = {};
+    const probe = (async () => {
+      for (let i = 0; probing && i < 2500; i++) {
+        const res = await stack.apiVia(i % 2, limitedKey.key).get(`/v1/requests/${acked[0]}`);
+        statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+        if (res.status === 429) refused++;
+        else if (res.status === 200) admitted++;
+        await sleep(20);
+      }
+    })();
+    await eventually(async () => refused > 0, {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      what: 'the limit reached',
+    }).catch((err: Error) => {
+      throw new Error(`${err.message}: ${JSON.stringify(statuses)}`);
+    });
+    const redisFault = Date.now();
+    await primary.crash();
+    const othersOk = async () => {
+      const infos = await Promise.all(
+        redis.servers
+          .filter((s) => s !== primary)
+          .map((s) => redis.cli(s.port, 'cluster', 'info').catch(() => '')),
+      );
+      return infos.every((i) => i.includes('cluster_state:ok'));
+    };
+    await eventually(othersOk, { timeoutMs: 30_000, intervalMs: 250, what: 'the replica took over' });
+    const afterFailover = acked.length;
+    await eventually(async () => acked.length > afterFailover + 10, {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      what: 'creates acknowledged after the Redis failover',
+    });
+    const redisGap = longestGap(redisFault, Date.now());
+    await primary.start();
+    probing = false;
+    await probe;
 
-  t.ok(acked.length > 20, `${acked.length} creates acknowledged (${failures.length} failed calls)`);
-  let unreadable = 0;
-  for (const id of acked) if ((await admin.get(`/v1/requests/${id}`)).status !== 200) unreadable++;
-  t.equal(unreadable, 0, 'every acknowledged create is readable');
-  await ledger.verify(t, admin, { timeoutMs: 60_000 });
-});
+    // Every service rolls at once, one replica at a time, as independent deployments upgrade.
+    const restarted = acked.length;
+    for (const replica of [(name: string) => !name.includes('#'), (name: string) => name.includes('#')])
+      await Promise.all(
+        stack.instances.filter(replica).map((instance) => stack.restart(instance, 'SIGTERM')),
+      );
+    await eventually(async () => acked.length > restarted + 10, {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      what: 'creates acknowledged after the rolling restart',
+    });
+    t.comment(
+      `limiter during the Redis failover: ${admitted} admitted against a limit of ${LIMIT} in the window` +
+        ` (${Math.max(0, admitted - LIMIT)} over), ${refused} refused`,
+    );
+    t.ok(refused > 0, 'the limit held before and after the failover');
+    t.comment(
+      `longest stretch without an acknowledged create: ${(natsGap / 1000).toFixed(1)} s after the NATS` +
+        ` leader's SIGKILL, ${(redisGap / 1000).toFixed(1)} s after the Redis primary's`,
+    );
+    await stop();
+
+    t.ok(acked.length > 20, `${acked.length} creates acknowledged (${failures.length} failed calls)`);
+    let unreadable = 0;
+    for (const id of acked) if ((await admin.get(`/v1/requests/${id}`)).status !== 200) unreadable++;
+    t.equal(unreadable, 0, 'every acknowledged create is readable');
+    await ledger.verify(t, admin, { timeoutMs: 60_000 });
+    // At least once: a delivery whose answer was lost in a restart may come again, never not at all.
+    const delivered = () => {
+      const ids = new Map<string, number>();
+      for (const r of receiver.received) {
+        const id = (JSON.parse(r.body) as { snapshot?: { id?: string } }).snapshot?.id;
+        if (id) ids.set(id, (ids.get(id) ?? 0) + 1);
+      }
+      return ids;
+    };
+    const missing = () => acked.filter((id) => !delivered().has(id));
+    await eventually(() => missing().length === 0, {
+      timeoutMs: 120_000,
+      intervalMs: 500,
+      what: 'a webhook delivery of every acknowledged create',
+    }).catch(() => undefined);
+    t.same(missing(), [], 'every acknowledged create reached the webhook subscription');
+    const repeats = [...delivered().values()].filter((n) => n > 1).length;
+    t.comment(
+      `webhook deliveries: ${receiver.received.length} for ${acked.length} creates (${repeats} delivered twice or more)`,
+    );
+  },
+);
