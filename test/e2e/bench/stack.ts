@@ -107,6 +107,45 @@ async function settle(stack: Stack): Promise<number> {
   return (Date.now() - started) / 1000;
 }
 
+/** The sum of a metric's series whose labels match `labels` (a regex over the `{…}` part). */
+async function metricSum(origin: string, name: string, labels = /.*/): Promise<number> {
+  const text = (await request(`${origin}/metrics`, { timeoutMs: 5000 }).catch(() => null))?.text ?? '';
+  let sum = 0;
+  for (const m of text.matchAll(new RegExp(`^${name}(\\{[^}]*\\})? ([0-9.e+-]+)$`, 'gm')))
+    if (labels.test(m[1] ?? '')) sum += Number(m[2]);
+  return sum;
+}
+
+/**
+ * Event ingestion of a writing run: what the requests service's relay published for it and how
+ * long after the run audit had taken all of it (bounded), so the events per second from the
+ * run's start to audit's last one (the runs' average rate when audit keeps up).
+ */
+async function ingestion(stack: Stack, run: () => Promise<unknown>) {
+  const published = () => metricSum(stack.metricsOrigins.requests, 'outbox_published_total');
+  const ingested = () => metricSum(stack.metricsOrigins.audit, 'consumer_messages_total', /outcome="acked"/);
+  const [published0, ingested0] = await Promise.all([published(), ingested()]);
+  const started = Date.now();
+  await run();
+  const ran = Date.now();
+  await settle(stack); // the relay has published everything the run wrote
+  let events = 0;
+  let taken = 0;
+  while (Date.now() - ran < SETTLE_DEADLINE_MS) {
+    events = (await published()) - published0;
+    taken = (await ingested()) - ingested0;
+    if (events > 0 && taken >= events) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const seconds = (Date.now() - started) / 1000;
+  return {
+    published: events,
+    ingestedByAudit: taken,
+    auditCaughtUpSeconds: (Date.now() - ran) / 1000,
+    eventsPerSecond: Math.round(taken / seconds),
+  };
+}
+
 /** Private NATS and Redis clusters, and the environment that points a stack at them. */
 async function clusteredEngines(cleanup: Teardownable): Promise<Record<string, string>> {
   // The cluster flags need the pinned release, which npm test and npm run bench export.
@@ -221,9 +260,16 @@ async function main() {
     const updateTags = await currentTags(agent.api, ids);
     const ifMatch = await load(stack.origin, agent.key, updateIfMatch(updateTags, pick), SECONDS);
     settled.ifMatch = await settle(stack);
+    let events: Awaited<ReturnType<typeof ingestion>> | undefined;
     const createFigures = await metered(
       'create',
-      () => phase(stack.origin, agent.key, create, SECONDS),
+      async () => {
+        let figures: PhaseFigures | undefined;
+        events = await ingestion(stack, async () => {
+          figures = await phase(stack.origin, agent.key, create, SECONDS);
+        });
+        return figures!;
+      },
       true,
     );
     const idempotent = await load(stack.origin, agent.key, createWithKey(createBody), SECONDS);
@@ -249,6 +295,8 @@ async function main() {
       settled,
       /** CPU-ms per answered call, per process group, for each metered run (outbox catch-up included). */
       cpuMsPerCall: cost,
+      /** The create runs' events: published by the relay, taken by audit, and how fast. */
+      events,
       /** Resident memory per process group at the end, MiB. */
       memoryMb,
       stackSeconds,
@@ -268,6 +316,10 @@ async function main() {
     console.log(describeRun('GET /v1/requests/:id If-None-Match (304)', notModified));
     console.log(describeRun('PATCH /v1/requests/:id If-Match', ifMatch));
     console.log(describeRun('POST /v1/requests Idempotency-Key', idempotent));
+    console.log(
+      `events of the create runs: ${events?.published} published, ${events?.ingestedByAudit} taken by audit` +
+        ` ${events?.auditCaughtUpSeconds.toFixed(1)} s after the runs (${events?.eventsPerSecond} events/s end to end)`,
+    );
     console.log('\nCPU-milliseconds per call by process (the outbox catch-up after writes included)');
     console.table(cost);
     console.log('resident memory at the end, MiB');
