@@ -128,7 +128,9 @@ export const WebhookDelivery = Type.Object(
   {
     id: IdSchema('delivery', 'dlv_ id; also the `webhook-id` header: stable per event and subscription'),
     webhookId: IdSchema('webhook'),
-    eventId: Type.Union([IdSchema('event'), Type.Null()], { description: 'null for a ping' }),
+    eventId: Type.Union([IdSchema('event'), Type.Null()], {
+      description: 'null for a ping and for a test event (deskctl webhooks trigger: its payload has its id)',
+    }),
     eventType: Type.String(),
     status: StringEnum(DELIVERY_STATUSES),
     attempts: Type.Array(DeliveryAttempt),

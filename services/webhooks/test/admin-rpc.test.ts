@@ -133,6 +133,69 @@ t.test('every op through the client, and each change an event with the admin and
   t.match(mine[4].changes, { 'webhook.deleted': { from: false, to: true } });
 });
 
+t.test('trigger: a test event of a catalogued type to the subscriptions that take it', async (t) => {
+  const { nc, names } = await composeForTest(t);
+  const rpc = webhooksAdminClient(nc, names, identity);
+  const receiver = await startReceiver(t, (_q, res) => res.writeHead(410).end());
+  const other = await startReceiver(t);
+  const { webhook: sub } = await rpc.call(console_, 'create', { url: receiver.url, events: ['request.*'] });
+  const { webhook: users } = await rpc.call(console_, 'create', { url: other.url, events: ['user.*'] });
+
+  const triggered = await rpc.call(console_, 'trigger', { type: 'request.created' });
+  t.match(triggered.event, { id: /^evt_/, type: 'request.created' });
+  t.same(
+    triggered.deliveries.map((d) => [d.webhookId, d.eventType, d.eventId]),
+    [[sub.id, 'request.created', null]],
+    'one delivery, to the subscription that takes the type; no event log entry',
+  );
+  await eventually(() => receiver.received.length === 1, { what: 'the test event' });
+  const payload = new Webhook(sub.secret).verify(receiver.received[0].body, receiver.received[0].headers);
+  t.match(payload, {
+    id: triggered.event.id,
+    type: 'request.created',
+    resourceType: 'request',
+    resourceId: /^req_/,
+    test: true,
+    webhookId: sub.id,
+    actor: { email: console_.email },
+  });
+  t.notOk('snapshot' in (payload as object), 'no snapshot: no such request exists');
+  t.equal(other.received.length, 0, 'a subscription to user.* gets nothing');
+  // Like a ping, a test counts for nothing: the receiver's 410 fails it, disables nothing.
+  const failed = await eventually(
+    async () => {
+      const r = await rpc.call(console_, 'deliveries', { id: sub.id, status: 'failed' });
+      return r.deliveries.length === 1 && r.deliveries[0];
+    },
+    { what: 'the 410 recorded' },
+  );
+  t.match(failed, { attempts: [{ status: 410 }] });
+  t.match((await rpc.call(console_, 'get', { id: sub.id })).webhook, { active: true });
+
+  const one = await rpc.call(console_, 'trigger', { type: 'user.created', webhookId: users.id });
+  t.same(
+    one.deliveries.map((d) => d.webhookId),
+    [users.id],
+  );
+  await eventually(() => other.received.length === 1, { what: 'the named subscription' });
+
+  const unknown = await rpc.call(console_, 'trigger', { type: 'request.exploded' }).catch((e: unknown) => e);
+  t.ok(unknown instanceof AppError);
+  t.match(unknown, {
+    code: 'VALIDATION_ERROR',
+    message:
+      /body\.type.*"request\.exploded" is not an event type: request\.created, .*system\.config_changed/,
+  });
+  const notTaken = await rpc
+    .call(console_, 'trigger', { type: 'user.created', webhookId: sub.id })
+    .catch((e: unknown) => e);
+  t.match(notTaken, {
+    code: 'VALIDATION_ERROR',
+    message: /body\.webhookId.*takes request\.\*, not user\.created/,
+  });
+  t.equal(receiver.received.length, 1, 'refusals send nothing');
+});
+
 t.test('a bad request gets the HTTP API error and changes nothing', async (t) => {
   const { app, nc, names } = await composeForTest(t);
   const rpc = webhooksAdminClient(nc, names, identity);
