@@ -107,6 +107,63 @@ t.test(
   },
 );
 
+t.test('a temporary subscription (expiresAt) is deleted by housekeeping once it expires', async (t) => {
+  const { app, nc, names } = await composeForTest(t, { env: { WEBHOOKS_RETENTION_SWEEP_MS: '100' } });
+  const jsm = await jetstreamManager(nc);
+  await jsm.consumers.add(names.eventsStream, { durable_name: 'expiry', ack_policy: 'none' as never });
+  const consumer = await jetstream(nc).consumers.get(names.eventsStream, 'expiry');
+  const past = await app.inject({
+    method: 'POST',
+    url: '/v1/webhooks',
+    headers: admin,
+    payload: {
+      url: 'https://hooks.example.com/t',
+      events: ['*'],
+      expiresAt: new Date(Date.now() - 1000).toISOString(),
+    },
+  });
+  t.equal(past.statusCode, 400);
+  t.match(past.json().error, { code: 'VALIDATION_ERROR', message: /body\.expiresAt.*must be in the future/ });
+
+  const expiresAt = new Date(Date.now() + 1500).toISOString();
+  const temporary = await subscribe(app, { url: 'https://hooks.example.com/t', events: ['*'], expiresAt });
+  t.equal(temporary.expiresAt, expiresAt, 'shown');
+  const kept = await subscribe(app, {
+    url: 'https://hooks.example.com/k',
+    events: ['*'],
+    expiresAt: new Date(Date.now() + 1500).toISOString(),
+  });
+  const unexpired = await app.inject({
+    method: 'PATCH',
+    url: `/v1/webhooks/${kept.id}`,
+    headers: admin,
+    payload: { expiresAt: null },
+  });
+  t.notOk('expiresAt' in unexpired.json().data, 'expiresAt: null makes it permanent');
+
+  await eventually(
+    async () =>
+      (await app.inject({ method: 'GET', url: `/v1/webhooks/${temporary.id}`, headers: admin }))
+        .statusCode === 404,
+    { what: 'the expired subscription deleted', timeoutMs: 15_000 },
+  );
+  const still = await app.inject({ method: 'GET', url: `/v1/webhooks/${kept.id}`, headers: admin });
+  t.equal(still.statusCode, 200, 'the one made permanent stays');
+
+  const seen: { resourceId: string; actor: { id: string }; changes?: Record<string, unknown> }[] = [];
+  await eventually(
+    async () => {
+      const m = await consumer.next({ expires: 1000 });
+      if (m) seen.push(decodeDomainEvent(m.data));
+      return seen.filter((e) => e.resourceId === temporary.id).length === 2;
+    },
+    { what: 'created and deleted' },
+  );
+  const [made, gone] = seen.filter((e) => e.resourceId === temporary.id);
+  t.match(made.changes, { 'webhook.expiresAt': { from: null, to: expiresAt } });
+  t.match(gone, { actor: { id: 'system' }, changes: { 'webhook.deleted': { from: false, to: true } } });
+});
+
 t.test('bad input is a 400 naming the field and changes nothing; other roles are refused', async (t) => {
   const { app } = await composeForTest(t);
   const cases: [Record<string, unknown>, string | RegExp][] = [
