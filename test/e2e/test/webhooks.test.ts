@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { startReceiver } from '@support-desk/platform/testing';
 import { Webhook } from 'standardwebhooks';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { cast } from '../src/actors.js';
 import { DESKCTL, eventually, startStack } from '../src/stack.js';
 
@@ -170,7 +170,7 @@ t.test('deskctl webhooks: every command against the running webhooks service', a
  * `deskctl webhooks listen` as an operator runs it: its own process, its JSON lines read as they
  * come, stopped with SIGINT (bounded: SIGKILL after 60 s, which fails the test's exit-code check).
  */
-function listen(args: string[]) {
+function listen(t: Test, args: string[]) {
   const child = spawn(process.execPath, [DESKCTL, 'webhooks', 'listen', ...args, '--json'], {
     env: { ...process.env, ...stack.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -183,6 +183,11 @@ function listen(args: string[]) {
   const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code))).finally(() =>
     clearTimeout(killer),
   );
+  // A failed wait still stops it (and so deletes its subscription on this shared stack).
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+    return exited;
+  });
   const lines = () =>
     stdout
       .split('\n')
@@ -196,14 +201,16 @@ t.test('deskctl webhooks listen forwards verified deliveries to a local receiver
   const local = await startReceiver(t, (_q, res, n) =>
     n === 1 ? res.socket?.destroy() : res.writeHead(201, { 'content-type': 'text/plain' }).end('taken'),
   );
-  const listener = listen(['--forward-to', local.url, '--events', 'request.created', '--as', admin.email]);
+  const listener = listen(t, ['--forward-to', local.url, '--events', 'request.created', '--as', admin.email]);
   const ready = await eventually(() => listener.lines().find((l) => l.listening)?.listening, {
-    what: `the listener ready: ${listener.output()}`,
+    what: 'the listener ready',
+    timeoutMs: 60_000,
   });
   t.match(ready, { webhookId: /^whk_/, url: /^http:\/\/127\.0\.0\.1:\d+\/$/, events: ['request.created'] });
   t.match(ready.secret, /^whsec_/, 'the signing secret, printed once');
   const shown = await stack.deskctlJson(['webhooks', 'show', ready.webhookId]);
   t.match(shown, { url: ready.url, description: /deskctl webhooks listen \(temporary/ });
+  t.ok(Date.parse(shown.expiresAt) > Date.now() + 23 * 3_600_000, 'expires a day ahead if never deleted');
 
   // A test event: the local receiver is "down" for its first attempt; the service is answered 502
   // and retries (5 s later, as against the receiver itself), then the receiver's 201 goes back.
@@ -220,7 +227,7 @@ t.test('deskctl webhooks listen forwards verified deliveries to a local receiver
   });
   const deliveries = () => listener.lines().filter((l) => l.deliveryId);
   const [down, retried] = await eventually(() => deliveries().length >= 2 && deliveries(), {
-    what: `the test event, its retry: ${listener.output()}`,
+    what: 'the test event, its retry',
     timeoutMs: 30_000,
   });
   t.match(down, {
@@ -245,7 +252,8 @@ t.test('deskctl webhooks listen forwards verified deliveries to a local receiver
   });
   t.equal(created.status, 201);
   const real = await eventually(() => deliveries().find((l) => l.type === 'request.created' && !l.test), {
-    what: `the real event: ${listener.output()}`,
+    what: 'the real event (requests, its outbox, JetStream, the intake, a delivery)',
+    timeoutMs: 60_000,
   });
   t.match(real, { status: 201, eventId: /^evt_/ });
   t.notOk(real.test, 'not a test');

@@ -1,14 +1,14 @@
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
-import { performance } from 'node:perf_hooks';
 import { EVENT_TYPES, isEventType, type WebhookWithSecret } from '@support-desk/contracts';
 import type { Deps, EventContext } from '@support-desk/identity/admin';
 import { AppError, eventPatternsFrom } from '@support-desk/platform';
 import { Webhook } from 'standardwebhooks';
 import { required, UsageError } from '../args.js';
-import { type CliNats, type Run, when } from '../command.js';
+import { type CliNats, type Run } from '../command.js';
 import { cliIo } from '../io.js';
+import { type Counts, deliveryHandler, lineOf, type Seen } from './webhook-relay.js';
 import { ask } from './webhooks.js';
 
 /*
@@ -21,48 +21,14 @@ import { ask } from './webhooks.js';
  * stops.
  */
 
-/** Longer than this, the receiver is given up on and the service answered 504 (its own limit is 15 s). */
-const FORWARD_TIMEOUT_MS = 10_000;
-/** A delivery is a few kB; anything much larger is not one. */
-const MAX_BODY_BYTES = 1_048_576;
-/** What of the receiver's answer is passed back (the service keeps only the first 1 kB anyway). */
-const MAX_ANSWER_BYTES = 65_536;
-/** Not passed on: they describe one connection, not the delivery (RFC 9110 §7.6.1), or fetch sets them. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-  'host',
-  'content-length',
-]);
-
-/** One delivery as the listener saw it: printed as a line (or a JSON line with --json). */
-interface Seen {
-  at: string;
-  deliveryId: string | null;
-  type: string | null;
-  eventId: string | null;
-  test?: boolean;
-  /** The receiver's status and how long it took, or why there was none. */
-  status?: number;
-  latencyMs?: number;
-  error?: string;
-  /** Not forwarded: the signature did not verify (or there was none). */
-  refused?: string;
-  /** What the service was answered. */
-  answered: number;
-}
-
-function lineOf(s: Seen): string {
-  const head = `${when(s.at)}  ${s.type ?? '-'}  ${s.eventId ?? '-'}  ${s.deliveryId ?? '-'}`;
-  if (s.refused) return `${head}  refused: ${s.refused} (answered ${s.answered}, not forwarded)`;
-  if (s.error) return `${head}  -> ${s.error} (answered ${s.answered})`;
-  return `${head}  -> ${s.status} in ${s.latencyMs} ms${s.test ? '  (test event)' : ''}`;
-}
+/**
+ * The temporary subscription expires a day ahead and a running listener pushes that back every
+ * 12 hours (each push is a change, so an event): a listener that dies without deleting it
+ * (`kill -9`, a crash) leaves it for at most a day, when the service's housekeeping deletes it.
+ */
+const TEMPORARY_FOR_MS = 86_400_000;
+const RENEW_EVERY_MS = 43_200_000;
+const expiryFromNow = () => new Date(Date.now() + TEMPORARY_FOR_MS).toISOString();
 
 function forwardUrl(raw: string): URL {
   let url: URL;
@@ -82,70 +48,6 @@ function portOf(value: unknown): number {
     throw new UsageError('--port must be a port number (0 to 65535; 0: any free port)');
   return Number(value);
 }
-
-const readBody = (req: IncomingMessage) =>
-  new Promise<string>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY_BYTES) req.destroy(new Error('body too large'));
-      else chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-
-const headersOf = (req: IncomingMessage) =>
-  Object.fromEntries(
-    Object.entries(req.headers)
-      .filter(([name, v]) => v !== undefined && !HOP_BY_HOP.has(name))
-      .map(([name, v]) => [name, Array.isArray(v) ? v.join(', ') : String(v)]),
-  );
-
-/** Why a forward got no answer, in a few words (`connect ECONNREFUSED 127.0.0.1:3000`, a timeout). */
-function failureOf(err: unknown): string {
-  const e = err as { name?: string; message?: string; cause?: { message?: string } };
-  if (e.name === 'TimeoutError') return `no answer in ${FORWARD_TIMEOUT_MS / 1000} s`;
-  // fetch says only "fetch failed"; what happened is its cause's message.
-  return `no answer: ${e.cause?.message || e.message || String(err)}`;
-}
-
-/** The receiver's answer, or the error that stood for it; what the service is answered. */
-async function forward(target: URL, req: IncomingMessage, body: string) {
-  const started = performance.now();
-  try {
-    const res = await fetch(target, {
-      method: req.method,
-      headers: headersOf(req),
-      body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),
-    });
-    const answer = Buffer.from(await res.arrayBuffer()).subarray(0, MAX_ANSWER_BYTES);
-    const latencyMs = Math.round(performance.now() - started);
-    return {
-      ok: true as const,
-      status: res.status,
-      latencyMs,
-      answer,
-      contentType: res.headers.get('content-type'),
-    };
-  } catch (err) {
-    const timedOut = (err as { name?: string }).name === 'TimeoutError';
-    return { ok: false as const, error: failureOf(err), answered: timedOut ? 504 : 502 };
-  }
-}
-
-/** The payload's fields a line shows; an unverified body is never parsed. */
-const fieldsOf = (payload: unknown) => {
-  const p = (payload ?? {}) as { id?: unknown; type?: unknown; test?: unknown };
-  return {
-    type: typeof p.type === 'string' ? p.type : null,
-    eventId: typeof p.id === 'string' ? p.id : null,
-    ...(p.test === true && { test: true }),
-  };
-};
 
 /** Resolves on the first SIGINT, SIGTERM or SIGHUP; the handlers are removed by `done()`. */
 function stopSignal() {
@@ -181,8 +83,8 @@ async function subscribe(
 ) {
   const description = `deskctl webhooks listen (temporary: deleted when it stops) on ${hostname()} pid ${process.pid}, forwarding to ${target.href}`;
   try {
-    return (await ask(deps, nats, ctx, 'create', { url, events, description: description.slice(0, 500) }))
-      .webhook;
+    const fields = { url, events, description: description.slice(0, 500), expiresAt: expiryFromNow() };
+    return (await ask(deps, nats, ctx, 'create', fields)).webhook;
   } catch (err) {
     if (err instanceof AppError && /body\.url/.test(err.message))
       throw new AppError(
@@ -208,51 +110,10 @@ async function listen(
   let subscription: WebhookWithSecret | undefined;
   let setVerifier!: (w: Webhook) => void;
   const verifier = new Promise<Webhook>((r) => (setVerifier = r));
-  const counts = { forwarded: 0, failed: 0, refused: 0 };
+  const counts: Counts = { forwarded: 0, failed: 0, refused: 0 };
   const print = (s: Seen) => out.write(`${json ? JSON.stringify(s) : lineOf(s)}\n`);
 
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const at = new Date().toISOString();
-    const deliveryId = typeof req.headers['webhook-id'] === 'string' ? req.headers['webhook-id'] : null;
-    const body = await readBody(req);
-    let payload: unknown;
-    try {
-      payload = (await verifier).verify(body, headersOf(req));
-    } catch (err) {
-      counts.refused++;
-      res
-        .writeHead(400, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ error: 'invalid signature' }));
-      const why = (err as Error).message || 'invalid signature';
-      return print({
-        at,
-        deliveryId,
-        type: null,
-        eventId: null,
-        refused: `signature: ${why}`,
-        answered: 400,
-      });
-    }
-    const fields = fieldsOf(payload);
-    const answer = await forward(target, req, body);
-    if (!answer.ok) {
-      counts.failed++;
-      res.writeHead(answer.answered, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: `forward to ${target.href} failed: ${answer.error}` }));
-      return print({ at, deliveryId, ...fields, error: answer.error, answered: answer.answered });
-    }
-    counts.forwarded++;
-    res.writeHead(answer.status, answer.contentType ? { 'content-type': answer.contentType } : {});
-    res.end(answer.answer);
-    print({
-      at,
-      deliveryId,
-      ...fields,
-      status: answer.status,
-      latencyMs: answer.latencyMs,
-      answered: answer.status,
-    });
-  };
+  const handle = deliveryHandler(verifier, target, print, counts);
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500).end();
@@ -260,6 +121,7 @@ async function listen(
     });
   });
   const signal = stopSignal();
+  let renewal: NodeJS.Timeout | undefined;
   try {
     const bound = await listenOn(server, port);
     const url = `http://127.0.0.1:${bound}/`;
@@ -284,9 +146,18 @@ async function listen(
             '',
           ].join('\n'),
     );
+    const id = subscription.id;
+    renewal = setInterval(() => {
+      ask(deps, nats, ctx, 'update', { id, expiresAt: expiryFromNow() }).catch((err: unknown) =>
+        cliIo().stderr.write(
+          `deskctl: warning: ${id}'s expiry could not be pushed back: ${(err as Error).message}\n`,
+        ),
+      );
+    }, RENEW_EVERY_MS);
     const by = await signal.stopped;
     return { by, subscriptionId: subscription.id, counts };
   } finally {
+    clearInterval(renewal);
     signal.done();
     server.closeAllConnections();
     await new Promise<void>((r) => server.close(() => r()));
