@@ -1,18 +1,15 @@
 // The webhooks admin RPC (what the settings console and deskctl use), over the real NATS, through
 // the one client in platform: every op, refusals worded as the HTTP API words them and changing
 // nothing, the admin as the events' actor with the console's address, a tolerant reader.
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { type DomainEvent, natsNames, type WebhooksAdminActor } from '@support-desk/contracts';
+import { natsNames, type WebhooksAdminActor } from '@support-desk/contracts';
 import { fixtures } from '@support-desk/contracts/fixtures';
 import { generateKeyPairSync } from 'node:crypto';
 import {
   AppError,
   callRpc,
-  decodeDomainEvent,
   decodeJson,
   encodeJson,
   messageSigner,
-  type NatsConnection,
   WEBHOOKS_NOT_ANSWERING,
   webhooksAdminClient,
   WebhooksUnavailableError,
@@ -20,7 +17,7 @@ import {
 import { eventually, testSigner, uniqueName } from '@support-desk/platform/testing';
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';
-import { admin, composeForTest, startReceiver } from './helpers.js';
+import { admin, composeForTest, eventsFrom, startReceiver } from './helpers.js';
 
 const console_: WebhooksAdminActor = {
   userId: 'usr_01jconsoleadmin000000000',
@@ -34,26 +31,6 @@ const console_: WebhooksAdminActor = {
 
 /** What the settings console and deskctl run as: identity, which signs every request. */
 const identity = testSigner('identity');
-
-/** Every event on the stream from now on, read by a consumer of the test's own. */
-async function eventsFrom(nc: NatsConnection, stream: string) {
-  const jsm = await jetstreamManager(nc);
-  const durable = uniqueName('check');
-  await jsm.consumers.add(stream, { durable_name: durable, ack_policy: 'none' as never });
-  const consumer = await jetstream(nc).consumers.get(stream, durable);
-  const seen: DomainEvent[] = [];
-  return async (count: number, resourceId: string) => {
-    await eventually(
-      async () => {
-        const m = await consumer.next({ expires: 1000 });
-        if (m) seen.push(decodeDomainEvent(m.data) as DomainEvent);
-        return seen.filter((e) => e.resourceId === resourceId).length >= count;
-      },
-      { what: `${count} events of ${resourceId}` },
-    );
-    return seen.filter((e) => e.resourceId === resourceId);
-  };
-}
 
 t.test('every op through the client, and each change an event with the admin and address', async (t) => {
   const { app, nc, names } = await composeForTest(t);

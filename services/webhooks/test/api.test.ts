@@ -23,6 +23,7 @@ import {
   composeForTest,
   deliveries,
   event,
+  eventsFrom,
   publish,
   secretKey,
   startReceiver,
@@ -109,9 +110,7 @@ t.test(
 
 t.test('a temporary subscription (expiresAt) is deleted by housekeeping once it expires', async (t) => {
   const { app, nc, names } = await composeForTest(t, { env: { WEBHOOKS_RETENTION_SWEEP_MS: '100' } });
-  const jsm = await jetstreamManager(nc);
-  await jsm.consumers.add(names.eventsStream, { durable_name: 'expiry', ack_policy: 'none' as never });
-  const consumer = await jetstream(nc).consumers.get(names.eventsStream, 'expiry');
+  const events = await eventsFrom(nc, names.eventsStream);
   const past = await app.inject({
     method: 'POST',
     url: '/v1/webhooks',
@@ -150,16 +149,7 @@ t.test('a temporary subscription (expiresAt) is deleted by housekeeping once it 
   const still = await app.inject({ method: 'GET', url: `/v1/webhooks/${kept.id}`, headers: admin });
   t.equal(still.statusCode, 200, 'the one made permanent stays');
 
-  const seen: { resourceId: string; actor: { id: string }; changes?: Record<string, unknown> }[] = [];
-  await eventually(
-    async () => {
-      const m = await consumer.next({ expires: 1000 });
-      if (m) seen.push(decodeDomainEvent(m.data));
-      return seen.filter((e) => e.resourceId === temporary.id).length === 2;
-    },
-    { what: 'created and deleted' },
-  );
-  const [made, gone] = seen.filter((e) => e.resourceId === temporary.id);
+  const [made, gone] = await events(2, temporary.id);
   t.match(made.changes, { 'webhook.expiresAt': { from: null, to: expiresAt } });
   t.match(gone, { actor: { id: 'system' }, changes: { 'webhook.deleted': { from: false, to: true } } });
 });
