@@ -54,7 +54,7 @@ export function lineOf(s: Seen): string {
 }
 
 const readBody = (req: IncomingMessage) =>
-  new Promise<string>((resolve, reject) => {
+  new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (c: Buffer) => {
@@ -62,7 +62,7 @@ const readBody = (req: IncomingMessage) =>
       if (size > MAX_BODY_BYTES) req.destroy(new Error('body too large'));
       else chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
 
@@ -82,7 +82,7 @@ function failureOf(err: unknown): string {
 }
 
 /** The receiver's answer, or the error that stood for it; what the service is answered. */
-async function forward(target: URL, req: IncomingMessage, body: string) {
+async function forward(target: URL, req: IncomingMessage, body: Buffer) {
   const started = performance.now();
   try {
     const res = await fetch(target, {
@@ -137,10 +137,10 @@ export function deliveryHandler(
   return async (req: IncomingMessage, res: ServerResponse) => {
     const at = new Date().toISOString();
     const deliveryId = typeof req.headers['webhook-id'] === 'string' ? req.headers['webhook-id'] : null;
-    const body = await readBody(req);
+    const body = await readBody(req); // forwarded as received, byte for byte
     let payload: unknown;
     try {
-      payload = (await verifier).verify(body, headersOf(req));
+      payload = (await verifier).verify(body.toString('utf8'), headersOf(req));
     } catch (err) {
       counts.refused++;
       res
