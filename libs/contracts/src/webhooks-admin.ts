@@ -1,5 +1,6 @@
 import { type Static, type TObject, type TProperties, Type } from '@sinclair/typebox';
 import { ErrorDetail } from './envelope.js';
+import { IdSchema } from './ids.js';
 import type { ListPagination } from './pagination.js';
 import { StringEnum } from './schema.js';
 import {
@@ -34,6 +35,7 @@ export const WEBHOOKS_ADMIN_OPS = [
   'ping',
   'deliveries',
   'replay',
+  'trigger',
 ] as const;
 export type WebhooksAdminOp = (typeof WEBHOOKS_ADMIN_OPS)[number];
 
@@ -62,6 +64,17 @@ export const WebhooksAdminEnvelope = Type.Object({
   actor: WebhooksAdminActor,
 });
 
+/**
+ * `trigger` (deskctl webhooks trigger): a test event of a catalogued type, delivered to every
+ * live subscription that takes the type, or to `webhookId` only. Added within version 1: an
+ * older service refuses the unknown op (VALIDATION_ERROR naming `body.op`), nothing else changes.
+ */
+export const TriggerTestEventFields = Type.Object({
+  type: Type.String({ minLength: 1, maxLength: 100, description: 'an event type of the catalogue' }),
+  webhookId: Type.Optional(IdSchema('webhook', 'only this subscription (it must take the type)')),
+});
+export type TriggerTestEventFields = Static<typeof TriggerTestEventFields>;
+
 type WithActor<T> = T & { actor: WebhooksAdminActor };
 type Id = { id: string };
 
@@ -80,6 +93,7 @@ export type WebhooksAdminRequest = WithActor<
   | ({ op: 'ping' } & Id)
   | ({ op: 'deliveries' } & Id & DeliveryListQuery)
   | ({ op: 'replay' } & Id & { deliveryId: string })
+  | ({ op: 'trigger' } & TriggerTestEventFields)
 >;
 
 /** The answer of each op when it succeeded (`ok: true`). */
@@ -93,6 +107,8 @@ export interface WebhooksAdminReplies {
   ping: { ok: true; delivery: WebhookDelivery };
   deliveries: { ok: true; deliveries: WebhookDelivery[]; pagination: ListPagination };
   replay: { ok: true; delivery: WebhookDelivery };
+  /** The test event's id and type, and the delivery queued for each subscription that takes it. */
+  trigger: { ok: true; event: { id: string; type: string }; deliveries: WebhookDelivery[] };
 }
 
 /** A refusal: the HTTP API's error code, message and details (validation, NOT_FOUND…). */
@@ -124,4 +140,9 @@ export const WEBHOOKS_ADMIN_REPLIES = {
   ping: Type.Object({ ok: Ok, delivery: Delivery }),
   deliveries: Type.Object({ ok: Ok, deliveries: Type.Array(Delivery), pagination: Pagination }),
   replay: Type.Object({ ok: Ok, delivery: Delivery }),
+  trigger: Type.Object({
+    ok: Ok,
+    event: Type.Object({ id: Type.String(), type: Type.String() }),
+    deliveries: Type.Array(Delivery),
+  }),
 } satisfies Record<WebhooksAdminOp, TObject>;

@@ -45,6 +45,12 @@ const WebhookUrl = Type.String({
 
 const Description = Type.String({ maxLength: WEBHOOK_LIMITS.description });
 
+/** When a temporary subscription goes: in the future, checked by the service. */
+const ExpiresAt = DateTimeString(
+  'Makes the subscription temporary: the service deletes it (a `system.config_changed` event, actor `system`) ' +
+    'within `WEBHOOKS_RETENTION_SWEEP_MS` (10 min) after this time. Must be in the future.',
+);
+
 export const WEBHOOK_DISABLED_REASONS = ['manual', 'gone', 'failing'] as const;
 
 /** A webhook subscription as every route shows it (never its secret). */
@@ -66,6 +72,11 @@ export const WebhookSubscription = Type.Object(
     previousSecretExpiresAt: Type.Union([DateTimeString(), Type.Null()], {
       description: 'After a rotation: until when the previous secret still signs beside the new one.',
     }),
+    expiresAt: Type.Optional(
+      DateTimeString(
+        "A temporary subscription (such as `deskctl webhooks listen`'s): when the service deletes it. Absent: kept until deleted.",
+      ),
+    ),
     createdAt: DateTimeString(),
     updatedAt: DateTimeString(),
   },
@@ -91,6 +102,7 @@ export const CreateWebhookBody = Type.Object(
     events: EventPatterns,
     description: Type.Optional(Description),
     active: Type.Optional(Type.Boolean({ default: true })),
+    expiresAt: Type.Optional(ExpiresAt),
   },
   { additionalProperties: false },
 );
@@ -102,6 +114,9 @@ export const UpdateWebhookBody = Type.Object(
     events: Type.Optional(EventPatterns),
     description: Type.Optional(Description),
     active: Type.Optional(Type.Boolean()),
+    expiresAt: Type.Optional(
+      Type.Union([ExpiresAt, Type.Null()], { description: 'A new expiry, or null: kept until deleted.' }),
+    ),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -128,7 +143,9 @@ export const WebhookDelivery = Type.Object(
   {
     id: IdSchema('delivery', 'dlv_ id; also the `webhook-id` header: stable per event and subscription'),
     webhookId: IdSchema('webhook'),
-    eventId: Type.Union([IdSchema('event'), Type.Null()], { description: 'null for a ping' }),
+    eventId: Type.Union([IdSchema('event'), Type.Null()], {
+      description: 'null for a ping and for a test event (deskctl webhooks trigger: its payload has its id)',
+    }),
     eventType: Type.String(),
     status: StringEnum(DELIVERY_STATUSES),
     attempts: Type.Array(DeliveryAttempt),

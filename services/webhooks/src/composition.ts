@@ -35,6 +35,7 @@ import { fanOut } from './use-cases/deliveries.js';
 import { createDeliveryWorker } from './use-cases/delivery-worker.js';
 import type { Deps } from './use-cases/deps.js';
 import { createSecretBox } from './use-cases/secrets.js';
+import { deleteExpiredSubscriptions } from './use-cases/subscriptions.js';
 
 export interface WebhooksServiceDeps {
   config: WebhooksConfig;
@@ -130,12 +131,16 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
     disableAfterMs: config.WEBHOOKS_DISABLE_AFTER_MS,
   });
   wakeWorker = worker.wake;
-  const retention = periodicTask({
-    name: 'delivery retention',
+  // Housekeeping: expired temporary subscriptions go, then finished deliveries past retention.
+  const housekeeping = periodicTask({
+    name: 'housekeeping',
     intervalMs: config.WEBHOOKS_RETENTION_SWEEP_MS,
     logger,
-    run: () => deps.deliveries.purgeExpired(deps.clock()),
-    onError: 0,
+    run: async () => {
+      await deleteExpiredSubscriptions(deps);
+      if (config.WEBHOOKS_RETENTION_DAYS > 0) await deps.deliveries.purgeExpired(deps.clock());
+    },
+    onError: undefined,
   });
   const handleEvent = fanOut(deps);
   let intake: Intake | undefined;
@@ -170,7 +175,7 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
       });
       admin = serveWebhooksAdmin(nc, deps, verifier);
       worker.start();
-      if (config.WEBHOOKS_RETENTION_DAYS > 0) retention.start();
+      housekeeping.start();
     },
     async close() {
       deadLetters?.stop();
@@ -178,7 +183,7 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
       await intake?.stop();
       // Attempts in hand finish (bounded by the timeouts) and their lanes are released.
       await worker.stop();
-      await retention.stop();
+      await housekeeping.stop();
       await relay.stop();
     },
   };

@@ -1,18 +1,15 @@
 // The webhooks admin RPC (what the settings console and deskctl use), over the real NATS, through
 // the one client in platform: every op, refusals worded as the HTTP API words them and changing
 // nothing, the admin as the events' actor with the console's address, a tolerant reader.
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { type DomainEvent, natsNames, type WebhooksAdminActor } from '@support-desk/contracts';
+import { natsNames, type WebhooksAdminActor } from '@support-desk/contracts';
 import { fixtures } from '@support-desk/contracts/fixtures';
 import { generateKeyPairSync } from 'node:crypto';
 import {
   AppError,
   callRpc,
-  decodeDomainEvent,
   decodeJson,
   encodeJson,
   messageSigner,
-  type NatsConnection,
   WEBHOOKS_NOT_ANSWERING,
   webhooksAdminClient,
   WebhooksUnavailableError,
@@ -20,7 +17,7 @@ import {
 import { eventually, testSigner, uniqueName } from '@support-desk/platform/testing';
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';
-import { admin, composeForTest, startReceiver } from './helpers.js';
+import { admin, composeForTest, eventsFrom, startReceiver } from './helpers.js';
 
 const console_: WebhooksAdminActor = {
   userId: 'usr_01jconsoleadmin000000000',
@@ -34,26 +31,6 @@ const console_: WebhooksAdminActor = {
 
 /** What the settings console and deskctl run as: identity, which signs every request. */
 const identity = testSigner('identity');
-
-/** Every event on the stream from now on, read by a consumer of the test's own. */
-async function eventsFrom(nc: NatsConnection, stream: string) {
-  const jsm = await jetstreamManager(nc);
-  const durable = uniqueName('check');
-  await jsm.consumers.add(stream, { durable_name: durable, ack_policy: 'none' as never });
-  const consumer = await jetstream(nc).consumers.get(stream, durable);
-  const seen: DomainEvent[] = [];
-  return async (count: number, resourceId: string) => {
-    await eventually(
-      async () => {
-        const m = await consumer.next({ expires: 1000 });
-        if (m) seen.push(decodeDomainEvent(m.data) as DomainEvent);
-        return seen.filter((e) => e.resourceId === resourceId).length >= count;
-      },
-      { what: `${count} events of ${resourceId}` },
-    );
-    return seen.filter((e) => e.resourceId === resourceId);
-  };
-}
 
 t.test('every op through the client, and each change an event with the admin and address', async (t) => {
   const { app, nc, names } = await composeForTest(t);
@@ -131,6 +108,69 @@ t.test('every op through the client, and each change an event with the admin and
   });
   t.notOk('ipAddress' in mine[3], 'deskctl has no address');
   t.match(mine[4].changes, { 'webhook.deleted': { from: false, to: true } });
+});
+
+t.test('trigger: a test event of a catalogued type to the subscriptions that take it', async (t) => {
+  const { nc, names } = await composeForTest(t);
+  const rpc = webhooksAdminClient(nc, names, identity);
+  const receiver = await startReceiver(t, (_q, res) => res.writeHead(410).end());
+  const other = await startReceiver(t);
+  const { webhook: sub } = await rpc.call(console_, 'create', { url: receiver.url, events: ['request.*'] });
+  const { webhook: users } = await rpc.call(console_, 'create', { url: other.url, events: ['user.*'] });
+
+  const triggered = await rpc.call(console_, 'trigger', { type: 'request.created' });
+  t.match(triggered.event, { id: /^evt_/, type: 'request.created' });
+  t.same(
+    triggered.deliveries.map((d) => [d.webhookId, d.eventType, d.eventId]),
+    [[sub.id, 'request.created', null]],
+    'one delivery, to the subscription that takes the type; no event log entry',
+  );
+  await eventually(() => receiver.received.length === 1, { what: 'the test event' });
+  const payload = new Webhook(sub.secret).verify(receiver.received[0].body, receiver.received[0].headers);
+  t.match(payload, {
+    id: triggered.event.id,
+    type: 'request.created',
+    resourceType: 'request',
+    resourceId: /^req_/,
+    test: true,
+    webhookId: sub.id,
+    actor: { email: console_.email },
+  });
+  t.notOk('snapshot' in (payload as object), 'no snapshot: no such request exists');
+  t.equal(other.received.length, 0, 'a subscription to user.* gets nothing');
+  // Like a ping, a test counts for nothing: the receiver's 410 fails it, disables nothing.
+  const failed = await eventually(
+    async () => {
+      const r = await rpc.call(console_, 'deliveries', { id: sub.id, status: 'failed' });
+      return r.deliveries.length === 1 && r.deliveries[0];
+    },
+    { what: 'the 410 recorded' },
+  );
+  t.match(failed, { attempts: [{ status: 410 }] });
+  t.match((await rpc.call(console_, 'get', { id: sub.id })).webhook, { active: true });
+
+  const one = await rpc.call(console_, 'trigger', { type: 'user.created', webhookId: users.id });
+  t.same(
+    one.deliveries.map((d) => d.webhookId),
+    [users.id],
+  );
+  await eventually(() => other.received.length === 1, { what: 'the named subscription' });
+
+  const unknown = await rpc.call(console_, 'trigger', { type: 'request.exploded' }).catch((e: unknown) => e);
+  t.ok(unknown instanceof AppError);
+  t.match(unknown, {
+    code: 'VALIDATION_ERROR',
+    message:
+      /body\.type.*"request\.exploded" is not an event type: request\.created, .*system\.config_changed/,
+  });
+  const notTaken = await rpc
+    .call(console_, 'trigger', { type: 'user.created', webhookId: sub.id })
+    .catch((e: unknown) => e);
+  t.match(notTaken, {
+    code: 'VALIDATION_ERROR',
+    message: /body\.webhookId.*takes request\.\*, not user\.created/,
+  });
+  t.equal(receiver.received.length, 1, 'refusals send nothing');
 });
 
 t.test('a bad request gets the HTTP API error and changes nothing', async (t) => {

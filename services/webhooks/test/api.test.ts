@@ -23,6 +23,7 @@ import {
   composeForTest,
   deliveries,
   event,
+  eventsFrom,
   publish,
   secretKey,
   startReceiver,
@@ -106,6 +107,52 @@ t.test(
     t.notMatch(JSON.stringify(seen), /whsec_/, 'no event carries a secret');
   },
 );
+
+t.test('a temporary subscription (expiresAt) is deleted by housekeeping once it expires', async (t) => {
+  const { app, nc, names } = await composeForTest(t, { env: { WEBHOOKS_RETENTION_SWEEP_MS: '100' } });
+  const events = await eventsFrom(nc, names.eventsStream);
+  const past = await app.inject({
+    method: 'POST',
+    url: '/v1/webhooks',
+    headers: admin,
+    payload: {
+      url: 'https://hooks.example.com/t',
+      events: ['*'],
+      expiresAt: new Date(Date.now() - 1000).toISOString(),
+    },
+  });
+  t.equal(past.statusCode, 400);
+  t.match(past.json().error, { code: 'VALIDATION_ERROR', message: /body\.expiresAt.*must be in the future/ });
+
+  const expiresAt = new Date(Date.now() + 1500).toISOString();
+  const temporary = await subscribe(app, { url: 'https://hooks.example.com/t', events: ['*'], expiresAt });
+  t.equal(temporary.expiresAt, expiresAt, 'shown');
+  const kept = await subscribe(app, {
+    url: 'https://hooks.example.com/k',
+    events: ['*'],
+    expiresAt: new Date(Date.now() + 1500).toISOString(),
+  });
+  const unexpired = await app.inject({
+    method: 'PATCH',
+    url: `/v1/webhooks/${kept.id}`,
+    headers: admin,
+    payload: { expiresAt: null },
+  });
+  t.notOk('expiresAt' in unexpired.json().data, 'expiresAt: null makes it permanent');
+
+  await eventually(
+    async () =>
+      (await app.inject({ method: 'GET', url: `/v1/webhooks/${temporary.id}`, headers: admin }))
+        .statusCode === 404,
+    { what: 'the expired subscription deleted', timeoutMs: 15_000 },
+  );
+  const still = await app.inject({ method: 'GET', url: `/v1/webhooks/${kept.id}`, headers: admin });
+  t.equal(still.statusCode, 200, 'the one made permanent stays');
+
+  const [made, gone] = await events(2, temporary.id);
+  t.match(made.changes, { 'webhook.expiresAt': { from: null, to: expiresAt } });
+  t.match(gone, { actor: { id: 'system' }, changes: { 'webhook.deleted': { from: false, to: true } } });
+});
 
 t.test('bad input is a 400 naming the field and changes nothing; other roles are refused', async (t) => {
   const { app } = await composeForTest(t);

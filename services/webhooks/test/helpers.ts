@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import {
   type Changes,
   type DomainEvent,
@@ -6,10 +7,11 @@ import {
   type NatsNames,
   newId,
 } from '@support-desk/contracts';
-import { buildEvent, type NatsConnection, systemContext } from '@support-desk/platform';
+import { buildEvent, decodeDomainEvent, type NatsConnection, systemContext } from '@support-desk/platform';
 import type { Connection } from 'mongoose';
 import {
   asCaller,
+  eventually,
   publishEvent,
   signCallsLikeTheGateway,
   testEnv,
@@ -18,6 +20,7 @@ import {
   testNats,
   testPrincipal,
   type Teardownable,
+  uniqueName,
 } from '@support-desk/platform/testing';
 import { composeService } from '../src/composition.js';
 import { loadWebhooksConfig } from '../src/config.js';
@@ -127,4 +130,24 @@ export async function deliveries(app: App, id: string, query = '') {
 export async function getWebhook(app: App, id: string) {
   const res = await app.inject({ method: 'GET', url: `/v1/webhooks/${id}`, headers: admin });
   return res.json().data as { active: boolean; disabledReason: string | null; [k: string]: unknown };
+}
+
+/** Every event on the stream from now on, read by a consumer of the test's own. */
+export async function eventsFrom(nc: NatsConnection, stream: string) {
+  const jsm = await jetstreamManager(nc);
+  const durable = uniqueName('check');
+  await jsm.consumers.add(stream, { durable_name: durable, ack_policy: 'none' as never });
+  const consumer = await jetstream(nc).consumers.get(stream, durable);
+  const seen: DomainEvent[] = [];
+  return async (count: number, resourceId: string) => {
+    await eventually(
+      async () => {
+        const m = await consumer.next({ expires: 1000 });
+        if (m) seen.push(decodeDomainEvent(m.data) as DomainEvent);
+        return seen.filter((e) => e.resourceId === resourceId).length >= count;
+      },
+      { what: `${count} events of ${resourceId}` },
+    );
+    return seen.filter((e) => e.resourceId === resourceId);
+  };
 }

@@ -2,11 +2,12 @@
 // agent works on a request, and the receiver gets each event signed per Standard Webhooks
 // (verified with the specification's library), in order, without internal-note content; the
 // subscription's own changes are in the audit log.
+import { spawn } from 'node:child_process';
 import { startReceiver } from '@support-desk/platform/testing';
 import { Webhook } from 'standardwebhooks';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { cast } from '../src/actors.js';
-import { eventually, startStack } from '../src/stack.js';
+import { DESKCTL, eventually, startStack } from '../src/stack.js';
 
 const stack = await startStack(t);
 const { admin, agent } = await cast(stack);
@@ -163,4 +164,128 @@ t.test('deskctl webhooks: every command against the running webhooks service', a
     events.every((e) => e.actor.email === admin.email),
     'each with the acting admin',
   );
+});
+
+/**
+ * `deskctl webhooks listen` as an operator runs it: its own process, its JSON lines read as they
+ * come, stopped with SIGINT (bounded: SIGKILL after 60 s, which fails the test's exit-code check).
+ */
+function listen(t: Test, args: string[]) {
+  const child = spawn(process.execPath, [DESKCTL, 'webhooks', 'listen', ...args, '--json'], {
+    env: { ...process.env, ...stack.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code))).finally(() =>
+    clearTimeout(killer),
+  );
+  // A failed wait still stops it (and so deletes its subscription on this shared stack).
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+    return exited;
+  });
+  const lines = () =>
+    stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{"'))
+      .map((l) => JSON.parse(l) as Record<string, any>);
+  return { child, exited, lines, output: () => `${stdout}\n${stderr}` };
+}
+
+t.test('deskctl webhooks listen forwards verified deliveries to a local receiver; trigger', async (t) => {
+  // The receiver drops the first connection (as a receiver that is down would), then answers 201.
+  const local = await startReceiver(t, (_q, res, n) =>
+    n === 1 ? res.socket?.destroy() : res.writeHead(201, { 'content-type': 'text/plain' }).end('taken'),
+  );
+  const listener = listen(t, ['--forward-to', local.url, '--events', 'request.created', '--as', admin.email]);
+  const ready = await eventually(() => listener.lines().find((l) => l.listening)?.listening, {
+    what: 'the listener ready',
+    timeoutMs: 60_000,
+  });
+  t.match(ready, { webhookId: /^whk_/, url: /^http:\/\/127\.0\.0\.1:\d+\/$/, events: ['request.created'] });
+  t.match(ready.secret, /^whsec_/, 'the signing secret, printed once');
+  const shown = await stack.deskctlJson(['webhooks', 'show', ready.webhookId]);
+  t.match(shown, { url: ready.url, description: /deskctl webhooks listen \(temporary/ });
+  t.ok(Date.parse(shown.expiresAt) > Date.now() + 23 * 3_600_000, 'expires a day ahead if never deleted');
+
+  // A test event: the local receiver is "down" for its first attempt; the service is answered 502
+  // and retries (5 s later, as against the receiver itself), then the receiver's 201 goes back.
+  const trigger = await stack.deskctlJson([
+    'webhooks',
+    'trigger',
+    'request.created',
+    '--webhook',
+    ready.webhookId,
+  ]);
+  t.match(trigger, {
+    event: { id: /^evt_/, type: 'request.created' },
+    deliveries: [{ webhookId: ready.webhookId }],
+  });
+  const deliveries = () => listener.lines().filter((l) => l.deliveryId);
+  const [down, retried] = await eventually(() => deliveries().length >= 2 && deliveries(), {
+    what: 'the test event, its retry',
+    timeoutMs: 30_000,
+  });
+  t.match(down, {
+    type: 'request.created',
+    eventId: trigger.event.id,
+    test: true,
+    answered: 502,
+    error: /^no answer: /,
+  });
+  t.match(retried, { deliveryId: down.deliveryId, eventId: trigger.event.id, status: 201, answered: 201 });
+  t.ok(retried.latencyMs >= 0, 'the local latency');
+  const log = await stack.deskctlJson(['webhooks', 'deliveries', ready.webhookId]);
+  t.match(log.deliveries, [
+    { id: down.deliveryId, status: 'succeeded', attempts: [{ status: 502 }, { status: 201 }] },
+  ]);
+
+  // A real event: a request created through the API.
+  const created = await agent.api.post('/v1/requests', {
+    title: `Listen ${stack.tag}`,
+    description: 'local',
+    priority: 'low',
+  });
+  t.equal(created.status, 201);
+  const real = await eventually(() => deliveries().find((l) => l.type === 'request.created' && !l.test), {
+    what: 'the real event (requests, its outbox, JetStream, the intake, a delivery)',
+    timeoutMs: 60_000,
+  });
+  t.match(real, { status: 201, eventId: /^evt_/ });
+  t.notOk(real.test, 'not a test');
+  const forwarded = local.received.find((r) => r.headers['webhook-id'] === real.deliveryId)!;
+  t.ok(forwarded, 'the receiver got it, with its original webhook-id');
+  const payload = new Webhook(ready.secret).verify(forwarded.body, forwarded.headers) as Record<string, any>;
+  t.match(payload, { id: real.eventId, type: 'request.created', snapshot: { id: created.json.data.id } });
+  t.equal(forwarded.headers['content-type'], 'application/json', 'the original headers');
+
+  // Not signed by the service: refused, answered 400, not forwarded.
+  const before = local.received.length;
+  const forged = await fetch(ready.url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'webhook-id': 'msg_forged',
+      'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+      'webhook-signature': 'v1,bm90IGEgc2lnbmF0dXJl',
+    },
+    body: JSON.stringify({ type: 'request.created', id: 'evt_forged' }),
+  });
+  t.equal(forged.status, 400);
+  const refused = await eventually(() => listener.lines().find((l) => l.refused), {
+    what: 'the refusal line',
+  });
+  t.match(refused, { deliveryId: 'msg_forged', refused: /signature/, answered: 400, eventId: null });
+  t.equal(local.received.length, before, 'nothing forwarded');
+
+  listener.child.kill('SIGINT');
+  t.equal(await listener.exited, 0, `stopped cleanly: ${listener.output()}`);
+  t.match(listener.output(), /"deleted": true/);
+  const after = await stack.deskctl(['webhooks', 'show', ready.webhookId]);
+  t.equal(after.code, 1, 'the temporary subscription is gone');
+  t.match(after.stderr, /Webhook not found/);
 });

@@ -79,6 +79,8 @@ export type Run = (
   positionals: string[],
   /** NATS, null when it did not answer (commands that need it say so). */
   nats: CliNats | null,
+  /** The global flags, for a command that prints as it runs (`webhooks listen`). */
+  globals?: { output: 'table' | 'json' },
 ) => Promise<CommandResult>;
 
 /** A run/ module: the runs of one area's commands, by command name. */

@@ -6,7 +6,7 @@ import { idpCommands } from './commands/idp.js';
 import { ldapCommands } from './commands/ldap.js';
 import { settingsCommands } from './commands/settings.js';
 import { usersCommands } from './commands/users.js';
-import { webhookCommands } from './commands/webhooks.js';
+import { webhookCommands, webhookLocalCommands } from './commands/webhooks.js';
 
 /*
  * deskctl's command table: every command's help, flags and confirmation (commands/), and where
@@ -27,7 +27,7 @@ export const GROUPS: Record<string, string> = {
   idp: 'identity provider connections (SCIM and LDAP)',
   'dead-letters': "messages a service's consumers could not take",
   webhooks:
-    'webhook subscriptions (asked of the webhooks service): create, list, update, delete, secrets, pings, deliveries',
+    'webhook subscriptions (asked of the webhooks service): create, list, update, delete, secrets, pings, deliveries; listen and trigger for a local receiver',
 };
 
 /** One area's commands, each run by its entry of `load()`'s `runs`. */
@@ -54,5 +54,6 @@ export const COMMANDS: Record<string, Command> = {
   ...area(() => import('./run/ldap.js'), ldapCommands),
   ...area(() => import('./run/credentials.js'), credentialCommands),
   ...area(() => import('./run/webhooks.js'), webhookCommands),
+  ...area(() => import('./run/webhooks-listen.js'), webhookLocalCommands),
   ...area(() => import('./run/settings.js'), settingsCommands),
 };

@@ -28,7 +28,7 @@ async function runParsed(session: AdminSession, invocation: RunInvocation) {
     const { actingContext } = await import('./session.js');
     const ctx = await actingContext(session.deps, globals.as);
     const run = await command.load();
-    return await run(session.deps, ctx, values, positionals, session.nats);
+    return await run(session.deps, ctx, values, positionals, session.nats, globals);
   } catch (err) {
     // A flag's value the command refuses: the hint names this command's --help.
     if (err instanceof UsageError && !(err instanceof CliUsageError))

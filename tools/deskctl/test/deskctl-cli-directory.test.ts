@@ -19,6 +19,38 @@ t.test('directory commands against the store', async (t) => {
     );
     const unconfirmed = await run(['webhooks', 'delete', 'whk_01jzzzzzzzzzzzzzzzzzzzzzzz']);
     t.equal(unconfirmed.code, 2, 'delete is destructive: refused without --yes and no terminal');
+    // listen opens its port, then cannot subscribe: one clear line, and the port is closed again.
+    const listen = await run(['webhooks', 'listen', '--forward-to', 'http://localhost:3000/hooks']);
+    t.equal(listen.code, 1);
+    t.match(listen.stderr, /^deskctl: error: The webhooks service is not answering/);
+    t.equal(listen.stdout, '', 'no ready line');
+  });
+
+  await t.test('webhooks trigger and listen: usage errors (exit 2) before anything is sent', async (t) => {
+    const unknown = await run(['webhooks', 'trigger', 'request.exploded']);
+    t.equal(unknown.code, 2);
+    t.match(
+      unknown.stderr,
+      /"request\.exploded" is not an event type; the catalogue: request\.created, request\.updated, .*system\.config_changed\n/,
+      'the catalogue listed',
+    );
+    t.match(unknown.stderr, /Run 'deskctl webhooks trigger --help' for usage/);
+    const noTarget = await run(['webhooks', 'listen']);
+    t.equal(noTarget.code, 2);
+    t.match(noTarget.stderr, /--forward-to is required/);
+    const notUrl = await run(['webhooks', 'listen', '--forward-to', 'localhost:3000']);
+    t.equal(notUrl.code, 2);
+    t.match(notUrl.stderr, /--forward-to must be an http:\/\/ or https:\/\/ URL/);
+    const badPort = await run([
+      'webhooks',
+      'listen',
+      '--forward-to',
+      'http://localhost:3000',
+      '--port',
+      '70000',
+    ]);
+    t.equal(badPort.code, 2);
+    t.match(badPort.stderr, /--port must be a port number/);
   });
 
   await t.test('--if-not-exists: a script can run twice', async (t) => {

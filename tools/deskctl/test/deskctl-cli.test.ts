@@ -177,10 +177,12 @@ t.test('completion scripts for bash and zsh', async (t) => {
     'delete',
     'deliveries',
     'list',
+    'listen',
     'ping',
     'replay',
     'rotate-secret',
     'show',
+    'trigger',
     'update',
   ]);
   t.ok(complete('webhooks', 'create', '--').includes('--if-not-exists'), 'webhooks create --if-not-exists');

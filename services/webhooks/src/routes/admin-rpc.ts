@@ -9,6 +9,7 @@ import {
   type WebhooksAdminReplies,
   WebhookListQuery,
   OPERATOR_CALLERS,
+  TriggerTestEventFields,
   webhooksRouteSchemas as schemas,
 } from '@support-desk/contracts';
 import {
@@ -21,6 +22,7 @@ import {
 } from '@support-desk/platform';
 import { listDeliveries, ping, replayDelivery } from '../use-cases/deliveries.js';
 import type { Deps } from '../use-cases/deps.js';
+import { triggerTestEvent } from '../use-cases/test-events.js';
 import {
   createSubscription,
   deleteSubscription,
@@ -103,6 +105,10 @@ async function answer(deps: Deps, request: Request): Promise<Reply> {
         'params',
       );
       return { ok: true, delivery: await replayDelivery(deps, p.id, p.deliveryId) };
+    }
+    case 'trigger': {
+      const fields = fieldsOf<TriggerTestEventFields>(request, TriggerTestEventFields, 'body');
+      return { ok: true, ...(await triggerTestEvent(deps, ctx, fields)) };
     }
   }
 }

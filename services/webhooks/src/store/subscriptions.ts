@@ -33,6 +33,8 @@ export interface SubscriptionDoc {
   failingSince: Date | null;
   /** Soft delete: the subscription is kept (its deliveries name it) but no longer served. */
   deleted: boolean;
+  /** A temporary subscription: housekeeping deletes it after this (null or absent: kept). */
+  expiresAt?: Date | null;
   createdAt: Date;
   updatedAt: Date;
   rev?: number;
@@ -56,6 +58,7 @@ const SubscriptionSchema = new Schema<SubscriptionDoc>(
     failures: { type: Number, default: 0 },
     failingSince: { type: Date, default: null },
     deleted: { type: Boolean, default: false },
+    expiresAt: { type: Date, default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
     rev: { type: Number, default: 0 },

@@ -40,8 +40,8 @@ export function deliveryIdFor(eventId: string, subscriptionId: string): string {
 export const matches = (patterns: string[], type: string) =>
   patterns.some((p) => p === '*' || p === type || (p.endsWith('.*') && type.startsWith(p.slice(0, -1))));
 
-/** One pending delivery, due now. */
-function pendingDelivery(
+/** One pending delivery, due now (an event's, a ping, a test event's). */
+export function pendingDelivery(
   id: string,
   subscriptionId: string,
   event: { id: string | null; type: string },

@@ -12,12 +12,14 @@ import {
   buildEvent,
   type EventContext,
   eventEntry,
+  isAppError,
   listPage,
   listWindow,
   minuteKey,
   notFound,
   readLimit,
   seekOf,
+  systemContext,
   validationError,
 } from '@support-desk/platform';
 import { isIP } from 'node:net';
@@ -86,11 +88,21 @@ function checkUrl(deps: Deps, raw: string): string {
   return url.toString();
 }
 
-const publicFields = (s: Pick<SubscriptionDoc, 'url' | 'events' | 'description' | 'active'>) => ({
+/** A temporary subscription's end: a time to come (a past one would delete it at once). */
+function checkExpiry(deps: Deps, at: string): Date {
+  const date = new Date(at);
+  if (!(date > deps.clock())) throw validationError('body.expiresAt', 'must be in the future');
+  return date;
+}
+
+const publicFields = (
+  s: Pick<SubscriptionDoc, 'url' | 'events' | 'description' | 'active' | 'expiresAt'>,
+) => ({
   'webhook.url': s.url,
   'webhook.events': s.events,
   'webhook.description': s.description,
   'webhook.active': s.active,
+  'webhook.expiresAt': s.expiresAt ? new Date(s.expiresAt).toISOString() : null,
 });
 
 /** `changes` of a subscription event: `webhook.<field>` entries, never a secret. */
@@ -145,6 +157,7 @@ export async function createSubscription(
     failures: 0,
     failingSince: null,
     deleted: false,
+    expiresAt: body.expiresAt !== undefined ? checkExpiry(deps, body.expiresAt) : null,
     createdAt: now,
     updatedAt: now,
   };
@@ -159,6 +172,8 @@ export async function updateSubscription(deps: Deps, ctx: EventContext, id: stri
   if (body.events !== undefined) after.events = checkPatterns(body.events);
   if (body.description !== undefined) after.description = body.description;
   if (body.active !== undefined) after.active = body.active;
+  if (body.expiresAt !== undefined)
+    after.expiresAt = body.expiresAt === null ? null : checkExpiry(deps, body.expiresAt);
   const now = deps.clock();
   let resumed = false;
   const updated = await deps.subscriptions.update(id, (before) => {
@@ -199,6 +214,33 @@ export async function deleteSubscription(deps: Deps, ctx: EventContext, id: stri
   });
   await deps.deliveries.closeSubscription(id);
   return { id, deleted: true as const };
+}
+
+/**
+ * Housekeeping: the temporary subscriptions past their `expiresAt` are deleted as a client's
+ * delete would (their pending deliveries closed; a `system.config_changed` event, actor
+ * `system`). Reads the live subscriptions (few, one read the intake shares) rather than a range
+ * query FerretDB cannot push down. A replica that finds one already deleted by another moves on.
+ */
+export async function deleteExpiredSubscriptions(deps: Deps): Promise<number> {
+  const now = deps.clock();
+  const expired = (await deps.subscriptions.live()).filter(
+    (s) => s.expiresAt && new Date(s.expiresAt) <= now,
+  );
+  let deleted = 0;
+  for (const s of expired) {
+    try {
+      await deleteSubscription(deps, systemContext(), s._id);
+      deleted++;
+      deps.logger.info(
+        { webhookId: s._id, expiresAt: s.expiresAt },
+        'temporary webhook subscription expired',
+      );
+    } catch (err) {
+      if (!(isAppError(err) && err.code === 'NOT_FOUND')) throw err;
+    }
+  }
+  return deleted;
 }
 
 /**

@@ -22,6 +22,7 @@ export function toSubscriptionView(doc: SubscriptionDoc, now: Date): WebhookSubs
     disabledReason: doc.active ? null : (doc.disabledReason ?? 'manual'),
     disabledAt: doc.active ? null : iso(doc.disabledAt),
     previousSecretExpiresAt: previousSecretExpiry(doc, now),
+    ...(doc.expiresAt ? { expiresAt: iso(doc.expiresAt)! } : {}),
     createdAt: iso(doc.createdAt)!,
     updatedAt: iso(doc.updatedAt)!,
   };

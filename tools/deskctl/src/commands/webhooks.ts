@@ -100,3 +100,55 @@ export const webhookCommands: Record<string, CommandSpec> = {
     examples: ['webhooks replay whk_01J... dlv_01J...'],
   },
 };
+
+/**
+ * `deskctl webhooks listen|trigger`: developing a receiver locally (run/webhooks-listen.ts), as
+ * `stripe listen --forward-to` and `stripe trigger` do it.
+ */
+export const webhookLocalCommands: Record<string, CommandSpec> = {
+  'webhooks listen': {
+    description:
+      'receive deliveries on a temporary subscription, verify their signatures and forward each to a local receiver; one line per delivery; ^C deletes the subscription',
+    options: {
+      'forward-to': {
+        type: 'string',
+        value: 'URL',
+        description: 'where each verified delivery is sent on, with its headers (http://localhost:3000/hook)',
+      },
+      events: {
+        type: 'string',
+        value: 'PATTERNS',
+        description: 'event types, families or *, comma-separated (default: *)',
+      },
+      port: {
+        type: 'string',
+        value: 'PORT',
+        description: 'the loopback port deskctl receives deliveries on (default: any free port)',
+      },
+    },
+    examples: [
+      'webhooks listen --forward-to http://localhost:3000/hooks',
+      'webhooks listen --forward-to http://localhost:3000/hooks --events "request.*,user.created"',
+      'webhooks listen --forward-to http://localhost:3000/hooks --json   # one JSON line per delivery',
+    ],
+  },
+  'webhooks trigger': {
+    description:
+      'send a test event of a type (test: true in its payload) to every active subscription that takes it, or to --webhook only',
+    options: {
+      webhook: {
+        type: 'string',
+        value: 'ID',
+        description: 'only this subscription (whk_…; it must take the type)',
+      },
+    },
+    args: [
+      {
+        name: 'TYPE',
+        description: 'an event type of the catalogue (request.created, user.updated…)',
+        required: true,
+      },
+    ],
+    examples: ['webhooks trigger request.created', 'webhooks trigger user.created --webhook whk_01J...'],
+  },
+};

@@ -22,7 +22,7 @@ import { listRun } from './list.js';
  * client the settings console uses too), so the same checks and the same events as its HTTP API,
  * with the acting admin (`--as`, or the deskctl actor) as the events' actor and source `cli`.
  */
-const ask = <K extends WebhooksAdminOp>(
+export const ask = <K extends WebhooksAdminOp>(
   deps: Deps,
   nats: CliNats | null,
   ctx: EventContext,
