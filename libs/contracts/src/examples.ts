@@ -107,6 +107,9 @@ const requestDetail = {
     resolutionTarget: '2025-03-15T09:26:53.589Z',
     responseStatus: 'met',
     resolutionStatus: 'on_track',
+    policy: null,
+    response: { state: 'stopped', breachAt: null, remainingSeconds: null },
+    resolution: { state: 'running', breachAt: '2025-03-15T09:26:53.589Z', remainingSeconds: 71_400 },
   },
   comments: [comment],
   attachments: [attachment],
@@ -158,7 +161,74 @@ const PROVIDER_OWNED = conflict(
   'Group Network is managed by identity provider "okta": members can only be changed there',
 );
 
+const SLP = 'slp_01j9zr0a1b2c3d4e5f6g7h8j9k';
+const officeTargets = (firstResponseMinutes: number, resolutionMinutes: number) => ({
+  firstResponseMinutes,
+  resolutionMinutes,
+});
+const slaPolicy = {
+  id: SLP,
+  name: 'office-hours',
+  description: 'Berlin office hours; waiting on the customer pauses the clocks',
+  position: 0,
+  match: { priorities: ['critical', 'high'] },
+  targets: {
+    critical: officeTargets(30, 240),
+    high: officeTargets(60, 480),
+    medium: officeTargets(240, 1440),
+    low: officeTargets(480, 2880),
+  },
+  calendar: {
+    timeZone: 'Europe/Berlin',
+    hours: [{ days: ['monday', 'tuesday', 'wednesday', 'thursday', 'friday'], from: '09:00', to: '17:00' }],
+    holidays: ['2025-12-25', '2025-12-26'],
+  },
+  pauseStatuses: ['pending'],
+  createdAt: CREATED,
+  updatedAt: UPDATED,
+};
+const fallbackRow = (r: number, s: number) => ({ firstResponseMinutes: r, resolutionMinutes: s });
+
 export const ROUTE_EXAMPLES: Record<string, RouteExamples> = {
+  'GET /v1/sla-policies': {
+    response: ok({
+      policies: [slaPolicy],
+      fallback: {
+        standard: {
+          critical: fallbackRow(60, 240),
+          high: fallbackRow(240, 1440),
+          medium: fallbackRow(480, 4320),
+          low: fallbackRow(1440, 7200),
+        },
+        vip: {
+          critical: fallbackRow(30, 120),
+          high: fallbackRow(120, 720),
+          medium: fallbackRow(240, 2160),
+          low: fallbackRow(720, 3600),
+        },
+      },
+    }),
+  },
+  'POST /v1/sla-policies': {
+    request: {
+      name: slaPolicy.name,
+      description: slaPolicy.description,
+      match: slaPolicy.match,
+      targets: slaPolicy.targets,
+      calendar: slaPolicy.calendar,
+    },
+    response: ok({ ...slaPolicy, updatedAt: CREATED }),
+  },
+  'GET /v1/sla-policies/:id': { response: ok(slaPolicy), errors: { 404: notFound('SLA policy') } },
+  'PATCH /v1/sla-policies/:id': {
+    request: { pauseStatuses: ['pending', 'assigned'] },
+    response: ok({ ...slaPolicy, pauseStatuses: ['pending', 'assigned'] }),
+    errors: { 404: notFound('SLA policy') },
+  },
+  'DELETE /v1/sla-policies/:id': {
+    response: ok({ id: SLP, deleted: true }),
+    errors: { 404: notFound('SLA policy') },
+  },
   'GET /v1/requests': {
     response: ok({
       requests: [{ ...requestCore, assignedTo: AGENT, assignedGroup: GRP, requester }],

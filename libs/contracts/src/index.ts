@@ -10,6 +10,7 @@ export * from './subjects.js';
 export * from './audit.js';
 export * from './identity.js';
 export * from './requests.js';
+export * from './sla-policies.js';
 export * from './webhooks.js';
 export * from './webhooks-admin.js';
 export * from './examples.js';

@@ -66,15 +66,56 @@ const RequestGroupRef = Type.Object(
   { additionalProperties: false },
 );
 
+export const SLA_CLOCK_STATES = ['running', 'paused', 'stopped'] as const;
+const SlaClockView = Type.Object(
+  {
+    state: StringEnum(SLA_CLOCK_STATES, {
+      description:
+        "`running`; `paused` while the request is in one of its policy's pause statuses; `stopped` once " +
+        'the target was met or missed for good (first response given, request resolved or closed).',
+    }),
+    breachAt: Type.Union([DateTimeString(), Type.Null()], {
+      description:
+        'When the clock breaches if it keeps running (business hours and holidays counted): in the past ' +
+        'once breached; null while paused or stopped.',
+    }),
+    remainingSeconds: Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        'Business time left until the breach, in seconds: negative once breached (business time past the ' +
+        'target), frozen while paused, null once stopped.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const slaPolicyFields = {
+  policy: Type.Union(
+    [Type.Object({ id: Type.String(), name: Type.String() }, { additionalProperties: false }), Type.Null()],
+    { description: 'The SLA policy picked for the request (`/v1/sla-policies`); null for the fallback.' },
+  ),
+  response: SlaClockView,
+  resolution: SlaClockView,
+};
+
 const RequestSla = Type.Object(
   {
-    tier: Type.String({ description: 'The policy row applied, e.g. `standard:high` or `vip:critical`.' }),
+    tier: Type.String({
+      description:
+        'The policy and row applied, `<policy name>:<priority>`, e.g. `gold:high`; with no policy matching, ' +
+        'the fallback row `standard:high` or `vip:critical`.',
+    }),
     responseTarget: DateTimeString(),
     resolutionTarget: DateTimeString(),
     responseStatus: SlaStatusSchema,
     resolutionStatus: SlaStatusSchema,
+    ...slaPolicyFields,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    description:
+      "Targets count business time of the policy's calendar and stand still in its pause statuses. " +
+      'While a clock is paused its target shows the moment computed before the pause.',
+  },
 );
 type RequestSla = Static<typeof RequestSla>;
 
@@ -151,9 +192,20 @@ export type RequestDetail = Static<typeof RequestDetail>;
  * events megabytes long; the comment's own event (`request.comment_added`) carries a public one.
  */
 const { comments: _comments, attachments: _attachments, ...requestOwnFields } = RequestDetail.properties;
+/** In a snapshot the SLA policy fields are optional: events written before them stay version 1. */
+const SnapshotSla = Type.Object(
+  {
+    ...RequestSla.properties,
+    policy: Type.Optional(slaPolicyFields.policy),
+    response: Type.Optional(SlaClockView),
+    resolution: Type.Optional(SlaClockView),
+  },
+  { additionalProperties: false },
+);
 export const RequestEventSnapshot = Type.Object(
   {
     ...requestOwnFields,
+    sla: SnapshotSla,
     commentCount: Type.Integer({
       minimum: 0,
       description: 'Public comments (internal notes are neither shown nor counted).',

@@ -29,6 +29,7 @@ export const EVENT_PRODUCERS: readonly EventProducer[] = [
   { service: 'identity', types: ['user.*', 'system.config_changed', 'system.sync_completed'] },
   { service: 'requests', types: ['request.*', 'system.sla_warning', 'system.sla_breach'] },
   { service: 'webhooks', types: ['system.config_changed'], resourceIdPrefix: 'whk_' },
+  { service: 'requests', types: ['system.config_changed'], resourceIdPrefix: 'slp_' },
 ];
 
 const typeMatches = (pattern: string, type: string) =>

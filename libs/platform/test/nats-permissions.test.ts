@@ -181,6 +181,8 @@ for (const [label, conf] of [
       ['identity', names.eventSubject('system.sync_completed')],
       ['requests', names.eventSubject('request.created')],
       ['requests', names.eventSubject('system.sla_breach')],
+      // Its SLA policy changes (slp_ resources; EVENT_PRODUCERS narrows it to those).
+      ['requests', names.eventSubject('system.config_changed')],
       ['webhooks', names.eventSubject('system.config_changed')],
     ];
     for (const [as, subject] of published) t.ok(await publish(as, subject), `${as} publishes ${subject}`);
@@ -203,14 +205,14 @@ for (const [label, conf] of [
         seen.audit!.length === all.length &&
         seen.webhooks!.length === all.length &&
         seen['requests-read-model-users']!.length === 1 &&
-        seen['requests-read-model-groups']!.length === 2 &&
+        seen['requests-read-model-groups']!.length === 3 &&
         noticesSeen.length === 1,
       { what: 'every consumer to read what it reads' },
     );
     t.same(seen.audit, all, 'audit reads every event');
     t.same(seen.webhooks, all, 'webhooks reads every event');
     t.same(seen['requests-read-model-users'], [names.eventSubject('user.created')], 'requests: user events');
-    t.same(seen['requests-read-model-groups']!.length, 2, 'requests: configuration changes');
+    t.same(seen['requests-read-model-groups']!.length, 3, 'requests: configuration changes');
     t.same(noticesSeen, [names.credentialNotices], 'every gateway reads the notices');
     await eventually(async () => (await consumerAckFloor(nc.audit, EVENTS, 'audit', 0)()) === all.length, {
       what: "audit's acks to land",

@@ -31,9 +31,11 @@ import { attachmentFiles } from './store/files.js';
 import { requestModel } from './store/requests.js';
 import { createRequestsRepository } from './store/requests-repository.js';
 import { createSlaAlertsRepository, slaAlertModel } from './store/sla-alerts.js';
+import { createSlaPoliciesRepository, slaPolicyModel } from './store/sla-policies.js';
 import type { Deps } from './use-cases/deps.js';
 import { Directory } from './use-cases/directory.js';
 import { completeStoredRequests } from './use-cases/request-lists.js';
+import { requireTemporal } from './use-cases/business-time.js';
 import { parseSlaPolicy } from './use-cases/sla.js';
 import { createSlaMonitor } from './use-cases/sla-monitor.js';
 
@@ -60,6 +62,7 @@ export interface RequestsService extends ComposedService {
 /** The requests service: its use cases over its own database, the HTTP app and its workers. */
 export async function composeService(sd: RequestsServiceDeps): Promise<RequestsService> {
   const { config, logger, conn, nc, names } = sd;
+  requireTemporal();
   const clock = sd.clock ?? (() => new Date());
   // Requests signs what it sends over NATS, and checks who signed what it receives.
   const signer = serviceSigner('requests', config);
@@ -68,6 +71,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
   const deps: Deps = {
     requests: createRequestsRepository(conn, { maxBytes: config.REQUEST_DOCUMENT_MAX_BYTES }),
     slaAlerts: createSlaAlertsRepository(conn),
+    slaPolicies: createSlaPoliciesRepository(conn, { ttlMs: config.SLA_POLICY_CACHE_TTL_MS, clock }),
     directory: new Directory(
       createDirectoryRepository(conn),
       identity,
@@ -100,7 +104,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
 
   const relay = createOutboxRelay({
     nc,
-    models: [requestModel(conn), slaAlertModel(conn)],
+    models: [requestModel(conn), slaAlertModel(conn), slaPolicyModel(conn)],
     logger,
     signer,
     ...(sd.relayPollIntervalMs ? { pollIntervalMs: sd.relayPollIntervalMs } : {}),

@@ -29,8 +29,13 @@ export const requestsConfigSchema = configSchema({
     maximum: 12 * 1024 * 1024,
     default: 12 * 1024 * 1024,
   }),
-  /** JSON object overriding rows of the SLA policy table (see README). */
+  /** JSON object overriding rows of the fallback SLA table, used when no SLA policy matches (see README). */
   SLA_POLICY: Type.Optional(Type.String({ minLength: 2 })),
+  /**
+   * How long the SLA policies a create picks from stay in memory (ms; 0: read on every create):
+   * a policy changed through another replica applies to this one's new requests at most this late.
+   */
+  SLA_POLICY_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 300_000, default: 5000 }),
   SLA_WARNING_RATIO: Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1, default: 0.8 }),
   SLA_MONITOR_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 15_000 }),
   SLA_MONITOR_ENABLED: Type.Boolean({ default: true }),

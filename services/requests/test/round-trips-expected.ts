@@ -27,7 +27,8 @@ const gridFsChunks = (n: number) => Array.from({ length: n }, () => 'insert atta
 
 export const EXPECTED: Record<string, ExpectedTrips> = {
   'POST /v1/requests (requester not yet in the read model)': {
-    call: ['find users_read_model', 'insert requests', 'update users_read_model'],
+    // The SLA policies to pick from: read on the first create, then kept (SLA_POLICY_CACHE_TTL_MS).
+    call: ['find sla_policies', 'find users_read_model', 'insert requests', 'update users_read_model'],
     nats: ['rpc.identity.user.get'],
     ...relayed('request.created'),
   },

@@ -1,27 +1,53 @@
 import { ConfigError } from '@support-desk/platform';
 import t from 'tap';
-import { computeSla, DEFAULT_SLA_POLICY, parseSlaPolicy, statusAt } from '../src/use-cases/sla.js';
+import { computeSla, DEFAULT_SLA_POLICY, parseSlaPolicy, pickPolicy, slaView } from '../src/use-cases/sla.js';
 import { createSlaMonitor } from '../src/use-cases/sla-monitor.js';
 import { HOUR, harness, MINUTE, validBody } from './helpers.js';
 
 t.test('policy table and status computation', async (t) => {
   const settings = { policy: DEFAULT_SLA_POLICY, warningRatio: 0.8 };
   const createdAt = new Date('2030-01-01T00:00:00Z');
-  const clock = { priority: 'critical' as const, createdAt, firstResponseAt: null, clockStoppedAt: null };
-  const s = computeSla(settings, clock, false, createdAt);
+  const open = { status: 'open' as const, firstResponseAt: null, clockStoppedAt: null };
+  const fresh = (vip: boolean) =>
+    computeSla(
+      settings,
+      {
+        after: open,
+        policy: pickPolicy(settings, [], { priority: 'critical', groupId: null, vip }),
+        priority: 'critical',
+        vip,
+      },
+      createdAt,
+    );
+  const s = fresh(false);
   t.equal(s.tier, 'standard:critical');
   t.equal(s.responseTarget.toISOString(), '2030-01-01T01:00:00.000Z');
   t.equal(s.resolutionTarget.toISOString(), '2030-01-01T04:00:00.000Z');
   t.equal(s.responseWarnAt.toISOString(), '2030-01-01T00:48:00.000Z');
-  const v = computeSla(settings, clock, true, createdAt);
+  const v = fresh(true);
   t.equal(v.tier, 'vip:critical');
   t.equal(v.responseTarget.toISOString(), '2030-01-01T00:30:00.000Z');
   const at = (m: number) => new Date(createdAt.getTime() + m * MINUTE);
-  t.equal(statusAt(s.responseTarget, s.responseWarnAt, null, at(10)), 'on_track');
-  t.equal(statusAt(s.responseTarget, s.responseWarnAt, null, at(50)), 'at_risk');
-  t.equal(statusAt(s.responseTarget, s.responseWarnAt, null, at(61)), 'breached');
-  t.equal(statusAt(s.responseTarget, s.responseWarnAt, at(59), at(90)), 'met');
-  t.equal(statusAt(s.responseTarget, s.responseWarnAt, at(61), at(90)), 'breached');
+  const request = { ...open, sla: s, createdAt };
+  const status = (now: Date, firstResponseAt: Date | null = null) =>
+    slaView(settings, { ...request, firstResponseAt }, now).responseStatus;
+  t.equal(status(at(10)), 'on_track');
+  t.equal(status(at(50)), 'at_risk');
+  t.equal(status(at(61)), 'breached');
+  const answered = (m: number) =>
+    computeSla(
+      settings,
+      { before: request, after: { ...open, firstResponseAt: at(m) }, priority: 'critical', vip: false },
+      at(m),
+    );
+  t.equal(
+    slaView(settings, { ...request, firstResponseAt: at(59), sla: answered(59) }, at(90)).responseStatus,
+    'met',
+  );
+  t.equal(
+    slaView(settings, { ...request, firstResponseAt: at(61), sla: answered(61) }, at(90)).responseStatus,
+    'breached',
+  );
   const custom = parseSlaPolicy('{"standard":{"low":{"responseMinutes":5}}}');
   t.equal(custom.standard.low.responseMinutes, 5);
   t.equal(custom.standard.low.resolutionMinutes, DEFAULT_SLA_POLICY.standard.low.resolutionMinutes);

@@ -111,6 +111,24 @@ const newWebhook = async () =>
 const webhook = await newWebhook();
 const delivery = data(await admin.api.post(`/v1/webhooks/${webhook}/ping`, {}), 'ping').id as string;
 
+// SLA policies that match only this file's own group, so requests of other files on a shared
+// stack keep theirs.
+const policyBody = () => ({
+  name: `matrix-${Math.random().toString(36).slice(2)}`,
+  match: { groups: [group] },
+  targets: Object.fromEntries(
+    ['critical', 'high', 'medium', 'low'].map((p) => [
+      p,
+      { firstResponseMinutes: 60, resolutionMinutes: 480 },
+    ]),
+  ),
+});
+const newPolicy = async () =>
+  data(await admin.api.post('/v1/sla-policies', policyBody()), 'create SLA policy').id as string;
+const slaPolicy = await newPolicy();
+const deletedPolicy = await newPolicy();
+data(await admin.api.delete(`/v1/sla-policies/${deletedPolicy}`), 'delete SLA policy');
+
 const is = (admin: number, agent: number, viewer: number) => ({ admin, agent, viewer, none: 401 });
 const fixed = (call: Call) => async () => call;
 const ownRequest = (build: (id: string) => Call) => async (role: Role) => {
@@ -396,6 +414,52 @@ const ROWS: Row[] = [
   {
     route: 'GET /v1/events/:id',
     cells: { other: { call: fixed({ path: `/v1/events/${someEvent}` }), expect: is(200, 403, 403) } },
+  },
+  {
+    route: 'GET /v1/sla-policies',
+    cells: { other: { call: fixed({ path: '/v1/sla-policies' }), expect: is(200, 200, 200) } },
+  },
+  {
+    route: 'POST /v1/sla-policies',
+    cells: {
+      other: {
+        call: async () => ({ path: '/v1/sla-policies', json: policyBody() }),
+        expect: is(201, 403, 403),
+      },
+    },
+  },
+  {
+    route: 'GET /v1/sla-policies/:id',
+    cells: {
+      other: { call: fixed({ path: `/v1/sla-policies/${slaPolicy}` }), expect: is(200, 200, 200) },
+      deleted: { call: fixed({ path: `/v1/sla-policies/${deletedPolicy}` }), expect: is(404, 404, 404) },
+    },
+  },
+  {
+    route: 'PATCH /v1/sla-policies/:id',
+    cells: {
+      other: {
+        call: fixed({
+          path: `/v1/sla-policies/${slaPolicy}`,
+          json: { pauseStatuses: ['pending', 'assigned'] },
+        }),
+        expect: is(200, 403, 403),
+      },
+      deleted: {
+        call: fixed({ path: `/v1/sla-policies/${deletedPolicy}`, json: { position: 5 } }),
+        expect: is(404, 403, 403),
+      },
+    },
+  },
+  {
+    route: 'DELETE /v1/sla-policies/:id',
+    cells: {
+      other: {
+        call: async () => ({ path: `/v1/sla-policies/${await newPolicy()}` }),
+        expect: is(200, 403, 403),
+      },
+      deleted: { call: fixed({ path: `/v1/sla-policies/${deletedPolicy}` }), expect: is(404, 403, 403) },
+    },
   },
   {
     route: 'GET /v1/webhooks',

@@ -243,6 +243,26 @@ t.test("the spec's endpoint tables: every method + path is served through the ga
   await call('GET', '/v1/events/export', {}, () =>
     a.get('/v1/events/export?limit=1', { headers: { accept: 'application/x-ndjson' } }),
   );
+  // SLA policies (matching only this file's group: other files' requests keep theirs).
+  await call('POST', '/v1/sla-policies', {}, () =>
+    a.post('/v1/sla-policies', {
+      name: `tbl-${stack.run}`.toLowerCase().replace(/[^a-z0-9_-]/g, '-'),
+      match: { groups: [group.id] },
+      targets: Object.fromEntries(
+        ['critical', 'high', 'medium', 'low'].map((p) => [
+          p,
+          { firstResponseMinutes: 30, resolutionMinutes: 240 },
+        ]),
+      ),
+    }),
+  );
+  const policy = String(served.get('POST /v1/sla-policies')?.json?.data?.id);
+  await call('GET', '/v1/sla-policies', {}, () => a.get('/v1/sla-policies'));
+  await call('GET', '/v1/sla-policies/:id', P(policy), () => a.get(`/v1/sla-policies/${policy}`));
+  await call('PATCH', '/v1/sla-policies/:id', P(policy), () =>
+    a.patch(`/v1/sla-policies/${policy}`, { description: 'x' }),
+  );
+  await call('DELETE', '/v1/sla-policies/:id', P(policy), () => a.delete(`/v1/sla-policies/${policy}`));
   // Webhooks (to the discard port on loopback: nothing listens, every attempt fails at once).
   await call('POST', '/v1/webhooks', {}, () =>
     a.post('/v1/webhooks', { url: 'http://127.0.0.1:9/tbl', events: ['system.sync_completed'] }),
@@ -273,6 +293,7 @@ t.test("the spec's endpoint tables: every method + path is served through the ga
   ledger.record(served.get('POST /v1/users')?.json?.data?.id, 'user.created');
   ledger.record(member.id, 'user.created', 'user.updated', 'user.updated', 'user.updated'); // isVip, joined, left
   ledger.record(leaver.id, 'user.created', 'user.deactivated');
+  ledger.record(policy, 'system.config_changed', 'system.config_changed', 'system.config_changed');
   for (const key of spec)
     t.ok(served.get(key) && served.get(key)!.status < 300, `spec endpoint served: ${key}`);
   for (const key of table)

@@ -1,11 +1,13 @@
 // SLA alerts end to end: with a policy of seconds, the monitor in the requests process warns and
 // breaches on its own; each alert reaches the audit log through NATS exactly once, with its
 // `changes` field names (`sla.responseStatus`, dotted) intact, and the request shows the statuses.
+// SLA policies (issue 38) through the gateway: picking, pauses, and their events to audit and webhooks.
+import { startReceiver } from '@support-desk/platform/testing';
 import t from 'tap';
 import { cast } from '../src/actors.js';
 import { expectOk } from '../src/expect.js';
 import type { Json } from '../src/http.js';
-import { sleep, startStack } from '../src/stack.js';
+import { eventually, sleep, startStack } from '../src/stack.js';
 import { createRequest } from '../src/world.js';
 
 // Low priority, standard tier: first response due after 12 s, resolution after 18 s; warnings at 80 %.
@@ -63,5 +65,79 @@ t.test(
       'GET /v1/requests/:id',
     );
     t.match(single?.sla, { tier: 'standard', responseStatus: 'breached', resolutionStatus: 'breached' });
+  },
+);
+
+t.test(
+  'SLA policies through the gateway: picked for a request, paused while pending, changes in the audit log and to webhooks',
+  async (t) => {
+    const receiver = await startReceiver(t);
+    const hook = await admin.api.post('/v1/webhooks', {
+      url: receiver.url,
+      events: ['system.config_changed'],
+    });
+    t.equal(hook.status, 201, hook.text);
+    const created = await admin.api.post('/v1/sla-policies', {
+      name: 'e2e-high',
+      match: { priorities: ['high'] },
+      targets: Object.fromEntries(
+        ['critical', 'high', 'medium', 'low'].map((p) => [
+          p,
+          { firstResponseMinutes: 60, resolutionMinutes: 480 },
+        ]),
+      ),
+      calendar: {
+        timeZone: 'Europe/Berlin',
+        hours: [
+          { days: ['monday', 'tuesday', 'wednesday', 'thursday', 'friday'], from: '09:00', to: '17:00' },
+        ],
+        holidays: [],
+      },
+    });
+    t.equal(created.status, 201, created.text);
+    const policy = created.json.data as { id: string; name: string };
+    t.equal((await agent.api.get(`/v1/sla-policies/${policy.id}`)).status, 200, 'agents read policies');
+
+    const request = await createRequest(t, agent.api, { priority: 'high' });
+    let sla = expectOk(
+      t,
+      await agent.api.get(`/v1/requests/${request.id}`),
+      200,
+      'GET /v1/requests/:id',
+    )?.sla;
+    t.match(sla, { tier: 'e2e-high:high', policy: { id: policy.id, name: 'e2e-high' } });
+    t.equal(sla.response.state, 'running');
+    t.ok(
+      sla.response.remainingSeconds <= 3600 && sla.response.remainingSeconds > 3500,
+      'an hour of business time',
+    );
+    t.equal(Date.parse(sla.response.breachAt), Date.parse(sla.responseTarget));
+
+    t.equal((await agent.api.patch(`/v1/requests/${request.id}`, { status: 'pending' })).status, 200);
+    sla = expectOk(t, await agent.api.get(`/v1/requests/${request.id}`), 200, 'GET /v1/requests/:id')?.sla;
+    t.match(sla.response, { state: 'paused', breachAt: null }, 'waiting on the customer: paused');
+
+    await admin.api.patch(`/v1/sla-policies/${policy.id}`, { description: 'office hours' });
+    const audited = await eventually(
+      async () => {
+        const res = await admin.api.get(`/v1/events?resourceId=${policy.id}&type=system.config_changed`);
+        const events = res.status === 200 ? (res.json.data.events as Json[]) : [];
+        return events.length === 2 ? events : undefined;
+      },
+      { what: "the policy's two events in the audit log" },
+    );
+    t.ok(
+      audited.every((e) => e.actor.id === admin.id),
+      'the admin as actor',
+    );
+    const delivered = await eventually(
+      async () => {
+        const bodies = receiver.received.map((r) => JSON.parse(r.body) as Json);
+        const mine = bodies.filter((b) => b.data?.resourceId === policy.id || b.resourceId === policy.id);
+        return mine.length === 2 ? mine : undefined;
+      },
+      { what: "the policy's two events delivered to the webhook" },
+    );
+    t.equal(delivered.length, 2);
   },
 );

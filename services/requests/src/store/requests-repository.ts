@@ -68,10 +68,11 @@ const SLA_FIELDS = { _id: 1, sla: 1, status: 1, firstResponseAt: 1, clockStopped
 
 /** The condition under which an SLA check is due as of `now`. */
 function dueFilter(check: SlaDueCheck, now: Date): FilterQuery<RequestRecord> {
+  // A paused clock is due for nothing (`sla.pausedSince`, absent on requests stored before it).
   const running =
     check.clock === 'response'
-      ? { firstResponseAt: null }
-      : { clockStoppedAt: null, status: { $nin: ['resolved', 'closed'] } };
+      ? { firstResponseAt: null, 'sla.pausedSince': null }
+      : { clockStoppedAt: null, status: { $nin: ['resolved', 'closed'] }, 'sla.pausedSince': null };
   const moment = check.kind === 'breach' ? `sla.${check.clock}Target` : `sla.${check.clock}WarnAt`;
   const filter: FilterQuery<RequestRecord> = {
     ...VISIBLE,

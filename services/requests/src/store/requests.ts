@@ -99,6 +99,16 @@ const SlaSchema = new Schema<SlaState>(
   {
     tier: { type: String, required: true },
     vip: { type: Boolean, required: true },
+    // Absent on requests stored before SLA policies: read through `currentSla` (use-cases/sla.ts).
+    policyId: { type: String, default: null },
+    calendar: { type: Schema.Types.Mixed },
+    pauseStatuses: { type: [String], default: undefined },
+    responseGoalMs: { type: Number },
+    resolutionGoalMs: { type: Number },
+    responseUsedMs: { type: Number },
+    resolutionUsedMs: { type: Number },
+    countedAt: { type: Date },
+    pausedSince: { type: Date, default: null },
     responseTarget: { type: Date, required: true },
     responseWarnAt: { type: Date, required: true },
     resolutionTarget: { type: Date, required: true },
@@ -109,7 +119,7 @@ const SlaSchema = new Schema<SlaState>(
     responseBreachedAt: { type: Date, default: null },
     resolutionWarnedAt: { type: Date, default: null },
     resolutionBreachedAt: { type: Date, default: null },
-    pausedMs: { type: Number, default: 0 },
+    pausedMs: { type: Number },
   },
   { _id: false },
 );

@@ -1,9 +1,22 @@
-import type { SlaStatus } from '@support-desk/contracts';
+import type { BusinessCalendar, RequestStatus, SlaStatus } from '@support-desk/contracts';
 
 /** What the requests document stores about its SLA. */
 export interface SlaState {
   tier: string;
   vip: boolean;
+  /** The policy picked (null: the SLA_POLICY fallback) and what the request keeps of it. */
+  policyId: string | null;
+  calendar: BusinessCalendar;
+  pauseStatuses: RequestStatus[];
+  /** The targets of the row applied, in business ms. */
+  responseGoalMs: number;
+  resolutionGoalMs: number;
+  /** Business ms each clock had run up to `countedAt` (the last write that changed the SLA). */
+  responseUsedMs: number;
+  resolutionUsedMs: number;
+  countedAt: Date;
+  /** Since when the request stands in one of its pause statuses; null while not paused. */
+  pausedSince: Date | null;
   responseTarget: Date;
   responseWarnAt: Date;
   resolutionTarget: Date;
@@ -15,6 +28,6 @@ export interface SlaState {
   responseBreachedAt: Date | null;
   resolutionWarnedAt: Date | null;
   resolutionBreachedAt: Date | null;
-  /** Total time spent resolved/closed before a reopen; shifts the resolution target. */
-  pausedMs: number;
+  /** Before SLA policies: wall time spent resolved/closed before a reopen (read by the upgrade). */
+  pausedMs?: number;
 }

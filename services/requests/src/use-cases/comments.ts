@@ -99,14 +99,12 @@ export async function addComment(
       const sla = computeSla(
         deps.sla,
         {
+          before: current,
+          after: { status: current.status, firstResponseAt: now, clockStoppedAt: current.clockStoppedAt },
           priority: current.priority,
-          createdAt: current.createdAt,
-          firstResponseAt: now,
-          clockStoppedAt: current.clockStoppedAt,
+          vip: current.sla.vip,
         },
-        current.sla.vip,
         now,
-        current.sla,
       );
       set.sla = sla;
       set.slaDueMinute = slaDueMinute({ ...current, firstResponseAt: now, sla }, now);

@@ -3,6 +3,7 @@ import { AppError, type Logger, validationError } from '@support-desk/platform';
 import type { AttachmentFiles } from '../store/files.js';
 import type { RequestsRepository } from '../store/requests-repository.js';
 import type { SlaAlertsRepository } from '../store/sla-alerts.js';
+import type { SlaPoliciesRepository } from '../store/sla-policies.js';
 import { type Directory, IdentityUnavailableError } from './directory.js';
 import type { SlaSettings } from './sla.js';
 
@@ -10,6 +11,7 @@ import type { SlaSettings } from './sla.js';
 export interface Deps {
   requests: RequestsRepository;
   slaAlerts: SlaAlertsRepository;
+  slaPolicies: SlaPoliciesRepository;
   directory: Directory;
   files: AttachmentFiles;
   names: NatsNames;

@@ -9,7 +9,7 @@ import { notFound, withRevision, withSnapshot } from '@support-desk/platform';
 import type { UserEntry } from '../store/directory.js';
 import type { CommentRecord, RequestRecord } from '../store/requests.js';
 import type { Deps } from './deps.js';
-import { statusAt } from './sla.js';
+import { slaView } from './sla.js';
 
 /** Viewers never see internal notes; agents and admins do. */
 export const seesInternal = (principal: Principal) =>
@@ -76,14 +76,7 @@ async function requestFields(
       ...person(d.requester, requesterEntry ?? undefined),
       isVip: requesterEntry?.isVip ?? d.sla.vip,
     },
-    sla: {
-      tier: d.sla.tier,
-      responseTarget: d.sla.responseTarget.toISOString(),
-      resolutionTarget: d.sla.resolutionTarget.toISOString(),
-      // Computed as of now so a read is exact between two monitor passes.
-      responseStatus: statusAt(d.sla.responseTarget, d.sla.responseWarnAt, d.firstResponseAt, now),
-      resolutionStatus: statusAt(d.sla.resolutionTarget, d.sla.resolutionWarnAt, d.clockStoppedAt, now),
-    },
+    sla: slaView(deps.sla, d, now),
   };
   if (d.status === 'resolved' || d.status === 'closed') fields.resolution = d.resolution ?? null;
   return fields;

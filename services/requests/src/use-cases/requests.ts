@@ -22,7 +22,7 @@ import {
 import type { RequestRecord } from '../store/requests.js';
 import { type Deps, requireAssignee, requireGroup, uniqueTags } from './deps.js';
 import { requestDetail, withRequestSnapshot } from './queries.js';
-import { computeSla, slaDueMinute } from './sla.js';
+import { computeSla, type PickedPolicy, pickPolicy, slaDueMinute } from './sla.js';
 import { checkTransition, isStopped } from './workflow.js';
 
 export async function createRequest(deps: Deps, principal: Principal, body: CreateRequestBody) {
@@ -33,10 +33,15 @@ export async function createRequest(deps: Deps, principal: Principal, body: Crea
   const now = deps.clock();
   const id = newId('request', now.getTime());
   const status: RequestStatus = body.assignedTo ? 'assigned' : 'open';
+  const vip = requester?.isVip ?? false;
+  const policy = pickPolicy(deps.sla, await deps.slaPolicies.forPicking(), {
+    priority: body.priority,
+    groupId: body.assignedGroup ?? null,
+    vip,
+  });
   const sla = computeSla(
     deps.sla,
-    { priority: body.priority, createdAt: now, firstResponseAt: null, clockStoppedAt: null },
-    requester?.isVip ?? false,
+    { after: { status, firstResponseAt: null, clockStoppedAt: null }, policy, priority: body.priority, vip },
     now,
   );
   const record: RequestRecord = {
@@ -101,6 +106,8 @@ export function planUpdate(
   principal: Principal,
   ctx: EventContext,
   now: Date,
+  /** The policy picked again, when the facts it is picked on (priority, group) changed. */
+  policy?: PickedPolicy,
 ): UpdatePlan {
   const after: Partial<RequestRecord> = {};
   if (body.title !== undefined) after.title = body.title;
@@ -138,7 +145,6 @@ export function planUpdate(
   const set: Record<string, unknown> = { ...after, updatedAt: now };
   let firstResponseAt = current.firstResponseAt;
   let clockStoppedAt = current.clockStoppedAt;
-  let pausedMs = current.sla.pausedMs ?? 0;
   const statusChanges: Changes = {};
   if (moving) {
     set.status = target;
@@ -154,7 +160,6 @@ export function planUpdate(
     }
     if (!isStopped(target) && isStopped(current.status)) {
       // Reopen: the resolution clock resumes; time spent stopped is not counted.
-      pausedMs += now.getTime() - (current.clockStoppedAt ?? now).getTime();
       clockStoppedAt = null;
       set.resolution = null;
       set.resolvedAt = null;
@@ -172,14 +177,13 @@ export function planUpdate(
   const sla = computeSla(
     deps.sla,
     {
+      before: current,
+      after: { status: target, firstResponseAt, clockStoppedAt },
+      ...(policy ? { policy } : {}),
       priority: after.priority ?? current.priority,
-      createdAt: current.createdAt,
-      firstResponseAt,
-      clockStoppedAt,
+      vip: current.sla.vip,
     },
-    current.sla.vip,
     now,
-    { ...current.sla, pausedMs },
   );
   set.sla = sla;
   set.slaDueMinute = slaDueMinute({ status: target, firstResponseAt, clockStoppedAt, sla }, now);
@@ -193,6 +197,21 @@ export function planUpdate(
     events.push(buildEvent('request.priority_changed', id, ctx, priority, now));
   if (moving) events.push(buildEvent('request.status_changed', id, ctx, statusChanges, now));
   return { set, events, status: target };
+}
+
+/**
+ * The policy for the request when a PATCH changes what policies are picked on (its priority or
+ * group): the policies as they are now apply. Otherwise none, and the request keeps its own.
+ */
+async function repickedPolicy(deps: Deps, current: RequestRecord, body: UpdateRequestBody) {
+  const priority = body.priority ?? current.priority;
+  const groupId = body.assignedGroup !== undefined ? body.assignedGroup : current.assignedGroup;
+  if (priority === current.priority && groupId === current.assignedGroup) return undefined;
+  return pickPolicy(deps.sla, await deps.slaPolicies.forPicking(), {
+    priority,
+    groupId,
+    vip: current.sla.vip,
+  });
 }
 
 /** `ifMatch`: the revisions an `If-Match` header accepts (undefined: no precondition). */
@@ -221,7 +240,15 @@ export async function updateRequest(
       verified.add(body.assignedGroup);
     }
     const now = deps.clock();
-    const plan = planUpdate(deps, current, body, principal, ctx, now);
+    const plan = planUpdate(
+      deps,
+      current,
+      body,
+      principal,
+      ctx,
+      now,
+      await repickedPolicy(deps, current, body),
+    );
     if (plan.events.length === 0) {
       // Nothing changed: no write, no event, updatedAt kept.
       return {

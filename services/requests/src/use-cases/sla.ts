@@ -1,132 +1,228 @@
-import { PRIORITIES, type Priority, type RequestStatus, type SlaStatus } from '@support-desk/contracts';
-import { ConfigError, minuteKey } from '@support-desk/platform';
+import {
+  type Priority,
+  type RequestDetail,
+  type RequestStatus,
+  type SlaStatus,
+} from '@support-desk/contracts';
+import { minuteKey } from '@support-desk/platform';
 import type { SlaDueCheck } from '../store/requests-repository.js';
 import type { SlaState } from '../store/sla-state.js';
+import { AROUND_THE_CLOCK_UTC, addBusinessTime, businessTimeBetween } from './business-time.js';
+import type { SlaSettings } from './sla-fallback.js';
+import type { PickedPolicy } from './sla-picking.js';
 import { isStopped } from './workflow.js';
+
+export {
+  DEFAULT_SLA_POLICY,
+  parseSlaPolicy,
+  type SlaPolicy,
+  type SlaRow,
+  type SlaSettings,
+  type SlaTier,
+} from './sla-fallback.js';
+export { pickPolicy, type PickedPolicy } from './sla-picking.js';
 
 export type { SlaState };
 
-export interface SlaRow {
-  /** Minutes from creation to the first response. */
-  responseMinutes: number;
-  /** Minutes from creation to resolution (time spent resolved/closed is not counted). */
-  resolutionMinutes: number;
-}
-export type SlaTier = 'standard' | 'vip';
-export type SlaPolicy = Record<SlaTier, Record<Priority, SlaRow>>;
-
-const h = (hours: number) => hours * 60;
-
-export const DEFAULT_SLA_POLICY: SlaPolicy = {
-  standard: {
-    critical: { responseMinutes: h(1), resolutionMinutes: h(4) },
-    high: { responseMinutes: h(4), resolutionMinutes: h(24) },
-    medium: { responseMinutes: h(8), resolutionMinutes: h(72) },
-    low: { responseMinutes: h(24), resolutionMinutes: h(120) },
-  },
-  vip: {
-    critical: { responseMinutes: 30, resolutionMinutes: h(2) },
-    high: { responseMinutes: h(2), resolutionMinutes: h(12) },
-    medium: { responseMinutes: h(4), resolutionMinutes: h(36) },
-    low: { responseMinutes: h(12), resolutionMinutes: h(60) },
-  },
-};
-
-/** The default table with the rows of `json` (SLA_POLICY) laid over it; fails naming the bad cell. */
-export function parseSlaPolicy(json: string | undefined): SlaPolicy {
-  const policy: SlaPolicy = structuredClone(DEFAULT_SLA_POLICY);
-  if (!json) return policy;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(json);
-  } catch {
-    throw new ConfigError('Invalid configuration: SLA_POLICY is not valid JSON');
-  }
-  if (!raw || typeof raw !== 'object')
-    throw new ConfigError('Invalid configuration: SLA_POLICY must be an object');
-  for (const [tier, rows] of Object.entries(raw as Record<string, unknown>)) {
-    if (tier !== 'standard' && tier !== 'vip') {
-      throw new ConfigError(`Invalid configuration: SLA_POLICY.${tier} is not a tier (standard, vip)`);
-    }
-    for (const [priority, row] of Object.entries((rows ?? {}) as Record<string, unknown>)) {
-      if (!(PRIORITIES as readonly string[]).includes(priority)) {
-        throw new ConfigError(`Invalid configuration: SLA_POLICY.${tier}.${priority} is not a priority`);
-      }
-      const r = row as Partial<SlaRow>;
-      for (const key of ['responseMinutes', 'resolutionMinutes'] as const) {
-        const v = r?.[key] ?? policy[tier][priority as Priority][key];
-        if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) {
-          throw new ConfigError(`Invalid configuration: SLA_POLICY.${tier}.${priority}.${key} must be > 0`);
-        }
-        policy[tier][priority as Priority][key] = v;
-      }
-    }
-  }
-  return policy;
-}
-
 /** The clocks of one request, as far as the SLA cares. */
 export interface SlaClock {
-  priority: Priority;
-  createdAt: Date;
+  status: RequestStatus;
   /** First public reply by an agent/admin other than the requester (or the resolution). */
   firstResponseAt: Date | null;
   /** When the resolution clock stopped (move to resolved or closed); null while it runs. */
   clockStoppedAt: Date | null;
 }
 
-export interface SlaSettings {
-  policy: SlaPolicy;
-  warningRatio: number;
-}
+type ClockName = 'response' | 'resolution';
+const CLOCKS: readonly ClockName[] = ['response', 'resolution'];
 
-export function statusAt(target: Date, warnAt: Date, doneAt: Date | null, now: Date): SlaStatus {
-  if (doneAt) return doneAt.getTime() <= target.getTime() ? 'met' : 'breached';
-  if (now.getTime() >= target.getTime()) return 'breached';
-  if (now.getTime() >= warnAt.getTime()) return 'at_risk';
-  return 'on_track';
-}
+const isPaused = (sla: Pick<SlaState, 'pauseStatuses'>, status: RequestStatus) =>
+  sla.pauseStatuses.includes(status);
+
+/** Whether the clock has stopped for good (its target met or missed). */
+const stopped = (clock: ClockName, c: SlaClock) =>
+  clock === 'response' ? !!c.firstResponseAt : !!c.clockStoppedAt || isStopped(c.status);
+
+/** Whether the clock runs: not stopped, and the request not in a pause status. */
+const runs = (clock: ClockName, sla: Pick<SlaState, 'pauseStatuses'>, c: SlaClock) =>
+  !stopped(clock, c) && !isPaused(sla, c.status);
 
 /**
- * Targets from createdAt for the tier and priority, statuses as of `now`, and the markers kept
- * only while their moment is still past (a later target re-arms its warning and breach once).
+ * The SLA state of a stored request, those stored before SLA policies included: they ran on the
+ * SLA_POLICY table around the clock from `createdAt`, so their goals and the time used are what
+ * their targets and clocks say (exact as of `now`).
+ */
+export function currentSla(d: SlaClock & { sla: SlaState; createdAt: Date }, now: Date): SlaState {
+  if (d.sla.countedAt) return d.sla;
+  const created = d.createdAt.getTime();
+  const pausedMs = d.sla.pausedMs ?? 0;
+  return {
+    ...d.sla,
+    policyId: null,
+    calendar: AROUND_THE_CLOCK_UTC,
+    pauseStatuses: [],
+    responseGoalMs: d.sla.responseTarget.getTime() - created,
+    resolutionGoalMs: d.sla.resolutionTarget.getTime() - created - pausedMs,
+    responseUsedMs: (d.firstResponseAt ?? now).getTime() - created,
+    resolutionUsedMs: (d.clockStoppedAt ?? now).getTime() - created - pausedMs,
+    countedAt: now,
+    pausedSince: null,
+  };
+}
+
+const goalOf = (clock: ClockName, s: SlaState) =>
+  clock === 'response' ? s.responseGoalMs : s.resolutionGoalMs;
+const usedOf = (clock: ClockName, s: SlaState) =>
+  clock === 'response' ? s.responseUsedMs : s.resolutionUsedMs;
+const warnGoal = (goal: number, ratio: number) => Math.round(goal * ratio);
+
+/** Business time a clock has run as of `now` (`running`: whether it ran since `countedAt`). */
+function usedAt(clock: ClockName, s: SlaState, running: boolean, now: Date): number {
+  const since = running ? businessTimeBetween(s.calendar, s.countedAt.getTime(), now.getTime()) : 0;
+  return usedOf(clock, s) + since;
+}
+
+function statusOf(clock: ClockName, s: SlaState, c: SlaClock, ratio: number, now: Date): SlaStatus {
+  const goal = goalOf(clock, s);
+  if (stopped(clock, c)) return usedOf(clock, s) <= goal ? 'met' : 'breached';
+  const target = clock === 'response' ? s.responseTarget : s.resolutionTarget;
+  const warnAt = clock === 'response' ? s.responseWarnAt : s.resolutionWarnAt;
+  if (runs(clock, s, c)) {
+    if (now.getTime() >= target.getTime()) return 'breached';
+    return now.getTime() >= warnAt.getTime() ? 'at_risk' : 'on_track';
+  }
+  const used = usedOf(clock, s);
+  if (used >= goal) return 'breached';
+  return used >= warnGoal(goal, ratio) ? 'at_risk' : 'on_track';
+}
+
+/** `after` (ms from now) as an instant; one already reached stays where it was (never later than now). */
+const momentAfter = (s: SlaState, nowMs: number, amounts: number[]) =>
+  addBusinessTime(
+    s.calendar,
+    nowMs,
+    amounts.map((a) => Math.max(a, 0)),
+  );
+
+/**
+ * The SLA state after a write at `now`: the clocks that ran since the last one are counted on the
+ * calendar they ran on, then `policy` (a new pick) applies, and the targets of the running clocks
+ * are where their remaining business time runs out (a paused or stopped clock keeps its targets).
+ * Markers are kept only while their moment is still past (a later target re-arms its warning and
+ * breach once).
  */
 export function computeSla(
   settings: SlaSettings,
-  clock: SlaClock,
-  vip: boolean,
+  change: {
+    /** The request before the write (none on a create). */
+    before?: SlaClock & { sla: SlaState; createdAt: Date };
+    after: SlaClock;
+    /** The policy picked now: on a create, and when the facts it is picked on changed. */
+    policy?: PickedPolicy;
+    priority: Priority;
+    vip: boolean;
+  },
   now: Date,
-  previous?: Pick<
-    SlaState,
-    'responseWarnedAt' | 'responseBreachedAt' | 'resolutionWarnedAt' | 'resolutionBreachedAt' | 'pausedMs'
-  >,
 ): SlaState {
-  const tier: SlaTier = vip ? 'vip' : 'standard';
-  const row = settings.policy[tier][clock.priority];
-  const created = clock.createdAt.getTime();
-  const pausedMs = previous?.pausedMs ?? 0;
-  const responseMs = row.responseMinutes * 60_000;
-  const resolutionMs = row.resolutionMinutes * 60_000;
-  const responseTarget = new Date(created + responseMs);
-  const responseWarnAt = new Date(created + Math.round(responseMs * settings.warningRatio));
-  const resolutionTarget = new Date(created + resolutionMs + pausedMs);
-  const resolutionWarnAt = new Date(created + Math.round(resolutionMs * settings.warningRatio) + pausedMs);
+  const nowMs = now.getTime();
+  const previous = change.before ? currentSla(change.before, now) : undefined;
+  const counted = { ...(previous ?? ({} as SlaState)) };
+  if (previous && change.before) {
+    for (const clock of CLOCKS) {
+      const used = usedAt(clock, previous, runs(clock, previous, change.before), now);
+      if (clock === 'response') counted.responseUsedMs = used;
+      else counted.resolutionUsedMs = used;
+    }
+  } else {
+    counted.responseUsedMs = 0;
+    counted.resolutionUsedMs = 0;
+  }
+  const policy = change.policy;
+  if (policy) {
+    counted.policyId = policy.id;
+    counted.calendar = policy.calendar;
+    counted.pauseStatuses = policy.pauseStatuses;
+    counted.responseGoalMs = policy.responseGoalMs;
+    counted.resolutionGoalMs = policy.resolutionGoalMs;
+  }
+  if (!counted.calendar) throw new Error('computeSla: a new SLA state needs a policy');
+  const priority = change.priority;
+  counted.tier = policy ? `${policy.name}:${priority}` : previous!.tier.replace(/:[^:]*$/, `:${priority}`);
+  counted.vip = change.vip;
+  counted.countedAt = now;
+  counted.pausedSince = isPaused(counted, change.after.status) ? (previous?.pausedSince ?? now) : null;
+
+  const s = counted as SlaState;
+  for (const clock of CLOCKS) {
+    const goal = goalOf(clock, s);
+    const used = usedOf(clock, s);
+    const keepOld = previous && !runs(clock, s, change.after);
+    if (keepOld) continue;
+    const [warnAt, target] = momentAfter(s, nowMs, [
+      warnGoal(goal, settings.warningRatio) - used,
+      goal - used,
+    ]);
+    const prevWarn = previous?.[`${clock}WarnAt`];
+    const prevTarget = previous?.[`${clock}Target`];
+    // A moment already reached keeps its instant (the breach happened then, not now).
+    const reached = (amount: number, moment: number, prior: Date | undefined) =>
+      amount <= 0 && prior && prior.getTime() <= nowMs ? prior : new Date(moment);
+    s[`${clock}WarnAt`] = reached(warnGoal(goal, settings.warningRatio) - used, warnAt!, prevWarn);
+    s[`${clock}Target`] = reached(goal - used, target!, prevTarget);
+  }
   const keep = (marker: Date | null | undefined, moment: Date) =>
-    marker && now.getTime() >= moment.getTime() ? marker : null;
+    marker && nowMs >= moment.getTime() ? marker : null;
+  s.responseStatus = statusOf('response', s, change.after, settings.warningRatio, now);
+  s.resolutionStatus = statusOf('resolution', s, change.after, settings.warningRatio, now);
+  s.responseWarnedAt = keep(previous?.responseWarnedAt, s.responseWarnAt);
+  s.responseBreachedAt = keep(previous?.responseBreachedAt, s.responseTarget);
+  s.resolutionWarnedAt = keep(previous?.resolutionWarnedAt, s.resolutionWarnAt);
+  s.resolutionBreachedAt = keep(previous?.resolutionBreachedAt, s.resolutionTarget);
+  delete s.pausedMs;
+  return s;
+}
+
+/** One clock as a read shows it: its state, when it breaches and the business time left. */
+function clockView(clock: ClockName, s: SlaState, c: SlaClock, now: Date) {
+  if (stopped(clock, c)) return { state: 'stopped' as const, breachAt: null, remainingSeconds: null };
+  const goal = goalOf(clock, s);
+  if (!runs(clock, s, c)) {
+    return {
+      state: 'paused' as const,
+      breachAt: null,
+      remainingSeconds: Math.trunc((goal - usedOf(clock, s)) / 1000),
+    };
+  }
+  const target = (clock === 'response' ? s.responseTarget : s.resolutionTarget).getTime();
+  const nowMs = now.getTime();
+  const remaining =
+    nowMs < target
+      ? businessTimeBetween(s.calendar, nowMs, target)
+      : -businessTimeBetween(s.calendar, target, nowMs);
   return {
-    tier: `${tier}:${clock.priority}`,
-    vip,
-    responseTarget,
-    responseWarnAt,
-    resolutionTarget,
-    resolutionWarnAt,
-    responseStatus: statusAt(responseTarget, responseWarnAt, clock.firstResponseAt, now),
-    resolutionStatus: statusAt(resolutionTarget, resolutionWarnAt, clock.clockStoppedAt, now),
-    responseWarnedAt: keep(previous?.responseWarnedAt, responseWarnAt),
-    responseBreachedAt: keep(previous?.responseBreachedAt, responseTarget),
-    resolutionWarnedAt: keep(previous?.resolutionWarnedAt, resolutionWarnAt),
-    resolutionBreachedAt: keep(previous?.resolutionBreachedAt, resolutionTarget),
-    pausedMs,
+    state: 'running' as const,
+    breachAt: new Date(target).toISOString(),
+    remainingSeconds: Math.trunc(remaining / 1000),
+  };
+}
+
+/** The request's SLA block as a read (and an event's snapshot) shows it, as of `now`. */
+export function slaView(
+  settings: SlaSettings,
+  d: SlaClock & { sla: SlaState; createdAt: Date },
+  now: Date,
+): RequestDetail['sla'] {
+  const s = currentSla(d, now);
+  return {
+    tier: s.tier,
+    responseTarget: s.responseTarget.toISOString(),
+    resolutionTarget: s.resolutionTarget.toISOString(),
+    // Computed as of now so a read is exact between two monitor passes.
+    responseStatus: statusOf('response', s, d, settings.warningRatio, now),
+    resolutionStatus: statusOf('resolution', s, d, settings.warningRatio, now),
+    policy: s.policyId ? { id: s.policyId, name: s.tier.replace(/:[^:]*$/, '') } : null,
+    response: clockView('response', s, d, now),
+    resolution: clockView('resolution', s, d, now),
   };
 }
 
@@ -146,8 +242,10 @@ export const SLA_CHECKS: readonly SlaDueCheck[] = [
   { clock: 'resolution', kind: 'warning', marker: 'resolutionWarnedAt' },
 ];
 
+// A paused clock is due for nothing: its moments move when it resumes.
 const clockRunning = (clock: SlaDueCheck['clock'], s: SlaCheckedState) =>
-  clock === 'response' ? !s.firstResponseAt : !s.clockStoppedAt && !isStopped(s.status);
+  !s.sla.pausedSince &&
+  (clock === 'response' ? !s.firstResponseAt : !s.clockStoppedAt && !isStopped(s.status));
 
 const targetOf = (clock: SlaDueCheck['clock'], sla: SlaState) =>
   clock === 'response' ? sla.responseTarget : sla.resolutionTarget;
