@@ -184,6 +184,30 @@ export const ROUTE_EXAMPLES: Record<string, RouteExamples> = {
       pagination: { limit: 100, nextCursor: CURSOR, hasMore: false },
     }),
   },
+  'GET /v1/requests/deleted': {
+    response: ok({
+      deleted: [
+        {
+          id: REQ,
+          title: requestDetail.title,
+          status: 'open',
+          priority: 'high',
+          requester,
+          createdAt: CREATED,
+          deletedAt: UPDATED,
+          deletedBy: 'usr_01j9zq3k4m5n6p7q8r9s0t1v2a',
+          purgeAfter: '2025-04-13T10:02:11.204Z',
+          commentCount: 2,
+          attachmentCount: 1,
+        },
+      ],
+      pagination: { limit: 20, nextCursor: null, hasMore: false },
+    }),
+  },
+  'POST /v1/requests/:id/restore': {
+    response: ok(requestDetail),
+    errors: { 404: notFound('Request'), 409: conflict('Request is not deleted') },
+  },
   'GET /v1/requests/:id': {
     response: ok(requestDetail),
     errors: { 404: notFound('Request') },

@@ -369,6 +369,61 @@ const RequestChanges = Type.Object(
   { additionalProperties: false },
 );
 
+/** `GET /v1/requests/deleted`: the trash, newest deletion first, paged by cursor. */
+export const DeletedRequestsQuery = Type.Object(
+  {
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_CURSOR_LENGTH,
+        pattern: CURSOR_PATTERN,
+        description:
+          'The `nextCursor` of the previous page; without it the list starts at the newest deletion.',
+      }),
+    ),
+    limit: Type.Optional(PageQuery.limit),
+  },
+  { additionalProperties: false },
+);
+export type DeletedRequestsQuery = Static<typeof DeletedRequestsQuery>;
+
+/** One request in the trash: enough to recognise it, and when it goes for good. */
+export const DeletedRequestItem = Type.Object(
+  {
+    id: IdSchema('request'),
+    title: Type.String(),
+    status: RequestStatusSchema,
+    priority: PrioritySchema,
+    requester: RequestUserRef,
+    createdAt: DateTimeString(),
+    deletedAt: DateTimeString(),
+    deletedBy: nullable(Type.String({ description: 'The admin who deleted it.' })),
+    purgeAfter: DateTimeString(
+      'When the trash period ends: the request, its comments and its attachments (bytes included) ' +
+        'are purged for good at the first purge pass after it.',
+    ),
+    commentCount: Type.Integer({ minimum: 0 }),
+    attachmentCount: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
+export type DeletedRequestItem = Static<typeof DeletedRequestItem>;
+
+const DeletedRequestList = Type.Object(
+  {
+    deleted: Type.Array(DeletedRequestItem),
+    pagination: Type.Object(
+      {
+        limit: Type.Integer({ minimum: 1 }),
+        nextCursor: nullable(Type.String({ description: 'The older deletions; null on the last page.' })),
+        hasMore: Type.Boolean(),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
 /** Public request/response schemas of the requests service, keyed by route (see PUBLIC_ROUTES). */
 export const requestsRouteSchemas = {
   'GET /v1/requests': {
@@ -407,9 +462,30 @@ export const requestsRouteSchemas = {
     response: { 200: Ok(UpdatedRequest) },
   },
   'DELETE /v1/requests/:id': {
-    description: 'Soft delete (kept for audit); the request and its attachments then answer 404.',
+    description:
+      'Moves the request to the trash: it and its attachments then answer 404 and it leaves every list; ' +
+      'an admin can restore it (`POST /v1/requests/:id/restore`) until the trash period ends, then it is ' +
+      'purged for good. Its audit history stays readable to admins.',
     params: SupportRequestParams,
     response: { 200: Ok(Type.Object({ deleted: Type.Literal(true) }, { additionalProperties: false })) },
+  },
+  'GET /v1/requests/deleted': {
+    description:
+      'The trash (admins only): deleted requests that can still be restored, newest deletion first, paged ' +
+      'by cursor (`Link` header `next`). A request stays here for the trash period (30 days by default, ' +
+      '`TRASH_RETENTION_DAYS`), then it is purged for good with its comments and attachments ' +
+      '(`request.purged`). Cost: one read of the requests in the trash (a pushed-down equality), never ' +
+      'of the whole store.',
+    querystring: DeletedRequestsQuery,
+    response: { 200: Ok(DeletedRequestList) },
+  },
+  'POST /v1/requests/:id/restore': {
+    description:
+      'Restores a deleted request from the trash (admins only) with its comments and attachments, as ' +
+      'it was when deleted; emits `request.restored`. Answers the request as `GET /v1/requests/:id` ' +
+      'shows it. A request that is not deleted answers 409; one unknown, purged or being purged 404.',
+    params: SupportRequestParams,
+    response: { 200: Ok(RequestDetail) },
   },
   'POST /v1/requests/:id/comments': {
     description:

@@ -37,9 +37,11 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   r('GET', '/v1/requests', 'requests:read', 'requests', 'List support requests'),
   r('POST', '/v1/requests', 'requests:write', 'requests', 'Create a support request'),
   r('GET', '/v1/requests/changes', 'requests:read', 'requests', 'Changes feed of support requests'),
+  r('GET', '/v1/requests/deleted', 'admin', 'requests', 'List deleted requests in the trash (admin)'),
   r('GET', '/v1/requests/:id', 'requests:read', 'requests', 'Read one support request'),
   r('PATCH', '/v1/requests/:id', 'requests:write', 'requests', 'Update a support request'),
   r('DELETE', '/v1/requests/:id', 'admin', 'requests', 'Delete a support request (admin)'),
+  r('POST', '/v1/requests/:id/restore', 'admin', 'requests', 'Restore a deleted request (admin)'),
   r('GET', '/v1/requests/:id/comments', 'requests:read', 'requests', 'List the comments of a request'),
   r('POST', '/v1/requests/:id/comments', 'requests:write', 'requests', 'Add a comment'),
   {

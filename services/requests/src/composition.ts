@@ -14,6 +14,7 @@ import {
   type Logger,
   type NatsConnection,
   type OutboxRelay,
+  type PeriodicTask,
   pingMongo,
   pingNats,
   registerHealth,
@@ -29,6 +30,7 @@ import { registerRoutes } from './routes/index.js';
 import { createDirectoryRepository } from './store/directory.js';
 import { attachmentFiles } from './store/files.js';
 import { requestModel } from './store/requests.js';
+import { createRequestTrash, purgeRecordModel } from './store/request-trash.js';
 import { createRequestsRepository } from './store/requests-repository.js';
 import { createSlaAlertsRepository, slaAlertModel } from './store/sla-alerts.js';
 import type { Deps } from './use-cases/deps.js';
@@ -36,6 +38,7 @@ import { Directory } from './use-cases/directory.js';
 import { completeStoredRequests } from './use-cases/request-lists.js';
 import { parseSlaPolicy } from './use-cases/sla.js';
 import { createSlaMonitor } from './use-cases/sla-monitor.js';
+import { completeTrashKeys, createTrashPurge } from './use-cases/trash.js';
 
 export interface RequestsServiceDeps {
   config: RequestsConfig;
@@ -55,6 +58,8 @@ export interface RequestsService extends ComposedService {
   /** The use cases' dependencies (tests drive the monitor and the read model through them). */
   deps: Deps;
   relay: OutboxRelay;
+  /** The trash's purge pass (tests run it with `runNow`). */
+  trashPurge: PeriodicTask<number>;
 }
 
 /** The requests service: its use cases over its own database, the HTTP app and its workers. */
@@ -83,6 +88,8 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
     publicBaseUrl: config.PUBLIC_BASE_URL,
     attachmentMaxBytes: config.ATTACHMENT_MAX_BYTES,
     lists: { searchMaxTimeMs: config.REQUEST_SEARCH_MAX_TIME_MS, changesSettleMs: config.CHANGES_SETTLE_MS },
+    trash: createRequestTrash(conn),
+    trashRetentionMs: config.TRASH_RETENTION_DAYS * 24 * 3_600_000,
   };
 
   const app = createHttpApp({ logger });
@@ -100,12 +107,13 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
 
   const relay = createOutboxRelay({
     nc,
-    models: [requestModel(conn), slaAlertModel(conn)],
+    models: [requestModel(conn), slaAlertModel(conn), purgeRecordModel(conn)],
     logger,
     signer,
     ...(sd.relayPollIntervalMs ? { pollIntervalMs: sd.relayPollIntervalMs } : {}),
   });
   const monitor = createSlaMonitor(deps, { intervalMs: config.SLA_MONITOR_INTERVAL_MS });
+  const trashPurge = createTrashPurge(deps, { intervalMs: config.TRASH_PURGE_INTERVAL_MS });
   let consumer: RunningConsumer | undefined;
   let deadLetters: { stop(): void } | undefined;
   let started = false;
@@ -114,12 +122,14 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
     health,
     deps,
     relay,
+    trashPurge,
     async start() {
       if (started) return;
       started = true;
       await ensureIndexes(conn);
       await deps.files.ensureIndexes();
       await completeStoredRequests(deps);
+      await completeTrashKeys(deps);
       relay.start();
       oneTimeIds.purge.start();
       const refreshers = {
@@ -145,10 +155,12 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
         logger,
       });
       if (config.SLA_MONITOR_ENABLED) monitor.start();
+      trashPurge.start();
     },
     async close() {
       deadLetters?.stop();
       await monitor.stop();
+      await trashPurge.stop();
       await oneTimeIds.purge.stop();
       await consumer?.stop();
       await relay.stop();

@@ -143,6 +143,24 @@ const ROWS: Row[] = [
     cells: { other: { call: fixed({ path: '/v1/requests/changes?limit=5' }), expect: is(200, 200, 200) } },
   },
   {
+    route: 'GET /v1/requests/deleted',
+    // The trash is the administrator's alone.
+    cells: { deleted: { call: fixed({ path: '/v1/requests/deleted?limit=5' }), expect: is(200, 403, 403) } },
+  },
+  {
+    route: 'POST /v1/requests/:id/restore',
+    cells: {
+      other: {
+        call: fixed({ path: `/v1/requests/${othersRequest}/restore` }),
+        expect: is(409, 403, 403),
+      },
+      deleted: {
+        call: async () => ({ path: `/v1/requests/${await deletedRequest()}/restore` }),
+        expect: is(200, 403, 403),
+      },
+    },
+  },
+  {
     route: 'POST /v1/requests',
     cells: {
       own: {

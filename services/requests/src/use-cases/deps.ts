@@ -1,6 +1,7 @@
 import type { NatsNames } from '@support-desk/contracts';
 import { AppError, type Logger, validationError } from '@support-desk/platform';
 import type { AttachmentFiles } from '../store/files.js';
+import type { RequestTrash } from '../store/request-trash.js';
 import type { RequestsRepository } from '../store/requests-repository.js';
 import type { SlaAlertsRepository } from '../store/sla-alerts.js';
 import { type Directory, IdentityUnavailableError } from './directory.js';
@@ -19,6 +20,9 @@ export interface Deps {
   publicBaseUrl: string;
   attachmentMaxBytes: number;
   lists: ListSettings;
+  /** The trash: deleted requests, restorable for `trashRetentionMs`, then purged. */
+  trash: RequestTrash;
+  trashRetentionMs: number;
 }
 
 /** Bounds of the lists' work (README: cost model of `q`, the changes feed's settle delay). */

@@ -19,6 +19,7 @@ import {
   validationError,
   withEntityTag,
 } from '@support-desk/platform';
+import { trashKeys } from '../store/request-trash.js';
 import type { RequestRecord } from '../store/requests.js';
 import { type Deps, requireAssignee, requireGroup, uniqueTags } from './deps.js';
 import { requestDetail, withRequestSnapshot } from './queries.js';
@@ -261,7 +262,7 @@ export async function deleteRequest(deps: Deps, principal: Principal, id: string
     const [announced] = await withRequestSnapshot(deps, [event], { ...current, updatedAt: now }, now);
     return {
       write: {
-        set: { deletedAt: now, deletedBy: principal.userId, updatedAt: now },
+        set: { deletedAt: now, deletedBy: principal.userId, ...trashKeys(now), updatedAt: now },
         outbox: [eventEntry(deps.names, announced!)],
       },
       result: { deleted: true as const },
