@@ -14,6 +14,7 @@ export const ID_PREFIX = {
   oauthGrant: 'gnt',
   webhook: 'whk',
   delivery: 'dlv',
+  job: 'job',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

@@ -30,6 +30,7 @@ import { registerRoutes } from './routes/index.js';
 import { createDirectoryRepository } from './store/directory.js';
 import { attachmentFiles } from './store/files.js';
 import { requestModel } from './store/requests.js';
+import { createBulkJobsRepository } from './store/bulk-jobs.js';
 import { createRequestTrash, purgeRecordModel } from './store/request-trash.js';
 import { createRequestsRepository } from './store/requests-repository.js';
 import { createSlaAlertsRepository, slaAlertModel } from './store/sla-alerts.js';
@@ -39,6 +40,7 @@ import { completeStoredRequests } from './use-cases/request-lists.js';
 import { parseSlaPolicy } from './use-cases/sla.js';
 import { createSlaMonitor } from './use-cases/sla-monitor.js';
 import { completeTrashKeys, createTrashPurge } from './use-cases/trash.js';
+import { createBulkWorker } from './use-cases/bulk-jobs.js';
 
 export interface RequestsServiceDeps {
   config: RequestsConfig;
@@ -60,6 +62,8 @@ export interface RequestsService extends ComposedService {
   relay: OutboxRelay;
   /** The trash's purge pass (tests run it with `runNow`). */
   trashPurge: PeriodicTask<number>;
+  /** The bulk-jobs worker (tests run it with `runNow`). */
+  bulkWorker: PeriodicTask<number>;
 }
 
 /** The requests service: its use cases over its own database, the HTTP app and its workers. */
@@ -90,6 +94,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
     lists: { searchMaxTimeMs: config.REQUEST_SEARCH_MAX_TIME_MS, changesSettleMs: config.CHANGES_SETTLE_MS },
     trash: createRequestTrash(conn),
     trashRetentionMs: config.TRASH_RETENTION_DAYS * 24 * 3_600_000,
+    bulk: { store: createBulkJobsRepository(conn), wake: () => void bulkWorker.runNow() },
   };
 
   const app = createHttpApp({ logger });
@@ -114,6 +119,10 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
   });
   const monitor = createSlaMonitor(deps, { intervalMs: config.SLA_MONITOR_INTERVAL_MS });
   const trashPurge = createTrashPurge(deps, { intervalMs: config.TRASH_PURGE_INTERVAL_MS });
+  const bulkWorker = createBulkWorker(deps, {
+    pollMs: config.BULK_JOBS_POLL_MS,
+    leaseMs: config.BULK_JOB_LEASE_MS,
+  });
   let consumer: RunningConsumer | undefined;
   let deadLetters: { stop(): void } | undefined;
   let started = false;
@@ -123,6 +132,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
     deps,
     relay,
     trashPurge,
+    bulkWorker,
     async start() {
       if (started) return;
       started = true;
@@ -156,11 +166,13 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
       });
       if (config.SLA_MONITOR_ENABLED) monitor.start();
       trashPurge.start();
+      bulkWorker.start();
     },
     async close() {
       deadLetters?.stop();
       await monitor.stop();
       await trashPurge.stop();
+      await bulkWorker.stop();
       await oneTimeIds.purge.stop();
       await consumer?.stop();
       await relay.stop();

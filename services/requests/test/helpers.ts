@@ -38,6 +38,8 @@ export interface Harness {
   relay: OutboxRelay;
   /** The trash's purge pass (`runNow`). */
   trashPurge: PeriodicTask<number>;
+  /** The bulk-jobs worker (`runNow`). */
+  bulkWorker: PeriodicTask<number>;
   /** The use cases' dependencies, as the composition root built them. */
   deps: Deps;
   clock: TestClock;
@@ -102,6 +104,7 @@ export async function harness(
     names,
     relay,
     trashPurge: service.trashPurge,
+    bulkWorker: service.bulkWorker,
     deps,
     clock,
     identity,

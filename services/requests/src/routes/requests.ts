@@ -13,6 +13,7 @@ import { listRequestChanges, listRequests } from '../use-cases/request-lists.js'
 import { createRequest, deleteRequest, updateRequest } from '../use-cases/requests.js';
 import { addComment, listComments } from '../use-cases/comments.js';
 import { listDeletedRequests, restoreRequest } from '../use-cases/trash.js';
+import { createBulkJob, getBulkJob } from '../use-cases/bulk-jobs.js';
 
 export function requestRoutes(app: HttpApp, deps: Deps): void {
   contractRoute(
@@ -48,6 +49,12 @@ export function requestRoutes(app: HttpApp, deps: Deps): void {
       return answer;
     },
     { config: { admission: 'list' } },
+  );
+  contractRoute(app, schemas, 'POST /v1/requests/bulk', (request) =>
+    createBulkJob(deps, request.principal, request.body),
+  );
+  contractRoute(app, schemas, 'GET /v1/jobs/:id', (request) =>
+    getBulkJob(deps, request.principal, request.params.id, request.query),
   );
   contractRoute(app, schemas, 'POST /v1/requests/:id/restore', (request) =>
     restoreRequest(deps, request.principal, request.params.id),

@@ -73,6 +73,8 @@ export interface RequestRecord {
   inTrash?: boolean | null;
   deletedHour?: string | null;
   purgingAt?: Date | null;
+  /** The keys of the newest bulk-job items that wrote this request (store/bulk-jobs.ts). */
+  bulkMarks?: string[];
   createdAt: Date;
   updatedAt: Date;
   /** Optimistic concurrency: every write is conditioned on it and increments it. */
@@ -153,6 +155,7 @@ const RequestSchema = new Schema<RequestRecord>(
     inTrash: { type: Boolean },
     deletedHour: { type: String },
     purgingAt: { type: Date },
+    bulkMarks: { type: [String], default: undefined },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
     rev: { type: Number, required: true, default: 0 },

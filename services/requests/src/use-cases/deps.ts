@@ -1,6 +1,7 @@
 import type { NatsNames } from '@support-desk/contracts';
 import { AppError, type Logger, validationError } from '@support-desk/platform';
 import type { AttachmentFiles } from '../store/files.js';
+import type { BulkJobsRepository } from '../store/bulk-jobs.js';
 import type { RequestTrash } from '../store/request-trash.js';
 import type { RequestsRepository } from '../store/requests-repository.js';
 import type { SlaAlertsRepository } from '../store/sla-alerts.js';
@@ -23,6 +24,14 @@ export interface Deps {
   /** The trash: deleted requests, restorable for `trashRetentionMs`, then purged. */
   trash: RequestTrash;
   trashRetentionMs: number;
+  /** Bulk jobs: their store, and the nudge that wakes this process's worker. */
+  bulk: BulkJobs;
+}
+
+/** What the use cases need of bulk jobs: the store, and a nudge for this process's worker. */
+export interface BulkJobs {
+  store: BulkJobsRepository;
+  wake: () => void;
 }
 
 /** Bounds of the lists' work (README: cost model of `q`, the changes feed's settle delay). */
