@@ -38,7 +38,8 @@ export const ErrorDetail = Type.Object(
 );
 export type ErrorDetail = Static<typeof ErrorDetail>;
 
-const ErrorBody = Type.Object(
+/** The `error` of an error envelope (also a bulk job's failed item). */
+export const ErrorBody = Type.Object(
   {
     code: ErrorCodeSchema,
     message: Type.String(),

@@ -8,7 +8,10 @@ export const RESOURCE_TYPES = ['request', 'user', 'system'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
 export const ResourceTypeSchema = StringEnum(RESOURCE_TYPES);
 
-/** The 18 event types of the spec, each with the resourceType it is filed under. */
+/**
+ * The 18 event types of the spec, and the trash's two (issue 38: a deleted request restored, or
+ * purged for good after the trash period), each with the resourceType it is filed under.
+ */
 export const EVENT_CATALOGUE = {
   'request.created': 'request',
   'request.updated': 'request',
@@ -18,6 +21,8 @@ export const EVENT_CATALOGUE = {
   'request.comment_added': 'request',
   'request.attachment_added': 'request',
   'request.deleted': 'request',
+  'request.restored': 'request',
+  'request.purged': 'request',
   'user.created': 'user',
   'user.updated': 'user',
   'user.role_changed': 'user',

@@ -15,6 +15,7 @@ export const ID_PREFIX = {
   webhook: 'whk',
   delivery: 'dlv',
   slaPolicy: 'slp',
+  job: 'job',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

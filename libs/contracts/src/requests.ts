@@ -1,11 +1,12 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Ok } from './envelope.js';
+import { ErrorBody, Ok } from './envelope.js';
 import { IdSchema } from './ids.js';
 import {
   CURSOR_PATTERN,
   CursorPageQuery,
   EnumListQuery,
   ListPagination,
+  Pagination,
   MAX_CURSOR_LENGTH,
   PageQuery,
   SearchQuery,
@@ -365,18 +366,18 @@ const RequestList = Type.Object(
   { additionalProperties: false },
 );
 
+/** A forward-only list's `cursor`: where the previous answer left off. */
+const resumeCursor = (description: string) =>
+  Type.Optional(
+    Type.String({ minLength: 1, maxLength: MAX_CURSOR_LENGTH, pattern: CURSOR_PATTERN, description }),
+  );
+
 /** The changes feed's query: where to resume, and how many changes at most. */
 export const RequestChangesQuery = Type.Object(
   {
-    cursor: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: MAX_CURSOR_LENGTH,
-        pattern: CURSOR_PATTERN,
-        description:
-          'The `nextCursor` of the previous call; without it the feed starts from the beginning ' +
-          '(every request, the deleted ones as tombstones).',
-      }),
+    cursor: resumeCursor(
+      'The `nextCursor` of the previous call; without it the feed starts from the beginning ' +
+        '(every request, the deleted ones as tombstones).',
     ),
     limit: Type.Optional(PageQuery.limit),
   },
@@ -421,6 +422,138 @@ const RequestChanges = Type.Object(
   { additionalProperties: false },
 );
 
+/** `GET /v1/requests/deleted`: the trash, newest deletion first, paged by cursor. */
+export const DeletedRequestsQuery = Type.Object(
+  {
+    cursor: resumeCursor(
+      'The `nextCursor` of the previous page; without it the list starts at the newest deletion.',
+    ),
+    limit: Type.Optional(PageQuery.limit),
+  },
+  { additionalProperties: false },
+);
+export type DeletedRequestsQuery = Static<typeof DeletedRequestsQuery>;
+
+/** One request in the trash: enough to recognise it, and when it goes for good. */
+export const DeletedRequestItem = Type.Object(
+  {
+    id: IdSchema('request'),
+    title: Type.String(),
+    status: RequestStatusSchema,
+    priority: PrioritySchema,
+    requester: RequestUserRef,
+    createdAt: DateTimeString(),
+    deletedAt: DateTimeString(),
+    deletedBy: nullable(Type.String({ description: 'The admin who deleted it.' })),
+    purgeAfter: DateTimeString(
+      'When the trash period ends: the request, its comments and its attachments (bytes included) ' +
+        'are purged for good at the first purge pass after it.',
+    ),
+    commentCount: Type.Integer({ minimum: 0 }),
+    attachmentCount: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
+export type DeletedRequestItem = Static<typeof DeletedRequestItem>;
+
+const DeletedRequestList = Type.Object(
+  {
+    deleted: Type.Array(DeletedRequestItem),
+    pagination: Type.Object(
+      {
+        limit: Type.Integer({ minimum: 1 }),
+        nextCursor: nullable(Type.String({ description: 'The older deletions; null on the last page.' })),
+        hasMore: Type.Boolean(),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** The most requests one bulk job changes. */
+export const BULK_JOB_MAX_ITEMS = 1000;
+export const BULK_ACTIONS = ['update', 'delete'] as const;
+export type BulkAction = (typeof BULK_ACTIONS)[number];
+
+const BulkItem = Type.Object(
+  {
+    id: IdSchema('request'),
+    ifMatch: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          'The `ETag` the request must still have (as `If-Match` on a single call): otherwise this item ' +
+          'fails with 412 `PRECONDITION_FAILED`.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** `POST /v1/requests/bulk`: one action applied to up to 1,000 requests, each once. */
+export const BulkRequestsBody = Type.Object(
+  {
+    action: StringEnum(BULK_ACTIONS, {
+      description:
+        '`update`: `changes` applied to each request as `PATCH /v1/requests/:id` would (fields, status, ' +
+        'assignment). `delete`: each request moved to the trash as `DELETE /v1/requests/:id` would ' +
+        '(scope `admin`).',
+    }),
+    items: Type.Array(BulkItem, {
+      minItems: 1,
+      maxItems: BULK_JOB_MAX_ITEMS,
+      description: `1 to ${BULK_JOB_MAX_ITEMS} requests, each at most once, changed in this order.`,
+    }),
+    changes: Type.Optional(UpdateRequestBody),
+  },
+  { additionalProperties: false },
+);
+export type BulkRequestsBody = Static<typeof BulkRequestsBody>;
+
+const BulkJob = {
+  id: IdSchema('job'),
+  action: StringEnum(BULK_ACTIONS),
+  status: StringEnum(['running', 'completed'] as const, {
+    description:
+      '`running` until every item has its result (across restarts of the service), then `completed`.',
+  }),
+  total: Type.Integer({ minimum: 1 }),
+  processed: Type.Integer({ minimum: 0, description: 'Items with a result so far.' }),
+  succeeded: Type.Integer({ minimum: 0 }),
+  failed: Type.Integer({ minimum: 0 }),
+  createdAt: DateTimeString(),
+  completedAt: nullable(DateTimeString()),
+};
+export const BulkJobAccepted = Type.Object(BulkJob, { additionalProperties: false });
+
+/** One item's outcome: what the single call would have answered. */
+export const BulkJobResult = Type.Object(
+  {
+    index: Type.Integer({ minimum: 0, description: 'The position of the item in `items`.' }),
+    id: IdSchema('request'),
+    status: StringEnum(['succeeded', 'failed'] as const),
+    httpStatus: Type.Integer({ description: 'The status the single call would have answered.' }),
+    error: nullable(ErrorBody),
+  },
+  { additionalProperties: false },
+);
+export type BulkJobResult = Static<typeof BulkJobResult>;
+
+export const BulkJobView = Type.Object(
+  { ...BulkJob, results: Type.Array(BulkJobResult), pagination: Pagination },
+  { additionalProperties: false },
+);
+export type BulkJobView = Static<typeof BulkJobView>;
+
+export const BulkJobParams = Type.Object({ id: IdSchema('job') }, { additionalProperties: false });
+export const BulkJobQuery = Type.Object(
+  { page: Type.Optional(PageQuery.page), limit: Type.Optional(PageQuery.limit) },
+  { additionalProperties: false },
+);
+export type BulkJobQuery = Static<typeof BulkJobQuery>;
+
 /** Public request/response schemas of the requests service, keyed by route (see PUBLIC_ROUTES). */
 export const requestsRouteSchemas = {
   'GET /v1/requests': {
@@ -459,9 +592,50 @@ export const requestsRouteSchemas = {
     response: { 200: Ok(UpdatedRequest) },
   },
   'DELETE /v1/requests/:id': {
-    description: 'Soft delete (kept for audit); the request and its attachments then answer 404.',
+    description:
+      'Moves the request to the trash: it and its attachments then answer 404 and it leaves every list; ' +
+      'an admin can restore it (`POST /v1/requests/:id/restore`) until the trash period ends, then it is ' +
+      'purged for good. Its audit history stays readable to admins.',
     params: SupportRequestParams,
     response: { 200: Ok(Type.Object({ deleted: Type.Literal(true) }, { additionalProperties: false })) },
+  },
+  'GET /v1/requests/deleted': {
+    description:
+      'The trash (admins only): deleted requests that can still be restored, newest deletion first, paged ' +
+      'by cursor (`Link` header `next`). A request stays here for the trash period (30 days by default, ' +
+      '`TRASH_RETENTION_DAYS`), then it is purged for good with its comments and attachments ' +
+      '(`request.purged`). Cost: one read of the requests in the trash (a pushed-down equality), never ' +
+      'of the whole store.',
+    querystring: DeletedRequestsQuery,
+    response: { 200: Ok(DeletedRequestList) },
+  },
+  'POST /v1/requests/bulk': {
+    description:
+      'Starts a bulk job (202): `action` applied to each of `items` (1 to 1,000 requests, each once) by ' +
+      'a worker, in order. Each item obeys what the single call obeys (scopes, the status workflow, ' +
+      '`ifMatch` as `If-Match`, references) and emits the same events; its result is what that call ' +
+      "would have answered. The job is stored: it survives a restart of the service and each item's " +
+      'change lands exactly once. Follow it with `GET /v1/jobs/:id`. **Cost**: the call counts once ' +
+      'per item against the `general` rate bucket (what the same changes one by one would cost), all ' +
+      'or nothing: past the remaining budget 429 and no job. `delete` needs the `admin` scope (403).',
+    body: BulkRequestsBody,
+    response: { 202: Ok(BulkJobAccepted) },
+  },
+  'GET /v1/jobs/:id': {
+    description:
+      "A bulk job's progress and its per-item results in item order, paged (`page`, `limit`, default " +
+      '20, at most 100). Visible to the caller who started it and to admins (404 to anyone else).',
+    params: BulkJobParams,
+    querystring: BulkJobQuery,
+    response: { 200: Ok(BulkJobView) },
+  },
+  'POST /v1/requests/:id/restore': {
+    description:
+      'Restores a deleted request from the trash (admins only) with its comments and attachments, as ' +
+      'it was when deleted; emits `request.restored`. Answers the request as `GET /v1/requests/:id` ' +
+      'shows it. A request that is not deleted answers 409; one unknown, purged or being purged 404.',
+    params: SupportRequestParams,
+    response: { 200: Ok(RequestDetail) },
   },
   'POST /v1/requests/:id/comments': {
     description:

@@ -284,7 +284,7 @@ t.test('events API', async (t) => {
       t.equal(body.error?.code, 'VALIDATION_ERROR', q);
       t.match(body.error?.message, field, q);
     }
-    t.ok(EVENT_TYPES.length === 18);
+    t.ok(EVENT_TYPES.length === 20);
   });
 
   t.test('permissions', async (t) => {
@@ -330,6 +330,39 @@ t.test('events API', async (t) => {
     t.equal(await eventModel(conn).countDocuments(), 30);
   });
 });
+
+t.test(
+  "the trash: a restored request's history is readable again; a purged one's is the admin's",
+  async (t) => {
+    const conn = await testMongo(t, 'audit');
+    await prepareStore(conn);
+    const { app } = await composeForTest(t, conn);
+    const [restored, deletedAgain, purged] = [newId('request'), newId('request'), newId('request')];
+    const history: [string, DomainEvent['type'][]][] = [
+      [restored, ['request.created', 'request.deleted', 'request.restored']],
+      [deletedAgain, ['request.created', 'request.deleted', 'request.restored', 'request.deleted']],
+      [purged, ['request.created', 'request.deleted', 'request.purged']],
+    ];
+    const events = history.flatMap(([id, types]) =>
+      types.map((type, n) => makeEvent(type, { resourceId: id, actor: actors.admin, at: at(n) })),
+    );
+    await eventModel(conn).collection.insertMany(events.map((e) => toStoredEvent(e)) as never[]);
+    const status = async (id: string, role: 'admin' | 'agent', query = '') =>
+      (
+        await app.inject({
+          method: 'GET',
+          url: `/v1/requests/${id}/events${query}`,
+          headers: asCaller(testPrincipal(role)),
+        })
+      ).statusCode;
+    for (const query of ['', '?limit=1']) {
+      t.equal(await status(restored, 'agent', query), 200, `restored: readable again ${query}`);
+      t.equal(await status(deletedAgain, 'agent', query), 404, `deleted after a restore: 404 ${query}`);
+      t.equal(await status(purged, 'agent', query), 404, `purged: 404 ${query}`);
+      t.equal(await status(purged, 'admin', query), 200, `purged: kept for audit ${query}`);
+    }
+  },
+);
 
 t.test('overload: lists and exports past their limits are refused at once; reads go on', async (t) => {
   const conn = await testCountedMongo(t, 'audit');

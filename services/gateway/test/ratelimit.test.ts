@@ -52,6 +52,37 @@ t.test('rate limits', async (t) => {
     t.equal(again.statusCode, 429);
     t.equal(secondsToReset(again.headers.ratelimit), Number(again.headers['retry-after']), 'and again');
 
+    t.test('a bulk call counts once per item, all or nothing', async (t) => {
+      const { raw: bulkKey } = h.identity.addKey(admin, {
+        plan: 'enterprise',
+        limits: { general: 10, events: 3 },
+      });
+      const bulk = (n: number) =>
+        app.inject({
+          method: 'POST',
+          url: '/v1/requests/bulk',
+          headers: { ...bearer(bulkKey), 'content-type': 'application/json' },
+          payload: {
+            action: 'update',
+            items: Array.from({ length: n }, (_, i) => ({ id: `req_${i}` })),
+            changes: { priority: 'low' },
+          },
+        });
+      const four = await bulk(4);
+      t.not(four.statusCode, 429, 'four items fit');
+      t.equal(four.headers['x-ratelimit-remaining'], '6', 'and count four');
+      const seven = await bulk(7);
+      t.equal(seven.statusCode, 429, 'seven do not fit in the six left');
+      t.match(seven.json().error, { code: 'RATE_LIMITED', message: /once per item/ });
+      t.ok(Number(seven.headers['retry-after']) >= 1, 'with Retry-After');
+      const single = await app.inject({ method: 'GET', url: '/v1/requests', headers: bearer(bulkKey) });
+      t.equal(single.statusCode, 200, 'a single call still fits: the refused items took nothing');
+      t.equal(single.headers['x-ratelimit-remaining'], '4', 'the refused call counted once');
+      const fits = await bulk(3);
+      t.not(fits.statusCode, 429, 'exactly the rest fits');
+      t.equal(fits.headers['x-ratelimit-remaining'], '1');
+    });
+
     t.test('the events bucket is separate', async (t) => {
       for (let i = 1; i <= 3; i++) {
         const res = await app.inject({ method: 'GET', url: '/v1/events', headers: bearer(raw) });

@@ -14,6 +14,7 @@ import {
   type Logger,
   type NatsConnection,
   type OutboxRelay,
+  type PeriodicTask,
   pingMongo,
   pingNats,
   registerHealth,
@@ -29,6 +30,8 @@ import { registerRoutes } from './routes/index.js';
 import { createDirectoryRepository } from './store/directory.js';
 import { attachmentFiles } from './store/files.js';
 import { requestModel } from './store/requests.js';
+import { createBulkJobsRepository } from './store/bulk-jobs.js';
+import { createRequestTrash, purgeRecordModel } from './store/request-trash.js';
 import { createRequestsRepository } from './store/requests-repository.js';
 import { createSlaAlertsRepository, slaAlertModel } from './store/sla-alerts.js';
 import { createSlaPoliciesRepository, slaPolicyModel } from './store/sla-policies.js';
@@ -38,6 +41,8 @@ import { completeStoredRequests } from './use-cases/request-lists.js';
 import { requireTemporal } from './use-cases/business-time.js';
 import { parseSlaPolicy } from './use-cases/sla.js';
 import { createSlaMonitor } from './use-cases/sla-monitor.js';
+import { completeTrashKeys, createTrashPurge } from './use-cases/trash.js';
+import { createBulkWorker } from './use-cases/bulk-jobs.js';
 
 export interface RequestsServiceDeps {
   config: RequestsConfig;
@@ -57,6 +62,10 @@ export interface RequestsService extends ComposedService {
   /** The use cases' dependencies (tests drive the monitor and the read model through them). */
   deps: Deps;
   relay: OutboxRelay;
+  /** The trash's purge pass (tests run it with `runNow`). */
+  trashPurge: PeriodicTask<number>;
+  /** The bulk-jobs worker (tests run it with `runNow`). */
+  bulkWorker: PeriodicTask<number>;
 }
 
 /** The requests service: its use cases over its own database, the HTTP app and its workers. */
@@ -87,6 +96,9 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
     publicBaseUrl: config.PUBLIC_BASE_URL,
     attachmentMaxBytes: config.ATTACHMENT_MAX_BYTES,
     lists: { searchMaxTimeMs: config.REQUEST_SEARCH_MAX_TIME_MS, changesSettleMs: config.CHANGES_SETTLE_MS },
+    trash: createRequestTrash(conn),
+    trashRetentionMs: config.TRASH_RETENTION_DAYS * 24 * 3_600_000,
+    bulk: { store: createBulkJobsRepository(conn), wake: () => void bulkWorker.runNow() },
   };
 
   const app = createHttpApp({ logger });
@@ -104,12 +116,17 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
 
   const relay = createOutboxRelay({
     nc,
-    models: [requestModel(conn), slaAlertModel(conn), slaPolicyModel(conn)],
+    models: [requestModel(conn), slaAlertModel(conn), slaPolicyModel(conn), purgeRecordModel(conn)],
     logger,
     signer,
     ...(sd.relayPollIntervalMs ? { pollIntervalMs: sd.relayPollIntervalMs } : {}),
   });
   const monitor = createSlaMonitor(deps, { intervalMs: config.SLA_MONITOR_INTERVAL_MS });
+  const trashPurge = createTrashPurge(deps, { intervalMs: config.TRASH_PURGE_INTERVAL_MS });
+  const bulkWorker = createBulkWorker(deps, {
+    pollMs: config.BULK_JOBS_POLL_MS,
+    leaseMs: config.BULK_JOB_LEASE_MS,
+  });
   let consumer: RunningConsumer | undefined;
   let deadLetters: { stop(): void } | undefined;
   let started = false;
@@ -118,12 +135,15 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
     health,
     deps,
     relay,
+    trashPurge,
+    bulkWorker,
     async start() {
       if (started) return;
       started = true;
       await ensureIndexes(conn);
       await deps.files.ensureIndexes();
       await completeStoredRequests(deps);
+      await completeTrashKeys(deps);
       relay.start();
       oneTimeIds.purge.start();
       const refreshers = {
@@ -149,10 +169,14 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
         logger,
       });
       if (config.SLA_MONITOR_ENABLED) monitor.start();
+      trashPurge.start();
+      bulkWorker.start();
     },
     async close() {
       deadLetters?.stop();
       await monitor.stop();
+      await trashPurge.stop();
+      await bulkWorker.stop();
       await oneTimeIds.purge.stop();
       await consumer?.stop();
       await relay.stop();

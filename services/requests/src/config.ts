@@ -49,6 +49,14 @@ export const requestsConfigSchema = configSchema({
    * commit after its replica stamped `updatedAt`, plus the clock skew between replicas.
    */
   CHANGES_SETTLE_MS: Type.Integer({ minimum: 0, maximum: 300_000, default: 2000 }),
+  /** How long a deleted request stays restorable in the trash before it is purged for good. */
+  TRASH_RETENTION_DAYS: Type.Number({ exclusiveMinimum: 0, maximum: 3650, default: 30 }),
+  /** How often each replica's purge pass looks for requests whose trash period ended. */
+  TRASH_PURGE_INTERVAL_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 600_000 }),
+  /** How often each replica's bulk worker looks for running jobs (a job made here wakes it). */
+  BULK_JOBS_POLL_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
+  /** How long a worker holds a bulk job unrenewed: after a crash, another process resumes it then. */
+  BULK_JOB_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 15_000 }),
   READ_MODEL_DURABLE: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', default: 'requests-read-model' }),
 });
 

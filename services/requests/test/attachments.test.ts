@@ -1,25 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { asCaller } from '@support-desk/platform/testing';
 import t from 'tap';
-import { harness, validBody } from './helpers.js';
-
-const BOUNDARY = '----sdtestboundary7MA4YWxkTrZu0gW';
-
-function multipartBody(parts: { name: string; filename?: string; type?: string; data: Buffer }[]): Buffer {
-  const chunks: Buffer[] = [];
-  for (const p of parts) {
-    const disposition = `form-data; name="${p.name}"${p.filename !== undefined ? `; filename="${p.filename}"` : ''}`;
-    chunks.push(
-      Buffer.from(
-        `--${BOUNDARY}\r\nContent-Disposition: ${disposition}\r\nContent-Type: ${p.type ?? 'application/octet-stream'}\r\n\r\n`,
-      ),
-      p.data,
-      Buffer.from('\r\n'),
-    );
-  }
-  chunks.push(Buffer.from(`--${BOUNDARY}--\r\n`));
-  return Buffer.concat(chunks);
-}
+import { BOUNDARY, harness, multipartBody, validBody } from './helpers.js';
 
 // A PDF by its magic number, with a random body (several GridFS chunks).
 const PDF = Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(300_000)]);

@@ -1,6 +1,6 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { DomainEvent, NatsNames, Principal } from '@support-desk/contracts';
-import type { HttpApp, NatsConnection, OutboxRelay } from '@support-desk/platform';
+import type { HttpApp, NatsConnection, OutboxRelay, PeriodicTask } from '@support-desk/platform';
 import {
   asPrincipal,
   bodyAsSent,
@@ -36,6 +36,10 @@ export interface Harness {
   nc: NatsConnection;
   names: NatsNames;
   relay: OutboxRelay;
+  /** The trash's purge pass (`runNow`). */
+  trashPurge: PeriodicTask<number>;
+  /** The bulk-jobs worker (`runNow`). */
+  bulkWorker: PeriodicTask<number>;
   /** The use cases' dependencies, as the composition root built them. */
   deps: Deps;
   clock: TestClock;
@@ -99,6 +103,8 @@ export async function harness(
     nc,
     names,
     relay,
+    trashPurge: service.trashPurge,
+    bulkWorker: service.bulkWorker,
     deps,
     clock,
     identity,
@@ -155,3 +161,24 @@ export const validBody = (overrides: Record<string, unknown> = {}) => ({
   priority: 'high',
   ...overrides,
 });
+
+/** A multipart upload body, as a client sends one. */
+export const BOUNDARY = '----sdtestboundary7MA4YWxkTrZu0gW';
+
+export function multipartBody(
+  parts: { name: string; filename?: string; type?: string; data: Buffer }[],
+): Buffer {
+  const chunks: Buffer[] = [];
+  for (const p of parts) {
+    const disposition = `form-data; name="${p.name}"${p.filename !== undefined ? `; filename="${p.filename}"` : ''}`;
+    chunks.push(
+      Buffer.from(
+        `--${BOUNDARY}\r\nContent-Disposition: ${disposition}\r\nContent-Type: ${p.type ?? 'application/octet-stream'}\r\n\r\n`,
+      ),
+      p.data,
+      Buffer.from('\r\n'),
+    );
+  }
+  chunks.push(Buffer.from(`--${BOUNDARY}--\r\n`));
+  return Buffer.concat(chunks);
+}

@@ -129,6 +129,13 @@ const slaPolicy = await newPolicy();
 const deletedPolicy = await newPolicy();
 data(await admin.api.delete(`/v1/sla-policies/${deletedPolicy}`), 'delete SLA policy');
 
+/** A bulk job by `by`, changing one request of theirs. */
+const bulkBody = (id: string) => ({ action: 'update', items: [{ id }], changes: { priority: 'high' } });
+const jobOf = async (by: Actor) =>
+  data(await by.api.post('/v1/requests/bulk', bulkBody(await newRequest(by))), 'bulk job').id as string;
+const ownJobs: Partial<Record<Role, string>> = { admin: await jobOf(admin), agent: await jobOf(agent) };
+const othersJob = await jobOf(other);
+
 const is = (admin: number, agent: number, viewer: number) => ({ admin, agent, viewer, none: 401 });
 const fixed = (call: Call) => async () => call;
 const ownRequest = (build: (id: string) => Call) => async (role: Role) => {
@@ -159,6 +166,49 @@ const ROWS: Row[] = [
   {
     route: 'GET /v1/requests/changes',
     cells: { other: { call: fixed({ path: '/v1/requests/changes?limit=5' }), expect: is(200, 200, 200) } },
+  },
+  {
+    route: 'GET /v1/requests/deleted',
+    // The trash is the administrator's alone.
+    cells: { deleted: { call: fixed({ path: '/v1/requests/deleted?limit=5' }), expect: is(200, 403, 403) } },
+  },
+  {
+    route: 'POST /v1/requests/bulk',
+    cells: {
+      own: {
+        call: ownRequest((id) => ({ path: '/v1/requests/bulk', json: bulkBody(id) })),
+        expect: is(202, 202, 403),
+      },
+      other: {
+        call: fixed({ path: '/v1/requests/bulk', json: bulkBody(othersRequest) }),
+        expect: is(202, 202, 403),
+      },
+    },
+  },
+  {
+    route: 'GET /v1/jobs/:id',
+    // A job is its caller's and the administrators' (404 to anyone else, like an unknown one).
+    cells: {
+      own: {
+        call: async (role) =>
+          role === 'viewer' ? null : { path: `/v1/jobs/${ownJobs[role === 'none' ? 'agent' : role]}` },
+        expect: is(200, 200, 200),
+      },
+      other: { call: fixed({ path: `/v1/jobs/${othersJob}` }), expect: is(200, 404, 404) },
+    },
+  },
+  {
+    route: 'POST /v1/requests/:id/restore',
+    cells: {
+      other: {
+        call: fixed({ path: `/v1/requests/${othersRequest}/restore` }),
+        expect: is(409, 403, 403),
+      },
+      deleted: {
+        call: async () => ({ path: `/v1/requests/${await deletedRequest()}/restore` }),
+        expect: is(200, 403, 403),
+      },
+    },
   },
   {
     route: 'POST /v1/requests',

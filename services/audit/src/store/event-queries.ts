@@ -84,9 +84,12 @@ export function eventQueries(conn: Connection) {
       return model.findById(id).lean<StoredEvent>();
     },
 
-    /** Whether an event of this type was recorded for the resource (e.g. its deletion). */
-    async hasEvent(resourceType: ResourceType, resourceId: string, type: EventType): Promise<boolean> {
-      return (await model.exists({ resourceType, resourceId, type })) !== null;
+    /** The newest event of the resource among `types` (e.g. its deletion or restoration), if any. */
+    async latestOf(resourceType: ResourceType, resourceId: string, types: EventType[]) {
+      return model
+        .findOne({ resourceType, resourceId, type: { $in: types } })
+        .sort({ timestamp: -1, _id: -1 })
+        .lean<StoredEvent>();
     },
 
     /** Events of one resource, oldest first (from a position when given), at most `max`. */

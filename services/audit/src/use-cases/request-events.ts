@@ -1,5 +1,6 @@
 import {
   type CursorPagination,
+  type EventType,
   pageWindow,
   REQUEST_EVENTS_MAX,
   type RequestEventItem,
@@ -34,15 +35,20 @@ export interface RequestHistory {
   nextCursor: string | null;
 }
 
-const isDeletion = (e: StoredEvent) => e.type === 'request.deleted';
+/** The events that move a request into or out of the trash, or purge it. */
+const TRASH_EVENTS: EventType[] = ['request.deleted', 'request.restored', 'request.purged'];
+/** Deleted (or purged) as of the newest of those events; restored or never deleted otherwise. */
+const isDeleted = (latest: StoredEvent | null | undefined) =>
+  latest != null && latest.type !== 'request.restored';
 
 /**
  * The history of one request, oldest first; an unknown request is a 404, not an empty list. Without `cursor` and
  * `limit`, the spec's answer: every event up to REQUEST_EVENTS_MAX (the oldest), no pagination
  * (a cursor after the last one when cut). With either: one keyset page of `limit` (default 20,
  * at most 100) and a cursor `pagination`. A deleted request answers 404 like the request itself,
- * except to an admin: its history stays readable for audit. One read of the store, two when the
- * page is not the whole history and does not itself hold the deletion (non-admins only).
+ * except to an admin: its history stays readable for audit (a purged one's too); a restored one is
+ * readable again (the newest of its deletions, restorations and purge decides). One read of the
+ * store, two when the page is not the whole history (non-admins only).
  */
 export function requestHistory(store: EventQueries) {
   return async function ofRequest(
@@ -62,9 +68,10 @@ export function requestHistory(store: EventQueries) {
     if (!position && docs.length === 0) throw notFound('Request');
     if (!reader.admin) {
       const whole = !position && !extra;
-      const deleted =
-        docs.some(isDeletion) || (!whole && (await store.hasEvent('request', requestId, 'request.deleted')));
-      if (deleted) throw notFound('Request');
+      const latest = whole
+        ? docs.filter((e) => TRASH_EVENTS.includes(e.type as EventType)).at(-1)
+        : await store.latestOf('request', requestId, TRASH_EVENTS);
+      if (isDeleted(latest)) throw notFound('Request');
     }
     if (window) {
       const { items, pagination } = listPage(docs, window, scope, positionOf);

@@ -108,29 +108,17 @@ function guard({ authenticator, authFailures, rateLimiter, concurrency }: ProxyD
     const crowded = concurrency?.admit(caller.rateSubject, reply);
     if (crowded) return sendAppError(reply, crowded);
     if (rateLimiter) {
-      const limit = caller.limits[route.bucket];
-      let decision: Awaited<ReturnType<RateLimiter['take']>>;
-      try {
-        decision = await rateLimiter.take(`${route.bucket}:${caller.rateSubject}`, limit, {
-          plan: caller.plan,
-        });
-      } catch (err) {
-        if (!(err instanceof RateLimitUnavailableError)) throw err;
-        return sendError(reply, 503, 'SERVICE_UNAVAILABLE', 'Rate limiting is unavailable; retry later');
-      }
-      if (decision) {
-        reply.headers(rateLimitHeaders(route.bucket, decision));
-        if (!decision.allowed) {
-          reply.header('retry-after', String(decision.retryAfter));
-          return sendError(
-            reply,
-            429,
-            'RATE_LIMITED',
-            `Rate limit exceeded for the ${route.bucket} bucket: ${limit} requests per ` +
-              `${decision.windowSeconds} seconds; retry after ${decision.retryAfter} s`,
-          );
-        }
-      }
+      const refused = await chargeBucket(
+        rateLimiter,
+        route,
+        caller,
+        reply,
+        1,
+        (limit, d) =>
+          `Rate limit exceeded for the ${route.bucket} bucket: ${limit} requests per ` +
+          `${d.windowSeconds} seconds; retry after ${d.retryAfter} s`,
+      );
+      if (refused) return refused;
     }
     if (route.scope !== 'authenticated' && !hasScope(caller.scopes, route.scope)) {
       return sendError(reply, 403, 'FORBIDDEN', `This operation requires the ${route.scope} scope`);
@@ -141,6 +129,75 @@ function guard({ authenticator, authFailures, rateLimiter, concurrency }: ProxyD
     request.forwardUrl =
       forwardedPath(route, request.params as Record<string, string>) +
       (queryAt < 0 ? '' : request.url.slice(queryAt));
+  };
+}
+
+/** How many items a bulk body names (1 when it names none: the service refuses such a body). */
+function itemsOf(body: unknown): number {
+  if (!Buffer.isBuffer(body)) return 1;
+  try {
+    const items = (JSON.parse(body.toString('utf8')) as { items?: unknown } | null)?.items;
+    return Array.isArray(items) ? Math.max(1, items.length) : 1;
+  } catch {
+    return 1;
+  }
+}
+
+type Caller = NonNullable<FastifyRequest['caller']>;
+
+/**
+ * Takes `weight` units of the route's bucket for the caller, with the rate-limit headers on the
+ * reply; the reply sent (429, or 503 when the limiter is down and fails closed) when refused.
+ */
+async function chargeBucket(
+  rateLimiter: RateLimiter,
+  route: PublicRoute,
+  caller: Caller,
+  reply: FastifyReply,
+  weight: number,
+  refusal: (limit: number, decision: RateDecision) => string,
+) {
+  const limit = caller.limits[route.bucket];
+  let decision: Awaited<ReturnType<RateLimiter['take']>>;
+  try {
+    decision = await rateLimiter.take(`${route.bucket}:${caller.rateSubject}`, limit, {
+      plan: caller.plan,
+      weight,
+    });
+  } catch (err) {
+    if (!(err instanceof RateLimitUnavailableError)) throw err;
+    return sendError(reply, 503, 'SERVICE_UNAVAILABLE', 'Rate limiting is unavailable; retry later');
+  }
+  if (!decision) return undefined;
+  reply.headers(rateLimitHeaders(route.bucket, decision));
+  if (decision.allowed) return undefined;
+  reply.header('retry-after', String(decision.retryAfter));
+  return sendError(reply, 429, 'RATE_LIMITED', refusal(limit, decision));
+}
+
+/**
+ * A route whose cost is its `items` (a bulk job): the guard counted the call once; once its body
+ * is read, the rest (one per further item) is taken all or nothing, so the job costs what its
+ * changes one by one would have. Refused → 429 and nothing is forwarded.
+ */
+function chargeItems({ rateLimiter }: ProxyDeps) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const caller = request.caller;
+    if (!rateLimiter || !caller) return;
+    const route = request.routeOptions.config.publicRoute as PublicRoute;
+    const extra = itemsOf(request.body) - 1;
+    if (extra === 0) return;
+    return chargeBucket(
+      rateLimiter,
+      route,
+      caller,
+      reply,
+      extra,
+      (limit, d) =>
+        `A bulk call counts once per item: ${extra + 1} items do not fit in the ${route.bucket} bucket ` +
+        `(${limit} requests per ${d.windowSeconds} seconds, ${d.remaining} left after this call); ` +
+        `send fewer items or retry after ${d.retryAfter} s`,
+    );
   };
 }
 
@@ -214,6 +271,7 @@ export function refuseUnservable(app: HttpApp): void {
 /** Registers every PUBLIC_ROUTES entry, per owning service, as an authenticated proxy route. */
 export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promise<void> {
   const onRequest = guard(deps);
+  const charge = chargeItems(deps);
   const plainHooks = { ...fromOptions(false), rewriteHeaders: absoluteLocation(deps.config.OAUTH_ISSUER) };
   const idempotency = deps.idempotency && idempotencyHooks(deps.idempotency);
   const keyedHooks = { ...plainHooks, onResponse: idempotency?.onResponse } as typeof plainHooks;
@@ -270,7 +328,9 @@ export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promi
             exposeHeadRoute: route.method === 'GET',
             config: { publicRoute: route },
             onRequest,
-            ...(keyed ? { preHandler: idempotency.preHandler, onSend: idempotency.onSend } : {}),
+            ...(keyed ? { onSend: idempotency.onSend } : {}),
+            // A stored answer replayed under its Idempotency-Key is not charged again.
+            preHandler: [...(keyed ? [idempotency.preHandler] : []), ...(route.cost ? [charge] : [])],
             handler: (request, reply) => {
               signCall(request, deps.signPrincipal);
               return reply.from(

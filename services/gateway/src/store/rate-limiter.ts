@@ -78,13 +78,13 @@ export function createRateLimiter({ redis, prefix, windowSeconds, failureMode, l
     windowSeconds,
     /**
      * Counts one call against `key` (or, with `record: false`, only says whether one more would
-     * be admitted). Returns null when Redis is unavailable and the mode is fail-open (logged and
+     * be admitted); `weight`: the call takes that many units, all or nothing. Returns null when Redis is unavailable and the mode is fail-open (logged and
      * counted); throws RateLimitUnavailableError when fail-closed.
      */
     async take(
       key: string,
       limit: number,
-      { record = true, plan = 'none' }: { record?: boolean; plan?: string } = {},
+      { record = true, plan = 'none', weight = 1 }: { record?: boolean; plan?: string; weight?: number } = {},
     ): Promise<RateDecision | null> {
       const fullKey = prefix + redisKeyOf(key);
       const known = refusals.refusal(fullKey, limit);
@@ -106,7 +106,7 @@ export function createRateLimiter({ redis, prefix, windowSeconds, failureMode, l
       }
       let decision: RateDecision;
       try {
-        decision = await batch.decide(fullKey, limit, record);
+        decision = await batch.decide(fullKey, limit, record, weight);
       } catch (err) {
         return unavailable(err, key, plan, record);
       }

@@ -30,6 +30,8 @@ interface PendingCall {
   key: string;
   limit: number;
   record: boolean;
+  /** Units the call takes, all or nothing (1 for a call). */
+  weight: number;
   resolve: (decision: RateDecision) => void;
   reject: (err: unknown) => void;
 }
@@ -76,7 +78,8 @@ export function createSlidingWindowBatch(
       const call = calls[i];
       const allowed = out[1 + i * 3] === 1;
       const resetMs = out[3 + i * 3];
-      if (!allowed)
+      // A weighted call refused may leave room for single calls: only a call's refusal is remembered.
+      if (!allowed && call.weight === 1)
         refusals.note(call.key, call.limit, sentAt + (resetMs - nowMs) - 1, Math.ceil(resetMs / 1000));
       call.resolve({
         allowed,
@@ -92,8 +95,9 @@ export function createSlidingWindowBatch(
 
   function send(calls: PendingCall[]): void {
     const n = calls.length;
-    // EVALSHA sha numkeys key_1 … key_n window tag limit_1 … limit_n
-    const args: (string | number)[] = new Array(n * 2 + 4);
+    // EVALSHA sha numkeys key_1 … key_n window tag limit_1 … limit_n [weight_1 … weight_n]
+    const weighted = calls.some((c) => c.weight !== 1);
+    const args: (string | number)[] = new Array(n * (weighted ? 3 : 2) + 4);
     args[0] = SCRIPT_SHA;
     args[1] = n;
     args[n + 2] = windowMs;
@@ -102,6 +106,7 @@ export function createSlidingWindowBatch(
     for (let i = 0; i < n; i++) {
       args[2 + i] = calls[i].key;
       args[n + 4 + i] = calls[i].record ? calls[i].limit : -calls[i].limit;
+      if (weighted) args[2 * n + 4 + i] = calls[i].weight;
     }
     // Before the write, hence before Redis reads its clock: see RefusalMemory.
     const sentAt = performance.now();
@@ -142,9 +147,9 @@ export function createSlidingWindowBatch(
 
   return {
     /** Decides one call against `key` (a full Redis key) with the other calls of this turn. */
-    decide(key: string, limit: number, record: boolean): Promise<RateDecision> {
+    decide(key: string, limit: number, record: boolean, weight = 1): Promise<RateDecision> {
       return new Promise((resolve, reject) => {
-        pending.push({ key, limit, record, resolve, reject });
+        pending.push({ key, limit, record, weight, resolve, reject });
         if (!scheduled) {
           scheduled = true;
           setImmediate(flush);

@@ -9,7 +9,9 @@
  * script call (instance and batch number), which with the call's index makes each logged
  * member unique; ARGV[2 + i]: the i-th call's limit, negative when the call is only checked
  * and not logged (a budget that counts a call only once its outcome is known checks before
- * and logs after).
+ * and logs after); ARGV[2 + n + i], when given: the i-th call's weight (default 1), the units it
+ * takes all or nothing (a bulk job counts once per item: admitted only when all fit, then logged
+ * as that many members).
  *
  * Returns {now, allowed_1, remaining_1, reset_1, allowed_2, …}: reset is when the oldest
  * logged call leaves the window, i.e. when at least one more call will be admitted.
@@ -45,15 +47,18 @@ for i = 1, #KEYS do
     order[#order + 1] = key
   end
   local limit = tonumber(ARGV[2 + i])
+  local weight = tonumber(ARGV[2 + #KEYS + i]) or 1
   local record = limit >= 0
   if not record then limit = -limit end
   local allowed = 0
-  if s.count < limit then
+  if s.count + weight <= limit then
     allowed = 1
     if record then
-      s.count = s.count + 1
-      s.add[#s.add + 1] = now
-      s.add[#s.add + 1] = tag .. i
+      s.count = s.count + weight
+      for w = 1, weight do
+        s.add[#s.add + 1] = now
+        if w == 1 then s.add[#s.add + 1] = tag .. i else s.add[#s.add + 1] = tag .. i .. '.' .. w end
+      end
     end
   end
   out[#out + 1] = allowed

@@ -12,6 +12,8 @@ import { getRequest } from '../use-cases/queries.js';
 import { listRequestChanges, listRequests } from '../use-cases/request-lists.js';
 import { createRequest, deleteRequest, updateRequest } from '../use-cases/requests.js';
 import { addComment, listComments } from '../use-cases/comments.js';
+import { listDeletedRequests, restoreRequest } from '../use-cases/trash.js';
+import { createBulkJob, getBulkJob } from '../use-cases/bulk-jobs.js';
 
 export function requestRoutes(app: HttpApp, deps: Deps): void {
   contractRoute(
@@ -35,6 +37,27 @@ export function requestRoutes(app: HttpApp, deps: Deps): void {
       return answer;
     },
     { config: { admission: 'list' } },
+  );
+  contractRoute(
+    app,
+    schemas,
+    'GET /v1/requests/deleted',
+    async (request, reply) => {
+      const answer = await listDeletedRequests(deps, request.query);
+      const next = answer.pagination.nextCursor;
+      if (next) reply.header('link', linkHeader(request.url, [{ rel: 'next', set: { cursor: next } }]));
+      return answer;
+    },
+    { config: { admission: 'list' } },
+  );
+  contractRoute(app, schemas, 'POST /v1/requests/bulk', (request) =>
+    createBulkJob(deps, request.principal, request.body),
+  );
+  contractRoute(app, schemas, 'GET /v1/jobs/:id', (request) =>
+    getBulkJob(deps, request.principal, request.params.id, request.query),
+  );
+  contractRoute(app, schemas, 'POST /v1/requests/:id/restore', (request) =>
+    restoreRequest(deps, request.principal, request.params.id),
   );
   contractRoute(app, schemas, 'POST /v1/requests', (request) =>
     createRequest(deps, request.principal, request.body),

@@ -65,6 +65,16 @@ export interface RequestRecord {
   slaDueMinute: string | null;
   deletedAt: Date | null;
   deletedBy: string | null;
+  /**
+   * The trash (request-trash.ts): `true` while deleted and restorable, the equality the trash list
+   * reads by; `deletedHour` the hour (`hourKey`) of `deletedAt`, by which the purge finds what its
+   * period ended for; `purgingAt` once a purge took the request (it can no longer be restored).
+   */
+  inTrash?: boolean | null;
+  deletedHour?: string | null;
+  purgingAt?: Date | null;
+  /** The keys of the newest bulk-job items that wrote this request (store/bulk-jobs.ts). */
+  bulkMarks?: string[];
   createdAt: Date;
   updatedAt: Date;
   /** Optimistic concurrency: every write is conditioned on it and increments it. */
@@ -152,6 +162,10 @@ const RequestSchema = new Schema<RequestRecord>(
     slaDueMinute: { type: String, default: null },
     deletedAt: { type: Date, default: null },
     deletedBy: { type: String, default: null },
+    inTrash: { type: Boolean },
+    deletedHour: { type: String },
+    purgingAt: { type: Date },
+    bulkMarks: { type: [String], default: undefined },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
     rev: { type: Number, required: true, default: 0 },
@@ -179,6 +193,9 @@ RequestSchema.index({ 'sla.responseWarnAt': 1 });
 RequestSchema.index({ 'sla.responseTarget': 1 });
 RequestSchema.index({ 'sla.resolutionWarnAt': 1 });
 RequestSchema.index({ 'sla.resolutionTarget': 1 });
+// The trash: its list (newest deletion first) and the purge by hour of deletion.
+RequestSchema.index({ inTrash: 1, deletedAt: -1, _id: -1 });
+RequestSchema.index({ deletedHour: 1 });
 
 /** Severity order of the priorities: `sort=priority` goes from low (1) to critical (4). */
 export const PRIORITY_RANK: Record<Priority, number> = { low: 1, medium: 2, high: 3, critical: 4 };

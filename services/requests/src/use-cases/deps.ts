@@ -1,6 +1,8 @@
 import type { NatsNames } from '@support-desk/contracts';
 import { AppError, type Logger, validationError } from '@support-desk/platform';
 import type { AttachmentFiles } from '../store/files.js';
+import type { BulkJobsRepository } from '../store/bulk-jobs.js';
+import type { RequestTrash } from '../store/request-trash.js';
 import type { RequestsRepository } from '../store/requests-repository.js';
 import type { SlaAlertsRepository } from '../store/sla-alerts.js';
 import type { SlaPoliciesRepository } from '../store/sla-policies.js';
@@ -21,6 +23,17 @@ export interface Deps {
   publicBaseUrl: string;
   attachmentMaxBytes: number;
   lists: ListSettings;
+  /** The trash: deleted requests, restorable for `trashRetentionMs`, then purged. */
+  trash: RequestTrash;
+  trashRetentionMs: number;
+  /** Bulk jobs: their store, and the nudge that wakes this process's worker. */
+  bulk: BulkJobs;
+}
+
+/** What the use cases need of bulk jobs: the store, and a nudge for this process's worker. */
+export interface BulkJobs {
+  store: BulkJobsRepository;
+  wake: () => void;
 }
 
 /** Bounds of the lists' work (README: cost model of `q`, the changes feed's settle delay). */

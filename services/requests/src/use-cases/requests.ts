@@ -19,6 +19,8 @@ import {
   validationError,
   withEntityTag,
 } from '@support-desk/platform';
+import { BULK_MARKS_KEPT } from '../store/bulk-jobs.js';
+import { trashKeys } from '../store/request-trash.js';
 import type { RequestRecord } from '../store/requests.js';
 import { type Deps, requireAssignee, requireGroup, uniqueTags } from './deps.js';
 import { requestDetail, withRequestSnapshot } from './queries.js';
@@ -214,17 +216,37 @@ async function repickedPolicy(deps: Deps, current: RequestRecord, body: UpdateRe
   });
 }
 
-/** `ifMatch`: the revisions an `If-Match` header accepts (undefined: no precondition). */
+/**
+ * What a bulk-job item's write leaves on the request beside its change (the same write): its key
+ * among the newest few, so a replay finds the effect landed (store/bulk-jobs.ts).
+ */
+export const withMark = (current: RequestRecord, mark: string | undefined) =>
+  mark ? { bulkMarks: [...(current.bulkMarks ?? []).slice(1 - BULK_MARKS_KEPT), mark] } : {};
+
+/**
+ * `ifMatch`: the revisions an `If-Match` header accepts (undefined: no precondition); `mark`: the
+ * key of the bulk-job item making this change, if one is.
+ */
 export async function updateRequest(
   deps: Deps,
   principal: Principal,
   id: string,
   body: UpdateRequestBody,
   ifMatch?: IfMatch,
+  mark?: string,
 ) {
   const ctx = contextFromPrincipal(principal);
   const verified = new Set<string>();
   const { answer, after } = await deps.requests.update(id, async (current) => {
+    // A bulk item whose change already landed (a replay): nothing more, the same answer.
+    if (mark && current.bulkMarks?.includes(mark))
+      return {
+        write: null,
+        result: {
+          answer: { id, status: current.status, updatedAt: current.updatedAt.toISOString() },
+          after: current,
+        },
+      };
     requireRevision(current, ifMatch, 'Request');
     // References are checked only when they change (keeping a since-deactivated assignee is fine).
     if (body.assignedTo && body.assignedTo !== current.assignedTo && !verified.has(body.assignedTo)) {
@@ -262,7 +284,10 @@ export async function updateRequest(
     const after = { ...current, ...plan.set } as RequestRecord;
     const events = await withRequestSnapshot(deps, plan.events, after, now);
     return {
-      write: { set: plan.set, outbox: events.map((e) => eventEntry(deps.names, e)) },
+      write: {
+        set: { ...plan.set, ...withMark(current, mark) },
+        outbox: events.map((e) => eventEntry(deps.names, e)),
+      },
       result: {
         answer: { id, status: plan.status, updatedAt: now.toISOString() },
         after: { ...after, rev: revisionAfter(current, true) },
@@ -273,7 +298,13 @@ export async function updateRequest(
   return withEntityTag(answer, after.rev ?? 0, await requestDetail(deps, principal, after));
 }
 
-export async function deleteRequest(deps: Deps, principal: Principal, id: string, ifMatch?: IfMatch) {
+export async function deleteRequest(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  ifMatch?: IfMatch,
+  mark?: string,
+) {
   return deps.requests.update(id, async (current) => {
     requireRevision(current, ifMatch, 'Request');
     const now = deps.clock();
@@ -288,7 +319,13 @@ export async function deleteRequest(deps: Deps, principal: Principal, id: string
     const [announced] = await withRequestSnapshot(deps, [event], { ...current, updatedAt: now }, now);
     return {
       write: {
-        set: { deletedAt: now, deletedBy: principal.userId, updatedAt: now },
+        set: {
+          deletedAt: now,
+          deletedBy: principal.userId,
+          ...trashKeys(now),
+          ...withMark(current, mark),
+          updatedAt: now,
+        },
         outbox: [eventEntry(deps.names, announced!)],
       },
       result: { deleted: true as const },
