@@ -8,8 +8,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
  * at a fixed 10 ms resolution, whatever its options: 100 wake-ups a second in every process,
  * about half of a whole idle stack's CPU (BENCHMARKS.md, issue 37). The measuring here is still
  * Node's own (`perf_hooks.monitorEventLoopDelay`), sampled every `SAMPLE_MS`; each second the
- * mean delay of that second decides whether the process is saturated until the next one: 5
- * wake-ups a second in all.
+ * mean delay of that second is compared with the limit, and two seconds past it in a row make the
+ * process saturated until a second under it: 5 wake-ups a second in all.
  */
 const SAMPLE_MS = 250;
 const DECIDE_MS = 1000;
@@ -25,13 +25,14 @@ declare module 'fastify' {
 export type Shed = (reply: FastifyReply) => unknown;
 
 /**
- * Sheds every call but the `unshed` routes while the event loop's mean delay over the last second
- * is past `maxDelayMs`. The timer is unref'd and stops with the app.
+ * Sheds every call but the `unshed` routes while the event loop's mean delay has been past
+ * `maxDelayMs` in each of the last two seconds. The timer is unref'd and stops with the app.
  */
 export function shedWhenSaturated(app: FastifyInstance, maxDelayMs: number, shed: Shed): void {
   const histogram = monitorEventLoopDelay({ resolution: SAMPLE_MS });
   histogram.enable();
   let saturated = false;
+  let wasBehind = false;
   // Windowed from the running totals: resetting the histogram would drop the sample that spans a
   // long block (Node starts its next interval afresh after a reset).
   let seen = { count: 0, sumMs: 0 };
@@ -41,7 +42,13 @@ export function shedWhenSaturated(app: FastifyInstance, maxDelayMs: number, shed
     // No sample in a whole second: the loop was blocked for all of it. Otherwise the histogram
     // holds whole intervals between samples, so the delay is what exceeds the period.
     const delayMs = samples > 0 ? (now.sumMs - seen.sumMs) / samples - SAMPLE_MS : DECIDE_MS;
-    saturated = delayMs > maxDelayMs;
+    // Saturated: behind for two seconds running. One late second is a stall that is over by the
+    // time it is measured (a long synchronous task, a pause of the whole process); shedding then
+    // refuses calls the process could serve. Sustained lateness is work arriving faster than it
+    // is done, which shedding relieves.
+    const behind = delayMs > maxDelayMs;
+    saturated = behind && wasBehind;
+    wasBehind = behind;
     seen = now;
   }, DECIDE_MS);
   decide.unref();
