@@ -13,14 +13,21 @@ export interface WriteLoadResult {
 }
 
 /**
- * Starts `workers` loops, each POSTing one request at a time (a connection per call, so every
- * call goes through the Service afresh) until `stop()`; `stop()` resolves with what they saw.
- * Each loop is bounded by `maxCalls`.
+ * Starts `workers` loops, each POSTing one request at a time and pausing `pauseMs` between calls
+ * (a steady load a client makes, not the most the machine can take: on a shared 2-core machine a
+ * saturating load starves the other services' answers, which is not what a rollout test measures),
+ * a connection per call, so every call goes through the Service afresh, until `stop()`; `stop()`
+ * resolves with what they saw. Each loop is bounded by `maxCalls`.
  */
 export function startWriteLoad(
   base: string,
   key: string,
-  { workers = 3, label, maxCalls = 5_000 }: { workers?: number; label: string; maxCalls?: number },
+  {
+    workers = 2,
+    pauseMs = 100,
+    label,
+    maxCalls = 5_000,
+  }: { workers?: number; pauseMs?: number; label: string; maxCalls?: number },
 ) {
   const result: WriteLoadResult = { acknowledged: [], failures: [], calls: 0, seconds: 0 };
   const started = Date.now();
@@ -41,6 +48,7 @@ export function startWriteLoad(
       } catch (err) {
         result.failures.push(String(err));
       }
+      await new Promise((r) => setTimeout(r, pauseMs));
     }
   };
   const running = Promise.all(Array.from({ length: workers }, (_, w) => loop(w)));
@@ -76,6 +84,14 @@ export async function auditCounts(
       const query = new URLSearchParams({ type: 'request.created', since, limit: '100' });
       if (cursor) query.set('cursor', cursor);
       const res = await request(`${base}/v1/events?${query}`, { headers });
+      // A busy store may run out of the call's time: that page again (the round is bounded).
+      if (res.status === 503) {
+        page--;
+        await new Promise((r) => setTimeout(r, 1000));
+        if (Date.now() > deadline)
+          throw new Error(`GET /v1/events answered 503 until the deadline: ${res.text}`);
+        continue;
+      }
       if (res.status !== 200) throw new Error(`GET /v1/events answered ${res.status}: ${res.text}`);
       for (const e of (res.json?.data?.events ?? []) as Json[]) {
         const id = String(e.resource?.id ?? e.resourceId ?? '');
