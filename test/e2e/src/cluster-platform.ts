@@ -136,9 +136,8 @@ export function platformTests(t: Test, { state, cluster, kubectl, until }: Tools
 
   t.test("the walkthrough's first calls through the gateway Service, and the event in audit", async (t) => {
     const base = `${platform.gateway}/v1`;
-    // The bootstrap Job's key (a fresh install), else one made with deskctl as deploy/README.md says.
-    const bootstrapKey =
-      platform.adminKey ??
+    /** `deskctl api-keys create` in an identity pod (kubectl exec): the key it prints once. */
+    const createKey = (owner: string, name: string, scopes: string, extra: string[] = []) =>
       String(
         (
           JSON.parse(
@@ -146,64 +145,27 @@ export function platformTests(t: Test, { state, cluster, kubectl, until }: Tools
               'api-keys',
               'create',
               '--owner',
-              platform.adminEmail,
+              owner,
               '--name',
-              'test admin',
+              name,
               '--scopes',
-              'admin',
+              scopes,
+              ...extra,
               '--json',
             ]),
           ) as Json
         ).key,
       );
+    // The bootstrap Job's key (a fresh install), else one made with deskctl as deploy/README.md says.
+    const bootstrapKey = platform.adminKey ?? createKey(platform.adminEmail, 'test admin', 'admin');
     const me = await request(`${base}/me`, { headers: { Authorization: `Bearer ${bootstrapKey}` } });
     t.equal(me.json?.data?.role, 'admin', 'GET /v1/me with the first admin key');
     // Keys without the standard plan's per-minute caps, for the load below.
-    const unlimited = [
-      '--plan',
-      'enterprise',
-      '--rate-limit',
-      '100000',
-      '--events-rate-limit',
-      '100000',
-      '--json',
-    ];
-    adminKey = String(
-      (
-        JSON.parse(
-          deskctl([
-            'api-keys',
-            'create',
-            '--owner',
-            platform.adminEmail,
-            '--name',
-            'audit reader',
-            '--scopes',
-            'admin',
-            ...unlimited,
-          ]),
-        ) as Json
-      ).key,
-    );
+    const unlimited = ['--plan', 'enterprise', '--rate-limit', '100000', '--events-rate-limit', '100000'];
+    adminKey = createKey(platform.adminEmail, 'audit reader', 'admin', unlimited);
     const email = `ada.${process.pid}.${Date.now()}@example.com`;
     deskctl(['users', 'create', '--email', email, '--name', 'Ada', '--role', 'agent']);
-    agentKey = String(
-      (
-        JSON.parse(
-          deskctl([
-            'api-keys',
-            'create',
-            '--owner',
-            email,
-            '--name',
-            'laptop',
-            '--scopes',
-            'requests:read,requests:write',
-            ...unlimited,
-          ]),
-        ) as Json
-      ).key,
-    );
+    agentKey = createKey(email, 'laptop', 'requests:read,requests:write', unlimited);
     t.match(agentKey, /^sd_key_/, 'deskctl api-keys create (kubectl exec) printed a key');
     const agent = { Authorization: `Bearer ${agentKey}` };
     const title = `VPN drops every hour ${process.pid}`;

@@ -1,3 +1,4 @@
+// test-runner: timeout=1200
 // The single-node cluster (scripts/cluster.mjs) runs real workloads: a Deployment of the cluster's
 // test image under a namespace that enforces the restricted Pod Security Standard becomes Ready,
 // answers through its Service's ClusterIP (kube-proxy) from the host and by DNS name (CoreDNS)
