@@ -3,6 +3,7 @@
 // cluster"):
 //
 //   node scripts/cluster.mjs up|down|status [--json]      (also: npm run cluster -- <cmd>)
+//   node scripts/cluster.mjs install|uninstall [--json]   Support Desk on it (scripts/cluster/support-desk.mjs)
 //
 // `up` builds what is missing (kubelet, kube-scheduler, kube-controller-manager, kube-proxy,
 // CoreDNS and kube-router from the Go module proxy into the machine cache, beside the deploy
@@ -12,11 +13,15 @@
 // network namespace of the cluster's own (scripts/cluster/network.mjs), imports the sandbox and
 // test images (scripts/cluster/images.mjs), waits for the node to be Ready, and
 // prints the time it took and the kubeconfig path. `down` stops it all and removes its data.
-// `status` exits 0 when every component runs and the node is Ready, else 3.
+// `status` exits 0 when every component runs and the node is Ready, else 3. `install` (on a cluster
+// that is up) imports the images, starts the dependencies, creates the namespace and Secrets and
+// installs the five releases with helm; `uninstall` removes them.
 // Settings: SD_CLUSTER_DIR, SD_CLUSTER_INDEX (scripts/cluster/config.mjs). Root only.
+import fs from 'node:fs';
 import path from 'node:path';
 import { clusterConfig } from './cluster/config.mjs';
 import { down, status, up } from './cluster/lifecycle.mjs';
+import { install, uninstall } from './cluster/support-desk.mjs';
 
 async function main([cmd = 'status', ...rest]) {
   const c = clusterConfig();
@@ -31,6 +36,20 @@ async function main([cmd = 'status', ...rest]) {
     case 'down':
       await down(c);
       return 0;
+    case 'install': {
+      const s = await status(c);
+      if (!s.ready) throw new Error('the cluster is not up: npm run cluster -- up');
+      const platform = await install(c, JSON.parse(fs.readFileSync(c.stateFile, 'utf8')));
+      if (json) console.log(JSON.stringify(platform));
+      else {
+        console.log(`gateway: ${platform.gateway} (namespace ${platform.namespace})`);
+        if (platform.adminKey) console.log(`admin API key (shown once): ${platform.adminKey}`);
+      }
+      return 0;
+    }
+    case 'uninstall':
+      await uninstall(c);
+      return 0;
     case 'status': {
       const s = await status(c);
       if (json) console.log(JSON.stringify(s));
@@ -42,7 +61,9 @@ async function main([cmd = 'status', ...rest]) {
       return s.ready ? 0 : 3;
     }
     default:
-      console.error(`usage: node ${path.relative(process.cwd(), process.argv[1])} up|down|status [--json]`);
+      console.error(
+        `usage: node ${path.relative(process.cwd(), process.argv[1])} up|down|status|install|uninstall [--json]`,
+      );
       return 2;
   }
 }

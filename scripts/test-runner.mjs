@@ -11,6 +11,8 @@
 // would disturb (the overload test's latency criteria): it runs with no other file at once. Every
 // file holds a lock on one file while it runs (util-linux's flock), shared, or exclusive for those:
 // such a file waits for the file beside it to end, and the next one waits for it.
+// A file whose first lines hold `// test-runner: timeout=<seconds>` may run that long when the run's
+// limit is shorter (the cluster test, which installs and rolls a whole platform on a real cluster).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -26,7 +28,11 @@ t.setTimeout(0);
 t.jobs = Math.max(1, Math.min(jobs, files.length));
 t.plan(files.length);
 const ALONE = /^\/\/ test-runner: alone\b/m;
-const runsAlone = (file) => ALONE.test(fs.readFileSync(path.resolve(ROOT, file), 'utf8').slice(0, 4096));
+const head = (file) => fs.readFileSync(path.resolve(ROOT, file), 'utf8').slice(0, 4096);
+const runsAlone = (file) => ALONE.test(head(file));
+const TIMEOUT = /^\/\/ test-runner: timeout=(\d+)\b/m;
+/** The file's own limit in seconds, or the run's when that is longer. */
+const timeoutOf = (file) => Math.max(timeoutSeconds, Number(TIMEOUT.exec(head(file))?.[1] ?? 0));
 const lockDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sd-test-runner-'));
 const lockFile = path.join(lockDir, 'lock');
 process.on('exit', () => fs.rmSync(lockDir, { recursive: true, force: true }));
@@ -46,12 +52,13 @@ const command = (file) => {
 // source maps, so a failure's stack points at the TypeScript line.
 for (const file of files) {
   const [cmd, args] = command(file);
+  const seconds = timeoutOf(file);
   t.spawn(cmd, args, {
     buffered: t.jobs > 1,
-    timeout: timeoutSeconds * 1000,
+    timeout: seconds * 1000,
     cwd: ROOT,
     // A file's own tap reads its limit from TAP_TIMEOUT (default 30 s).
-    env: { ...process.env, TAP_TIMEOUT: String(timeoutSeconds) },
+    env: { ...process.env, TAP_TIMEOUT: String(seconds) },
     name: file,
     externalID: file,
     stack: '',

@@ -1,8 +1,12 @@
+// test-runner: timeout=1200
 // The single-node cluster (scripts/cluster.mjs) runs real workloads: a Deployment of the cluster's
 // test image under a namespace that enforces the restricted Pod Security Standard becomes Ready,
 // answers through its Service's ClusterIP (kube-proxy) from the host and by DNS name (CoreDNS)
 // from another pod, gets a deleted pod replaced, is closed by a NetworkPolicy (kube-router) to all
 // but the pods it allows, and the namespace refuses a privileged pod.
+// Then Support Desk on it as operators install it (`npm run cluster -- install`): five helm
+// releases, `helm test`, the walkthrough, a rolling upgrade and a rollback under write load, and a
+// deleted and an evicted pod under load (test/e2e/src/cluster-platform.ts).
 // Reuses a cluster that is already up (a CI step's, or `npm run cluster -- up`), else starts one
 // and stops it at the end. Needs root (namespaces, containerd, the kubelet): skipped otherwise.
 import { execFileSync } from 'node:child_process';
@@ -11,6 +15,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { platformTests } from '../src/cluster-platform.js';
 
 const ROOT = path.resolve(fileURLToPath(import.meta.url), '../../../../..');
 
@@ -20,6 +25,7 @@ const STEP_TIMEOUT_MS = 180_000;
 interface ClusterState {
   kubeconfig: string;
   kubectl: string;
+  containerdSocket: string;
   images: { echo: string };
 }
 
@@ -287,4 +293,6 @@ if (process.getuid?.() !== 0) {
     t.match(failure?.stderr, /privileged/, 'the refusal names the privileged container');
     t.ok(kubectlFails(['get', 'pod', '-n', ns, 'privileged']), 'and no such pod exists');
   });
+
+  platformTests(t, { state, cluster, kubectl, until });
 }
