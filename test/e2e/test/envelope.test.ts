@@ -211,6 +211,20 @@ t.test("the spec's endpoint tables: every method + path is served through the ga
   }
   await call('GET', '/v1/requests/:id/events', P(req.id), () => a.get(`/v1/requests/${req.id}/events`));
   await call('DELETE', '/v1/requests/:id', P(doomed.id), () => a.delete(`/v1/requests/${doomed.id}`));
+  await call('GET', '/v1/requests/deleted', {}, () => a.get('/v1/requests/deleted?limit=5'));
+  await call('POST', '/v1/requests/:id/restore', P(doomed.id), () =>
+    a.post(`/v1/requests/${doomed.id}/restore`),
+  );
+  const bulked = await createRequest(t, agent.api);
+  await call('POST', '/v1/requests/bulk', {}, () =>
+    a.post('/v1/requests/bulk', {
+      action: 'update',
+      items: [{ id: bulked.id }],
+      changes: { priority: 'high' },
+    }),
+  );
+  const job = String(served.get('POST /v1/requests/bulk')?.json?.data?.id);
+  await call('GET', '/v1/jobs/:id', P(job), () => a.get(`/v1/jobs/${job}`));
   await call('GET', '/v1/requests/changes', {}, () => a.get('/v1/requests/changes?limit=5'));
   await call('GET', '/v1/users', {}, () => a.get('/v1/users'));
   await call('POST', '/v1/users', {}, () =>
@@ -288,7 +302,8 @@ t.test("the spec's endpoint tables: every method + path is served through the ga
   ledger.record(req.id, 'request.created', 'request.priority_changed', 'request.comment_added');
   ledger.record(req.id, 'request.attachment_added', 'request.attachment_added');
   ledger.allow(req.id, 'request.assigned'); // created with a group
-  ledger.record(doomed.id, 'request.created', 'request.deleted');
+  ledger.record(doomed.id, 'request.created', 'request.deleted', 'request.restored');
+  ledger.record(bulked.id, 'request.created', 'request.priority_changed');
   ledger.record(served.get('POST /v1/requests')?.json?.data?.id, 'request.created');
   ledger.record(served.get('POST /v1/users')?.json?.data?.id, 'user.created');
   ledger.record(member.id, 'user.created', 'user.updated', 'user.updated', 'user.updated'); // isVip, joined, left
