@@ -29,8 +29,13 @@ export const metricsConfig = (defaultPort: number) => ({
 export const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
   new client.Counter<L>({ name, help, labelNames, registers: [metrics] });
 
-export const histogram = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
-  new client.Histogram<L>({ name, help, labelNames, buckets: DURATION_BUCKETS, registers: [metrics] });
+/** A histogram of durations in seconds (`DURATION_BUCKETS` unless the measure needs other ones). */
+export const histogram = <L extends string>(
+  name: string,
+  help: string,
+  labelNames: readonly L[] = [],
+  buckets: readonly number[] = DURATION_BUCKETS,
+) => new client.Histogram<L>({ name, help, labelNames, buckets: [...buckets], registers: [metrics] });
 
 /** A gauge read at scrape time; a failing read leaves the series out of that scrape. */
 export function gauge<L extends string>(

@@ -118,6 +118,9 @@ if (!fs.existsSync(PROMTOOL) || !fs.existsSync(PROMETHEUS)) {
       'outbox_oldest_entry_age_seconds',
       'identity_api_keys_resolved_total',
       'process_resident_memory_bytes{job="audit"}',
+      'webhook_deliveries_pending{job="webhooks"}',
+      'webhook_oldest_pending_delivery_age_seconds{job="webhooks"}',
+      'webhook_subscriptions_disabled{job="webhooks"}',
     ]) {
       t.not((await query(series)).value, null, `${series} exists`);
     }
@@ -129,9 +132,9 @@ if (!fs.existsSync(PROMTOOL) || !fs.existsSync(PROMETHEUS)) {
         const res = await request(`${api}/rules`);
         const groups = (res.json?.data?.groups ?? []) as { rules: { health: string }[] }[];
         const rules = groups.flatMap((g) => g.rules);
-        return rules.length === 16 && rules.every((r) => r.health === 'ok');
+        return rules.length === 19 && rules.every((r) => r.health === 'ok');
       },
-      { what: 'all 16 rules evaluated without error', timeoutMs: 30_000 },
+      { what: 'all 19 rules evaluated without error', timeoutMs: 30_000 },
     );
     // A recording rule writes its series at its next evaluation after two scrapes: poll, bounded.
     const ratio = await eventually(
