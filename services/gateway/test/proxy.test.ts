@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PRINCIPAL_HEADER, PUBLIC_ROUTES } from '@support-desk/contracts';
 import { CALL_TIMEOUT_HEADER, createPrincipalSigner } from '@support-desk/platform';
-import { freePort, testEnv, testPrincipal } from '@support-desk/platform/testing';
+import { freePort, metricValue, testEnv, testPrincipal } from '@support-desk/platform/testing';
 import t from 'tap';
 import { bearer, type EchoCall, harness, postChunked, startUpstream } from './helpers.js';
 
@@ -227,6 +227,38 @@ t.test('upstream down → 502, upstream too slow → 504, in the envelope', asyn
   t.equal(timeout.statusCode, 504);
   t.equal(timeout.json().error.code, 'SERVICE_UNAVAILABLE');
 });
+
+t.test(
+  "each service's answers are counted by status class; the gateway's own refusals are not",
+  async (t) => {
+    const failing = createServer((_req, res) =>
+      res.writeHead(503, { 'content-type': 'application/json' }).end('{"success":false}'),
+    );
+    await new Promise<void>((r) => failing.listen(0, '127.0.0.1', r));
+    t.teardown(() => {
+      failing.closeAllConnections();
+      failing.close();
+    });
+    const h = await harness(t);
+    const { app } = await h.gateway({
+      AUDIT_URL: `http://127.0.0.1:${(failing.address() as AddressInfo).port}`,
+    });
+    const { raw } = h.identity.addKey(h.identity.addUser('admin'));
+    const answers = (service: string, status_class: string) =>
+      metricValue('gateway_upstream_answers_total', { service, status_class });
+    const before = {
+      audit5xx: await answers('audit', '5xx'),
+      requests2xx: await answers('requests', '2xx'),
+      requests4xx: await answers('requests', '4xx'),
+    };
+    t.equal((await app.inject({ method: 'GET', url: '/v1/events', headers: bearer(raw) })).statusCode, 503);
+    t.equal((await app.inject({ method: 'GET', url: '/v1/requests', headers: bearer(raw) })).statusCode, 200);
+    t.equal((await app.inject({ method: 'GET', url: '/v1/requests' })).statusCode, 401, 'refused here');
+    t.equal(await answers('audit', '5xx'), before.audit5xx + 1, "audit's 503");
+    t.equal(await answers('requests', '2xx'), before.requests2xx + 1, "requests' 200");
+    t.equal(await answers('requests', '4xx'), before.requests4xx, "the gateway's 401 is not requests'");
+  },
+);
 
 t.test('several replicas of a service: calls are spread over them (undici BalancedPool)', async (t) => {
   const h = await harness(t);

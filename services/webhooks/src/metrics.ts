@@ -29,6 +29,8 @@ export const subscriptionsDisabled = counter<'reason'>(
   'Subscriptions this replica disabled (gone: a 410 answer; failing: the failure threshold)',
   ['reason'],
 );
+// At 0 from the start, so the first disabling after a start counts as an increase.
+for (const reason of ['gone', 'failing']) subscriptionsDisabled.inc({ reason }, 0);
 
 /** What the backlog gauges show: the store's figures, read at scrape time (`deliveryBacklog`). */
 export interface DeliveryBacklog {

@@ -119,6 +119,10 @@ if (!fs.existsSync(PROMTOOL) || !fs.existsSync(PROMETHEUS)) {
       'identity_api_keys_resolved_total',
       'process_resident_memory_bytes{job="audit"}',
       'webhook_deliveries_pending{job="webhooks"}',
+      'gateway_upstream_answers_total{job="gateway",service="requests",status_class="2xx"}',
+      'identity_ldap_syncs_total{job="identity"}',
+      'identity_scim_requests_total{job="identity"}',
+      'identity_signing_key_errors_total{job="identity"}',
       'webhook_oldest_pending_delivery_age_seconds{job="webhooks"}',
       'webhook_subscriptions_disabled{job="webhooks"}',
     ]) {
@@ -132,9 +136,9 @@ if (!fs.existsSync(PROMTOOL) || !fs.existsSync(PROMETHEUS)) {
         const res = await request(`${api}/rules`);
         const groups = (res.json?.data?.groups ?? []) as { rules: { health: string }[] }[];
         const rules = groups.flatMap((g) => g.rules);
-        return rules.length === 19 && rules.every((r) => r.health === 'ok');
+        return rules.length === 27 && rules.every((r) => r.health === 'ok');
       },
-      { what: 'all 19 rules evaluated without error', timeoutMs: 30_000 },
+      { what: 'all 27 rules evaluated without error', timeoutMs: 30_000 },
     );
     // A recording rule writes its series at its next evaluation after two scrapes: poll, bounded.
     const ratio = await eventually(

@@ -214,7 +214,7 @@ export function refuseUnservable(app: HttpApp): void {
 /** Registers every PUBLIC_ROUTES entry, per owning service, as an authenticated proxy route. */
 export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promise<void> {
   const onRequest = guard(deps);
-  const plainHooks = { ...fromOptions(false), rewriteHeaders: absoluteLocation(deps.config.OAUTH_ISSUER) };
+  const plainHooks = fromOptions(false, absoluteLocation(deps.config.OAUTH_ISSUER));
   const idempotency = deps.idempotency && idempotencyHooks(deps.idempotency);
   const keyedHooks = { ...plainHooks, onResponse: idempotency?.onResponse } as typeof plainHooks;
   const { config } = deps;
