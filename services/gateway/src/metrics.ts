@@ -24,8 +24,8 @@ export const upstreamErrors = counter(
 
 export const upstreamAnswers = counter(
   'gateway_upstream_answers_total',
-  'Answers an upstream service gave to calls the gateway proxied, by service and status class (2xx … 5xx)',
-  ['service', 'status_class'],
+  'Answers an upstream service gave to calls the gateway proxied, by service and status code',
+  ['service', 'http_response_status_code'],
 );
 
 export const cacheLookups = counter(

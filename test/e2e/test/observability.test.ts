@@ -118,8 +118,11 @@ if (!fs.existsSync(PROMTOOL) || !fs.existsSync(PROMETHEUS)) {
       'outbox_oldest_entry_age_seconds',
       'identity_api_keys_resolved_total',
       'process_resident_memory_bytes{job="audit"}',
+      // The HTTP labels of the OpenTelemetry semantic conventions, which the rules and panels read.
+      'http_server_request_duration_seconds_count{job="gateway",http_request_method="POST",http_route="/v1/requests",http_response_status_code="201"}',
+      'http_server_request_duration_seconds_bucket{job="requests",http_request_method="GET",http_route="/v1/requests/:id",http_response_status_code="200",le="0.25"}',
       'webhook_deliveries_pending{job="webhooks"}',
-      'gateway_upstream_answers_total{job="gateway",service="requests",status_class="2xx"}',
+      'gateway_upstream_answers_total{job="gateway",service="requests",http_response_status_code="200"}',
       'identity_ldap_syncs_total{job="identity"}',
       'identity_scim_requests_total{job="identity"}',
       'identity_signing_key_errors_total{job="identity"}',

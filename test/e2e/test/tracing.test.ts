@@ -249,8 +249,8 @@ if (build.status !== 0 || !fs.existsSync(collectorBinary)) {
       t.match(served.type, /^application\/openmetrics-text; version=1\.0\.0/);
       t.ok(
         exemplarOf(served.text, 'http_server_request_duration_seconds_bucket', [
-          'method="POST"',
-          'route="/v1/requests"',
+          'http_request_method="POST"',
+          'http_route="/v1/requests"',
         ]),
         "requests' HTTP histogram: the traced call's bucket names its trace",
       );

@@ -200,14 +200,16 @@ export const retryOnAnotherReplica = ({
 const answered = new WeakSet<object>();
 
 /**
- * The `onResponse` hook of every proxying scope: a service's answer counted by its status class
+ * The `onResponse` hook of every proxying scope: a service's answer counted by its status code
  * once sent (the gateway's own refusals are not the service's; calls that got no answer are
  * `gateway_upstream_errors_total`), for the per-service upstream alert.
  */
 export async function countUpstreamAnswer(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   if (!answered.has(request)) return;
-  const status_class = `${Math.trunc(reply.statusCode / 100)}xx`;
-  upstreamAnswers.inc({ service: upstreamServiceOf(request), status_class });
+  upstreamAnswers.inc({
+    service: upstreamServiceOf(request),
+    http_response_status_code: String(reply.statusCode),
+  });
 }
 
 type RewriteHeaders = (headers: IncomingHttpHeaders, request: FastifyRequest) => IncomingHttpHeaders;
