@@ -7,6 +7,7 @@ import {
   watchConsumerLag,
 } from './event-metrics.js';
 import type { Logger } from './logger.js';
+import { observeInTrace } from './metrics.js';
 import { type DeadLetter, messageText } from './deadletters.js';
 import { type MessageSignature, signatureOf } from './message-signing.js';
 import { isNotFound, jetstreamApi } from './nats.js';
@@ -200,22 +201,32 @@ export async function runConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningC
       await deadLetter(msg, `undecodable: ${(err as Error).message}`);
       return;
     }
-    const timer = consumerHandlerDuration.startTimer({ consumer: durable });
+    const started = performance.now();
+    // The trace the message carried (continued by the consume span): the handler time's exemplar.
+    let traceId: string | undefined;
+    const timer = (outcome: 'ok' | 'error') =>
+      observeInTrace(
+        consumerHandlerDuration,
+        { consumer: durable, outcome },
+        (performance.now() - started) / 1000,
+        traceId,
+      );
     try {
-      await consumeSpan(msg.subject, durable, msg.headers, (traceId) =>
-        opts.handle(decoded, {
+      await consumeSpan(msg.subject, durable, msg.headers, (id) => {
+        traceId = id;
+        return opts.handle(decoded, {
           subject: msg.subject,
           deliveryCount: msg.info.deliveryCount,
           streamSequence: msg.seq,
-          traceId,
-        }),
-      );
-      timer({ outcome: 'ok' });
+          traceId: id,
+        });
+      });
+      timer('ok');
       settle(msg, 'ack', () => msg.ack());
       stats.acked++;
       outcome('acked');
     } catch (err) {
-      timer({ outcome: 'error' });
+      timer('error');
       const count = msg.info.deliveryCount;
       const exhausted = count >= maxDeliver && !(opts.isTransient?.(err) ?? false);
       if (err instanceof PoisonMessageError || exhausted) {

@@ -1,6 +1,6 @@
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { counter, gauge, histogram } from './metrics.js';
+import { counter, gauge, tracedHistogram } from './metrics.js';
 import { jetstreamApi } from './nats.js';
 
 // --- outbox --------------------------------------------------------------------------------------
@@ -105,7 +105,7 @@ export const consumerOutcomes = counter<OutcomeLabel>(
   ['consumer', 'outcome'],
 );
 
-export const consumerHandlerDuration = histogram<OutcomeLabel>(
+export const consumerHandlerDuration = tracedHistogram<OutcomeLabel>(
   'consumer_handler_duration_seconds',
   "How long a consumer's handler took, by outcome (ok, error)",
   ['consumer', 'outcome'],

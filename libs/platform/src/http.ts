@@ -18,16 +18,19 @@ import { clientErrorHandler, SERVICE_MAX_HEADER_BYTES } from './client-errors.js
 import { AppError, isAppError } from './errors.js';
 import { nulCharacterPath } from './nul-character.js';
 import { type AjvError, validationFailure, validatorCompiler } from './validation.js';
-import { histogram } from './metrics.js';
+import { observeInTrace, tracedHistogram } from './metrics.js';
 import { isDatabaseUnreachable } from './mongo.js';
 import { isTimeLimitError, storeTimedOut } from './store-deadline.js';
 import { activeTraceId } from './telemetry/propagation.js';
 
-/** Every answer, by route template (never the raw path: ids would explode the label set). */
-const httpDuration = histogram(
+/**
+ * Every answer, by route template (never the raw path: ids would explode the label set). The
+ * labels are the OpenTelemetry HTTP semantic conventions' attributes, dots as underscores.
+ */
+const httpDuration = tracedHistogram(
   'http_server_request_duration_seconds',
-  'HTTP requests served, by method, route template and status class, and how long they took',
-  ['method', 'route', 'status_class'],
+  'HTTP requests served, by method, route template and status code, and how long they took',
+  ['http_request_method', 'http_route', 'http_response_status_code'],
 );
 
 /** Retry-After (seconds) on a 503 for an unreachable database: long enough for a failover. */
@@ -227,13 +230,15 @@ export function createHttpApp({
   });
 
   app.addHook('onResponse', async (request, reply) => {
-    httpDuration.observe(
+    observeInTrace(
+      httpDuration,
       {
-        method: request.method,
-        route: request.routeOptions.url ?? 'unmatched',
-        status_class: `${Math.floor(reply.statusCode / 100)}xx`,
+        http_request_method: request.method,
+        http_route: request.routeOptions.url ?? 'unmatched',
+        http_response_status_code: reply.statusCode,
       },
       reply.elapsedTime / 1000,
+      request.traceId,
     );
     request.log.info(
       {

@@ -7,8 +7,11 @@ import type { Logger } from './logger.js';
  * The process's Prometheus registry (prom-client: the maintained Prometheus client for Node, with
  * the default process and runtime metrics). One process runs one service, so every metric of
  * the platform and of the service registers here once, at module load; apps built in tests share it.
+ * An OpenMetrics registry: prom-client keeps exemplars only on those (`renderMetrics` still serves
+ * the Prometheus text format to a scraper that does not ask for OpenMetrics).
  */
-export const metrics = new client.Registry();
+export const metrics = new client.Registry<client.RegistryContentType>();
+metrics.setContentType(client.Registry.OPENMETRICS_CONTENT_TYPE);
 client.collectDefaultMetrics({ register: metrics, eventLoopMonitoringPrecision: 100 });
 
 export { client as prometheus };
@@ -29,8 +32,40 @@ export const metricsConfig = (defaultPort: number) => ({
 export const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
   new client.Counter<L>({ name, help, labelNames, registers: [metrics] });
 
-export const histogram = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
-  new client.Histogram<L>({ name, help, labelNames, buckets: DURATION_BUCKETS, registers: [metrics] });
+/** A histogram of durations in seconds (`DURATION_BUCKETS` unless the measure needs other ones). */
+export const histogram = <L extends string>(
+  name: string,
+  help: string,
+  labelNames: readonly L[] = [],
+  buckets: readonly number[] = DURATION_BUCKETS,
+) => new client.Histogram<L>({ name, help, labelNames, buckets: [...buckets], registers: [metrics] });
+
+/**
+ * A duration histogram whose observations keep the trace they were made in: each bucket holds the
+ * trace id of its latest observation as an OpenMetrics exemplar (`# {trace_id="…"}`), which links
+ * a latency panel to the trace behind a slow call. Observe it with `observeInTrace`.
+ */
+export const tracedHistogram = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+  new client.Histogram<L>({
+    name,
+    help,
+    labelNames,
+    buckets: DURATION_BUCKETS,
+    registers: [metrics],
+    enableExemplars: true,
+  });
+
+/** One observation of a `tracedHistogram`, with `traceId` as its exemplar (none outside a trace). */
+export function observeInTrace<L extends string>(
+  histogram: client.Histogram<L>,
+  labels: Partial<Record<L, string | number>>,
+  seconds: number,
+  traceId: string | null | undefined,
+): void {
+  // The exemplar's label is not one of the histogram's (prom-client types it as if it were).
+  const exemplarLabels = (traceId ? { trace_id: traceId } : {}) as Partial<Record<L, string>>;
+  histogram.observe({ labels, value: seconds, exemplarLabels });
+}
 
 /** A gauge read at scrape time; a failing read leaves the series out of that scrape. */
 export function gauge<L extends string>(
@@ -60,6 +95,42 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
+const PROMETHEUS_TEXT = client.Registry.PROMETHEUS_CONTENT_TYPE;
+const OPENMETRICS_TEXT = client.Registry.OPENMETRICS_CONTENT_TYPE;
+
+/** Whether a scraper's `Accept` takes OpenMetrics (Prometheus asks for it first unless told not to). */
+export const acceptsOpenMetrics = (accept: string | undefined) =>
+  (accept ?? '')
+    .split(',')
+    .some(
+      (part) => /^\s*application\/openmetrics-text\b/i.test(part) && !/;\s*q=0(\.0*)?\s*(;|$)/i.test(part),
+    );
+
+let rendering: Promise<unknown> = Promise.resolve();
+
+/**
+ * The registry as text: OpenMetrics (which alone carries exemplars) when asked for, the Prometheus
+ * text format otherwise. prom-client renders by the registry's current format, and renames every
+ * counter in place for OpenMetrics (`x_total` → `x`): renderings take turns, and after each one
+ * the registry is OpenMetrics again with its counters' names put back.
+ */
+export function renderMetrics(openMetrics: boolean): Promise<{ text: string; contentType: string }> {
+  const run = rendering.then(async () => {
+    const named = metrics.getMetricsAsArray() as unknown as { name: string }[];
+    const names = named.map((metric) => metric.name);
+    const contentType = openMetrics ? OPENMETRICS_TEXT : PROMETHEUS_TEXT;
+    metrics.setContentType(contentType);
+    try {
+      return { text: await metrics.metrics(), contentType };
+    } finally {
+      metrics.setContentType(OPENMETRICS_TEXT);
+      named.forEach((metric, i) => (metric.name = names[i]));
+    }
+  });
+  rendering = run.catch(() => undefined);
+  return run;
+}
+
 /** Serves `GET /metrics` (and nothing else) on its own listener. */
 export async function startMetricsServer({
   host,
@@ -75,8 +146,8 @@ export async function startMetricsServer({
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try GET /metrics\n');
       return;
     }
-    metrics.metrics().then(
-      (text) => res.writeHead(200, { 'content-type': metrics.contentType }).end(text),
+    renderMetrics(acceptsOpenMetrics(req.headers.accept)).then(
+      ({ text, contentType }) => res.writeHead(200, { 'content-type': contentType }).end(text),
       (err) => {
         logger.error({ err }, 'metrics collection failed');
         res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics collection failed\n');

@@ -7,7 +7,11 @@ import { counter, histogram } from '@support-desk/platform';
  * three rounds of 200 000; µs per call.
  */
 export function metricUpdatesPerCall(): number {
-  const http = histogram('bench_http_seconds', 'bench', ['method', 'route', 'status_class']);
+  const http = histogram('bench_http_seconds', 'bench', [
+    'http_request_method',
+    'http_route',
+    'http_response_status_code',
+  ]);
   const auth = counter('bench_authentications_total', 'bench', ['credential', 'outcome']);
   const limits = counter('bench_rate_limit_total', 'bench', ['bucket', 'plan', 'decision']);
   const cache = counter('bench_cache_total', 'bench', ['cache', 'result']).labels({
@@ -20,7 +24,10 @@ export function metricUpdatesPerCall(): number {
   for (let round = 0; round < 3; round++) {
     const started = process.hrtime.bigint();
     for (let i = 0; i < n; i++) {
-      http.observe({ method: 'GET', route: '/v1/requests', status_class: '2xx' }, 0.001);
+      http.observe(
+        { http_request_method: 'GET', http_route: '/v1/requests', http_response_status_code: '200' },
+        0.001,
+      );
       auth.inc({ credential: 'api_key', outcome: 'ok' });
       const id = 'general|standard|admitted';
       let limit = decided.get(id);

@@ -22,6 +22,7 @@ import { registerOAuthProxy } from './routes/oauth.js';
 import { registerScimProxy } from './routes/scim.js';
 import { createUpstreamHealth } from './routes/upstream-health.js';
 import { refuseUnservable, registerPublicRoutes } from './routes/proxy.js';
+import { countUpstreamAnswer } from './routes/upstream.js';
 import { collectServedPaths } from './routes/unmatched.js';
 import './routes/request-context.js';
 import { createDenyList } from './store/deny-list.js';
@@ -153,6 +154,8 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
   let notices: Awaited<ReturnType<typeof subscribeCredentialNotices>> | undefined;
 
   refuseUnservable(app);
+  // Before the proxying routes, so every one of them counts its service's answers.
+  app.addHook('onResponse', countUpstreamAnswer);
   const upstreamHealth = createUpstreamHealth({ intervalMs: config.UPSTREAM_HEALTH_INTERVAL_MS, logger });
   // One count of failed authentications per address, for /v1 and SCIM alike.
   const authFailures = createAuthFailureThrottle({

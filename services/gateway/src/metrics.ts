@@ -22,6 +22,12 @@ export const upstreamErrors = counter(
   ['service', 'kind'],
 );
 
+export const upstreamAnswers = counter(
+  'gateway_upstream_answers_total',
+  'Answers an upstream service gave to calls the gateway proxied, by service and status code',
+  ['service', 'http_response_status_code'],
+);
+
 export const cacheLookups = counter(
   'gateway_cache_lookups_total',
   'Look-ups in the credential caches (api_keys, tokens, users, oauth_clients, deny_list) by result (hit, miss)',
@@ -39,3 +45,6 @@ export const idempotencyOutcomes = counter(
   'Calls with an Idempotency-Key by outcome (claimed, replayed, in_progress, reused, invalid, unavailable)',
   ['outcome'],
 );
+
+// At 0 from the start, so the first failed fetch after a start counts as an increase.
+for (const outcome of ['ok', 'error']) jwksRefreshes.inc({ outcome }, 0);

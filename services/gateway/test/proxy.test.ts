@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PRINCIPAL_HEADER, PUBLIC_ROUTES } from '@support-desk/contracts';
 import { CALL_TIMEOUT_HEADER, createPrincipalSigner } from '@support-desk/platform';
-import { freePort, testEnv, testPrincipal } from '@support-desk/platform/testing';
+import { freePort, metricValue, testEnv, testPrincipal } from '@support-desk/platform/testing';
 import t from 'tap';
 import { bearer, type EchoCall, harness, postChunked, startUpstream } from './helpers.js';
 
@@ -226,6 +226,35 @@ t.test('upstream down → 502, upstream too slow → 504, in the envelope', asyn
   const timeout = await app.inject({ method: 'GET', url: '/v1/events', headers: bearer(raw) });
   t.equal(timeout.statusCode, 504);
   t.equal(timeout.json().error.code, 'SERVICE_UNAVAILABLE');
+});
+
+t.test("each service's answers are counted by status code; the gateway's own refusals are not", async (t) => {
+  const failing = createServer((_req, res) =>
+    res.writeHead(503, { 'content-type': 'application/json' }).end('{"success":false}'),
+  );
+  await new Promise<void>((r) => failing.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    failing.closeAllConnections();
+    failing.close();
+  });
+  const h = await harness(t);
+  const { app } = await h.gateway({
+    AUDIT_URL: `http://127.0.0.1:${(failing.address() as AddressInfo).port}`,
+  });
+  const { raw } = h.identity.addKey(h.identity.addUser('admin'));
+  const answers = (service: string, http_response_status_code: string) =>
+    metricValue('gateway_upstream_answers_total', { service, http_response_status_code });
+  const before = {
+    audit503: await answers('audit', '503'),
+    requests200: await answers('requests', '200'),
+    requests401: await answers('requests', '401'),
+  };
+  t.equal((await app.inject({ method: 'GET', url: '/v1/events', headers: bearer(raw) })).statusCode, 503);
+  t.equal((await app.inject({ method: 'GET', url: '/v1/requests', headers: bearer(raw) })).statusCode, 200);
+  t.equal((await app.inject({ method: 'GET', url: '/v1/requests' })).statusCode, 401, 'refused here');
+  t.equal(await answers('audit', '503'), before.audit503 + 1, "audit's 503");
+  t.equal(await answers('requests', '200'), before.requests200 + 1, "requests' 200");
+  t.equal(await answers('requests', '401'), before.requests401, "the gateway's 401 is not requests'");
 });
 
 t.test('several replicas of a service: calls are spread over them (undici BalancedPool)', async (t) => {

@@ -24,3 +24,31 @@ export const apiKeysResolved = counter(
   'API keys resolved for the gateway by outcome (valid or the refusal reason)',
   ['outcome'],
 );
+
+export const ldapSyncs = counter(
+  'identity_ldap_syncs_total',
+  'LDAP directory syncs by trigger (schedule, cli) and outcome (succeeded, partial, stopped, failed, interrupted)',
+  ['trigger', 'outcome'],
+);
+
+export const scimRequests = counter(
+  'identity_scim_requests_total',
+  'SCIM calls by resource (users, groups, other) and outcome (ok, unauthorized, refused: another 4xx, error: 5xx)',
+  ['resource', 'outcome'],
+);
+
+export const signingKeyErrors = counter(
+  'identity_signing_key_errors_total',
+  'Access-token signing keys that could not be loaded, by use (sign: issuing a token, publish: the JWKS)',
+  ['use'],
+);
+
+// Every alerting series starts at 0, so the first failure after a start counts as an increase.
+for (const trigger of ['schedule', 'cli'])
+  for (const outcome of ['succeeded', 'partial', 'stopped', 'failed', 'interrupted'])
+    ldapSyncs.inc({ trigger, outcome }, 0);
+for (const resource of ['users', 'groups', 'other'])
+  for (const outcome of ['ok', 'unauthorized', 'refused', 'error'])
+    scimRequests.inc({ resource, outcome }, 0);
+for (const use of ['sign', 'publish']) signingKeyErrors.inc({ use }, 0);
+for (const kind of ['authorization_code', 'refresh_token']) tokenReuseDetected.inc({ kind }, 0);

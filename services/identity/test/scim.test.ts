@@ -1,3 +1,4 @@
+import { metricValue } from '@support-desk/platform/testing';
 import t from 'tap';
 import { createIdentityProvider, findIdentityProvider } from '../src/use-cases/identity-providers.js';
 import { cliContext } from '../src/use-cases/deps.js';
@@ -443,6 +444,28 @@ t.test('SCIM 2.0 service provider', async (t) => {
       }
     },
   );
+
+  await t.test('every SCIM call is counted by resource and outcome (the sync-failure alert)', async (t) => {
+    const counted = (resource: string, outcome: string) =>
+      metricValue('identity_scim_requests_total', { resource, outcome });
+    const before = {
+      usersOk: await counted('users', 'ok'),
+      usersUnauthorized: await counted('users', 'unauthorized'),
+      usersRefused: await counted('users', 'refused'),
+      groupsOk: await counted('groups', 'ok'),
+      otherOk: await counted('other', 'ok'),
+    };
+    t.equal((await call('GET', '/Users')).statusCode, 200);
+    t.equal((await call('GET', '/Users', undefined, 'sdscim_okta_wrong')).statusCode, 401);
+    t.equal((await call('POST', '/Users', { schemas: [], userName: '' })).statusCode, 400);
+    t.equal((await call('GET', '/Groups')).statusCode, 200);
+    t.equal((await call('GET', '/ServiceProviderConfig')).statusCode, 200);
+    t.equal(await counted('users', 'ok'), before.usersOk + 1);
+    t.equal(await counted('users', 'unauthorized'), before.usersUnauthorized + 1, 'a revoked or wrong token');
+    t.equal(await counted('users', 'refused'), before.usersRefused + 1, 'a change refused');
+    t.equal(await counted('groups', 'ok'), before.groupsOk + 1);
+    t.equal(await counted('other', 'ok'), before.otherOk + 1, 'discovery');
+  });
 
   await t.test('groups: push, members add/remove, the group → role rule, delete', async (t) => {
     let res = await call('POST', '/Groups', {

@@ -27,10 +27,12 @@ import { allowedRanges } from './events/destination.js';
 import { type Intake, startIntake } from './events/intake.js';
 import { createSender, type Send } from './events/sender.js';
 import { serveWebhooksAdmin } from './routes/admin-rpc.js';
+import { watchDeliveryBacklog } from './metrics.js';
 import { registerRoutes } from './routes/index.js';
 import { createDeliveriesRepository, deliveryModel } from './store/deliveries.js';
 import { createLaneLeases } from './store/lane-leases.js';
 import { createSubscriptionsRepository, subscriptionModel } from './store/subscriptions.js';
+import { deliveryBacklog } from './use-cases/backlog.js';
 import { fanOut } from './use-cases/deliveries.js';
 import { createDeliveryWorker } from './use-cases/delivery-worker.js';
 import type { Deps } from './use-cases/deps.js';
@@ -146,6 +148,7 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
   let intake: Intake | undefined;
   let deadLetters: { stop(): void } | undefined;
   let admin: { stop(): void } | undefined;
+  let unwatchBacklog: (() => void) | undefined;
   return {
     app,
     health,
@@ -176,8 +179,10 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
       admin = serveWebhooksAdmin(nc, deps, verifier);
       worker.start();
       housekeeping.start();
+      unwatchBacklog = watchDeliveryBacklog(() => deliveryBacklog(deps), config.WEBHOOKS_METRICS_CACHE_MS);
     },
     async close() {
+      unwatchBacklog?.();
       deadLetters?.stop();
       admin?.stop();
       await intake?.stop();

@@ -77,6 +77,11 @@ export const webhooksConfigSchema = configSchema({
   WEBHOOKS_RETENTION_DAYS: Type.Number({ minimum: 0, maximum: 36_500, default: 30 }),
   WEBHOOKS_RETENTION_SWEEP_MS: Ms(600_000, 100, 86_400_000),
   WEBHOOKS_MAX_DELIVER: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
+  /**
+   * How long the backlog gauges' store read is reused across scrapes (pending deliveries, oldest
+   * pending age, disabled subscriptions); 0: read at every scrape.
+   */
+  WEBHOOKS_METRICS_CACHE_MS: Ms(10_000, 0, 600_000),
 });
 
 export type WebhooksConfig = Static<typeof webhooksConfigSchema>;

@@ -46,15 +46,15 @@ t.test('every service: process metrics and HTTP by route template', async (t) =>
   const gateway = await scrape('gateway');
   t.ok(
     total(gateway, 'http_server_request_duration_seconds_count', {
-      route: '/v1/requests/:id',
-      status_class: '2xx',
+      http_route: '/v1/requests/:id',
+      http_response_status_code: '200',
     }) >= ids.length,
     'reads by id are one series under the route template',
   );
   t.ok(
     total(gateway, 'http_server_request_duration_seconds_count', {
-      route: '/v1/requests/:id',
-      status_class: '4xx',
+      http_route: '/v1/requests/:id',
+      http_response_status_code: '404',
     }) >= 5,
   );
 });
@@ -104,7 +104,7 @@ t.test('labels stay low-cardinality: no ids, emails or raw paths', async (t) => 
     // the console and the docs (about 60, all seen on a stack other files share); a raw path would
     // grow without bound. Every other label stays far below.
     for (const [key, set] of values) {
-      const bound = key.endsWith(':route') ? 120 : 40;
+      const bound = key.endsWith(':http_route') ? 120 : 40;
       t.ok(set.size <= bound, `${instance}: ${key} has ${set.size} values (at most ${bound})`);
     }
   }

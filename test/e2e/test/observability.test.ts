@@ -118,6 +118,16 @@ if (!fs.existsSync(PROMTOOL) || !fs.existsSync(PROMETHEUS)) {
       'outbox_oldest_entry_age_seconds',
       'identity_api_keys_resolved_total',
       'process_resident_memory_bytes{job="audit"}',
+      // The HTTP labels of the OpenTelemetry semantic conventions, which the rules and panels read.
+      'http_server_request_duration_seconds_count{job="gateway",http_request_method="POST",http_route="/v1/requests",http_response_status_code="201"}',
+      'http_server_request_duration_seconds_bucket{job="requests",http_request_method="GET",http_route="/v1/requests/:id",http_response_status_code="200",le="0.25"}',
+      'webhook_deliveries_pending{job="webhooks"}',
+      'gateway_upstream_answers_total{job="gateway",service="requests",http_response_status_code="200"}',
+      'identity_ldap_syncs_total{job="identity"}',
+      'identity_scim_requests_total{job="identity"}',
+      'identity_signing_key_errors_total{job="identity"}',
+      'webhook_oldest_pending_delivery_age_seconds{job="webhooks"}',
+      'webhook_subscriptions_disabled{job="webhooks"}',
     ]) {
       t.not((await query(series)).value, null, `${series} exists`);
     }
@@ -129,9 +139,9 @@ if (!fs.existsSync(PROMTOOL) || !fs.existsSync(PROMETHEUS)) {
         const res = await request(`${api}/rules`);
         const groups = (res.json?.data?.groups ?? []) as { rules: { health: string }[] }[];
         const rules = groups.flatMap((g) => g.rules);
-        return rules.length === 16 && rules.every((r) => r.health === 'ok');
+        return rules.length === 27 && rules.every((r) => r.health === 'ok');
       },
-      { what: 'all 16 rules evaluated without error', timeoutMs: 30_000 },
+      { what: 'all 27 rules evaluated without error', timeoutMs: 30_000 },
     );
     // A recording rule writes its series at its next evaluation after two scrapes: poll, bounded.
     const ratio = await eventually(

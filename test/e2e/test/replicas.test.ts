@@ -155,8 +155,8 @@ t.test('a user renamed in identity shows in reads served by either requests repl
     Promise.all(
       replicas.map(async (r) =>
         total(await scrape(stack, r), 'http_server_request_duration_seconds_count', {
-          method: 'GET',
-          route: '/v1/requests/:id',
+          http_request_method: 'GET',
+          http_route: '/v1/requests/:id',
         }),
       ),
     );

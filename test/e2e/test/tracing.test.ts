@@ -230,6 +230,46 @@ if (build.status !== 0 || !fs.existsSync(collectorBinary)) {
         );
       }
     });
+
+    await t.test("the latency histograms' exemplars name the trace (OpenMetrics only)", async (t) => {
+      const scrape = async (service: 'requests' | 'audit', accept?: string) => {
+        const res = await fetch(`${stack.metricsOrigins[service]}/metrics`, {
+          headers: accept ? { accept } : {},
+        });
+        return { type: res.headers.get('content-type') ?? '', text: await res.text() };
+      };
+      // As Prometheus asks: OpenMetrics first.
+      const accept = 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5';
+      const exemplarOf = (text: string, series: string, labels: string[]) =>
+        text
+          .split('\n')
+          .filter((l) => l.startsWith(`${series}{`) && labels.every((label) => l.includes(label)))
+          .some((l) => l.includes(`# {trace_id="${traceId}"}`));
+      const served = await scrape('requests', accept);
+      t.match(served.type, /^application\/openmetrics-text; version=1\.0\.0/);
+      t.ok(
+        exemplarOf(served.text, 'http_server_request_duration_seconds_bucket', [
+          'http_request_method="POST"',
+          'http_route="/v1/requests"',
+        ]),
+        "requests' HTTP histogram: the traced call's bucket names its trace",
+      );
+      t.match(served.text, /\n# EOF\n$/);
+      t.match(served.text, /\noutbox_published_total\{collection="requests"\} \d+/, 'counters keep _total');
+      const consumed = await eventually(
+        async () => {
+          const { text } = await scrape('audit', accept);
+          return exemplarOf(text, 'consumer_handler_duration_seconds_bucket', ['consumer="audit"']) || null;
+        },
+        { timeoutMs: 15_000, what: "audit's handler time with the trace as exemplar" },
+      );
+      t.ok(consumed, "audit's consumer histogram: the event's handling names the trace it carried");
+      // Without asking, the Prometheus text format: no exemplars, counters named as before.
+      const plain = await scrape('requests');
+      t.match(plain.type, /^text\/plain; version=0\.0\.4/);
+      t.notMatch(plain.text, /# \{trace_id=/);
+      t.match(plain.text, /# TYPE outbox_published_total counter/);
+    });
   });
 
   t.test('query strings stay out of the spans, as out of the log lines', async (t) => {

@@ -1,4 +1,4 @@
-import { generatePeople, startPrivateSlapd } from '@support-desk/platform/testing';
+import { generatePeople, metricValue, startPrivateSlapd } from '@support-desk/platform/testing';
 import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -216,12 +216,17 @@ t.test(
       t.match(failed.changes, { provider: { to: 'corp' }, reason: { to: /./ } });
 
       await slapd.start();
+      // Every run is counted by its outcome: the LdapSyncFailing alert reads failed ones.
+      const runs = (outcome: string) => metricValue('identity_ldap_syncs_total', { trigger: 'cli', outcome });
+      const before = { failed: await runs('failed'), succeeded: await runs('succeeded') };
       const wrong = await runLdapSync({ ...h.deps, bindPassword: async () => 'not the password' }, 'corp', {
         trigger: 'cli',
       });
       t.match(wrong, { outcome: 'failed', reason: /Invalid Credentials/i });
+      t.equal(await runs('failed'), before.failed + 1, 'the failed run counted');
       const ok = await runLdapSync(h.deps, 'corp', { trigger: 'cli' });
       t.match(ok, { outcome: 'succeeded', usersCreated: 0, usersDeactivated: 0 });
+      t.equal(await runs('succeeded'), before.succeeded + 1, 'the run that succeeded counted');
     });
 
     await t.test(

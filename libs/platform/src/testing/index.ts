@@ -10,3 +10,4 @@ export * from './signed.js';
 export * from './overload.js';
 export * from './backend-plans.js';
 export * from './index-coverage.js';
+export * from './metric-values.js';

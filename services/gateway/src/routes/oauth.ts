@@ -127,7 +127,6 @@ function countAuthenticatedClient(deps: OAuthProxyDeps) {
 }
 
 // OAuth calls keep their Authorization header (client authentication for the token endpoint).
-const replyOptions = fromOptions(true);
 const OAUTH_BODY_LIMIT = 64 * 1024;
 
 /** The route's own path with the query as sent: what identity receives and the assertion binds. */
@@ -154,7 +153,10 @@ export async function registerOAuthProxy(app: HttpApp, deps: OAuthProxyDeps): Pr
     );
     nameBodyLimit(scope, `OAuth request bodies are limited to ${humanBytes(OAUTH_BODY_LIMIT)}`);
     for (const route of [...OAUTH_ROUTES, ...CONSOLE_ROUTES]) {
-      const rewriteHeaders = route.clientAuthenticated ? countAuthenticatedClient(deps) : undefined;
+      const replyOptions = fromOptions(
+        true,
+        route.clientAuthenticated ? countAuthenticatedClient(deps) : undefined,
+      );
       const { base, undici } = upstreamPool(config, identityUrls, {
         writes: isUnsafe(route.method),
         health: deps.upstreamHealth,
@@ -187,7 +189,7 @@ export async function registerOAuthProxy(app: HttpApp, deps: OAuthProxyDeps): Pr
             },
           );
         },
-        replyOptions: { ...replyOptions, ...(rewriteHeaders && { rewriteHeaders }) } as never,
+        replyOptions: replyOptions as never,
       });
     }
   });

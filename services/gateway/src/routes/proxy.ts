@@ -272,7 +272,7 @@ export function refuseUnservable(app: HttpApp): void {
 export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promise<void> {
   const onRequest = guard(deps);
   const charge = chargeItems(deps);
-  const plainHooks = { ...fromOptions(false), rewriteHeaders: absoluteLocation(deps.config.OAUTH_ISSUER) };
+  const plainHooks = fromOptions(false, absoluteLocation(deps.config.OAUTH_ISSUER));
   const idempotency = deps.idempotency && idempotencyHooks(deps.idempotency);
   const keyedHooks = { ...plainHooks, onResponse: idempotency?.onResponse } as typeof plainHooks;
   const { config } = deps;

@@ -171,7 +171,7 @@ export async function registerScimProxy(app: HttpApp, deps: ScimProxyDeps): Prom
         );
       },
       // The Authorization header (the connection's token) goes through: identity checks it.
-      replyOptions: { ...fromOptions(true), rewriteHeaders: countAuthenticatedConnection(deps) } as never,
+      replyOptions: fromOptions(true, countAuthenticatedConnection(deps)) as never,
     });
   });
 }

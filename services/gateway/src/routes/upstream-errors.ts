@@ -109,6 +109,12 @@ function lingerThenClose(request: FastifyRequest) {
   raw.resume();
 }
 
+/** The service a proxied call goes to (OAuth and SCIM routes have no public route entry: identity). */
+export function upstreamServiceOf(request: FastifyRequest): string {
+  const route = request.routeOptions.config as { publicRoute?: { service: string } };
+  return route.publicRoute?.service ?? 'identity';
+}
+
 /**
  * reply-from failures in the envelope. What the gateway or the client caused says so: a body
  * over its limit is 413 naming the limit, a client that hung up mid-body is recorded as 499 (and
@@ -134,9 +140,7 @@ export function upstreamError(reply: FastifyReply, { error }: { error: Error & {
     reply.code(failure.status).send(body);
     return;
   }
-  const route = request.routeOptions.config as { publicRoute?: { service: string } };
-  // OAuth and SCIM routes have no public route entry: they all go to identity.
-  const service = route.publicRoute?.service ?? 'identity';
+  const service = upstreamServiceOf(request);
   request.log.warn({ err: error.message, code: failure.code, service }, 'upstream call failed');
   upstreamErrors.inc({ service, kind: failure.kind });
   reply.code(failure.status).send(body);

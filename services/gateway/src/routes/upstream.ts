@@ -5,7 +5,9 @@ import type { FastifyReplyFromHooks } from '@fastify/reply-from';
 import { FORWARDED_HEADER, INTERNAL_HEADERS, PRINCIPAL_HEADER } from '@support-desk/contracts';
 import { AppError, CALL_TIMEOUT_HEADER, traceContextHeaders } from '@support-desk/platform';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { GatewayConfig } from '../config.js';
+import { upstreamAnswers } from '../metrics.js';
 import { upstreamBudgetHeader } from './admission.js';
 import {
   clientClosedRequest,
@@ -13,6 +15,7 @@ import {
   NOT_CONNECTED,
   quietUntilRecorded,
   upstreamError,
+  upstreamServiceOf,
 } from './upstream-errors.js';
 
 /**
@@ -193,9 +196,34 @@ export const retryOnAnotherReplica = ({
   return null;
 };
 
-/** reply-from hooks for one kind of route: header rewrite, envelope errors, safe retries only. */
-export function fromOptions(keepAuth: boolean): FastifyReplyFromHooks {
+/** Calls a service answered (reply-from rewrites the answer's headers): the rest the gateway answered. */
+const answered = new WeakSet<object>();
+
+/**
+ * The `onResponse` hook of every proxying scope: a service's answer counted by its status code
+ * once sent (the gateway's own refusals are not the service's; calls that got no answer are
+ * `gateway_upstream_errors_total`), for the per-service upstream alert.
+ */
+export async function countUpstreamAnswer(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (!answered.has(request)) return;
+  upstreamAnswers.inc({
+    service: upstreamServiceOf(request),
+    http_response_status_code: String(reply.statusCode),
+  });
+}
+
+type RewriteHeaders = (headers: IncomingHttpHeaders, request: FastifyRequest) => IncomingHttpHeaders;
+
+/**
+ * reply-from hooks for one kind of route: header rewrite (`rewrite`, the route kind's own, after the
+ * answer is noted for `countUpstreamAnswer`), envelope errors, safe retries only.
+ */
+export function fromOptions(keepAuth: boolean, rewrite?: RewriteHeaders): FastifyReplyFromHooks {
   return {
+    rewriteHeaders: ((headers: IncomingHttpHeaders, request: FastifyRequest) => {
+      answered.add(request);
+      return rewrite ? rewrite(headers, request) : headers;
+    }) as FastifyReplyFromHooks['rewriteHeaders'],
     rewriteRequestHeaders: (req, headers) =>
       upstreamHeaders(req as FastifyRequest, headers, keepAuth) as typeof headers,
     onError: (reply, e) => upstreamError(reply as unknown as FastifyReply, e),

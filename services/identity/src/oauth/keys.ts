@@ -2,6 +2,7 @@ import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import type { IdentityConfig } from '../config.js';
+import { signingKeyErrors } from '../metrics.js';
 
 /**
  * Access-token signing keys. From `OAUTH_SIGNING_KEYS` (JSON array of private JWKs; the first
@@ -168,8 +169,18 @@ export async function createKeyring(
     }
     return loaded;
   };
+  // A key file that cannot be read again (a bad rotation, a broken volume) fails every token issued
+  // and the JWKS: counted, for the IdentitySigningKeyErrors alert.
+  const counted = async (use: 'sign' | 'publish') => {
+    try {
+      return await current();
+    } catch (err) {
+      signingKeyErrors.inc({ use });
+      throw err;
+    }
+  };
   return {
-    signer: async () => (await current()).signer,
-    jwks: async () => ({ keys: (await current()).published }),
+    signer: async () => (await counted('sign')).signer,
+    jwks: async () => ({ keys: (await counted('publish')).published }),
   };
 }

@@ -6,6 +6,7 @@ import {
   PROTOTYPE_KEYS_REFUSED,
 } from '@support-desk/platform';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { scimRequests } from '../metrics.js';
 import type { Deps } from '../use-cases/deps.js';
 import { authenticateScimToken, provisioningContext } from '../use-cases/identity-providers.js';
 import { type ScimCall, SCIM_PREFIX, scimBaseUrl } from '../use-cases/scim/calls.js';
@@ -15,6 +16,15 @@ import { scimResourceRoutes } from './scim-resources.js';
 
 const SCIM_CONTENT_TYPE = 'application/scim+json; charset=utf-8';
 const SCIM_BODY_LIMIT = 1024 * 1024;
+
+/** What the SCIM metric counts a call under: its resource and how it was answered. */
+function scimOutcome(request: FastifyRequest, reply: FastifyReply) {
+  const path = request.routeOptions.url ?? '';
+  const resource = path.includes('/Users') ? 'users' : path.includes('/Groups') ? 'groups' : 'other';
+  const status = reply.statusCode;
+  const outcome = status < 400 ? 'ok' : status === 401 ? 'unauthorized' : status < 500 ? 'refused' : 'error';
+  return { resource, outcome };
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -98,6 +108,11 @@ export async function scimRoutes(app: HttpApp, deps: Deps): Promise<void> {
       scope.addHook('onSend', async (_request, reply, payload) => {
         reply.type(SCIM_CONTENT_TYPE);
         return payload;
+      });
+      // An identity provider's pushes that fail (a revoked token, a refused change, an error here)
+      // are its sync failing: counted for the ScimProvisioningFailing alert.
+      scope.addHook('onResponse', async (request, reply) => {
+        scimRequests.inc(scimOutcome(request, reply));
       });
       scope.setErrorHandler(async (error: FastifyError, request, reply) => {
         const scimError = scimErrorOf(error);

@@ -1,4 +1,5 @@
 import { buildEvent, conflict, eventEntry, type PeriodicTask, periodicTask } from '@support-desk/platform';
+import { ldapSyncs } from '../metrics.js';
 import type { IdentityProviderDoc, SyncOutcome, SyncRunSummary } from '../store/index.js';
 import type { Deps } from './deps.js';
 import { type DirectoryGroup, normalizeDn } from './directory.js';
@@ -116,6 +117,7 @@ async function syncOnce(
     durationMs: Date.now() - started,
     ...counts,
   };
+  ldapSyncs.inc({ trigger: opts.trigger, outcome });
   const log = deps.logger.child({ component: 'ldap-sync', connection: connection._id });
   if (outcome === 'succeeded') log.info(summary, 'directory sync done');
   else log.warn(summary, `directory sync ${outcome}`);

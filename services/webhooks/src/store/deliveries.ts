@@ -68,6 +68,8 @@ DeliverySchema.index({ status: 1, dueMinute: 1 }, { name: 'due' });
 DeliverySchema.index({ lane: 1, status: 1, position: 1 }, { name: 'lane' });
 DeliverySchema.index({ subscriptionId: 1, _id: -1 }, { name: 'subscription' });
 DeliverySchema.index({ subscriptionId: 1, status: 1 }, { name: 'subscription_status' });
+// The oldest pending delivery of a subscription (the backlog gauge): one index entry on MongoDB.
+DeliverySchema.index({ subscriptionId: 1, status: 1, position: 1 }, { name: 'subscription_pending' });
 DeliverySchema.index({ expiresHour: 1 }, { name: 'expires_hour' });
 
 /** What the worker's scans read of a due delivery: which lane to work, whether it is due, its event's place. */
@@ -152,6 +154,30 @@ export function createDeliveriesRepository(conn: Connection, { retentionMs }: { 
     /** Every pending delivery (the worker's full pass: at start and on a slow schedule). */
     pending: (limit: number) =>
       model.find({ status: 'pending' }, DUE_FIELDS).limit(limit).lean<DueDelivery[]>().exec(),
+
+    /**
+     * How many deliveries of a subscription are pending, counting up to `cap`: two top-level
+     * equalities (pushed down on FerretDB/PostgreSQL, an index on MongoDB), bounded by the cap.
+     */
+    pendingOf: (subscriptionId: string, cap: number) =>
+      model.countDocuments({ subscriptionId, status: 'pending' }, { limit: cap }).exec(),
+
+    /**
+     * When the event of a subscription's oldest pending delivery happened (ms; `position` starts
+     * with it), or null: on MongoDB the first entry of the `subscription_pending` index; FerretDB
+     * reads the subscription's pending rows (the equalities pushed down) and sorts them.
+     */
+    async oldestPendingOf(subscriptionId: string): Promise<number | null> {
+      const [doc] = await model
+        .find({ subscriptionId, status: 'pending' }, { position: 1 })
+        .sort({ position: 1 })
+        .limit(1)
+        .lean<Pick<DeliveryDoc, '_id' | 'position'>[]>()
+        .exec();
+      if (!doc) return null;
+      const at = Date.parse(doc.position.split('|')[0]);
+      return Number.isNaN(at) ? null : at;
+    },
 
     /**
      * The oldest pending delivery of a lane (the only one of the lane that may be attempted), and

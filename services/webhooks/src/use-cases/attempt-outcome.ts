@@ -1,7 +1,9 @@
 import { buildEvent, eventEntry, minuteKey, systemContext } from '@support-desk/platform';
 import type { AttemptOutcome } from '../events/sender.js';
+import { subscriptionsDisabled } from '../metrics.js';
 import type { DeliveryDoc } from '../store/deliveries.js';
 import type { SubscriptionDoc } from '../store/subscriptions.js';
+import { disabledReasonOf } from './backlog.js';
 import type { Deps } from './deps.js';
 
 export interface RetryPolicy {
@@ -39,8 +41,8 @@ export function nextState(doc: DeliveryDoc, outcome: AttemptOutcome, now: Date, 
 
 /** Turns a subscription off, with the reason and a `system.config_changed` event. */
 async function disable(deps: Deps, id: string, reason: string, now: Date) {
-  await deps.subscriptions.update(id, (current) => {
-    if (!current.active) return { write: null, result: null };
+  const disabled = await deps.subscriptions.update(id, (current) => {
+    if (!current.active) return { write: null, result: false };
     const changes = {
       'webhook.active': { from: true, to: false },
       'webhook.disabledReason': { from: null, to: reason },
@@ -51,9 +53,11 @@ async function disable(deps: Deps, id: string, reason: string, now: Date) {
         set: { active: false, disabledReason: reason, disabledAt: now, updatedAt: now },
         outbox: [eventEntry(deps.names, event)],
       },
-      result: null,
+      result: true,
     };
   });
+  if (!disabled) return;
+  subscriptionsDisabled.inc({ reason: disabledReasonOf(reason) });
   deps.logger.warn({ webhookId: id, reason }, 'webhook subscription disabled');
 }
 

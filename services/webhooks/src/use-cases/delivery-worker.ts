@@ -1,4 +1,5 @@
-import { counter, MINUTE_MS, minuteKey, minuteStart, TimeBucketCursor } from '@support-desk/platform';
+import { MINUTE_MS, minuteKey, minuteStart, TimeBucketCursor } from '@support-desk/platform';
+import { deliveryAttempts, deliveryLatency } from '../metrics.js';
 import type { DeliveryDoc, DueDelivery } from '../store/deliveries.js';
 import type { SubscriptionDoc } from '../store/subscriptions.js';
 import { applyToSubscription, nextState, type RetryPolicy } from './attempt-outcome.js';
@@ -44,7 +45,11 @@ const MAX_DEFERRALS = 10;
 /** The most lanes kept ready in memory. */
 const READY_LIMIT = 10_000;
 
-const attempts = counter('webhook_delivery_attempts_total', 'Delivery attempts by outcome', ['outcome']);
+/** Event to 2xx: the event's time is where its delivery's `position` starts. */
+function observeLatency(doc: DeliveryDoc, acceptedAt: Date) {
+  const eventAt = Date.parse(doc.position.split('|')[0]);
+  if (!Number.isNaN(eventAt)) deliveryLatency.observe(Math.max(0, (acceptedAt.getTime() - eventAt) / 1000));
+}
 
 /**
  * The delivery worker. It does not poll: it works when told there is work (the intake names the
@@ -215,7 +220,8 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
         });
         const state = nextState(head, outcome, now, opts);
         await deps.deliveries.recordAttempt(head._id, { at: now.toISOString(), ...outcome }, state);
-        attempts.inc({ outcome: state.status === 'succeeded' ? 'success' : 'failure' });
+        deliveryAttempts.inc({ outcome: state.status === 'succeeded' ? 'success' : 'failure' });
+        if (state.status === 'succeeded' && head.eventId !== null) observeLatency(head, deps.clock());
         await applyToSubscription(deps, sub, head, outcome, now, opts);
         subs.delete(head.subscriptionId);
         if (state.status === 'pending') {
