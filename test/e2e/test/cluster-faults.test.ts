@@ -158,6 +158,7 @@ async function partitionStreamLeader(t: Test, stop: () => Promise<void>) {
   const clients = Number((await nats.monitoring(victim, '/connz'))?.num_connections ?? 0);
   const others = nats.servers.map((s) => s.name).filter((n) => n !== victim);
   const cut = Date.now();
+  const failedBefore = failures.length;
   nats.partition(victim);
   try {
     await eventually(
@@ -183,6 +184,7 @@ async function partitionStreamLeader(t: Test, stop: () => Promise<void>) {
     what: 'creates acknowledged after the partition healed',
   });
   const gap = longestGap(cut, Date.now());
+  const failed = failures.slice(failedBefore);
   await eventually(async () => (await eventsStreamOn(victim)).lastSeq >= majoritySeq, {
     timeoutMs: 60_000,
     intervalMs: 250,
@@ -195,6 +197,8 @@ async function partitionStreamLeader(t: Test, stop: () => Promise<void>) {
   // per request).
   await stop();
   const subject = natsNames(stack.run).eventSubject('request.created');
+  /** When the writes stopped: how many acknowledged creates' events the stream did not hold yet. */
+  let backlog: { after: number; missing: number } | undefined;
   const nc = await connectNats({ url: nats.url, name: `e2e-cluster-faults-${stack.run}` });
   try {
     const jsm = await jetstreamApi(nc);
@@ -202,7 +206,9 @@ async function partitionStreamLeader(t: Test, stop: () => Promise<void>) {
     await eventually(
       async () => {
         const info = await jsm.streams.info(stream, { subjects_filter: subject });
-        return (info.state.subjects?.[subject] ?? 0) >= acked.length;
+        const held = info.state.subjects?.[subject] ?? 0;
+        backlog ??= { after: Date.now() - healed, missing: acked.length - held };
+        return held >= acked.length;
       },
       { timeoutMs: 120_000, intervalMs: 250, what: `${acked.length} request.created events in the stream` },
     );
@@ -210,7 +216,7 @@ async function partitionStreamLeader(t: Test, stop: () => Promise<void>) {
     await nc.close();
   }
   const inStream = Date.now() - healed;
-  return { victim, clients, gap, replicaCaughtUp, inStream };
+  return { victim, clients, gap, failed, replicaCaughtUp, inStream, backlog };
 }
 
 t.test(
@@ -330,9 +336,15 @@ t.test(
         ` (${partition.clients} client connections on it) until after it healed`,
     );
     t.comment(
+      `failed calls from the NATS partition until creates flowed again: ${partition.failed.length}` +
+        ` ${JSON.stringify([...new Set(partition.failed)])}`,
+    );
+    t.comment(
       `after the partition healed: its replica of the events stream had every message in` +
         ` ${(partition.replicaCaughtUp / 1000).toFixed(1)} s; the stream held the event of every` +
-        ` acknowledged create ${(partition.inStream / 1000).toFixed(1)} s after the heal`,
+        ` acknowledged create ${(partition.inStream / 1000).toFixed(1)} s after the heal (when the` +
+        ` writes stopped, ${((partition.backlog?.after ?? 0) / 1000).toFixed(1)} s after it, it lacked` +
+        ` ${partition.backlog?.missing} of ${acked.length})`,
     );
     await stop();
 
