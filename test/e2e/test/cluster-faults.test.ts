@@ -74,6 +74,12 @@ function longestGap(from: number, to: number): number {
   return Math.max(gap, to - last);
 }
 
+/** Waits (at most 60 s) until ten more creates are acknowledged: the system takes writes again. */
+async function createsFlow(what: string): Promise<void> {
+  const before = acked.length;
+  await eventually(async () => acked.length > before + 10, { timeoutMs: 60_000, intervalMs: 250, what });
+}
+
 /** One call through a gateway, on to the other when the first refuses the connection. */
 async function viaAnyGateway(n: number, send: (api: Api) => Promise<HttpResponse>): Promise<HttpResponse> {
   try {
@@ -177,12 +183,7 @@ async function partitionStreamLeader(t: Test, stop: () => Promise<void>) {
   }
   const healed = Date.now();
   const majoritySeq = Math.max(...(await Promise.all(others.map(eventsStreamOn))).map((s) => s.lastSeq));
-  const atHeal = acked.length;
-  await eventually(async () => acked.length > atHeal + 10, {
-    timeoutMs: 60_000,
-    intervalMs: 250,
-    what: 'creates acknowledged after the partition healed',
-  });
+  await createsFlow('creates acknowledged after the partition healed');
   const gap = longestGap(cut, Date.now());
   const failed = failures.slice(failedBefore);
   await eventually(async () => (await eventsStreamOn(victim)).lastSeq >= majoritySeq, {
@@ -238,12 +239,7 @@ t.test(
     t.ok(victim, `the events stream's leader: ${leader}`);
     const natsFault = Date.now();
     await victim!.crash();
-    const before = acked.length;
-    await eventually(async () => acked.length > before + 10, {
-      timeoutMs: 60_000,
-      intervalMs: 250,
-      what: 'creates acknowledged without the leader',
-    });
+    await createsFlow('creates acknowledged without the leader');
     const natsGap = longestGap(natsFault, Date.now());
     await victim!.start();
     await nats.ready();
@@ -301,28 +297,18 @@ t.test(
       return infos.every((i) => i.includes('cluster_state:ok'));
     };
     await eventually(othersOk, { timeoutMs: 30_000, intervalMs: 250, what: 'the replica took over' });
-    const afterFailover = acked.length;
-    await eventually(async () => acked.length > afterFailover + 10, {
-      timeoutMs: 60_000,
-      intervalMs: 250,
-      what: 'creates acknowledged after the Redis failover',
-    });
+    await createsFlow('creates acknowledged after the Redis failover');
     const redisGap = longestGap(redisFault, Date.now());
     await primary.start();
     probing = false;
     await probe;
 
     // Every service rolls at once, one replica at a time, as independent deployments upgrade.
-    const restarted = acked.length;
     for (const replica of [(name: string) => !name.includes('#'), (name: string) => name.includes('#')])
       await Promise.all(
         stack.instances.filter(replica).map((instance) => stack.restart(instance, 'SIGTERM')),
       );
-    await eventually(async () => acked.length > restarted + 10, {
-      timeoutMs: 60_000,
-      intervalMs: 250,
-      what: 'creates acknowledged after the rolling restart',
-    });
+    await createsFlow('creates acknowledged after the rolling restart');
     const partition = await partitionStreamLeader(t, stop);
     t.comment(
       `limiter during the Redis failover: ${admitted} admitted against a limit of ${LIMIT} in the window` +

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Teardownable } from './env.js';
+import { processAlive } from './servers.js';
 
 /**
  * A network of Linux network namespaces made by a test, so that it can cut one server off from
@@ -35,15 +36,6 @@ const quietly = (fn: () => unknown) => {
     // already gone
   }
 };
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * Removes what a test process killed before its teardown left behind (tap's timeout kills it with

@@ -317,7 +317,8 @@ async function dropOrphanedDatabases(admin: Parameters<typeof pgQuery>[0]): Prom
   }
 }
 
-function processAlive(pid: number): boolean {
+/** Whether a process of this pid runs (EPERM: it does, as another user's). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
