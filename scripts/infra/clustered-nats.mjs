@@ -62,7 +62,7 @@ function serverDefs(c = config()) {
           serverName: s.name,
           clusterName: CLUSTER_NAME,
           routePort: s.routePort,
-          routePorts: servers.map((o) => o.routePort),
+          routes: servers.map((o) => ({ host: HOST, port: o.routePort })),
         }),
       }),
     };

@@ -19,7 +19,8 @@ export declare const natsClusterArgs: (
     serverName: string;
     clusterName: string;
     routePort: number;
-    routePorts: number[];
+    /** Every server's route listener (its own included). */
+    routes: { host: string; port: number }[];
   },
 ) => string[];
 export declare const mongodArgs: (place: ServerPlace) => string[];

@@ -65,7 +65,8 @@ export const natsArgs = ({ host, port, dir, monitorPort }) => [
 
 /**
  * One server of a JetStream cluster: `natsArgs` plus its name, the cluster's name, its route
- * listener and the routes to every server (its own is ignored), all on `host`.
+ * listener on `host` and the routes to every server (its own is ignored), each on its own host
+ * (all one on loopback; one address each when each server has a network namespace of its own).
  */
 export const natsClusterArgs = ({
   host,
@@ -75,7 +76,7 @@ export const natsClusterArgs = ({
   serverName,
   clusterName,
   routePort,
-  routePorts,
+  routes,
 }) => [
   ...natsArgs({ host, port, dir, monitorPort }),
   '--server_name',
@@ -85,7 +86,7 @@ export const natsClusterArgs = ({
   '--cluster',
   `nats://${host}:${routePort}`,
   '--routes',
-  routePorts.map((p) => `nats://${host}:${p}`).join(','),
+  routes.map((r) => `nats://${r.host}:${r.port}`).join(','),
 ];
 
 export const mongodArgs = ({ host, port, dir }) => [

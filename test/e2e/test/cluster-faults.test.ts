@@ -3,24 +3,28 @@
 // primaries, one replica each). Under steady creates through both gateways:
 //   1. the NATS server leading the events stream is killed with SIGKILL and started again;
 //   2. a Redis primary is killed with SIGKILL, its replica takes over, and it comes back;
-//   3. every service restarts replica by replica (SIGTERM), as a rolling upgrade does.
+//   3. every service restarts replica by replica (SIGTERM), as a rolling upgrade does;
+//   4. the NATS server leading the events stream is cut off from the other two for 10 s (each NATS
+//      server runs in a network namespace of its own the test makes; its clients still reach it),
+//      then the partition heals.
 // Afterwards every create the client saw acknowledged is readable, has exactly one
 // `request.created` audit event and reached a webhook subscription at least once. The limiter's admissions while Redis fails over are measured
 // against the limit (a comment: the bound BENCHMARKS.md records). Bounded: 4 workers, each phase
 // as long as its fault, loopback only.
 import { natsNames } from '@support-desk/contracts';
+import { connectNats, jetstreamApi } from '@support-desk/platform';
 import {
   startPrivateNatsCluster,
   startPrivateRedisCluster,
   startReceiver,
 } from '@support-desk/platform/testing';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { cast, createKey } from '../src/actors.js';
 import { type Api, type HttpResponse } from '../src/http.js';
 import { Ledger } from '../src/ledger.js';
 import { eventually, sleep, startStack } from '../src/stack.js';
 
-const nats = await startPrivateNatsCluster(t);
+const nats = await startPrivateNatsCluster(t, { partitionable: true });
 const redis = await startPrivateRedisCluster(t);
 const stack = await startStack(t, {
   replicas: 2,
@@ -70,6 +74,12 @@ function longestGap(from: number, to: number): number {
   return Math.max(gap, to - last);
 }
 
+/** Waits (at most 60 s) until ten more creates are acknowledged: the system takes writes again. */
+async function createsFlow(what: string): Promise<void> {
+  const before = acked.length;
+  await eventually(async () => acked.length > before + 10, { timeoutMs: 60_000, intervalMs: 250, what });
+}
+
 /** One call through a gateway, on to the other when the first refuses the connection. */
 async function viaAnyGateway(n: number, send: (api: Api) => Promise<HttpResponse>): Promise<HttpResponse> {
   try {
@@ -114,8 +124,104 @@ function steadyWrites() {
   };
 }
 
+/** How often each acknowledged create reached the webhook receiver, by request id. */
+function deliveredIds(): Map<string, number> {
+  const ids = new Map<string, number>();
+  for (const r of receiver.received) {
+    const id = (JSON.parse(r.body) as { snapshot?: { id?: string } }).snapshot?.id;
+    if (id) ids.set(id, (ids.get(id) ?? 0) + 1);
+  }
+  return ids;
+}
+
+/** The events stream as one NATS server holds it: its leader (in that server's view) and last sequence. */
+async function eventsStreamOn(server: string): Promise<{ leader?: string; lastSeq: number }> {
+  const stream = natsNames(stack.run).eventsStream;
+  const jsz = (await nats.monitoring(server, '/jsz?streams=true')) as {
+    account_details?: {
+      stream_detail?: { name: string; cluster?: { leader?: string }; state?: { last_seq?: number } }[];
+    }[];
+  } | null;
+  for (const account of jsz?.account_details ?? [])
+    for (const detail of account.stream_detail ?? [])
+      if (detail.name === stream)
+        return { leader: detail.cluster?.leader, lastSeq: detail.state?.last_seq ?? 0 };
+  return { lastSeq: 0 };
+}
+
+/**
+ * Cuts the server leading the events stream off from the other two for 10 s, then heals: the
+ * fault that forces a leader election with the old leader still alive and still serving its
+ * clients (they connect to any of the three), so a write it takes must not count until a majority
+ * has it. What clients lost: the longest stretch without an acknowledged create from the cut until
+ * creates flow again after the heal; how long after the heal its replica of the stream held every
+ * message the majority had, and the stream the event of every acknowledged create (the writes stop
+ * once creates flow again).
+ */
+async function partitionStreamLeader(t: Test, stop: () => Promise<void>) {
+  const victim = await nats.streamLeader(natsNames(stack.run).eventsStream);
+  if (!victim) throw new Error('the events stream has no leader');
+  const clients = Number((await nats.monitoring(victim, '/connz'))?.num_connections ?? 0);
+  const others = nats.servers.map((s) => s.name).filter((n) => n !== victim);
+  const cut = Date.now();
+  const failedBefore = failures.length;
+  nats.partition(victim);
+  try {
+    await eventually(
+      async () => {
+        const leader = (await eventsStreamOn(others[0])).leader;
+        return !!leader && leader !== victim;
+      },
+      { timeoutMs: 30_000, intervalMs: 250, what: 'the majority elected another stream leader' },
+    );
+    t.pass(
+      `the events stream's leader ${victim} cut off; the other two elected ${(await eventsStreamOn(others[0])).leader}`,
+    );
+    await sleep(Math.max(0, 10_000 - (Date.now() - cut)));
+  } finally {
+    nats.heal();
+  }
+  const healed = Date.now();
+  const majoritySeq = Math.max(...(await Promise.all(others.map(eventsStreamOn))).map((s) => s.lastSeq));
+  await createsFlow('creates acknowledged after the partition healed');
+  const gap = longestGap(cut, Date.now());
+  const failed = failures.slice(failedBefore);
+  await eventually(async () => (await eventsStreamOn(victim)).lastSeq >= majoritySeq, {
+    timeoutMs: 60_000,
+    intervalMs: 250,
+    what: `the partitioned server's replica caught up with sequence ${majoritySeq}`,
+  });
+  const replicaCaughtUp = Date.now() - healed;
+  // The writes stop here (the checks that follow count what was acknowledged until now): every
+  // acknowledged create's event is in the stream once it holds as many `request.created` as there
+  // are acknowledged creates (the relay de-duplicates by event id; the audit check below proves it
+  // per request).
+  await stop();
+  const subject = natsNames(stack.run).eventSubject('request.created');
+  /** When the writes stopped: how many acknowledged creates' events the stream did not hold yet. */
+  let backlog: { after: number; missing: number } | undefined;
+  const nc = await connectNats({ url: nats.url, name: `e2e-cluster-faults-${stack.run}` });
+  try {
+    const jsm = await jetstreamApi(nc);
+    const stream = natsNames(stack.run).eventsStream;
+    await eventually(
+      async () => {
+        const info = await jsm.streams.info(stream, { subjects_filter: subject });
+        const held = info.state.subjects?.[subject] ?? 0;
+        backlog ??= { after: Date.now() - healed, missing: acked.length - held };
+        return held >= acked.length;
+      },
+      { timeoutMs: 120_000, intervalMs: 250, what: `${acked.length} request.created events in the stream` },
+    );
+  } finally {
+    await nc.close();
+  }
+  const inStream = Date.now() - healed;
+  return { victim, clients, gap, failed, replicaCaughtUp, inStream, backlog };
+}
+
 t.test(
-  'SIGKILL of the events stream leader and of a Redis primary, then a rolling restart: nothing lost',
+  'SIGKILL of the events stream leader and of a Redis primary, a rolling restart, a NATS partition: nothing lost',
   async (t) => {
     const stop = steadyWrites();
     // Also when an assertion throws: loops left running would keep the file alive until tap
@@ -133,12 +239,7 @@ t.test(
     t.ok(victim, `the events stream's leader: ${leader}`);
     const natsFault = Date.now();
     await victim!.crash();
-    const before = acked.length;
-    await eventually(async () => acked.length > before + 10, {
-      timeoutMs: 60_000,
-      intervalMs: 250,
-      what: 'creates acknowledged without the leader',
-    });
+    await createsFlow('creates acknowledged without the leader');
     const natsGap = longestGap(natsFault, Date.now());
     await victim!.start();
     await nats.ready();
@@ -196,28 +297,19 @@ t.test(
       return infos.every((i) => i.includes('cluster_state:ok'));
     };
     await eventually(othersOk, { timeoutMs: 30_000, intervalMs: 250, what: 'the replica took over' });
-    const afterFailover = acked.length;
-    await eventually(async () => acked.length > afterFailover + 10, {
-      timeoutMs: 60_000,
-      intervalMs: 250,
-      what: 'creates acknowledged after the Redis failover',
-    });
+    await createsFlow('creates acknowledged after the Redis failover');
     const redisGap = longestGap(redisFault, Date.now());
     await primary.start();
     probing = false;
     await probe;
 
     // Every service rolls at once, one replica at a time, as independent deployments upgrade.
-    const restarted = acked.length;
     for (const replica of [(name: string) => !name.includes('#'), (name: string) => name.includes('#')])
       await Promise.all(
         stack.instances.filter(replica).map((instance) => stack.restart(instance, 'SIGTERM')),
       );
-    await eventually(async () => acked.length > restarted + 10, {
-      timeoutMs: 60_000,
-      intervalMs: 250,
-      what: 'creates acknowledged after the rolling restart',
-    });
+    await createsFlow('creates acknowledged after the rolling restart');
+    const partition = await partitionStreamLeader(t, stop);
     t.comment(
       `limiter during the Redis failover: ${admitted} admitted against a limit of ${LIMIT} in the window` +
         ` (${Math.max(0, admitted - LIMIT)} over), ${refused} refused`,
@@ -225,7 +317,20 @@ t.test(
     t.ok(refused > 0, 'the limit held before and after the failover');
     t.comment(
       `longest stretch without an acknowledged create: ${(natsGap / 1000).toFixed(1)} s after the NATS` +
-        ` leader's SIGKILL, ${(redisGap / 1000).toFixed(1)} s after the Redis primary's`,
+        ` leader's SIGKILL, ${(redisGap / 1000).toFixed(1)} s after the Redis primary's,` +
+        ` ${(partition.gap / 1000).toFixed(1)} s from the NATS partition of ${partition.victim}` +
+        ` (${partition.clients} client connections on it) until after it healed`,
+    );
+    t.comment(
+      `failed calls from the NATS partition until creates flowed again: ${partition.failed.length}` +
+        ` ${JSON.stringify([...new Set(partition.failed)])}`,
+    );
+    t.comment(
+      `after the partition healed: its replica of the events stream had every message in` +
+        ` ${(partition.replicaCaughtUp / 1000).toFixed(1)} s; the stream held the event of every` +
+        ` acknowledged create ${(partition.inStream / 1000).toFixed(1)} s after the heal (when the` +
+        ` writes stopped, ${((partition.backlog?.after ?? 0) / 1000).toFixed(1)} s after it, it lacked` +
+        ` ${partition.backlog?.missing} of ${acked.length})`,
     );
     await stop();
 
@@ -235,22 +340,14 @@ t.test(
     t.equal(unreadable, 0, 'every acknowledged create is readable');
     await ledger.verify(t, admin, { timeoutMs: 60_000 });
     // At least once: a delivery whose answer was lost in a restart may come again, never not at all.
-    const delivered = () => {
-      const ids = new Map<string, number>();
-      for (const r of receiver.received) {
-        const id = (JSON.parse(r.body) as { snapshot?: { id?: string } }).snapshot?.id;
-        if (id) ids.set(id, (ids.get(id) ?? 0) + 1);
-      }
-      return ids;
-    };
-    const missing = () => acked.filter((id) => !delivered().has(id));
+    const missing = () => acked.filter((id) => !deliveredIds().has(id));
     await eventually(() => missing().length === 0, {
       timeoutMs: 120_000,
       intervalMs: 500,
       what: 'a webhook delivery of every acknowledged create',
     }).catch(() => undefined);
     t.same(missing(), [], 'every acknowledged create reached the webhook subscription');
-    const repeats = [...delivered().values()].filter((n) => n > 1).length;
+    const repeats = [...deliveredIds().values()].filter((n) => n > 1).length;
     t.comment(
       `webhook deliveries: ${receiver.received.length} for ${acked.length} creates (${repeats} delivered twice or more)`,
     );

@@ -1,5 +1,6 @@
 export * from './env.js';
 export * from './servers.js';
+export * from './nats-cluster.js';
 export * from './tls.js';
 export * from './chromium.js';
 export * from './identity-double.js';

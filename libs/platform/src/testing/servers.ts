@@ -18,7 +18,6 @@ import {
   ferretdbArgs,
   mongodArgs,
   natsArgs,
-  natsClusterArgs,
   pgQuery,
   redisArgs,
   redisClusterArgs,
@@ -101,7 +100,7 @@ export function findBinary(name: string, extra: string[] = []): string {
   throw new Error(`${name} not found (run npm test, which installs it)`);
 }
 
-async function waitForPort(port: number, timeoutMs = 20_000): Promise<void> {
+async function waitForPort(port: number, host: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const up = await new Promise<boolean>((res) => {
@@ -111,18 +110,19 @@ async function waitForPort(port: number, timeoutMs = 20_000): Promise<void> {
         res(true);
       });
       s.once('error', () => res(false));
-      s.connect(port, '127.0.0.1');
+      s.connect(port, host);
     });
     if (up) return;
     await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error(`server on port ${port} did not start within ${timeoutMs} ms`);
+  throw new Error(`server on ${host}:${port} did not start within ${timeoutMs} ms`);
 }
 
 /**
  * A server process on `port` with its own temporary directory (removed at teardown). `command`
  * runs at every start; `logFile`, when given, receives the process's output (for servers that
- * explain a failed start only there).
+ * explain a failed start only there). `host` is the address it listens on (a test network
+ * namespace's, see netns.ts; else loopback).
  */
 export function privateServer(
   t: Teardownable,
@@ -133,11 +133,12 @@ export function privateServer(
   ) => { bin: string; args: string[]; env?: NodeJS.ProcessEnv; logFile?: string },
   port: number,
   afterStop?: () => Promise<void>,
+  host = '127.0.0.1',
 ): PrivateServer {
   const dir = mkdtempSync(join(tmpdir(), 'sd-test-'));
   let child: ChildProcess | undefined;
   const server: PrivateServer = {
-    url: `${scheme}://127.0.0.1:${port}`,
+    url: `${scheme}://${host}:${port}`,
     port,
     async start() {
       const { bin, args, env, logFile } = command(port, dir);
@@ -147,7 +148,7 @@ export function privateServer(
       } finally {
         if (typeof log === 'number') closeSync(log);
       }
-      await waitForPort(port);
+      await waitForPort(port, host);
     },
     async crash() {
       const c = child;
@@ -202,95 +203,6 @@ export async function startPrivateNats(
   );
   await s.start();
   return s;
-}
-
-export interface PrivateNatsCluster {
-  /** Every server's URL, comma-separated (NATS_URL for a cluster). */
-  url: string;
-  servers: (PrivateServer & { name: string; monitorPort: number })[];
-  /** Waits until every server is healthy and the cluster has a JetStream leader (after a restart). */
-  ready(): Promise<void>;
-  /** The server leading `stream` now (its monitoring's view), or null while there is none. */
-  streamLeader(stream: string): Promise<string | null>;
-}
-
-/** GET a server's monitoring endpoint as JSON; null when it does not answer. */
-async function monitoring(port: number, path: string): Promise<Record<string, unknown> | null> {
-  try {
-    const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(2000) });
-    return res.ok ? ((await res.json()) as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * A private JetStream cluster of three nats-servers (the settings of the clustered profile,
- * scripts/infra/clustered-nats.mjs), ready once it has a meta leader. Stopped at teardown.
- */
-export async function startPrivateNatsCluster(t: Teardownable): Promise<PrivateNatsCluster> {
-  const places: { port: number; routePort: number; monitorPort: number; name: string }[] = [];
-  for (let i = 0; i < 3; i++)
-    places.push({
-      port: await freePort(),
-      routePort: await freePort(),
-      monitorPort: await freePort(),
-      name: `n${i + 1}`,
-    });
-  const servers = places.map((place) =>
-    Object.assign(
-      privateServer(
-        t,
-        'nats',
-        (p, dir) => ({
-          bin: process.env.NATS_SERVER_BIN || findBinary('nats-server'),
-          args: natsClusterArgs({
-            host: '127.0.0.1',
-            port: p,
-            dir,
-            monitorPort: place.monitorPort,
-            serverName: place.name,
-            clusterName: 'test',
-            routePort: place.routePort,
-            routePorts: places.map((o) => o.routePort),
-          }),
-        }),
-        place.port,
-      ),
-      { name: place.name, monitorPort: place.monitorPort },
-    ),
-  );
-  await Promise.all(servers.map((s) => s.start()));
-  /** Every server healthy (JetStream current) and a meta leader elected, within 60 s. */
-  async function ready() {
-    for (let i = 0; ; i++) {
-      const jsz = (await monitoring(places[0].monitorPort, '/jsz')) as {
-        meta_cluster?: { leader?: string; cluster_size?: number };
-      } | null;
-      const healthy = await Promise.all(places.map((p) => monitoring(p.monitorPort, '/healthz')));
-      if (jsz?.meta_cluster?.leader && healthy.every((h) => h?.status === 'ok')) return;
-      if (i >= 240)
-        throw new Error('the private NATS cluster was not healthy with a JetStream leader in 60 s');
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-  await ready();
-  return {
-    url: servers.map((s) => s.url).join(','),
-    servers,
-    ready,
-    async streamLeader(stream: string) {
-      for (const s of servers) {
-        const jsz = (await monitoring(s.monitorPort, '/jsz?streams=true')) as {
-          account_details?: { stream_detail?: { name: string; cluster?: { leader?: string } }[] }[];
-        } | null;
-        for (const account of jsz?.account_details ?? [])
-          for (const detail of account.stream_detail ?? [])
-            if (detail.name === stream && detail.cluster?.leader) return detail.cluster.leader;
-      }
-      return null;
-    },
-  };
 }
 
 /** A private redis-server; `extraArgs` (e.g. `--user` ACL rules) follow the usual settings. */
@@ -405,7 +317,8 @@ async function dropOrphanedDatabases(admin: Parameters<typeof pgQuery>[0]): Prom
   }
 }
 
-function processAlive(pid: number): boolean {
+/** Whether a process of this pid runs (EPERM: it does, as another user's). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
