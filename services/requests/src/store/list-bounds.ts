@@ -6,7 +6,8 @@ import type { RequestRecord } from './requests.js';
  * The known bounds of the requests lists' hour walk (`hourWalk`): the oldest creation time and
  * the newest creation and change times stored, one small document read by `_id` per list call,
  * so a walk starts at the newest hour that holds a request (not at an empty "now") and ends at
- * the oldest. Inserts and writes widen it (`$min`/`$max`, once an hour per process); requests
+ * the oldest. Inserts and writes widen it before they write (`$min`/`$max`, once an hour per
+ * process: a request is never stored outside the bounds); requests
  * stored before it existed are read once, at start (`read` when the document is missing).
  */
 export interface ListBounds {
@@ -32,15 +33,24 @@ export function createListBounds(conn: Connection, requests: Model<RequestRecord
   let createdHour = '';
   let updatedHour = '';
 
-  const widen = (created: Date | undefined, updated: Date) =>
-    collection.updateOne(
-      { _id: BOUNDS_ID },
-      {
-        ...(created ? { $min: { oldest: created } } : {}),
-        $max: { ...(created ? { newestCreated: created } : {}), newestUpdated: updated },
-      },
-      { upsert: true },
-    );
+  const widen = async (created: Date | undefined, updated: Date) => {
+    const write = () =>
+      collection.updateOne(
+        { _id: BOUNDS_ID },
+        {
+          ...(created ? { $min: { oldest: created } } : {}),
+          $max: { ...(created ? { newestCreated: created } : {}), newestUpdated: updated },
+        },
+        { upsert: true },
+      );
+    try {
+      await write();
+    } catch (err) {
+      // Two first writes at once: one inserted the document, the other now updates it.
+      if ((err as { code?: unknown }).code !== 11000) throw err;
+      await write();
+    }
+  };
 
   /** The first and last of `field` over every stored request (two reads of the whole collection). */
   async function edge(field: 'createdAt' | 'updatedAt', direction: 1 | -1): Promise<Date | undefined> {

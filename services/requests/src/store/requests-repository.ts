@@ -118,8 +118,8 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
   return {
     /** A new request with the events that announce it, in one insert. */
     async insert(record: RequestRecord, outbox: OutboxEntry[]): Promise<void> {
-      await insertWithOutbox(model, { ...record, ...derivedKeys(record) }, outbox);
       await bounds.stored(record.createdAt, record.updatedAt);
+      await insertWithOutbox(model, { ...record, ...derivedKeys(record) }, outbox);
     },
 
     /** The list bounds of the requests stored before they were kept (at start). */
