@@ -49,7 +49,7 @@ function* stepsOf(
   ascending: boolean,
   at: number,
   span: { oldest: number; newest: number },
-): Generator<HourWalkStep> {
+): Generator<HourWalkStep, void, boolean | undefined> {
   const leadKeys = lead === undefined ? [] : [lead];
   const step = (start: number, ms: number, field: string, key: string): HourWalkStep => ({
     where: { ...(lead === undefined ? {} : { [order.lead!.field]: lead }), [field]: key },
@@ -64,8 +64,14 @@ function* stepsOf(
   // The hours of the day the walk starts in, within the span...
   const firstHour = Math.max(bucketStart(span.oldest, HOUR_MS), day);
   const lastHour = Math.min(bucketStart(span.newest, HOUR_MS), day + DAY_MS - HOUR_MS);
-  for (let h = bucketStart(at, HOUR_MS); h >= firstHour && h <= lastHour; h += dir * HOUR_MS)
-    yield step(h, HOUR_MS, order.hour, hourKey(h));
+  for (let h = bucketStart(at, HOUR_MS); h >= firstHour && h <= lastHour; h += dir * HOUR_MS) {
+    const coarse = yield step(h, HOUR_MS, order.hour, hourKey(h));
+    if (!coarse) continue;
+    // Asked for coarser steps (only counting from here): the rest of the day in one, by its day key.
+    const [from, to] = ascending ? [h + HOUR_MS, lastHour + HOUR_MS] : [firstHour, h];
+    if (from < to) yield { ...step(from, to - from, order.day, dayKey(day)) };
+    break;
+  }
   // ...then whole days.
   const firstDay = bucketStart(span.oldest, DAY_MS);
   const lastDay = bucketStart(span.newest, DAY_MS);
@@ -83,7 +89,7 @@ export function* hourWalk(
   ascending: boolean,
   span: { oldest: number; newest: number },
   from?: readonly CursorKeyValue[],
-): Generator<HourWalkStep> {
+): Generator<HourWalkStep, void, boolean | undefined> {
   // The bounds are known to the hour (they are widened once an hour per process).
   span = {
     oldest: bucketStart(span.oldest, HOUR_MS),
@@ -144,7 +150,7 @@ export interface HourWalkBudget {
  * `count` (page mode), `LIST_COUNT_LIMIT` are counted, or the steps end, or the budget is spent.
  */
 export async function walkHours<D>(
-  steps: Iterable<HourWalkStep>,
+  steps: Generator<HourWalkStep, void, boolean | undefined>,
   window: { skip: number; limit: number; count: boolean },
   reads: HourWalkReads<D>,
   budget: HourWalkBudget,
@@ -154,7 +160,9 @@ export async function walkHours<D>(
   let total = 0;
   let read = 0;
   let previous: HourWalkStep | undefined;
-  for (const step of steps) {
+  // Once the page is full only the count goes on: the walk is then asked for coarser steps.
+  for (let next = steps.next(); !next.done; next = steps.next(docs.length >= window.limit)) {
+    const step = next.value;
     const spent =
       read === budget.maxSteps || (read > 0 && budget.until !== undefined && Date.now() >= budget.until);
     if (spent) return { docs, total, stoppedAt: previous!.past };
@@ -178,13 +186,17 @@ export async function walkHours<D>(
       docs.push(...(await reads.find(step, 0, need)));
       return docs.length >= window.limit;
     }
-    // Page mode: the step's count says whether the skip passes over it; at skip 0 both at once.
-    const [n, found] = await Promise.all([
-      reads.count(step),
-      need > 0 && skip === 0 ? reads.find(step, 0, need) : undefined,
-    ]);
-    const kept = found ?? (need > 0 && n > skip ? await reads.find(step, skip, need) : []);
-    docs.push(...kept);
+    // Page mode: the step's count says whether the skip passes over it. At skip 0 the find goes
+    // first: fewer than it asked for are all the step holds, and no count is needed.
+    let n: number;
+    if (need > 0 && skip === 0) {
+      const found = await reads.find(step, 0, need);
+      docs.push(...found);
+      n = found.length < need ? found.length : await reads.count(step);
+    } else {
+      n = await reads.count(step);
+      if (need > 0 && n > skip) docs.push(...(await reads.find(step, skip, need)));
+    }
     skip = Math.max(0, skip - n);
     total += n;
     return docs.length >= window.limit && total >= LIST_COUNT_LIMIT;
