@@ -19,6 +19,7 @@ export * from './aggregate-insert.js';
 export * from './outbox.js';
 export * from './outbox-relay.js';
 export * from './time-buckets.js';
+export * from './hour-walk.js';
 export * from './ttl-cache.js';
 export * from './fresh-reads.js';
 export * from './due-hours.js';

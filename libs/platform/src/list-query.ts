@@ -109,16 +109,32 @@ export function listPage<D>(
   scope: CursorScope,
   keysOf: KeysOf<D>,
   total = 0,
+  stoppedAt?: { keys: CursorKeyValue[]; id: string },
 ): { items: D[]; pagination: PagePagination | CursorPagination } {
   const cursorAt = (doc: D | undefined, direction: 'next' | 'prev') =>
     doc === undefined ? null : encodeCursor(scope, { ...keysOf(doc), direction });
+  // A store that stopped reading early (`walkHours`' budget) before the page was full: the
+  // answer goes on from where it stopped, not from its last item.
+  const stopped = (direction: 'next' | 'prev') =>
+    stoppedAt ? encodeCursor(scope, { ...stoppedAt, direction }) : null;
   if (window.mode === 'page') {
     // Past a capped count (`totalCapped`) a full page may have more after it.
-    const more =
-      window.skip + docs.length < total || (total > LIST_TOTAL_CAP && docs.length === window.limit);
+    const full = docs.length === window.limit;
+    const more = window.skip + docs.length < total || (total > LIST_TOTAL_CAP && full);
+    const pagination = paginate(window, total);
+    if (stoppedAt)
+      // The count stopped with the read: what it says is a lower bound, as past the cap.
+      return {
+        items: docs,
+        pagination: {
+          ...pagination,
+          totalCapped: true,
+          nextCursor: full ? cursorAt(docs.at(-1), 'next') : stopped('next'),
+        },
+      };
     return {
       items: docs,
-      pagination: { ...paginate(window, total), nextCursor: more ? cursorAt(docs.at(-1), 'next') : null },
+      pagination: { ...pagination, nextCursor: more ? cursorAt(docs.at(-1), 'next') : null },
     };
   }
   const extra = docs.length > window.limit;
@@ -132,7 +148,7 @@ export function listPage<D>(
       pagination: {
         limit: window.limit,
         nextCursor: cursorAt(page.at(-1), 'next'),
-        prevCursor: extra ? cursorAt(page[0], 'prev') : null,
+        prevCursor: extra ? cursorAt(page[0], 'prev') : stopped('prev'),
         hasMore: page.length > 0,
       },
     };
@@ -141,10 +157,10 @@ export function listPage<D>(
     items: page,
     pagination: {
       limit: window.limit,
-      nextCursor: extra ? cursorAt(page.at(-1), 'next') : null,
+      nextCursor: extra ? cursorAt(page.at(-1), 'next') : stopped('next'),
       // Reached with a cursor, so something came before (cheap: no query to prove it).
       prevCursor: cursorAt(page[0], 'prev'),
-      hasMore: extra,
+      hasMore: extra || stoppedAt !== undefined,
     },
   };
 }

@@ -9,12 +9,16 @@
  */
 export const MINUTE_MS = 60_000;
 export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
 
 /** The minute (UTC) `at` falls in, as stored in a bucket field: `2030-01-01T09:05`. */
 export const minuteKey = (at: Date | number): string => new Date(at).toISOString().slice(0, 16);
 
 /** The hour (UTC) `at` falls in, as stored in a bucket field: `2030-01-01T09`. */
 export const hourKey = (at: Date | number): string => new Date(at).toISOString().slice(0, 13);
+
+/** The day (UTC) `at` falls in, as stored in a bucket field: `2030-01-01`. */
+export const dayKey = (at: Date | number): string => new Date(at).toISOString().slice(0, 10);
 
 /** The start of the bucket of `bucketMs` (a minute, an hour) that `ms` falls in (epoch ms). */
 export const bucketStart = (ms: number, bucketMs: number): number =>

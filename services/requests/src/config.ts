@@ -42,7 +42,7 @@ export const requestsConfigSchema = configSchema({
   IDENTITY_RPC_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 30_000, default: 2000 }),
   /** How long users and groups read from the read model stay in memory (0: not kept). */
   DIRECTORY_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 300_000, default: 5000 }),
-  /** The store's time budget for one list query with `q` (a regex scan); past it, 503. */
+  /** How long a list with `q` reads the store (a regex check an hour or day at a time); then it answers what it found. */
   REQUEST_SEARCH_MAX_TIME_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 2000 }),
   /**
    * How old a change must be before the changes feed serves it (ms): longer than a write takes to

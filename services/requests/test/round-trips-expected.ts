@@ -22,13 +22,30 @@ const alertsRelayed = (n: number) => ({
   published: Array.from({ length: n }, () => 'events.system.sla_warning'),
 });
 const readRequest = ['find requests'];
+/**
+ * A page-mode list over `hours` hours: the bounds, then a find per hour and a count where the find
+ * filled the page (fewer found are all the hour holds).
+ */
+const listed = (hours: number, counted = 0) =>
+  [
+    'find listBounds',
+    ...Array.from({ length: hours }, () => 'find requests'),
+    ...Array.from({ length: counted }, () => 'aggregate requests'),
+  ].sort();
 const readAndWrite = ['find requests', 'update requests'];
 const gridFsChunks = (n: number) => Array.from({ length: n }, () => 'insert attachments.chunks');
 
 export const EXPECTED: Record<string, ExpectedTrips> = {
   'POST /v1/requests (requester not yet in the read model)': {
-    // The SLA policies to pick from: read on the first create, then kept (SLA_POLICY_CACHE_TTL_MS).
-    call: ['find sla_policies', 'find users_read_model', 'insert requests', 'update users_read_model'],
+    // The SLA policies to pick from: read on the first create, then kept (SLA_POLICY_CACHE_TTL_MS);
+    // the list bounds widened to this hour: once an hour per process.
+    call: [
+      'find sla_policies',
+      'find users_read_model',
+      'insert requests',
+      'update listBounds',
+      'update users_read_model',
+    ],
     nats: ['rpc.identity.user.get'],
     ...relayed('request.created'),
   },
@@ -97,21 +114,22 @@ export const EXPECTED: Record<string, ExpectedTrips> = {
       'find requests',
       'find users_read_model',
       'find users_read_model',
+      // The first change of this process in this hour widens the list bounds.
+      'update listBounds',
       'update requests',
     ],
     ...relayed('request.updated'),
   },
-  'GET /v1/requests?status=in_progress': { call: ['aggregate requests', 'find requests'] },
-  'GET /v1/requests (page 1 of all)': { call: ['aggregate requests', 'find requests'] },
-  'GET /v1/requests?limit=2 (page mode, with nextCursor)': { call: ['aggregate requests', 'find requests'] },
-  // A cursor page counts nothing: one find, after the keyset position.
-  'GET /v1/requests?cursor= (cursor mode)': { call: ['find requests'] },
-  'GET /v1/requests?q=printer&status=open,in_progress&sort=-priority': {
-    call: ['aggregate requests', 'find requests'],
-  },
-  'GET /v1/requests?requester=&tags= (equalities the store serves from an index)': {
-    call: ['aggregate requests', 'find requests'],
-  },
+  // The list's bounds by `_id`, then per hour (all of these requests are in one): a find, and a
+  // count when it filled the page.
+  'GET /v1/requests?status=in_progress': { call: listed(1) },
+  'GET /v1/requests (page 1 of all)': { call: listed(1) },
+  'GET /v1/requests?limit=2 (page mode, with nextCursor)': { call: listed(1, 1) },
+  // A cursor page counts nothing: one find per hour, after the keyset position.
+  'GET /v1/requests?cursor= (cursor mode)': { call: ['find listBounds', 'find requests'] },
+  // One hour per severity.
+  'GET /v1/requests?q=printer&status=open,in_progress&sort=-priority': { call: listed(4) },
+  'GET /v1/requests?requester=&tags= (equalities the store serves from an index)': { call: listed(1) },
   // The request by `_id` (its comments live in it); the authors from the directory memory.
   'GET /v1/requests/:id/comments (authors cached)': { call: readRequest },
   // One find; each request's people come from the directory memory like a single read's.

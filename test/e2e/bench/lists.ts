@@ -1,11 +1,13 @@
 /**
  * `npm run bench -- --script=bench:lists e2e` (issue 31/37): every list through the gateway as the
  * store grows to 1,000, 10,000 and 50,000 items (BENCH_LIST_SIZES) of each kind: requests, users,
- * events. Items are stored in bulk straight into the store (copies of one made through the API),
- * so the sizes take seconds, not hours. For each size and list, a filtered page, the unfiltered
+ * events (BENCH_LISTS=requests: only the requests lists). Items are stored in bulk straight into
+ * the store (copies of one made through the API), so the sizes take seconds, not hours. For each
+ * size and list, filtered pages (one value, several, a search, another sort), the unfiltered
  * first page and a cursor page, each called by BENCH_CONNECTIONS clients (default 4), one call
- * after another, for BENCH_SECONDS (default 5): answers per second and p50. Lists and keys are not capped here (LIST_CONCURRENCY,
- * CREDENTIAL_CONCURRENCY): the bench measures what a list costs, not the shedding.
+ * after another, for BENCH_SECONDS (default 5): answers per second and p50. Lists, searches and
+ * keys are not capped here (LIST_CONCURRENCY, SEARCH_CONCURRENCY, CREDENTIAL_CONCURRENCY): the
+ * bench measures what a list costs, not the shedding.
  */
 import { EVENT_TYPES, newId } from '@support-desk/contracts';
 import fs from 'node:fs';
@@ -17,6 +19,8 @@ import { teardowns } from './teardowns.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const SIZES = (process.env.BENCH_LIST_SIZES ?? '1000,10000,50000').split(',').map(Number);
+/** Only the lists whose name starts with this (`requests`, `users`, `events`); every one by default. */
+const ONLY = process.env.BENCH_LISTS ?? '';
 /** Few connections: a list costs the store far more than a single read, and the machine has 2 cores. */
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 4);
 const BENCH_KEY = ['--plan', 'enterprise', '--rate-limit', '1000000', '--events-rate-limit', '1000000'];
@@ -70,7 +74,12 @@ async function main() {
   const cleanup = teardowns();
   try {
     const stack = await startStack(cleanup, {
-      env: { ...SHARED_STACK_ENV, CREDENTIAL_CONCURRENCY: '0', LIST_CONCURRENCY: '1000' },
+      env: {
+        ...SHARED_STACK_ENV,
+        CREDENTIAL_CONCURRENCY: '0',
+        LIST_CONCURRENCY: '1000',
+        SEARCH_CONCURRENCY: '1000',
+      },
     });
     await stack.deskctlJson([
       'bootstrap',
@@ -122,6 +131,9 @@ async function main() {
       const lists: [string, string][] = [
         ['requests?status=open&priority=high', '/v1/requests?status=open&priority=high&limit=20'],
         ['requests (no filter)', '/v1/requests?limit=20'],
+        ['requests?status=open,pending', '/v1/requests?status=open,pending&limit=20'],
+        ['requests?q=request 7', '/v1/requests?q=request%207&limit=20'],
+        ['requests?sort=-updatedAt', '/v1/requests?sort=-updatedAt&limit=20'],
         [
           'requests?status=open cursor',
           `/v1/requests?status=open&limit=20&cursor=${await cursorOf('/v1/requests?status=open&limit=20')}`,
@@ -131,7 +143,7 @@ async function main() {
         ['events?type=user.created', '/v1/events?type=user.created&limit=20'],
         ['events (no filter)', '/v1/events?limit=20'],
       ];
-      for (const [name, path] of lists) {
+      for (const [name, path] of lists.filter(([n]) => n.startsWith(ONLY))) {
         // The calls a previous run left in flight end first.
         await new Promise((r) => setTimeout(r, 1000));
         const figures = await clients(admin.api, path);

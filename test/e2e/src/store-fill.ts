@@ -1,5 +1,5 @@
 import { newId, PRIORITIES, REQUEST_STATUSES } from '@support-desk/contracts';
-import { connectMongo } from '@support-desk/platform';
+import { connectMongo, dayKey, hourKey } from '@support-desk/platform';
 import type { Stack } from './stack.js';
 
 /**
@@ -30,11 +30,34 @@ export async function storeCopies(
         return copy;
       });
       await docs.insertMany(batch as never[]);
+      if (collection === 'requests') await widenListBounds(conn, batch);
     }
     return ids;
   } finally {
     await conn.close();
   }
+}
+
+/**
+ * The requests lists' known bounds (services/requests list-bounds.ts) widened to `batch`, as the
+ * service's inserts do: the lists walk only the hours between them.
+ */
+async function widenListBounds(
+  conn: Awaited<ReturnType<typeof connectMongo>>,
+  batch: Record<string, unknown>[],
+) {
+  const times = (field: string) => batch.map((d) => (d[field] as Date).getTime());
+  await conn.db!.collection('listBounds').updateOne(
+    { _id: 'requests' as never },
+    {
+      $min: { oldest: new Date(Math.min(...times('createdAt'))) },
+      $max: {
+        newestCreated: new Date(Math.max(...times('createdAt'))),
+        newestUpdated: new Date(Math.max(...times('updatedAt'))),
+      },
+    },
+    { upsert: true },
+  );
 }
 
 /** What changes in the `n`th stored request (created at `at`): statuses and priorities in turn. */
@@ -48,6 +71,11 @@ export function storedRequest(n: number, at: Date) {
     priorityRank: PRIORITIES.length - PRIORITIES.indexOf(priority),
     createdAt: at,
     updatedAt: at,
+    // The hours and days the lists walk (the repository's derived keys).
+    createdHour: hourKey(at),
+    createdDay: dayKey(at),
+    updatedHour: hourKey(at),
+    updatedDay: dayKey(at),
     rev: 0,
   };
 }

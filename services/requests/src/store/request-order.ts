@@ -1,5 +1,5 @@
 import type { REQUEST_SORT_FIELDS } from '@support-desk/contracts';
-import { type ListSort, listOrders } from '@support-desk/platform';
+import { type HourWalkOrder, type ListSort, listOrders } from '@support-desk/platform';
 import { PRIORITY_RANK, type RequestRecord } from './requests.js';
 
 export type RequestSort = ListSort<(typeof REQUEST_SORT_FIELDS)[number]>;
@@ -20,3 +20,15 @@ export const requestOrders = listOrders<RequestSort['field'], RequestRecord>(
       ? (doc.priorityRank ?? PRIORITY_RANK[doc.priority])
       : (doc[field as 'createdAt' | 'updatedAt'] as Date),
 );
+
+/** How each `sort` walks the hours and days (`hourWalk`): of creation or change, ranks in turn. */
+export const requestWalks: Record<RequestSort['field'], HourWalkOrder> = {
+  createdAt: { time: 'createdAt', hour: 'createdHour', day: 'createdDay' },
+  updatedAt: { time: 'updatedAt', hour: 'updatedHour', day: 'updatedDay' },
+  priority: {
+    time: 'createdAt',
+    hour: 'createdHour',
+    day: 'createdDay',
+    lead: { field: 'priorityRank', values: Object.values(PRIORITY_RANK).sort((a, b) => a - b) },
+  },
+};

@@ -3,15 +3,22 @@ import {
   AppError,
   type AggregateDecision,
   besideSeek,
+  dayKey,
+  hourKey,
+  hourWalk,
+  type HourWalkStep,
   insertWithOutbox,
   isTimeLimitError,
   keysetQuery,
   type OutboxEntry,
+  rangeWithin,
   selectOutbox,
   updateAggregate,
+  walkHours,
 } from '@support-desk/platform';
 import type { Connection, FilterQuery } from 'mongoose';
-import { requestOrders, type RequestSort } from './request-order.js';
+import { createListBounds } from './list-bounds.js';
+import { requestOrders, type RequestSort, requestWalks } from './request-order.js';
 import {
   CHANGE_ORDER,
   type ChangePosition,
@@ -37,18 +44,38 @@ export type { ChangePosition, RequestListFilter, RequestListWindow };
 export type RequestForUpdate = RequestRecord & { outbox?: unknown };
 
 /** The keys a request keeps beside its fields so the lists can sort and filter on them. */
-const derivedKeys = (r: Pick<RequestRecord, 'priority' | 'requester'>) => ({
+const derivedKeys = (r: Pick<RequestRecord, 'priority' | 'requester' | 'createdAt' | 'updatedAt'>) => ({
   priorityRank: PRIORITY_RANK[r.priority],
   requesterId: r.requester.id,
+  createdHour: hourKey(r.createdAt),
+  createdDay: dayKey(r.createdAt),
+  updatedHour: hourKey(r.updatedAt),
+  updatedDay: dayKey(r.updatedAt),
 });
 
-/** With `priority` in a write, its rank too (the order `sort=priority` reads). */
-function withRank<R>(decision: AggregateDecision<R>): AggregateDecision<R> {
-  const priority = decision.write?.set?.priority as Priority | undefined;
-  if (!decision.write || !priority) return decision;
+/**
+ * The hours and days a list call reads at most (`walkHours`): a day of hours and then three months
+ * of days, each an index lookup that finds nothing when the hour or day holds no match. Past them
+ * the call answers what it found and a cursor to where it stopped (docs/api-guide.md, "Overload").
+ */
+export const LIST_STEPS_PER_CALL = 120;
+
+/** With `priority` in a write, its rank too (the order `sort=priority` reads); with `updatedAt`, its hour. */
+function withDerivedKeys<R>(decision: AggregateDecision<R>): AggregateDecision<R> {
+  const set = decision.write?.set;
+  if (!decision.write || !set || (!set.priority && !set.updatedAt)) return decision;
+  const priority = set.priority as Priority | undefined;
+  const updatedAt = set.updatedAt as Date | undefined;
   return {
     ...decision,
-    write: { ...decision.write, set: { ...decision.write.set, priorityRank: PRIORITY_RANK[priority] } },
+    write: {
+      ...decision.write,
+      set: {
+        ...set,
+        ...(priority ? { priorityRank: PRIORITY_RANK[priority] } : {}),
+        ...(updatedAt ? { updatedHour: hourKey(updatedAt), updatedDay: dayKey(updatedAt) } : {}),
+      },
+    },
   };
 }
 
@@ -88,11 +115,16 @@ function dueFilter(check: SlaDueCheck, now: Date): FilterQuery<RequestRecord> {
 /** Support requests: every query of the aggregate, its indexes and the soft-delete rule. */
 export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBytes?: number } = {}) {
   const model = requestModel(conn);
+  const bounds = createListBounds(conn, model);
   return {
     /** A new request with the events that announce it, in one insert. */
     async insert(record: RequestRecord, outbox: OutboxEntry[]): Promise<void> {
+      await bounds.stored(record.createdAt, record.updatedAt);
       await insertWithOutbox(model, { ...record, ...derivedKeys(record) }, outbox);
     },
+
+    /** The list bounds of the requests stored before they were kept (at start). */
+    ensureListBounds: () => bounds.read(),
 
     async findVisible(id: string): Promise<RequestRecord | null> {
       const doc = await model.findById(id).lean<RequestRecord>().exec();
@@ -107,26 +139,55 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
 
     /**
      * A page of visible requests in `sort` order (by skip, or after a keyset position), and in
-     * page mode the total matching: one find, and one count run beside it.
+     * page mode the total matching (counted up to the cap), read an hour or a day at a time
+     * (`hourWalk`): the filter with that hour's or day's equality, never the whole collection.
+     * `stoppedAt`: the call read its `LIST_STEPS_PER_CALL` before the page was full and the list
+     * ended.
      */
     async list(filter: RequestListFilter, sort: RequestSort, window: RequestListWindow) {
       const query = listQuery(filter);
       const { sort: order, condition } = keysetQuery(requestOrders.keys(sort), window.seek);
-      const find = model
-        .find(besideSeek(query, condition), LIST_FIELDS)
-        .sort(order)
-        .skip(window.skip)
-        .limit(window.limit);
-      const count = window.count ? model.countDocuments(query, { limit: LIST_COUNT_LIMIT }) : undefined;
-      if (window.maxTimeMs) {
-        find.maxTimeMS(window.maxTimeMs);
-        count?.maxTimeMS(window.maxTimeMs);
-      }
+      const walk = requestWalks[sort.field];
+      const known = await bounds.read();
+      if (!known) return { docs: [] as RequestRecord[], total: 0 };
+      // Every request was changed at or after its creation: `createdAfter` bounds both walks.
+      const oldest = Math.max(known.oldest.getTime(), filter.createdAfter?.getTime() ?? 0);
+      const newest = walk.time === 'createdAt' ? known.newestCreated : known.newestUpdated;
+      const span = {
+        oldest,
+        newest: Math.min(
+          newest.getTime(),
+          (walk.time === 'createdAt' && filter.createdBefore?.getTime()) || Infinity,
+        ),
+      };
+      const steps = hourWalk(walk, order[walk.time] === 1, span, window.seek?.values);
+      const inStep = (step: HourWalkStep): FilterQuery<RequestRecord> => ({
+        ...query,
+        ...step.where,
+        [walk.time]: rangeWithin(query[walk.time], step.from, step.to),
+      });
+      // A search reads for its time budget, then answers what it found and where it stopped.
+      const until = window.maxTimeMs ? Date.now() + window.maxTimeMs : undefined;
+      const timed = <Q extends { maxTimeMS(ms: number): Q }>(q: Q) =>
+        until ? q.maxTimeMS(Math.max(1, until - Date.now())) : q;
       try {
-        const [docs, total] = await Promise.all([find.lean<RequestRecord[]>().exec(), count?.exec()]);
-        return { docs, total };
+        return await walkHours<RequestRecord>(
+          steps,
+          window,
+          {
+            find: (step, skip, limit) =>
+              timed(model.find(besideSeek(inStep(step), condition), LIST_FIELDS).sort(order))
+                .skip(skip)
+                .limit(limit)
+                .lean<RequestRecord[]>()
+                .exec(),
+            count: (step) => timed(model.countDocuments(inStep(step), { limit: LIST_COUNT_LIMIT })).exec(),
+          },
+          { maxSteps: LIST_STEPS_PER_CALL, until, stopsAt: until ? isTimeLimitError : undefined },
+        );
       } catch (err) {
-        // A search past its own budget; a list stopped at its call's deadline is the platform's 503.
+        // A search's first hour past its whole budget; a list stopped at its call's deadline is
+        // the platform's 503.
         if (window.maxTimeMs && isTimeLimitError(err))
           throw new AppError(
             'SERVICE_UNAVAILABLE',
@@ -161,7 +222,19 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
      */
     async completeDerivedKeys(limit: number): Promise<number> {
       const incomplete = await model
-        .find({ $or: [{ priorityRank: null }, { requesterId: null }] }, { _id: 1 })
+        .find(
+          {
+            $or: [
+              'priorityRank',
+              'requesterId',
+              'createdHour',
+              'createdDay',
+              'updatedHour',
+              'updatedDay',
+            ].map((k) => ({ [k]: null })),
+          },
+          { _id: 1 },
+        )
         .limit(limit)
         .lean<Pick<RequestRecord, '_id'>[]>()
         .exec();
@@ -171,8 +244,7 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
           _id,
           (current) => {
             const keys = derivedKeys(current);
-            const missing =
-              current.priorityRank !== keys.priorityRank || current.requesterId !== keys.requesterId;
+            const missing = (Object.keys(keys) as (keyof typeof keys)[]).some((k) => current[k] !== keys[k]);
             return { write: missing ? { set: keys } : null, result: undefined };
           },
           { what: 'Request' },
@@ -190,12 +262,17 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
       decide: (current: RequestRecord) => AggregateDecision<R> | Promise<AggregateDecision<R>>,
       current?: RequestForUpdate,
     ) {
-      return updateAggregate<RequestRecord, R>(model, id, async (doc) => withRank(await decide(doc)), {
-        what: 'Request',
-        visible: isVisible,
-        maxBytes,
-        ...(current ? { current } : {}),
-      });
+      return updateAggregate<RequestRecord, R>(
+        model,
+        id,
+        async (doc) => {
+          const decision = withDerivedKeys(await decide(doc));
+          const updatedAt = decision.write?.set?.updatedAt as Date | undefined;
+          if (updatedAt) await bounds.stored(undefined, updatedAt);
+          return decision;
+        },
+        { what: 'Request', visible: isVisible, maxBytes, ...(current ? { current } : {}) },
+      );
     },
 
     /**

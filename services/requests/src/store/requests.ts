@@ -77,6 +77,15 @@ export interface RequestRecord {
   bulkMarks?: string[];
   createdAt: Date;
   updatedAt: Date;
+  /**
+   * The hours and days (`hourKey`, `dayKey`, UTC) of `createdAt` and `updatedAt`: the lists read
+   * one hour or day at a time by equality on them (`hourWalk`), so no list call reads the whole
+   * collection on the local store. Set by the repository with every write of the times.
+   */
+  createdHour?: string;
+  createdDay?: string;
+  updatedHour?: string;
+  updatedDay?: string;
   /** Optimistic concurrency: every write is conditioned on it and increments it. */
   rev: number;
 }
@@ -168,6 +177,10 @@ const RequestSchema = new Schema<RequestRecord>(
     bulkMarks: { type: [String], default: undefined },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
+    createdHour: { type: String },
+    createdDay: { type: String },
+    updatedHour: { type: String },
+    updatedDay: { type: String },
     rev: { type: Number, required: true, default: 0 },
   },
   { collection: 'requests', versionKey: false, minimize: false },
@@ -187,6 +200,12 @@ RequestSchema.index({ deletedAt: 1, tags: 1, createdAt: -1, _id: -1 });
 RequestSchema.index({ deletedAt: 1, updatedAt: -1, _id: -1 });
 RequestSchema.index({ deletedAt: 1, priorityRank: -1, createdAt: -1, _id: -1 });
 RequestSchema.index({ updatedAt: 1, _id: 1 });
+// One hour or day of the list (`hourWalk`): the equalities the local store pushes down (their GIN
+// indexes come from these) and, on MongoDB, one hour or day in list order when no filter applies.
+RequestSchema.index({ createdHour: 1, createdAt: -1, _id: -1 });
+RequestSchema.index({ createdDay: 1, createdAt: -1, _id: -1 });
+RequestSchema.index({ updatedHour: 1, updatedAt: -1, _id: -1 });
+RequestSchema.index({ updatedDay: 1, updatedAt: -1, _id: -1 });
 // The SLA monitor: requests due in a minute, and its full scans (due moments).
 RequestSchema.index({ slaDueMinute: 1 });
 RequestSchema.index({ 'sla.responseWarnAt': 1 });

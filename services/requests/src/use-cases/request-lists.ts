@@ -49,11 +49,18 @@ export async function listRequests(deps: Deps, query: ListRequestsQuery) {
   const plan = planList<RequestSort['field']>(query, DEFAULT_REQUEST_SORT, requestOrders.kinds, {
     ...filter,
   });
-  const { docs, total } = await deps.requests.list(filter, plan.sort, {
+  const { docs, total, stoppedAt } = await deps.requests.list(filter, plan.sort, {
     ...plan.read,
     maxTimeMs: filter.search ? deps.lists.searchMaxTimeMs : undefined,
   });
-  const page = listPage(docs, plan.window, plan.scope, (d) => requestOrders.position(d, plan.sort), total);
+  const page = listPage(
+    docs,
+    plan.window,
+    plan.scope,
+    (d) => requestOrders.position(d, plan.sort),
+    total,
+    stoppedAt,
+  );
   const people = await deps.directory.knownUsers(page.items.map((d) => d.requester.id));
   const requests: RequestListItem[] = page.items.map((d) => ({
     ...sharedFields(d),
@@ -103,12 +110,14 @@ const BACKFILL_BATCHES_MAX = 1000;
 
 /**
  * Gives the requests stored before a list key existed that key, at start: the severity rank of
- * `sort=priority` (without it a request sorts as if it had the lowest) and the top-level requester
- * id of the `requester` filter (without it the filter does not find the request). Logged, never
+ * `sort=priority` (without it a request sorts as if it had the lowest), the top-level requester
+ * id of the `requester` filter (without it the filter does not find the request) and the hours
+ * the lists walk (without them no list finds the request), after finding the lists' bounds. Logged, never
  * fatal: the lists still answer, and the next start goes on.
  */
 export async function completeStoredRequests(deps: Deps): Promise<void> {
   try {
+    await deps.requests.ensureListBounds();
     let completed = 0;
     for (let batch = 0; batch < BACKFILL_BATCHES_MAX; batch++) {
       const n = await deps.requests.completeDerivedKeys(BACKFILL_BATCH);

@@ -1,0 +1,219 @@
+import { LIST_COUNT_LIMIT } from '@support-desk/contracts';
+import type { CursorKeyValue } from './cursor.js';
+import { bucketStart, DAY_MS, dayKey, HOUR_MS, hourKey } from './time-buckets.js';
+
+/**
+ * Lists read a few hours and then a day at a time (issue 31). FerretDB on PostgreSQL pushes down
+ * only top-level scalar equalities and never a sort or a limit beside a filter, so a list read in
+ * one query decodes and sorts every document its equalities match: all of them without a filter,
+ * thousands with a common status. Each document keeps the hour and the day of its list's time
+ * key as strings (`createdHour`: `2030-01-01T09`, `createdDay`: `2030-01-01`), and a list reads
+ * them one at a time in its order, the filter's equalities and the hour's (or the day's) beside
+ * each other at the top of the query (GIN lookups on PostgreSQL, which decode only the rows
+ * matching all of them; on MongoDB the time key's range of that hour or day, from the list's
+ * usual index), until the page is full: the hours of the day it starts in, where a page of a
+ * busy list is found, then whole days, so that a sparse filter crosses a quiet month in thirty
+ * lookups. What is checked in Go (`$in`, ranges, a search, `deletedAt: null`) costs at most one
+ * hour or day of the collection. A call reads at most `maxSteps` of them (and a search for at
+ * most its time budget): past them it answers what it found and a cursor to the next one.
+ */
+
+/** How a list's order maps onto hours and days. */
+export interface HourWalkOrder {
+  /** The time sort key (`createdAt`) and the stored fields holding its hour and day. */
+  time: string;
+  hour: string;
+  day: string;
+  /** A sort key before the time with few values (a rank), its values ascending: each in turn. */
+  lead?: { field: string; values: readonly number[] };
+}
+
+/** One hour or day of the walk (of one lead value): its equalities, its time range, where it ends. */
+export interface HourWalkStep {
+  /** The equalities selecting the step's documents, beside the list's filter. */
+  where: Record<string, string | number>;
+  /** The step's range of the time key: [from, to). */
+  from: Date;
+  to: Date;
+  /** A position past every document of the step in reading order: where a later call resumes. */
+  past: { keys: CursorKeyValue[]; id: string };
+}
+
+/** The highest id any list issues sorts below this (ids are ASCII). */
+const AFTER_EVERY_ID = '\u{ffff}';
+
+/** The steps of one lead value, from the instant `at` (included) in reading order. */
+function* stepsOf(
+  order: HourWalkOrder,
+  lead: number | undefined,
+  ascending: boolean,
+  at: number,
+  span: { oldest: number; newest: number },
+): Generator<HourWalkStep, void, boolean | undefined> {
+  const leadKeys = lead === undefined ? [] : [lead];
+  const step = (start: number, ms: number, field: string, key: string): HourWalkStep => ({
+    where: { ...(lead === undefined ? {} : { [order.lead!.field]: lead }), [field]: key },
+    from: new Date(start),
+    to: new Date(start + ms),
+    past: ascending
+      ? { keys: [...leadKeys, new Date(start + ms - 1)], id: AFTER_EVERY_ID }
+      : { keys: [...leadKeys, new Date(start)], id: '' },
+  });
+  const dir = ascending ? 1 : -1;
+  const day = bucketStart(at, DAY_MS);
+  // The hours of the day the walk starts in, within the span...
+  const firstHour = Math.max(bucketStart(span.oldest, HOUR_MS), day);
+  const lastHour = Math.min(bucketStart(span.newest, HOUR_MS), day + DAY_MS - HOUR_MS);
+  for (let h = bucketStart(at, HOUR_MS); h >= firstHour && h <= lastHour; h += dir * HOUR_MS) {
+    const coarse = yield step(h, HOUR_MS, order.hour, hourKey(h));
+    if (!coarse) continue;
+    // Asked for coarser steps (only counting from here): the rest of the day in one, by its day key.
+    const [from, to] = ascending ? [h + HOUR_MS, lastHour + HOUR_MS] : [firstHour, h];
+    if (from < to) yield { ...step(from, to - from, order.day, dayKey(day)) };
+    break;
+  }
+  // ...then whole days.
+  const firstDay = bucketStart(span.oldest, DAY_MS);
+  const lastDay = bucketStart(span.newest, DAY_MS);
+  for (let d = day + dir * DAY_MS; d >= firstDay && d <= lastDay; d += dir * DAY_MS)
+    yield step(d, DAY_MS, order.day, dayKey(d));
+}
+
+/**
+ * The steps of a walk in reading order (`ascending`: oldest first) over `span` (epoch ms, both
+ * ends included), from its start or from a seek's position `from` (its values in the order's
+ * keys: the lead first when there is one, then the time, the id last).
+ */
+export function* hourWalk(
+  order: HourWalkOrder,
+  ascending: boolean,
+  span: { oldest: number; newest: number },
+  from?: readonly CursorKeyValue[],
+): Generator<HourWalkStep, void, boolean | undefined> {
+  // The bounds are known to the hour (they are widened once an hour per process).
+  span = {
+    oldest: bucketStart(span.oldest, HOUR_MS),
+    newest: bucketStart(span.newest, HOUR_MS) + HOUR_MS - 1,
+  };
+  if (span.oldest > span.newest) return;
+  const leads: (number | undefined)[] = order.lead
+    ? ascending
+      ? [...order.lead.values]
+      : [...order.lead.values].reverse()
+    : [undefined];
+  const fromLead = order.lead && from ? (from[0] as number) : undefined;
+  let fromTime: number | undefined;
+  if (from) {
+    fromTime = (from[order.lead ? 1 : 0] as Date).getTime();
+    // A position a step ended on (`past`) stands strictly outside that step.
+    const id = from.at(-1);
+    if (!ascending && id === '') fromTime -= 1;
+    if (ascending && id === AFTER_EVERY_ID) fromTime += 1;
+  }
+  for (const lead of leads) {
+    if (fromLead !== undefined && lead !== undefined && (ascending ? lead < fromLead : lead > fromLead))
+      continue;
+    let at = fromTime !== undefined && lead === fromLead ? fromTime : ascending ? span.oldest : span.newest;
+    if (ascending ? at > span.newest : at < span.oldest) continue;
+    at = Math.min(Math.max(at, span.oldest), span.newest);
+    yield* stepsOf(order, lead, ascending, at, span);
+  }
+}
+
+/** How a walk reads one step: the step's matches in list order (a window of them), their count. */
+export interface HourWalkReads<D> {
+  find(step: HourWalkStep, skip: number, limit: number): Promise<D[]>;
+  count(step: HourWalkStep): Promise<number>;
+}
+
+/** What a walk found: the page's documents, the count (page mode), where it stopped early. */
+export interface HourWalkResult<D> {
+  docs: D[];
+  total: number;
+  /** Set when the step budget ran out before the list's end: the position to resume from. */
+  stoppedAt?: HourWalkStep['past'];
+}
+
+/**
+ * What bounds one call's walk: at most `maxSteps` steps, none started after `until` (epoch ms),
+ * and a step that fails with an error `stopsAt` accepts (its time limit) ends the walk before it,
+ * unless it is the first.
+ */
+export interface HourWalkBudget {
+  maxSteps: number;
+  until?: number;
+  stopsAt?: (err: unknown) => boolean;
+}
+
+/**
+ * Reads `steps` in order until `limit` documents (after `skip` of them) are found and, when
+ * `count` (page mode), `LIST_COUNT_LIMIT` are counted, or the steps end, or the budget is spent.
+ */
+export async function walkHours<D>(
+  steps: Generator<HourWalkStep, void, boolean | undefined>,
+  window: { skip: number; limit: number; count: boolean },
+  reads: HourWalkReads<D>,
+  budget: HourWalkBudget,
+): Promise<HourWalkResult<D>> {
+  const docs: D[] = [];
+  let skip = window.skip;
+  let total = 0;
+  let read = 0;
+  let previous: HourWalkStep | undefined;
+  // Once the page is full only the count goes on: the walk is then asked for coarser steps.
+  for (let next = steps.next(); !next.done; next = steps.next(docs.length >= window.limit)) {
+    const step = next.value;
+    const spent =
+      read === budget.maxSteps || (read > 0 && budget.until !== undefined && Date.now() >= budget.until);
+    if (spent) return { docs, total, stoppedAt: previous!.past };
+    read++;
+    let done: boolean;
+    try {
+      done = await readStep(step);
+    } catch (err) {
+      if (!previous || !budget.stopsAt?.(err)) throw err;
+      return { docs, total, stoppedAt: previous.past };
+    }
+    previous = step;
+    if (done) break;
+  }
+  return { docs, total };
+
+  /** Reads one step into `docs` (and `total`); whether the walk is done. */
+  async function readStep(step: HourWalkStep): Promise<boolean> {
+    const need = window.limit - docs.length;
+    if (!window.count) {
+      docs.push(...(await reads.find(step, 0, need)));
+      return docs.length >= window.limit;
+    }
+    // Page mode: the step's count says whether the skip passes over it. At skip 0 the find goes
+    // first: fewer than it asked for are all the step holds, and no count is needed.
+    let n: number;
+    if (need > 0 && skip === 0) {
+      const found = await reads.find(step, 0, need);
+      docs.push(...found);
+      n = found.length < need ? found.length : await reads.count(step);
+    } else {
+      n = await reads.count(step);
+      if (need > 0 && n > skip) docs.push(...(await reads.find(step, skip, need)));
+    }
+    skip = Math.max(0, skip - n);
+    total += n;
+    return docs.length >= window.limit && total >= LIST_COUNT_LIMIT;
+  }
+}
+
+/**
+ * A range condition on one field narrowed to [from, to): the list's own range on it (if any)
+ * and the step's, as one operator object (MongoDB and FerretDB both read it as their bounds).
+ */
+export function rangeWithin(
+  range: { $gte?: Date; $lt?: Date } | undefined,
+  from: Date,
+  to: Date,
+): { $gte: Date; $lt: Date } {
+  return {
+    $gte: range?.$gte && range.$gte > from ? range.$gte : from,
+    $lt: range?.$lt && range.$lt < to ? range.$lt : to,
+  };
+}
