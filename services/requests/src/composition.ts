@@ -77,8 +77,9 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
   const signer = serviceSigner('requests', config);
   const verifier = serviceVerifier(config);
   const identity = sd.identity ?? identityRpcClient(nc, names, config.IDENTITY_RPC_TIMEOUT_MS, signer);
+  const requests = createRequestsRepository(conn, { maxBytes: config.REQUEST_DOCUMENT_MAX_BYTES });
   const deps: Deps = {
-    requests: createRequestsRepository(conn, { maxBytes: config.REQUEST_DOCUMENT_MAX_BYTES }),
+    requests,
     slaAlerts: createSlaAlertsRepository(conn),
     slaPolicies: createSlaPoliciesRepository(conn, { ttlMs: config.SLA_POLICY_CACHE_TTL_MS, clock }),
     directory: new Directory(
@@ -96,7 +97,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
     publicBaseUrl: config.PUBLIC_BASE_URL,
     attachmentMaxBytes: config.ATTACHMENT_MAX_BYTES,
     lists: { searchMaxTimeMs: config.REQUEST_SEARCH_MAX_TIME_MS, changesSettleMs: config.CHANGES_SETTLE_MS },
-    trash: createRequestTrash(conn),
+    trash: createRequestTrash(conn, requests.prepareWrite),
     trashRetentionMs: config.TRASH_RETENTION_DAYS * 24 * 3_600_000,
     bulk: { store: createBulkJobsRepository(conn), wake: () => void bulkWorker.runNow() },
   };

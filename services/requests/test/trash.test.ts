@@ -67,6 +67,13 @@ t.test('trash: a deleted request is listed, restored whole, and announced', asyn
     listed.body.data.requests.some((r: { id: string }) => r.id === id),
     'back in the list',
   );
+  // Restoring moved its updatedAt: the lists by it find it where it now belongs, at the top.
+  const byChange = await h.call(agent.principal, 'GET', '/v1/requests?sort=-updatedAt&limit=1');
+  t.same(
+    byChange.body.data.requests.map((r: { id: string }) => r.id),
+    [id],
+    'first in the list by the latest change',
+  );
   t.same(
     (await h.call(admin.principal, 'GET', '/v1/requests/deleted')).body.data.deleted,
     [],

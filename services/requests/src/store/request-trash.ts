@@ -76,7 +76,14 @@ export function purgeRecordModel(conn: Connection): PurgeModel {
 /** A restore or purge may take a request only while a purge has not taken it. */
 const notPurging = (doc: Pick<RequestRecord, 'purgingAt'>) => doc.purgingAt == null;
 
-export function createRequestTrash(conn: Connection) {
+/**
+ * `prepareWrite`: the requests repository's own (derived keys, list bounds), so a restored
+ * request's new `updatedAt` is where the lists sorted by it look.
+ */
+export function createRequestTrash(
+  conn: Connection,
+  prepareWrite: <R>(decision: AggregateDecision<R>) => Promise<AggregateDecision<R>>,
+) {
   const model = requestModel(conn);
   const purges = purgeRecordModel(conn);
   return {
@@ -123,7 +130,10 @@ export function createRequestTrash(conn: Connection) {
       id: string,
       decide: (current: RequestRecord) => AggregateDecision<R> | Promise<AggregateDecision<R>>,
     ) {
-      return updateAggregate<RequestRecord, R>(model, id, decide, { what: 'Request', visible: notPurging });
+      return updateAggregate<RequestRecord, R>(model, id, async (doc) => prepareWrite(await decide(doc)), {
+        what: 'Request',
+        visible: notPurging,
+      });
     },
 
     /**

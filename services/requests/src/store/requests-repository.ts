@@ -116,7 +116,18 @@ function dueFilter(check: SlaDueCheck, now: Date): FilterQuery<RequestRecord> {
 export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBytes?: number } = {}) {
   const model = requestModel(conn);
   const bounds = createListBounds(conn, model);
+  /**
+   * What every write of a request adds before it lands: the keys derived from what it sets and the
+   * list bounds widened to its change time (the trash's restore writes through it too).
+   */
+  const prepareWrite = async <R>(decided: AggregateDecision<R>): Promise<AggregateDecision<R>> => {
+    const decision = withDerivedKeys(decided);
+    const updatedAt = decision.write?.set?.updatedAt as Date | undefined;
+    if (updatedAt) await bounds.stored(undefined, updatedAt);
+    return decision;
+  };
   return {
+    prepareWrite,
     /** A new request with the events that announce it, in one insert. */
     async insert(record: RequestRecord, outbox: OutboxEntry[]): Promise<void> {
       await bounds.stored(record.createdAt, record.updatedAt);
@@ -262,17 +273,12 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
       decide: (current: RequestRecord) => AggregateDecision<R> | Promise<AggregateDecision<R>>,
       current?: RequestForUpdate,
     ) {
-      return updateAggregate<RequestRecord, R>(
-        model,
-        id,
-        async (doc) => {
-          const decision = withDerivedKeys(await decide(doc));
-          const updatedAt = decision.write?.set?.updatedAt as Date | undefined;
-          if (updatedAt) await bounds.stored(undefined, updatedAt);
-          return decision;
-        },
-        { what: 'Request', visible: isVisible, maxBytes, ...(current ? { current } : {}) },
-      );
+      return updateAggregate<RequestRecord, R>(model, id, async (doc) => prepareWrite(await decide(doc)), {
+        what: 'Request',
+        visible: isVisible,
+        maxBytes,
+        ...(current ? { current } : {}),
+      });
     },
 
     /**
