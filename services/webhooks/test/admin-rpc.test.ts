@@ -5,18 +5,20 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { type DomainEvent, natsNames, type WebhooksAdminActor } from '@support-desk/contracts';
 import { fixtures } from '@support-desk/contracts/fixtures';
 import { generateKeyPairSync } from 'node:crypto';
+import { AppError } from '@support-desk/platform/core';
 import {
-  AppError,
   callRpc,
   decodeDomainEvent,
   decodeJson,
   encodeJson,
   messageSigner,
   type NatsConnection,
+} from '@support-desk/platform/messaging';
+import {
   WEBHOOKS_NOT_ANSWERING,
   webhooksAdminClient,
   WebhooksUnavailableError,
-} from '@support-desk/platform';
+} from '@support-desk/platform/clients';
 import { eventually, testSigner, uniqueName } from '@support-desk/platform/testing';
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';

@@ -6,7 +6,8 @@ import {
   type NatsNames,
   newId,
 } from '@support-desk/contracts';
-import { buildEvent, type NatsConnection, systemContext } from '@support-desk/platform';
+import { buildEvent, systemContext } from '@support-desk/platform/core';
+import type { NatsConnection } from '@support-desk/platform/messaging';
 import type { Connection } from 'mongoose';
 import {
   asCaller,

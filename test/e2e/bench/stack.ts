@@ -14,7 +14,7 @@
  * primaries, one replica each), to compare with the single-node run on the same machine. Results go
  * to BENCH_RESULTS_FILE as JSON when it is set (scripts/bench.mjs prints them in one table).
  */
-import { connectMongo } from '@support-desk/platform';
+import { connectMongo } from '@support-desk/platform/service';
 import fs from 'node:fs';
 import { startPrivateNatsCluster, startPrivateRedisCluster } from '@support-desk/platform/testing';
 import { createActor } from '../src/actors.js';

@@ -1,5 +1,5 @@
 import { newId, PRIORITIES, REQUEST_STATUSES } from '@support-desk/contracts';
-import { connectMongo } from '@support-desk/platform';
+import { connectMongo } from '@support-desk/platform/service';
 import type { Stack } from './stack.js';
 
 /**

@@ -4,7 +4,7 @@ import {
   isPrototypePoisoning,
   parseJsonBody,
   PROTOTYPE_KEYS_REFUSED,
-} from '@support-desk/platform';
+} from '@support-desk/platform/http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../use-cases/deps.js';
 import { authenticateScimToken, provisioningContext } from '../use-cases/identity-providers.js';

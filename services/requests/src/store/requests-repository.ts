@@ -1,15 +1,13 @@
 import { LIST_COUNT_LIMIT, type Priority } from '@support-desk/contracts';
+import { AppError, type AggregateDecision, type OutboxEntry } from '@support-desk/platform/core';
 import {
-  AppError,
-  type AggregateDecision,
   besideSeek,
   insertWithOutbox,
   isTimeLimitError,
   keysetQuery,
-  type OutboxEntry,
   selectOutbox,
   updateAggregate,
-} from '@support-desk/platform';
+} from '@support-desk/platform/store';
 import type { Connection, FilterQuery } from 'mongoose';
 import { requestOrders, type RequestSort } from './request-order.js';
 import {

@@ -18,7 +18,7 @@ import {
   revisionAfter,
   validationError,
   withEntityTag,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
 import type { RequestRecord } from '../store/requests.js';
 import { type Deps, requireAssignee, requireGroup, uniqueTags } from './deps.js';
 import { requestDetail, withRequestSnapshot } from './queries.js';

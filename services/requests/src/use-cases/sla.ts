@@ -1,5 +1,5 @@
 import { PRIORITIES, type Priority, type RequestStatus, type SlaStatus } from '@support-desk/contracts';
-import { ConfigError, minuteKey } from '@support-desk/platform';
+import { ConfigError, minuteKey } from '@support-desk/platform/core';
 import type { SlaDueCheck } from '../store/requests-repository.js';
 import type { SlaState } from '../store/sla-state.js';
 import { isStopped } from './workflow.js';

@@ -1,4 +1,5 @@
-import { counter, MINUTE_MS, minuteKey, minuteStart, TimeBucketCursor } from '@support-desk/platform';
+import { counter } from '@support-desk/platform/metrics';
+import { MINUTE_MS, minuteKey, minuteStart, TimeBucketCursor } from '@support-desk/platform/core';
 import type { DeliveryDoc, DueDelivery } from '../store/deliveries.js';
 import type { SubscriptionDoc } from '../store/subscriptions.js';
 import { applyToSubscription, nextState, type RetryPolicy } from './attempt-outcome.js';
