@@ -1,6 +1,11 @@
-import { baseConfig, configSchema, loadConfig, principalConfig } from '@support-desk/platform/core';
+import {
+  baseConfig,
+  configSchema,
+  loadConfig,
+  overloadConfig,
+  principalConfig,
+} from '@support-desk/platform/core';
 import { metricsConfig } from '@support-desk/platform/metrics';
-import { overloadConfig } from '@support-desk/platform/http';
 import { type Static, Type } from '@sinclair/typebox';
 
 /** Every variable the audit service reads (documented with defaults in README.md). */

@@ -1,7 +1,12 @@
 import { Type } from '@sinclair/typebox';
-import { baseConfig, configSchema, loadConfig, principalConfig } from '@support-desk/platform/core';
+import {
+  baseConfig,
+  configSchema,
+  loadConfig,
+  overloadConfig,
+  principalConfig,
+} from '@support-desk/platform/core';
 import { metricsConfig } from '@support-desk/platform/metrics';
-import { overloadConfig } from '@support-desk/platform/http';
 import type { Static } from '@sinclair/typebox';
 
 export const requestsConfigSchema = configSchema({
