@@ -4,6 +4,28 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 const SERVICES = ['gateway', 'requests', 'identity', 'audit', 'webhooks'];
+const PLATFORM = '@support-desk/platform';
+
+/** The platform has no root entry: each import names its subpath (DEVELOPERS.md). */
+const noBarrel = {
+  regex: `^${PLATFORM}$`,
+  message: `import a subpath of ${PLATFORM} (core, metrics, store, messaging, clients, http, service, testing); scripts/dev/platform-imports.mjs rewrites old imports`,
+};
+
+/** store/ and events/ never import upward. */
+const upward = {
+  group: ['../use-cases/*', '../routes/*', '../composition.js'],
+  message: 'store/ and events/ never import upward',
+};
+
+/** Import specifiers of platform subpaths. */
+const subpaths = (...names) => names.map((name) => `${PLATFORM}/${name}`);
+
+/** A platform subpath only the named part of a service imports. */
+const platformOnlyIn = (subpath, where) => ({
+  group: subpaths(subpath),
+  message: `only ${where} imports ${PLATFORM}/${subpath}`,
+});
 
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/dist/**', '.data/**', '.tap/**', '**/*.tsbuildinfo'] },
@@ -23,12 +45,21 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   // The one shape (DEVELOPERS.md): services never import each other, and inside a service
-  // dependencies point inward only (routes → use-cases → store / events).
-  layer('services/*/{src,test,bench}/**/*.ts', []),
+  // dependencies point inward only (routes → use-cases → store / events). The platform's
+  // subpaths make the layers real (DEVELOPERS.md, "Dependency rules"): use cases import only its
+  // core and metrics; only store/ imports its store layer; HTTP only in routes and composition.
+  restrictedImports('**/*.{ts,mts,js,mjs}', []),
+  layer('services/*/{test,bench}/**/*.ts', []),
+  layer('services/*/src/**/*.ts', [platformOnlyIn('store', 'store/'), platformOnlyIn('testing', 'tests')]),
   layer('services/*/src/routes/**/*.ts', [
     {
       group: ['mongoose', '@nats-io/*', 'ioredis'],
       message: 'routes reach the database and NATS through use cases',
+    },
+    platformOnlyIn('store', 'store/'),
+    {
+      group: subpaths('service', 'testing'),
+      message: 'routes are not wiring: composition connects',
     },
   ]),
   layer('services/*/src/use-cases/**/*.ts', [
@@ -36,11 +67,23 @@ export default tseslint.config(
       group: ['mongoose', 'fastify', '@fastify/*', '@nats-io/*', 'ioredis', '../routes/*'],
       message: 'use cases know no HTTP, database or messaging library: they call repositories and ports',
     },
-  ]),
-  layer('services/*/src/{store,events}/**/*.ts', [
     {
-      group: ['../use-cases/*', '../routes/*', '../composition.js'],
-      message: 'store/ and events/ never import upward',
+      regex: `^${PLATFORM}/(?!(core|metrics)$)`,
+      message: `use cases import only ${PLATFORM}/core and /metrics: the rest is HTTP, the store, messaging or wiring`,
+    },
+  ]),
+  layer('services/*/src/store/**/*.ts', [
+    upward,
+    {
+      group: subpaths('http', 'messaging', 'clients', 'service', 'testing'),
+      message: `store/ uses ${PLATFORM}/core, /metrics and /store only`,
+    },
+  ]),
+  layer('services/*/src/events/**/*.ts', [
+    upward,
+    {
+      group: subpaths('http', 'store', 'service', 'testing'),
+      message: `events/ uses ${PLATFORM}/core, /metrics, /messaging and /clients only`,
     },
   ]),
   // A tool reaches a service only through the entry that service declares for it (DEVELOPERS.md,
@@ -65,7 +108,10 @@ export default tseslint.config(
 
 /** `no-restricted-imports` of `patterns` on `files`. */
 function restrictedImports(files, patterns) {
-  return { files: [files], rules: { 'no-restricted-imports': ['error', { patterns }] } };
+  return {
+    files: [files],
+    rules: { 'no-restricted-imports': ['error', { patterns: [noBarrel, ...patterns] }] },
+  };
 }
 
 /** One layer of a service: its own rules plus "no service imports another". */

@@ -1,6 +1,6 @@
-import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { registerCallDeadlines } from './call-deadline.js';
+import type { AdmissionLimits } from './config.js';
 import { errorBody, type HttpApp } from './http.js';
 import { shedWhenSaturated } from './loop-pressure.js';
 import { counter, gauge } from './metrics.js';
@@ -34,31 +34,6 @@ declare module 'fastify' {
     /** The class of expensive work this route does (see admission.ts); none: a cheap call. */
     admission?: Admission;
   }
-}
-
-/** The variables of deadlines and admission, for every service behind the gateway (see its README). */
-export const overloadConfig = {
-  /**
-   * The longest a call may run in this service (ms): the budget when the gateway names none, and
-   * the most it may name (it names its own UPSTREAM_TIMEOUT_MS less its own time).
-   */
-  CALL_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 300_000, default: 10_000 }),
-  /** Lists (without a search) one process runs at once; past it, 503 with Retry-After. */
-  LIST_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 4 }),
-  /** Searches (a list with `q` or `search`) one process runs at once. */
-  SEARCH_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 2 }),
-  /** Exports (a streamed download of a whole log) one process runs at once. */
-  EXPORT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 2 }),
-  /** Event-loop delay (ms, sampled every second) past which every call but health is shed; 0: off. */
-  PRESSURE_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
-};
-
-export interface AdmissionLimits {
-  CALL_TIMEOUT_MS: number;
-  LIST_CONCURRENCY: number;
-  SEARCH_CONCURRENCY: number;
-  EXPORT_CONCURRENCY: number;
-  PRESSURE_MAX_EVENT_LOOP_DELAY_MS: number;
 }
 
 /** Seconds a refused client is asked to wait: a slot frees as soon as one call ends. */

@@ -1,6 +1,7 @@
 import mongoose, { type Model, type Schema } from 'mongoose';
 import { collectionKey } from './aggregate-lock.js';
-import { OUTBOX_MINUTE_FIELD, type OutboxEntry, plainEntry } from './outbox.js';
+import type { OutboxEntry } from './outbox-entry.js';
+import { OUTBOX_MINUTE_FIELD, plainEntry } from './outbox.js';
 import { notePending } from './outbox-pending.js';
 import { minuteKey } from './time-buckets.js';
 

@@ -1,6 +1,7 @@
 import { type Model, mongo } from 'mongoose';
 import { conflict, notFound } from './errors.js';
-import { type OutboxEntry, pushOutbox } from './outbox.js';
+import type { AggregateDecision, AggregateWrite } from './aggregate-write.js';
+import { pushOutbox } from './outbox.js';
 
 /** The field every aggregate carries as its concurrency token, bumped by each update. */
 export const REVISION_FIELD = 'rev';
@@ -36,25 +37,6 @@ function checkSize(current: object, write: AggregateWrite, what: string, maxByte
         : `The ${what.toLowerCase()} is too large to change now (${mib} MiB with its unpublished events); retry later`,
     );
   }
-}
-
-/** One change to an aggregate, in domain terms (no database operators). */
-export interface AggregateWrite {
-  /** Fields to set; a dotted path sets a field of a sub-document (`'sla.breachedAt'`). */
-  set?: Record<string, unknown>;
-  /** Elements appended, in order, to array fields (`{ comments: [comment] }`). */
-  append?: Record<string, unknown[]>;
-  /** Messages that leave with this write: events and notices, published by the outbox relay. */
-  outbox?: OutboxEntry[];
-}
-
-/**
- * What a use case decides from the current state: the write to make (null: nothing changes, no
- * write, no event) and the value to return to its caller once the write has landed.
- */
-export interface AggregateDecision<R> {
-  write: AggregateWrite | null;
-  result: R;
 }
 
 type Stored = { _id: unknown; [REVISION_FIELD]?: number };

@@ -67,6 +67,31 @@ export const principalConfig = {
   PRINCIPAL_VERIFY_KEYS: Type.String({ pattern: '-----BEGIN PUBLIC KEY-----' }),
 };
 
+/** The variables of deadlines and admission, for every service behind the gateway (see its README). */
+export const overloadConfig = {
+  /**
+   * The longest a call may run in this service (ms): the budget when the gateway names none, and
+   * the most it may name (it names its own UPSTREAM_TIMEOUT_MS less its own time).
+   */
+  CALL_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 300_000, default: 10_000 }),
+  /** Lists (without a search) one process runs at once; past it, 503 with Retry-After. */
+  LIST_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 4 }),
+  /** Searches (a list with `q` or `search`) one process runs at once. */
+  SEARCH_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 2 }),
+  /** Exports (a streamed download of a whole log) one process runs at once. */
+  EXPORT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 2 }),
+  /** Event-loop delay (ms, sampled every second) past which every call but health is shed; 0: off. */
+  PRESSURE_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
+};
+
+export interface AdmissionLimits {
+  CALL_TIMEOUT_MS: number;
+  LIST_CONCURRENCY: number;
+  SEARCH_CONCURRENCY: number;
+  EXPORT_CONCURRENCY: number;
+  PRESSURE_MAX_EVENT_LOOP_DELAY_MS: number;
+}
+
 export const configSchema = <P extends TProperties>(props: P) =>
   Type.Object(props, { additionalProperties: true });
 

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastif
 import type { HttpApp } from './http.js';
 import { ok } from './http.js';
 import { entityTag, entityTagOf, holdsCurrent, revisionOf } from './entity-tags.js';
-import { requireScope } from './principal.js';
+import { requireScope } from './principal-guard.js';
 
 type StaticOf<S> = S extends TSchema ? Static<S> : unknown;
 

@@ -1,5 +1,5 @@
 import type { FilterQuery, Model } from 'mongoose';
-import { bucketStart, HOUR_MS, hourKey, TimeBucketCursor } from './time-buckets.js';
+import { bucketStart, FULL_PASS_EVERY_MS, HOUR_MS, hourKey, TimeBucketCursor } from './time-buckets.js';
 
 /*
  * Purges by due hour (see time-buckets.ts): each purged document also keeps the hour its due
@@ -9,12 +9,6 @@ import { bucketStart, HOUR_MS, hourKey, TimeBucketCursor } from './time-buckets.
 
 /** Hours a pass reads one by one; further behind (a first pass, a long pause) it reads in full. */
 const MAX_HOURS = 48;
-/**
- * How often a pass reads in full anyway (the exact condition without buckets): it catches the
- * documents no hour covers — written before the buckets existed, or due in an hour already read.
- */
-export const FULL_PASS_EVERY_MS = 24 * HOUR_MS;
-
 export interface PurgeBounds {
   batch: number;
   maxRounds: number;

@@ -11,7 +11,7 @@ import {
   type Principal,
   SYSTEM_ACTOR,
 } from '@support-desk/contracts';
-import { activeTraceId } from './telemetry/propagation.js';
+import { activeTraceId } from './telemetry/trace-context.js';
 
 /** Who caused a change and through what: copied into every event the change emits. */
 export interface EventContext {

@@ -21,7 +21,7 @@ import { type AjvError, validationFailure, validatorCompiler } from './validatio
 import { observeInTrace, tracedHistogram } from './metrics.js';
 import { isDatabaseUnreachable } from './mongo.js';
 import { isTimeLimitError, storeTimedOut } from './store-deadline.js';
-import { activeTraceId } from './telemetry/propagation.js';
+import { activeTraceId } from './telemetry/trace-context.js';
 
 /**
  * Every answer, by route template (never the raw path: ids would explode the label set). The

@@ -9,17 +9,10 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { TSchema } from '@sinclair/typebox';
 import type { ValueErrorIterator } from '@sinclair/typebox/errors';
 import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler';
+import type { IdentityRpcClient, IdentityRpcHandlers } from './identity-port.js';
 import type { Logger } from './logger.js';
 import type { MessageSigner, MessageVerifier } from './message-signing.js';
 import { callRpc, RpcError, serveRpc } from './rpc.js';
-
-/** Asks identity one of its request-reply operations (answered by one of its replicas). */
-export interface IdentityRpcClient {
-  call<K extends IdentityRpcName>(
-    name: K,
-    request: IdentityRpc[K]['request'],
-  ): Promise<IdentityRpc[K]['reply']>;
-}
 
 const replyCheckers: Record<IdentityRpcName, TypeCheck<TSchema>> = {
   resolveApiKey: TypeCompiler.Compile(IDENTITY_RPC_REPLIES.resolveApiKey),
@@ -71,10 +64,6 @@ export function identityRpcClient(
   };
 }
 
-export type IdentityRpcHandlers = {
-  [K in IdentityRpcName]: (request: IdentityRpc[K]['request']) => Promise<IdentityRpc[K]['reply']>;
-};
-
 /**
  * Serves identity's operations (all of them in identity; a subset in a test double), each only
  * to the services `IDENTITY_RPC_CALLERS` names, signed by them. Requests come from other
@@ -103,9 +92,3 @@ export function serveIdentityRpc(
     },
   };
 }
-
-/** The id of a by-id request, or '' when the caller sent none (then nothing is found). */
-export const requestedId = (request: unknown): string => {
-  const id = (request as { id?: unknown } | null)?.id;
-  return typeof id === 'string' ? id : '';
-};

@@ -1,5 +1,5 @@
 import { type Logger, pino } from 'pino';
-import { activeSpanIds } from './telemetry/propagation.js';
+import { activeSpanIds } from './telemetry/trace-context.js';
 
 export type { Logger };
 

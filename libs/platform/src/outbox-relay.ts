@@ -11,7 +11,7 @@ import {
 } from './event-metrics.js';
 import type { Logger } from './logger.js';
 import type { MessageSigner } from './message-signing.js';
-import type { OutboxEntry } from './outbox.js';
+import type { OutboxEntry } from './outbox-entry.js';
 import { type NotedReads, notedReadsOf, pendingDocsOf } from './outbox-reads.js';
 import { createOutboxSweep, type PendingDoc } from './outbox-sweep.js';
 import { forgetPublished, notePendingQuietly, pendingListeners, takePending } from './outbox-pending.js';

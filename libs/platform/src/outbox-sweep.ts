@@ -1,6 +1,7 @@
 import type { Model } from 'mongoose';
 import { MINUTE_MS, minuteKey, minuteStart, TimeBucketCursor } from './time-buckets.js';
-import { OUTBOX_MINUTE_FIELD, type OutboxEntry } from './outbox.js';
+import type { OutboxEntry } from './outbox-entry.js';
+import { OUTBOX_MINUTE_FIELD } from './outbox.js';
 
 export type PendingDoc = { _id: unknown; outbox?: OutboxEntry[] };
 

@@ -1,4 +1,3 @@
-import { type DomainEvent, type NatsNames, newId } from '@support-desk/contracts';
 import { Schema } from 'mongoose';
 import {
   acquireAggregateLock,
@@ -10,7 +9,6 @@ import {
 import { minuteKey } from './time-buckets.js';
 import type { OutboxEntry } from './outbox-entry.js';
 import { notePending } from './outbox-pending.js';
-import { injectTraceContext } from './telemetry/propagation.js';
 
 /**
  * Transactional outbox without transactions: pending messages live in an `outbox` array on the
@@ -19,8 +17,6 @@ import { injectTraceContext } from './telemetry/propagation.js';
  * them. A crash between publish and removal republishes the same id, which JetStream drops as a
  * duplicate inside the stream's duplicate window.
  */
-
-export type { OutboxEntry };
 
 const OutboxEntrySchema = new Schema<OutboxEntry>(
   {
@@ -190,20 +186,6 @@ export function outboxPlugin(schema: Schema): void {
     (this.$locals.releaseAggregateLock as (() => void) | undefined)?.();
     next(err);
   });
-}
-
-/** An entry written now, in the active trace. */
-function entry(id: string, subject: string, payload: string): OutboxEntry {
-  return { id, subject, payload, createdAt: new Date(), ...injectTraceContext() };
-}
-
-export function eventEntry(names: NatsNames, event: DomainEvent): OutboxEntry {
-  return entry(event.id, names.eventSubject(event.type), JSON.stringify(event));
-}
-
-/** Any other message that must leave with the write (e.g. credential notices). */
-export function messageEntry(subject: string, body: unknown): OutboxEntry {
-  return entry(newId('event'), subject, JSON.stringify(body));
 }
 
 /** `$push` clause appending entries in order; merge into an update document. */

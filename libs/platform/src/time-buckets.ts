@@ -81,3 +81,10 @@ export class TimeBucketCursor {
     if (this.sweptThrough === undefined || bucket > this.sweptThrough) this.sweptThrough = bucket;
   }
 }
+
+/**
+ * How often a pass by buckets reads in full anyway (the exact condition without buckets): it
+ * catches the documents no bucket covers — written before the buckets existed, or due in a bucket
+ * already read. In the core, as the cursor it tunes, so a use case's own pass can use it.
+ */
+export const FULL_PASS_EVERY_MS = 24 * HOUR_MS;

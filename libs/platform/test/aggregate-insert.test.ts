@@ -2,15 +2,9 @@ import { newId } from '@support-desk/contracts';
 import { jetstreamManager } from '@nats-io/jetstream';
 import mongoose, { Schema } from 'mongoose';
 import t from 'tap';
-import {
-  buildEvent,
-  createOutboxRelay,
-  eventEntry,
-  insertWithOutbox,
-  OUTBOX_MINUTE_FIELD,
-  outboxPlugin,
-  systemContext,
-} from '../src/index.js';
+import { buildEvent, eventEntry, systemContext } from '../src/subpaths/core.js';
+import { createOutboxRelay } from '../src/subpaths/messaging.js';
+import { insertWithOutbox, OUTBOX_MINUTE_FIELD, outboxPlugin } from '../src/subpaths/store.js';
 import {
   eventually,
   testLogger,

@@ -6,15 +6,12 @@ import {
   AGGREGATE_HARD_CAP_BYTES,
   AGGREGATE_MAX_BYTES,
   AGGREGATE_WRITE_ATTEMPTS,
-  buildEvent,
-  createOutboxRelay,
-  eventEntry,
-  type OutboxEntry,
   outboxPlugin,
   selectOutbox,
-  systemContext,
   updateAggregate,
-} from '../src/index.js';
+} from '../src/subpaths/store.js';
+import { buildEvent, eventEntry, type OutboxEntry, systemContext } from '../src/subpaths/core.js';
+import { createOutboxRelay } from '../src/subpaths/messaging.js';
 import {
   eventually,
   type Teardownable,

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import t from 'tap';
-import { baseConfig, configSchema, loadConfig, principalConfig } from '../src/index.js';
+import { baseConfig, configSchema, loadConfig, principalConfig } from '../src/subpaths/core.js';
 import { testPrincipalKeys } from '../src/testing/index.js';
 
 const schema = configSchema({

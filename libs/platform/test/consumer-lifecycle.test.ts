@@ -1,6 +1,12 @@
 import { jetstream } from '@nats-io/jetstream';
 import t from 'tap';
-import { connectNats, type DeadLetter, decodeJson, encodeJson, runConsumer } from '../src/index.js';
+import {
+  connectNats,
+  type DeadLetter,
+  decodeJson,
+  encodeJson,
+  runConsumer,
+} from '../src/subpaths/messaging.js';
 import { eventually, testEnv, testLogger, testNats } from '../src/testing/index.js';
 
 type Msg = { n: number };

@@ -1,6 +1,12 @@
 import { jetstream } from '@nats-io/jetstream';
 import t from 'tap';
-import { type DeadLetter, decodeJson, encodeJson, PoisonMessageError, runConsumer } from '../src/index.js';
+import {
+  type DeadLetter,
+  decodeJson,
+  encodeJson,
+  PoisonMessageError,
+  runConsumer,
+} from '../src/subpaths/messaging.js';
 import { eventually, testLogger, testNats } from '../src/testing/index.js';
 
 type Msg = { n: number; failTimes?: number; poison?: boolean };

@@ -1,6 +1,6 @@
 import { newId, type Principal, requestsRouteSchemas } from '@support-desk/contracts';
 import t from 'tap';
-import { contractRoute, createHttpApp, type HttpApp, requirePrincipal } from '../src/index.js';
+import { contractRoute, createHttpApp, type HttpApp, requirePrincipal } from '../src/subpaths/http.js';
 import { asPrincipal, bodyAsSent, testEnv, testLogger, testPrincipal } from '../src/testing/index.js';
 
 async function appWithRoutes(t: { teardown(fn: () => unknown): void }) {

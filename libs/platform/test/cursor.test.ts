@@ -4,13 +4,13 @@ import {
   type CursorScope,
   decodeCursor,
   encodeCursor,
-  keysetQuery,
   linkHeader,
   listPage,
   listWindow,
   paginationLinks,
   parseEnumList,
-} from '../src/index.js';
+} from '../src/subpaths/core.js';
+import { keysetQuery } from '../src/subpaths/store.js';
 
 const scope: CursorScope = {
   sort: '-createdAt',

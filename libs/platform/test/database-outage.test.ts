@@ -1,6 +1,8 @@
 import { Schema } from 'mongoose';
 import t from 'tap';
-import { connectMongo, createHttpApp, isDatabaseUnreachable, notFound, ok } from '../src/index.js';
+import { connectMongo, isDatabaseUnreachable } from '../src/subpaths/service.js';
+import { createHttpApp, ok } from '../src/subpaths/http.js';
+import { notFound } from '../src/subpaths/core.js';
 import { eventually, startPrivateMongo, testLogger } from '../src/testing/index.js';
 
 t.test('a database outage answers 503 SERVICE_UNAVAILABLE with Retry-After, then recovers', async (t) => {

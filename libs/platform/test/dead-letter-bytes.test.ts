@@ -1,5 +1,5 @@
 import t from 'tap';
-import { deadLetterStore, messageBytes, messageText } from '../src/index.js';
+import { deadLetterStore, messageBytes, messageText } from '../src/subpaths/messaging.js';
 import { testMongo } from '../src/testing/index.js';
 
 // A poison message may be any bytes: each kind is written to the store in use and read back exact.

@@ -1,6 +1,7 @@
 import { Schema } from 'mongoose';
 import t from 'tap';
-import { connectMongo, ensureIndexes, isDuplicateKeyError } from '../src/index.js';
+import { connectMongo, ensureIndexes } from '../src/subpaths/service.js';
+import { isDuplicateKeyError } from '../src/subpaths/core.js';
 import { testEnv, testMongo, uniqueName } from '../src/testing/index.js';
 
 // Against the store in use: each FerretDB backend words a unique violation on update its own way

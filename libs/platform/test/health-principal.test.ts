@@ -1,19 +1,20 @@
 import {
   createForwardedSigner,
-  createOneTimeIds,
   createPrincipalSigner,
-  ensureIndexes,
   createPrincipalVerifier,
   principalClaims,
   signClaims,
+} from '../src/subpaths/core.js';
+import {
+  createOneTimeIds,
   createHttpApp,
   ok,
   registerHealth,
   requirePrincipal,
   requireScope,
-  pingMongo,
-  pingNats,
-} from '../src/index.js';
+} from '../src/subpaths/http.js';
+import { ensureIndexes, pingMongo } from '../src/subpaths/service.js';
+import { pingNats } from '../src/subpaths/messaging.js';
 import {
   eventually,
   testLogger,

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { periodicTask } from '../src/index.js';
+import { periodicTask } from '../src/subpaths/core.js';
 import { testLogger } from '../src/testing/index.js';
 
 t.test('periodicTask: passes never overlap, a failed pass is retried, stop waits', async (t) => {

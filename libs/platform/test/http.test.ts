@@ -3,14 +3,8 @@ import { Type } from '@sinclair/typebox';
 import net from 'node:net';
 import { Writable } from 'node:stream';
 import t from 'tap';
-import {
-  AppError,
-  createHttpApp,
-  createLogger,
-  notFound,
-  ok,
-  PUBLIC_MAX_HEADER_BYTES,
-} from '../src/index.js';
+import { AppError, createLogger, notFound } from '../src/subpaths/core.js';
+import { createHttpApp, ok, PUBLIC_MAX_HEADER_BYTES } from '../src/subpaths/http.js';
 
 function captureLogger() {
   const lines: Record<string, unknown>[] = [];

@@ -2,8 +2,8 @@
 // who signed, for which subject and when, and the configuration refused when it cannot work.
 import { generateKeyPairSync } from 'node:crypto';
 import t from 'tap';
+import { ConfigError } from '../src/subpaths/core.js';
 import {
-  ConfigError,
   EARLIER_RELEASE,
   generateServiceKeys,
   messageSigner,
@@ -12,7 +12,7 @@ import {
   serviceVerifier,
   signatureOf,
   UnauthenticatedMessageError,
-} from '../src/index.js';
+} from '../src/subpaths/messaging.js';
 
 const data = new TextEncoder().encode('{"op":"create"}');
 const subject = 'sd.admin.webhooks';

@@ -8,7 +8,7 @@ import {
   observeInTrace,
   startMetricsServer,
   tracedHistogram,
-} from '../src/index.js';
+} from '../src/subpaths/metrics.js';
 import { testLogger } from '../src/testing/index.js';
 
 const OPENMETRICS = 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5';

@@ -22,7 +22,7 @@ import {
   provisionStreams,
   runConsumer,
   serveRpc,
-} from '../src/index.js';
+} from '../src/subpaths/messaging.js';
 import {
   eventually,
   startPrivateNats,

@@ -3,14 +3,14 @@ import { type mongo, Schema } from 'mongoose';
 import t from 'tap';
 import {
   buildEvent,
-  createOutboxRelay,
   eventEntry,
   MINUTE_MS,
   minuteKey,
   type OutboxEntry,
-  outboxPlugin,
   systemContext,
-} from '../src/index.js';
+} from '../src/subpaths/core.js';
+import { createOutboxRelay } from '../src/subpaths/messaging.js';
+import { outboxPlugin } from '../src/subpaths/store.js';
 import { eventually, testCountedMongo, testLogger, testNats, testSigner } from '../src/testing/index.js';
 
 interface Thing {

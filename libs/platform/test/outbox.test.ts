@@ -2,17 +2,9 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { natsNames, newId } from '@support-desk/contracts';
 import { Schema } from 'mongoose';
 import t from 'tap';
-import {
-  buildEvent,
-  connectNats,
-  createOutboxRelay,
-  provisionStreams,
-  eventEntry,
-  type OutboxEntry,
-  outboxPlugin,
-  pushOutbox,
-  systemContext,
-} from '../src/index.js';
+import { buildEvent, eventEntry, type OutboxEntry, systemContext } from '../src/subpaths/core.js';
+import { connectNats, createOutboxRelay, provisionStreams } from '../src/subpaths/messaging.js';
+import { outboxPlugin, pushOutbox } from '../src/subpaths/store.js';
 import {
   eventually,
   startPrivateNats,

@@ -12,7 +12,7 @@ import {
   registerHealth,
   registerOverloadControls,
   remainingCallMs,
-} from '../src/index.js';
+} from '../src/subpaths/http.js';
 import { eventually, testCountedMongo, testLogger } from '../src/testing/index.js';
 
 const LIMITS = {

@@ -3,7 +3,7 @@
 // here with a test key, are accepted, and the fields a service reads come through.
 import { fixtures } from '@support-desk/contracts/fixtures';
 import t from 'tap';
-import { createPrincipalVerifier, principalSigningKey, signClaims } from '../src/index.js';
+import { createPrincipalVerifier, principalSigningKey, signClaims } from '../src/subpaths/core.js';
 import { testPrincipalKeys } from '../src/testing/index.js';
 
 t.test('principal assertions of every version are accepted', async (t) => {

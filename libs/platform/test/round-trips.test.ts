@@ -1,6 +1,6 @@
 import { Schema } from 'mongoose';
 import t from 'tap';
-import { encodeJson } from '../src/index.js';
+import { encodeJson } from '../src/subpaths/messaging.js';
 import { roundTripCounter, testCountedMongo, testMongo, testNats } from '../src/testing/index.js';
 
 t.test('counts the commands the store received and the messages NATS sent', async (t) => {

@@ -9,7 +9,7 @@ import t from 'tap';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { jetstream } from '@nats-io/jetstream';
-import { awaitStreams, connectNats, jetstreamApi, provisionStreams } from '../src/index.js';
+import { awaitStreams, connectNats, jetstreamApi, provisionStreams } from '../src/subpaths/messaging.js';
 import {
   startPrivateNatsCluster,
   type Teardownable,

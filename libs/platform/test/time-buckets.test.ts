@@ -1,5 +1,5 @@
 import t from 'tap';
-import { MINUTE_MS, minuteKey, minuteStart, TimeBucketCursor } from '../src/index.js';
+import { MINUTE_MS, minuteKey, minuteStart, TimeBucketCursor } from '../src/subpaths/core.js';
 
 const at = (iso: string) => new Date(iso).getTime();
 

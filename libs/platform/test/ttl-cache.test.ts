@@ -1,5 +1,5 @@
 import t from 'tap';
-import { singleFlight, TtlCache } from '../src/index.js';
+import { singleFlight, TtlCache } from '../src/subpaths/core.js';
 
 t.test('entries expire at their own time, the least recently used make room, lookups are told', (t) => {
   const seen: string[] = [];

@@ -4,13 +4,9 @@
 import { fixtures } from '@support-desk/contracts/fixtures';
 import type { WebhooksAdminActor, WebhooksAdminOp } from '@support-desk/contracts';
 import t from 'tap';
-import {
-  AppError,
-  encodeJson,
-  RpcError,
-  webhooksAdminClient,
-  type WebhooksAdminFields,
-} from '../src/index.js';
+import { AppError } from '../src/subpaths/core.js';
+import { encodeJson, RpcError } from '../src/subpaths/messaging.js';
+import { webhooksAdminClient, type WebhooksAdminFields } from '../src/subpaths/clients.js';
 import { testNats, testSigner } from '../src/testing/index.js';
 
 const actor: WebhooksAdminActor = {

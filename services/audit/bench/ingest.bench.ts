@@ -7,17 +7,16 @@
 import fs from 'node:fs';
 import { jetstream } from '@nats-io/jetstream';
 import { EVENT_TYPES, natsNames } from '@support-desk/contracts';
+import { connectMongo, ensureIndexes } from '@support-desk/platform/service';
 import {
-  connectMongo,
   connectNats,
-  createLogger,
   deadLetterStore,
   domainEventReader,
   encodeJson,
-  ensureIndexes,
   jetstreamApi,
   provisionStreams,
-} from '@support-desk/platform';
+} from '@support-desk/platform/messaging';
+import { createLogger } from '@support-desk/platform/core';
 import {
   producerOf,
   testPrincipalKeys,

@@ -2,20 +2,24 @@ import type { NatsNames } from '@support-desk/contracts';
 import {
   type ComposedService,
   type Connection,
+  ensureIndexes,
+  pingMongo,
+} from '@support-desk/platform/service';
+import {
   createHttpApp,
   registerOverloadControls,
-  deadLetterStore,
-  domainEventReader,
-  ensureIndexes,
-  type Logger,
-  type NatsConnection,
-  pingMongo,
-  pingNats,
   registerHealth,
   requirePrincipal,
+} from '@support-desk/platform/http';
+import {
+  deadLetterStore,
+  domainEventReader,
+  type NatsConnection,
+  pingNats,
   serveDeadLetters,
   serviceVerifier,
-} from '@support-desk/platform';
+} from '@support-desk/platform/messaging';
+import type { Logger } from '@support-desk/platform/core';
 import { type AuditConfig, ingestionSettings } from './config.js';
 import { type Ingestion, replayDeadLetter, startIngestion } from './events/ingestion.js';
 import { registerRoutes } from './routes/index.js';

@@ -2,10 +2,10 @@ import {
   baseConfig,
   configSchema,
   loadConfig,
-  metricsConfig,
   overloadConfig,
   principalConfig,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
+import { metricsConfig } from '@support-desk/platform/metrics';
 import { type Static, Type } from '@sinclair/typebox';
 
 /** Every variable the audit service reads (documented with defaults in README.md). */

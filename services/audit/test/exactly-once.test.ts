@@ -1,6 +1,7 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { natsNames } from '@support-desk/contracts';
-import { connectMongo, connectNats, deadLetterStore, provisionStreams } from '@support-desk/platform';
+import { connectMongo } from '@support-desk/platform/service';
+import { connectNats, deadLetterStore, provisionStreams } from '@support-desk/platform/messaging';
 import {
   eventually,
   startPrivateMongo,

@@ -8,14 +8,9 @@ import {
   newId,
   SYSTEM_ACTOR,
 } from '@support-desk/contracts';
-import {
-  buildEvent,
-  deadLetterStore,
-  domainEventReader,
-  ensureIndexes,
-  type EventContext,
-  type NatsConnection,
-} from '@support-desk/platform';
+import { buildEvent, type EventContext } from '@support-desk/platform/core';
+import { deadLetterStore, domainEventReader, type NatsConnection } from '@support-desk/platform/messaging';
+import { ensureIndexes } from '@support-desk/platform/service';
 import {
   publishEvent,
   publishSigned,

@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { EVENT_CATALOGUE, EVENT_TYPES, newId } from '@support-desk/contracts';
 import { fixtures } from '@support-desk/contracts/fixtures';
 import { jetstream } from '@nats-io/jetstream';
-import { deadLetterStore, encodeJson, messageSigner } from '@support-desk/platform';
+import { deadLetterStore, encodeJson, messageSigner } from '@support-desk/platform/messaging';
 import {
   asCaller,
   eventually,

@@ -2,7 +2,8 @@
 // real servers (command monitoring on the service's own connection). The README's table is this
 // test's expectation: a change that adds a round trip fails here.
 import { type DomainEvent, newId } from '@support-desk/contracts';
-import { connectMongo, connectNats } from '@support-desk/platform';
+import { connectMongo } from '@support-desk/platform/service';
+import { connectNats } from '@support-desk/platform/messaging';
 import {
   asCaller,
   eventually,

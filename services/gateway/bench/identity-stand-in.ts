@@ -5,7 +5,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type NatsNames, newId, type ResolveApiKeyReply, type UserSnapshot } from '@support-desk/contracts';
-import { type NatsConnection, serveIdentityRpc } from '@support-desk/platform';
+import type { NatsConnection } from '@support-desk/platform/messaging';
+import { serveIdentityRpc } from '@support-desk/platform/clients';
 import { testVerifier, uniqueName } from '@support-desk/platform/testing';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 

@@ -1,4 +1,4 @@
-import { counter, histogram } from '@support-desk/platform';
+import { counter, histogram } from '@support-desk/platform/metrics';
 
 /**
  * What a gateway call adds to its metrics, timed in this process with the same prom-client

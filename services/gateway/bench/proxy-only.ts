@@ -4,7 +4,7 @@
  * rate limiting. Configured from the same environment as a gateway; what the full gateway costs
  * beyond this is authentication and limits. Never a production entry point.
  */
-import { createHttpApp, registerHealth } from '@support-desk/platform';
+import { createHttpApp, registerHealth } from '@support-desk/platform/http';
 import { gatewayLogger, listenPort, listFrom, loadGatewayConfig } from '../src/config.js';
 import { createUpstreamHealth } from '../src/routes/upstream-health.js';
 import { refuseUnservable, registerPublicRoutes } from '../src/routes/proxy.js';

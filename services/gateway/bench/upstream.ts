@@ -2,7 +2,8 @@
  * A stand-in service for the bench: the platform HTTP app with the principal guard, answering
  * a list like the requests service does (no database, so the bench measures the gateway).
  */
-import { createHttpApp, createLogger, ok, requirePrincipal } from '@support-desk/platform';
+import { createHttpApp, ok, requirePrincipal } from '@support-desk/platform/http';
+import { createLogger } from '@support-desk/platform/core';
 import { pino } from 'pino';
 
 const port = Number(process.argv[2] ?? 0);

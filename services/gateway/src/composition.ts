@@ -1,16 +1,13 @@
 import type { NatsNames } from '@support-desk/contracts';
+import type { ComposedService } from '@support-desk/platform/service';
+import { createForwardedSigner, type Logger } from '@support-desk/platform/core';
+import { createHttpApp, PUBLIC_MAX_HEADER_BYTES, registerHealth } from '@support-desk/platform/http';
 import {
-  type ComposedService,
-  createForwardedSigner,
-  createHttpApp,
-  type Logger,
   type NatsConnection,
   pingNats,
-  PUBLIC_MAX_HEADER_BYTES,
-  registerHealth,
   serviceSigner,
   serviceVerifier,
-} from '@support-desk/platform';
+} from '@support-desk/platform/messaging';
 import type { JWTVerifyGetKey } from 'jose';
 import { type GatewayConfig, idempotencyInFlightMs, listFrom } from './config.js';
 import { subscribeCredentialNotices } from './events/credential-notices.js';

@@ -4,11 +4,11 @@ import {
   checkPublicOrigin,
   ConfigError,
   configSchema,
-  metricsConfig,
   createLogger,
   loadConfig,
   type Logger,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
+import { metricsConfig } from '@support-desk/platform/metrics';
 import { pino } from 'pino';
 import { type Static, Type } from '@sinclair/typebox';
 

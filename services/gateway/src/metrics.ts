@@ -1,4 +1,4 @@
-import { counter } from '@support-desk/platform';
+import { counter } from '@support-desk/platform/metrics';
 
 /**
  * The gateway's own metrics (the platform adds HTTP, process and runtime ones). Every label is a

@@ -1,6 +1,6 @@
 import { jetstream } from '@nats-io/jetstream';
 import { newId } from '@support-desk/contracts';
-import { encodeJson, messageSigner } from '@support-desk/platform';
+import { encodeJson, messageSigner } from '@support-desk/platform/messaging';
 import { eventually, freePort, publishSigned } from '@support-desk/platform/testing';
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { base64url, generateKeyPair, SignJWT } from 'jose';

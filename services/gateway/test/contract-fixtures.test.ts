@@ -2,7 +2,7 @@
 // credential notice of every version, and identity's RPC replies of every version.
 import type { CredentialNotice } from '@support-desk/contracts';
 import { fixtures } from '@support-desk/contracts/fixtures';
-import { encodeJson } from '@support-desk/platform';
+import { encodeJson } from '@support-desk/platform/messaging';
 import {
   eventually,
   publishSigned,

@@ -12,8 +12,8 @@ import {
   createLogger,
   createPrincipalVerifier,
   type Logger,
-  type NatsConnection,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
+import type { NatsConnection } from '@support-desk/platform/messaging';
 import { IdentityDouble, testEnv, testLogger, testNats, uniqueName } from '@support-desk/platform/testing';
 import { Redis } from 'ioredis';
 import { decodeJwt, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';

@@ -5,7 +5,7 @@ import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { metrics } from '@support-desk/platform';
+import { metrics } from '@support-desk/platform/metrics';
 import { eventually } from '@support-desk/platform/testing';
 import t from 'tap';
 import { bearer, capturingLogger, type EchoCall, harness, postChunked } from './helpers.js';

@@ -11,7 +11,7 @@ import {
   type RouteSchemas,
   webhooksRouteSchemas,
 } from '@support-desk/contracts';
-import { PUBLIC_MAX_HEADER_BYTES } from '@support-desk/platform';
+import { PUBLIC_MAX_HEADER_BYTES } from '@support-desk/platform/http';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import t from 'tap';

@@ -1,4 +1,4 @@
-import { bodyDigest, createPrincipalSigner, createPrincipalVerifier } from '@support-desk/platform';
+import { bodyDigest, createPrincipalSigner, createPrincipalVerifier } from '@support-desk/platform/core';
 import { testEnv, testPrincipal, testPrincipalKeys } from '@support-desk/platform/testing';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import t from 'tap';

@@ -1,7 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PRINCIPAL_HEADER, PUBLIC_ROUTES } from '@support-desk/contracts';
-import { CALL_TIMEOUT_HEADER, createPrincipalSigner } from '@support-desk/platform';
+import { CALL_TIMEOUT_HEADER } from '@support-desk/platform/http';
+import { createPrincipalSigner } from '@support-desk/platform/core';
 import { freePort, metricValue, testEnv, testPrincipal } from '@support-desk/platform/testing';
 import t from 'tap';
 import { bearer, type EchoCall, harness, postChunked, startUpstream } from './helpers.js';

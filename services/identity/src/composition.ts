@@ -1,20 +1,19 @@
+import { type ComposedService, ensureIndexes, pingMongo } from '@support-desk/platform/service';
 import {
-  type ComposedService,
   createHttpApp,
   registerOverloadControls,
-  createOutboxRelay,
-  ensureIndexes,
-  type NatsConnection,
-  type OutboxRelay,
-  pingMongo,
-  pingNats,
   registerHealth,
   requirePrincipal,
-  serveIdentityRpc,
+} from '@support-desk/platform/http';
+import {
+  createOutboxRelay,
+  type NatsConnection,
+  type OutboxRelay,
+  pingNats,
   serviceSigner,
   serviceVerifier,
-  webhooksAdminClient,
-} from '@support-desk/platform';
+} from '@support-desk/platform/messaging';
+import { serveIdentityRpc, webhooksAdminClient } from '@support-desk/platform/clients';
 import type { IdentityServiceConfig } from './config.js';
 import { forgetChangedGroups } from './events/group-changes.js';
 import { createKeyring, type Keyring } from './oauth/keys.js';

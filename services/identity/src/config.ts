@@ -7,10 +7,10 @@ import {
   ConfigError,
   configSchema,
   loadConfig,
-  metricsConfig,
   overloadConfig,
   principalConfig,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
+import { metricsConfig } from '@support-desk/platform/metrics';
 
 /** `<repo>/.data/identity`, from dist/src/config.js. */
 const DEFAULT_DATA_DIR = resolve(fileURLToPath(import.meta.url), '../../../../../.data/identity');

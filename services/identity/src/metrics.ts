@@ -1,4 +1,4 @@
-import { counter } from '@support-desk/platform';
+import { counter } from '@support-desk/platform/metrics';
 
 /** The identity service's own metrics (the platform adds HTTP, outbox and process ones). */
 export const logins = counter(

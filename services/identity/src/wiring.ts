@@ -1,5 +1,6 @@
 import type { NatsNames } from '@support-desk/contracts';
-import type { Connection, Logger } from '@support-desk/platform';
+import type { Connection } from '@support-desk/platform/service';
+import type { Logger } from '@support-desk/platform/core';
 import { environmentSecret, type IdentityConfig } from './config.js';
 import { bindPasswordReader } from './ldap/bind-password.js';
 import { readDirectory } from './ldap/directory.js';

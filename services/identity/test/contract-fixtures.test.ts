@@ -1,7 +1,7 @@
 // Identity as the RPC server of other releases' clients (libs/contracts/test/fixtures): requests
 // of every version are answered, in the versioned envelope (when signed by a service that may ask).
 import { fixtures } from '@support-desk/contracts/fixtures';
-import { decodeJson, encodeJson } from '@support-desk/platform';
+import { decodeJson, encodeJson } from '@support-desk/platform/messaging';
 import t from 'tap';
 import { callerOf, harness } from './helpers.js';
 

@@ -8,7 +8,8 @@ import {
   type Principal,
   type Role,
 } from '@support-desk/contracts';
-import type { HttpApp, NatsConnection, OutboxRelay } from '@support-desk/platform';
+import type { HttpApp } from '@support-desk/platform/http';
+import type { NatsConnection, OutboxRelay } from '@support-desk/platform/messaging';
 import {
   asCaller,
   signCallsLikeTheGateway,

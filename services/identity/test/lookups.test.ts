@@ -1,6 +1,6 @@
 // The two look-ups that keep hot reads on `_id`: a user's email entry (user_emails) and the group
 // names a replica remembers for user views.
-import { buildEvent, systemContext } from '@support-desk/platform';
+import { buildEvent, systemContext } from '@support-desk/platform/core';
 import { eventually, publishEvent } from '@support-desk/platform/testing';
 import t from 'tap';
 import { cliContext } from '../src/use-cases/deps.js';

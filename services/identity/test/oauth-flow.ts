@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { FORWARDED_HEADER } from '@support-desk/contracts';
-import { createForwardedSigner } from '@support-desk/platform';
+import { createForwardedSigner } from '@support-desk/platform/core';
 import { testEnv } from '@support-desk/platform/testing';
 import { s256 } from '../src/use-cases/authorize.js';
 

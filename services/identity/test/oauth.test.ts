@@ -1,6 +1,6 @@
 import { scryptSync } from 'node:crypto';
 import { FORWARDED_HEADER } from '@support-desk/contracts';
-import { createForwardedSigner } from '@support-desk/platform';
+import { createForwardedSigner } from '@support-desk/platform/core';
 import { freePort, testPrincipalKeys } from '@support-desk/platform/testing';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';

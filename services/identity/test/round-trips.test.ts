@@ -1,7 +1,8 @@
 // Store and NATS round trips of every public operation of identity, counted on the real servers
 // (command monitoring on the service's own connection). The README's table is this test's
 // expectation: a change that adds a round trip to an operation fails here.
-import { callRpc, connectMongo } from '@support-desk/platform';
+import { callRpc } from '@support-desk/platform/messaging';
+import { connectMongo } from '@support-desk/platform/service';
 import { eventually, roundTripCounter, testEnv } from '@support-desk/platform/testing';
 import t from 'tap';
 import { cliContext } from '../src/use-cases/deps.js';

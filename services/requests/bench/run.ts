@@ -5,15 +5,11 @@
  */
 import fs from 'node:fs';
 import { natsNames, newId, type Principal } from '@support-desk/contracts';
-import {
-  connectMongo,
-  connectNats,
-  createLogger,
-  jetstreamApi,
-  provisionStreams,
-} from '@support-desk/platform';
+import { connectMongo } from '@support-desk/platform/service';
+import { connectNats, jetstreamApi, provisionStreams } from '@support-desk/platform/messaging';
+import { createLogger } from '@support-desk/platform/core';
 import { IdentityDouble, testPrincipalKeys, uniqueName } from '@support-desk/platform/testing';
-import { createPrincipalSigner } from '@support-desk/platform';
+import { createPrincipalSigner } from '@support-desk/platform/core';
 import autocannon from 'autocannon';
 import { composeService } from '../src/composition.js';
 import { loadRequestsConfig } from '../src/config.js';

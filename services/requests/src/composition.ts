@@ -2,28 +2,30 @@ import type { NatsNames } from '@support-desk/contracts';
 import {
   type ComposedService,
   type Connection,
+  ensureIndexes,
+  pingMongo,
+} from '@support-desk/platform/service';
+import {
   createHttpApp,
   registerOverloadControls,
   createOneTimeIds,
+  registerHealth,
+  requirePrincipal,
+} from '@support-desk/platform/http';
+import {
   createOutboxRelay,
   deadLetterStore,
   domainEventReader,
-  ensureIndexes,
-  identityRpcClient,
-  type IdentityRpcClient,
-  type Logger,
   type NatsConnection,
   type OutboxRelay,
-  type PeriodicTask,
-  pingMongo,
   pingNats,
-  registerHealth,
-  requirePrincipal,
   type RunningConsumer,
   serveDeadLetters,
   serviceSigner,
   serviceVerifier,
-} from '@support-desk/platform';
+} from '@support-desk/platform/messaging';
+import { identityRpcClient } from '@support-desk/platform/clients';
+import type { IdentityRpcClient, Logger, PeriodicTask } from '@support-desk/platform/core';
 import type { RequestsConfig } from './config.js';
 import { replayReadModelEvent, startReadModelConsumer } from './events/read-model-consumer.js';
 import { registerRoutes } from './routes/index.js';

@@ -3,10 +3,10 @@ import {
   baseConfig,
   configSchema,
   loadConfig,
-  metricsConfig,
   overloadConfig,
   principalConfig,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
+import { metricsConfig } from '@support-desk/platform/metrics';
 import type { Static } from '@sinclair/typebox';
 
 export const requestsConfigSchema = configSchema({

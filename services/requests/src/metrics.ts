@@ -1,4 +1,4 @@
-import { counter } from '@support-desk/platform';
+import { counter } from '@support-desk/platform/metrics';
 
 /** The requests service's own metrics (the platform adds HTTP, outbox, consumer and process ones). */
 export const slaEvents = counter(

@@ -1,5 +1,5 @@
 import { fixtures } from '@support-desk/contracts/fixtures';
-import { deadLetterStore } from '@support-desk/platform';
+import { deadLetterStore } from '@support-desk/platform/messaging';
 import { eventually, publishEvent } from '@support-desk/platform/testing';
 import t from 'tap';
 import { harness, validBody } from './helpers.js';

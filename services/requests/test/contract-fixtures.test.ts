@@ -3,7 +3,7 @@
 // identity RPC client over real NATS, and a peer answering with the frozen replies of every
 // version (a double of identity, as another release would answer) is read and stored.
 import { fixtures } from '@support-desk/contracts/fixtures';
-import { encodeJson } from '@support-desk/platform';
+import { encodeJson } from '@support-desk/platform/messaging';
 import t from 'tap';
 import { IdentityUnavailableError } from '../src/use-cases/directory.js';
 import { harness } from './helpers.js';

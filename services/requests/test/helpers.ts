@@ -1,6 +1,8 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { DomainEvent, NatsNames, Principal } from '@support-desk/contracts';
-import type { HttpApp, NatsConnection, OutboxRelay, PeriodicTask } from '@support-desk/platform';
+import type { HttpApp } from '@support-desk/platform/http';
+import type { NatsConnection, OutboxRelay } from '@support-desk/platform/messaging';
+import type { PeriodicTask } from '@support-desk/platform/core';
 import {
   asPrincipal,
   bodyAsSent,

@@ -7,7 +7,7 @@ import {
   listQueriesOf,
   uncovered,
 } from '@support-desk/platform/testing';
-import { dayKey, hourKey } from '@support-desk/platform';
+import { dayKey, hourKey } from '@support-desk/platform/core';
 import t, { type Test } from 'tap';
 import { createListBounds } from '../src/store/list-bounds.js';
 import { requestModel } from '../src/store/requests.js';

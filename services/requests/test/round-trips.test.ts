@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { connectNats, type NatsConnection } from '@support-desk/platform';
+import { connectNats, type NatsConnection } from '@support-desk/platform/messaging';
 import {
   asCaller,
   roundTripCounter,

@@ -1,4 +1,4 @@
-import { ConfigError } from '@support-desk/platform';
+import { ConfigError } from '@support-desk/platform/core';
 import t from 'tap';
 import { computeSla, DEFAULT_SLA_POLICY, parseSlaPolicy, pickPolicy, slaView } from '../src/use-cases/sla.js';
 import { createSlaMonitor } from '../src/use-cases/sla-monitor.js';

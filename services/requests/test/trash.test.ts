@@ -1,4 +1,4 @@
-import { hourKey } from '@support-desk/platform';
+import { hourKey } from '@support-desk/platform/core';
 import { asCaller, checkIndexedPlans, listQueriesOf } from '@support-desk/platform/testing';
 import t, { type Test } from 'tap';
 import { BOUNDARY, HOUR, harness, type Harness, multipartBody, validBody } from './helpers.js';

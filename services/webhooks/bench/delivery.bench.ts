@@ -12,14 +12,8 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { jetstream } from '@nats-io/jetstream';
 import { natsNames, newId } from '@support-desk/contracts';
-import {
-  connectMongo,
-  connectNats,
-  encodeJson,
-  ensureIndexes,
-  jetstreamApi,
-  provisionStreams,
-} from '@support-desk/platform';
+import { connectMongo, ensureIndexes } from '@support-desk/platform/service';
+import { connectNats, encodeJson, jetstreamApi, provisionStreams } from '@support-desk/platform/messaging';
 import {
   freePort,
   producerOf,

@@ -1,27 +1,29 @@
 import type { NatsNames } from '@support-desk/contracts';
 import {
   type ComposedService,
-  ConfigError,
-  consumerAckFloor,
   type Connection,
-  createHttpApp,
-  registerOverloadControls,
+  ensureIndexes,
+  pingMongo,
+} from '@support-desk/platform/service';
+import { ConfigError, type Logger, periodicTask } from '@support-desk/platform/core';
+import {
+  consumerAckFloor,
   createOutboxRelay,
   deadLetterStore,
   domainEventReader,
-  ensureIndexes,
-  type Logger,
   type NatsConnection,
-  outsideCall,
-  pingMongo,
   pingNats,
-  registerHealth,
-  periodicTask,
-  requirePrincipal,
   serveDeadLetters,
   serviceSigner,
   serviceVerifier,
-} from '@support-desk/platform';
+} from '@support-desk/platform/messaging';
+import {
+  createHttpApp,
+  registerOverloadControls,
+  outsideCall,
+  registerHealth,
+  requirePrincipal,
+} from '@support-desk/platform/http';
 import { retrySchedule, type WebhooksConfig } from './config.js';
 import { allowedRanges } from './events/destination.js';
 import { type Intake, startIntake } from './events/intake.js';

@@ -1,4 +1,4 @@
-import { counter, gauge, histogram } from '@support-desk/platform';
+import { counter, gauge, histogram } from '@support-desk/platform/metrics';
 
 /** The webhooks service's own metrics (the platform adds HTTP, consumer, outbox and process ones). */
 export const deliveryAttempts = counter(

@@ -1,4 +1,4 @@
-import { runService } from '@support-desk/platform';
+import { runService } from '@support-desk/platform/service';
 import { composeService } from './composition.js';
 import { listenPort, loadWebhooksConfig } from './config.js';
 

@@ -4,16 +4,13 @@
 import { natsNames, type WebhooksAdminActor } from '@support-desk/contracts';
 import { fixtures } from '@support-desk/contracts/fixtures';
 import { generateKeyPairSync } from 'node:crypto';
+import { AppError } from '@support-desk/platform/core';
+import { callRpc, decodeJson, encodeJson, messageSigner } from '@support-desk/platform/messaging';
 import {
-  AppError,
-  callRpc,
-  decodeJson,
-  encodeJson,
-  messageSigner,
   WEBHOOKS_NOT_ANSWERING,
   webhooksAdminClient,
   WebhooksUnavailableError,
-} from '@support-desk/platform';
+} from '@support-desk/platform/clients';
 import { eventually, testSigner, uniqueName } from '@support-desk/platform/testing';
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';

@@ -1,6 +1,6 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { newId } from '@support-desk/contracts';
-import { decodeDomainEvent, encodeJson } from '@support-desk/platform';
+import { decodeDomainEvent, encodeJson } from '@support-desk/platform/messaging';
 import {
   asCaller,
   burstPastLimit,

@@ -7,7 +7,8 @@ import {
   type NatsNames,
   newId,
 } from '@support-desk/contracts';
-import { buildEvent, decodeDomainEvent, type NatsConnection, systemContext } from '@support-desk/platform';
+import { buildEvent, systemContext } from '@support-desk/platform/core';
+import { decodeDomainEvent, type NatsConnection } from '@support-desk/platform/messaging';
 import type { Connection } from 'mongoose';
 import {
   asCaller,

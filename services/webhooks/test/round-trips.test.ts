@@ -2,7 +2,7 @@
 // monitoring on the service's own connection).
 import { jetstreamManager } from '@nats-io/jetstream';
 import { newId } from '@support-desk/contracts';
-import { consumerAckFloor } from '@support-desk/platform';
+import { consumerAckFloor } from '@support-desk/platform/messaging';
 import { eventually, roundTripCounter, testCountedMongo, testNats } from '@support-desk/platform/testing';
 import type { mongo } from 'mongoose';
 import t, { type Test } from 'tap';

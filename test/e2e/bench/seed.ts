@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import os from 'node:os';
-import { connectMongo } from '@support-desk/platform';
+import { connectMongo } from '@support-desk/platform/service';
 import { type Stack, startStack, type Teardownable } from '../src/stack.js';
 
 const REQUESTS = Number(process.env.BENCH_SEED_REQUESTS ?? 200);

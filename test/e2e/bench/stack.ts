@@ -17,7 +17,7 @@
  * service and engine, the outbox's catch-up after it included, and each process's resident memory
  * at the end — the figures docs/capacity.md reasons from.
  */
-import { connectMongo } from '@support-desk/platform';
+import { connectMongo } from '@support-desk/platform/service';
 import fs from 'node:fs';
 import { startPrivateNatsCluster, startPrivateRedisCluster } from '@support-desk/platform/testing';
 import { createActor } from '../src/actors.js';

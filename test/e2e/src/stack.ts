@@ -371,7 +371,7 @@ wait $pid
 
 /** Provisions the run's NATS streams, as `provision-streams` does for a deployment. */
 async function provisionRunStreams(run: string, env: Record<string, string>): Promise<void> {
-  const { connectNats, provisionStreams } = await import('@support-desk/platform');
+  const { connectNats, provisionStreams } = await import('@support-desk/platform/messaging');
   const { natsNames } = await import('@support-desk/contracts');
   const nc = await connectNats({ url: env.NATS_URL, name: `e2e-provision-${run}` });
   try {
@@ -384,7 +384,8 @@ async function provisionRunStreams(run: string, env: Record<string, string>): Pr
 
 /** Drops the run's databases and NATS streams (Redis keys carry TTLs and expire by themselves). */
 async function cleanup(run: string, env: Record<string, string>): Promise<void> {
-  const { connectMongo, connectNats, jetstreamApi } = await import('@support-desk/platform');
+  const { connectMongo } = await import('@support-desk/platform/service');
+  const { connectNats, jetstreamApi } = await import('@support-desk/platform/messaging');
   const { natsNames } = await import('@support-desk/contracts');
   for (const s of SERVICES) {
     if (s === 'gateway') continue;

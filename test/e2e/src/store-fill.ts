@@ -1,5 +1,6 @@
 import { newId, PRIORITIES, REQUEST_STATUSES } from '@support-desk/contracts';
-import { connectMongo, dayKey, hourKey } from '@support-desk/platform';
+import { connectMongo } from '@support-desk/platform/service';
+import { dayKey, hourKey } from '@support-desk/platform/core';
 import type { Stack } from './stack.js';
 
 /**

@@ -12,7 +12,7 @@
 // against the limit (a comment: the bound BENCHMARKS.md records). Bounded: 4 workers, each phase
 // as long as its fault, loopback only.
 import { natsNames } from '@support-desk/contracts';
-import { connectNats, jetstreamApi } from '@support-desk/platform';
+import { connectNats, jetstreamApi } from '@support-desk/platform/messaging';
 import {
   startPrivateNatsCluster,
   startPrivateRedisCluster,

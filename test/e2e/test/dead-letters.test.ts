@@ -2,7 +2,8 @@
 // model) could not take, looks at one, and replays it; a replayed event lands exactly once, and
 // one that still cannot be read stays a dead letter.
 import { natsNames, newId } from '@support-desk/contracts';
-import { connectMongo, connectNats, deadLetterStore, encodeJson } from '@support-desk/platform';
+import { connectMongo } from '@support-desk/platform/service';
+import { connectNats, deadLetterStore, encodeJson } from '@support-desk/platform/messaging';
 import { publishSigned } from '@support-desk/platform/testing';
 import t from 'tap';
 import { cast, createActor } from '../src/actors.js';

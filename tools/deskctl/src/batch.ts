@@ -1,4 +1,4 @@
-import { isAppError } from '@support-desk/platform';
+import { isAppError } from '@support-desk/platform/core';
 import { UsageError } from './args.js';
 
 /**

@@ -59,7 +59,7 @@ export async function describeError(err: unknown) {
       hint: `Run 'deskctl ${path}--help' for usage.`,
     };
   }
-  const { isAppError } = await import('@support-desk/platform');
+  const { isAppError } = await import('@support-desk/platform/core');
   if (isAppError(err)) return { exitCode: 1, code: err.code, message: err.message };
   return { exitCode: 1, code: 'ERROR', message: (err as Error)?.message ?? String(err) };
 }

@@ -7,7 +7,7 @@ import {
   findUserByEmail,
   openAdminSession,
 } from '@support-desk/identity/admin';
-import { notFound } from '@support-desk/platform';
+import { notFound } from '@support-desk/platform/core';
 import { UsageError } from './args.js';
 import { cliIo } from './io.js';
 

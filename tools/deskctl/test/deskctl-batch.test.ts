@@ -1,7 +1,7 @@
 // `deskctl batch`: many commands in one process, one JSON answer line per command, in order; the
 // same use cases and events as one command per process; bad lines answered, not fatal.
 import { type ResolveApiKeyReply } from '@support-desk/contracts';
-import { callRpc } from '@support-desk/platform';
+import { callRpc } from '@support-desk/platform/messaging';
 import t from 'tap';
 import { callerOf, harness } from '@support-desk/identity/testing';
 import { MAX_BATCH_COMMANDS } from '../src/batch.js';

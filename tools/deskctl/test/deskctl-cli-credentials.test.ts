@@ -1,5 +1,5 @@
 import { type ResolveApiKeyReply } from '@support-desk/contracts';
-import { callRpc } from '@support-desk/platform';
+import { callRpc } from '@support-desk/platform/messaging';
 import { eventually } from '@support-desk/platform/testing';
 import t from 'tap';
 import {

@@ -1,5 +1,5 @@
 import { newId, type ResolveApiKeyReply } from '@support-desk/contracts';
-import { callRpc } from '@support-desk/platform';
+import { callRpc } from '@support-desk/platform/messaging';
 import { eventually, freePort } from '@support-desk/platform/testing';
 import t from 'tap';
 import { body, callerOf, harness } from '@support-desk/identity/testing';

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Type } from '@sinclair/typebox';
-import { ConfigError, configSchema, loadConfig } from '@support-desk/platform';
+import { ConfigError, configSchema, loadConfig } from '@support-desk/platform/core';
 import { DeskctlError } from './deskctl.js';
 import { DEFAULT_RUN_ID, RUN_ID_PATTERN } from './plan.js';
 import { MAX_REQUESTS, type SeedResult, seedDemo } from './run.js';

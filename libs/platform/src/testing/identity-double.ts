@@ -13,7 +13,8 @@ import {
   type Role,
   type UserSnapshot,
 } from '@support-desk/contracts';
-import { requestedId, serveIdentityRpc } from '../identity-rpc.js';
+import { requestedId } from '../identity-port.js';
+import { serveIdentityRpc } from '../identity-rpc.js';
 import { testPrincipal, testUserSnapshot, uniqueName } from './env.js';
 import { publishEvent, testVerifier } from './signed.js';
 

@@ -3,12 +3,11 @@ import {
   type ConsumerStats,
   deadLetterStore,
   type DomainEventReader,
-  hourKey,
-  type Logger,
   type ReplayedSignature,
   type NatsConnection,
   runConsumer,
-} from '@support-desk/platform';
+} from '@support-desk/platform/messaging';
+import { hourKey, type Logger } from '@support-desk/platform/core';
 import type { Connection } from 'mongoose';
 import { type StoredEvent, toStoredChanges } from '../store/event-model.js';
 import { eventWriter, type InsertEvents, StoreUnavailableError } from '../store/event-writes.js';

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { auditRouteSchemas as schemas, hasScope } from '@support-desk/contracts';
-import { AppError, contractRoute, type HttpApp, linkHeader, paginationLinks } from '@support-desk/platform';
+import { AppError, linkHeader, paginationLinks } from '@support-desk/platform/core';
+import { contractRoute, type HttpApp } from '@support-desk/platform/http';
 import Negotiator from 'negotiator';
 import type { EventsService } from '../use-cases/events.js';
 import type { EventExporter } from '../use-cases/export.js';

@@ -1,5 +1,5 @@
 import { type ActorRole, type EventType, LIST_COUNT_LIMIT, type ResourceType } from '@support-desk/contracts';
-import { besideSeek, type KeysetSeek, keysetQuery, oneOf, type SortKey } from '@support-desk/platform';
+import { besideSeek, type KeysetSeek, keysetQuery, oneOf, type SortKey } from '@support-desk/platform/store';
 import type { Connection, FilterQuery } from 'mongoose';
 import { eventModel, type StoredEvent } from './event-model.js';
 

@@ -1,4 +1,5 @@
-import { type Logger, periodicTask, purgeByDueHour } from '@support-desk/platform';
+import { type Logger, periodicTask } from '@support-desk/platform/core';
+import { purgeByDueHour } from '@support-desk/platform/store';
 import type { Connection } from 'mongoose';
 import { eventModel } from './event-model.js';
 

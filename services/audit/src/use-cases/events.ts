@@ -25,7 +25,7 @@ import {
   readLimit,
   seekOf,
   validationError,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
 import { fromStoredChanges, type StoredEvent } from '../store/event-model.js';
 import type { EventFilter, EventQueries } from '../store/event-queries.js';
 

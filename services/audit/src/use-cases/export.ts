@@ -1,5 +1,5 @@
 import type { EventExportEnd, EventsExportQuery } from '@support-desk/contracts';
-import { type CursorScope, decodeCursor, encodeCursor, validationError } from '@support-desk/platform';
+import { type CursorScope, decodeCursor, encodeCursor, validationError } from '@support-desk/platform/core';
 import type { StoredEvent } from '../store/event-model.js';
 import type { EventFilter, EventQueries } from '../store/event-queries.js';
 import { positionOf, toFilter, toListItem } from './events.js';

@@ -14,7 +14,7 @@ import {
   listPage,
   notFound,
   seekOf,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
 import type { StoredEvent } from '../store/event-model.js';
 import type { EventQueries } from '../store/event-queries.js';
 import { positionOf, toRequestItem } from './events.js';

@@ -8,13 +8,13 @@ import {
 } from '@support-desk/contracts';
 import {
   decodeJson,
-  type Logger,
   type MessageVerifier,
   type NatsConnection,
   sentByOneOf,
   signatureOf,
   UnauthenticatedMessageError,
-} from '@support-desk/platform';
+} from '@support-desk/platform/messaging';
+import type { Logger } from '@support-desk/platform/core';
 import { Value } from '@sinclair/typebox/value';
 
 export type NoticeHandler = (notice: CredentialNotice) => Promise<void> | void;

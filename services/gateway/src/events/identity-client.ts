@@ -7,14 +7,9 @@ import type {
   ResolveApiKeyReply,
   UserSnapshot,
 } from '@support-desk/contracts';
-import {
-  AppError,
-  identityRpcClient,
-  type MessageSigner,
-  type NatsConnection,
-  singleFlight,
-  TtlCache,
-} from '@support-desk/platform';
+import { AppError, singleFlight, TtlCache } from '@support-desk/platform/core';
+import { identityRpcClient } from '@support-desk/platform/clients';
+import type { MessageSigner, NatsConnection } from '@support-desk/platform/messaging';
 import { countedLookups } from '../store/cache-lookups.js';
 
 export type OAuthClientInfo = Extract<GetOAuthClientReply, { found: true }>['client'];

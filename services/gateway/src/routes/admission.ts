@@ -1,6 +1,8 @@
-import { AppError, CALL_TIMEOUT_HEADER, counter } from '@support-desk/platform';
+import { AppError } from '@support-desk/platform/core';
+import { CALL_TIMEOUT_HEADER } from '@support-desk/platform/http';
+import { counter } from '@support-desk/platform/metrics';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { HttpApp } from '@support-desk/platform';
+import type { HttpApp } from '@support-desk/platform/http';
 
 /**
  * The gateway's part of overload control (issue 31): the time budget each forwarded call carries

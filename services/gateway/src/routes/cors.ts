@@ -1,6 +1,6 @@
 import cors, { type FastifyCorsOptions } from '@fastify/cors';
 import { OAUTH_ROUTES } from '@support-desk/contracts';
-import type { HttpApp } from '@support-desk/platform';
+import type { HttpApp } from '@support-desk/platform/http';
 import { type GatewayConfig, listFrom } from '../config.js';
 
 /** Answer headers a browser script may read: the request id, rate limits, retry hints, replays. */

@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { HttpApp } from '@support-desk/platform';
+import type { HttpApp } from '@support-desk/platform/http';
 import { documentLinkPlugin, downloadUrlPlugin, maskCredentialsPlugin } from './docs-browser.js';
 import { buildOpenApi } from './openapi.js';
 

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { errorBody } from '@support-desk/platform';
+import { errorBody } from '@support-desk/platform/http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { idempotencyOutcomes } from '../metrics.js';
 import type { IdempotencyStore, StoredAnswer } from '../store/idempotency-store.js';

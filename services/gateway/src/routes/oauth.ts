@@ -7,7 +7,8 @@ import {
   OAUTH_ROUTES,
   type OAuthRoute,
 } from '@support-desk/contracts';
-import { addressKey, type BoundCall, errorBody, type HttpApp, humanBytes } from '@support-desk/platform';
+import { addressKey, type BoundCall, humanBytes } from '@support-desk/platform/core';
+import { errorBody, type HttpApp } from '@support-desk/platform/http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   type RateDecision,

@@ -5,7 +5,8 @@ import {
   type RouteExamples,
   type RouteSchemas,
 } from '@support-desk/contracts';
-import { humanBytes, PUBLIC_MAX_HEADER_BYTES } from '@support-desk/platform';
+import { humanBytes } from '@support-desk/platform/core';
+import { PUBLIC_MAX_HEADER_BYTES } from '@support-desk/platform/http';
 import { takesIdempotencyKey } from '../use-cases/idempotency.js';
 import { pathParams } from '../use-cases/route-table.js';
 

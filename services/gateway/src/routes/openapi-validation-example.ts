@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { ErrorExample, RouteSchemas } from '@support-desk/contracts';
-import { checkInput, isAppError } from '@support-desk/platform';
+import { checkInput } from '@support-desk/platform/http';
+import { isAppError } from '@support-desk/platform/core';
 
 type Part = 'body' | 'querystring';
 

@@ -1,6 +1,7 @@
 import replyFrom from '@fastify/reply-from';
 import { hasScope, type OwningService, type PublicRoute } from '@support-desk/contracts';
-import { type AppError, errorBody, type HttpApp, humanBytes, isAppError } from '@support-desk/platform';
+import { type AppError, humanBytes, isAppError } from '@support-desk/platform/core';
+import { errorBody, type HttpApp } from '@support-desk/platform/http';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../use-cases/authenticator.js';

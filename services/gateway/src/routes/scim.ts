@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import httpProxy from '@fastify/http-proxy';
 import { AUTHENTICATED_SCIM_HEADER, type ForwardedCall } from '@support-desk/contracts';
-import { type BoundCall, type HttpApp, humanBytes } from '@support-desk/platform';
+import { type BoundCall, humanBytes } from '@support-desk/platform/core';
+import type { HttpApp } from '@support-desk/platform/http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayConfig } from '../config.js';
 import {

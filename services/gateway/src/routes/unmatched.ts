@@ -1,5 +1,5 @@
 import { PUBLIC_ROUTES } from '@support-desk/contracts';
-import { errorBody, type HttpApp } from '@support-desk/platform';
+import { errorBody, type HttpApp } from '@support-desk/platform/http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 

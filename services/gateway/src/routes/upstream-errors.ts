@@ -1,4 +1,4 @@
-import { errorBody } from '@support-desk/platform';
+import { errorBody } from '@support-desk/platform/http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { upstreamErrors } from '../metrics.js';
 

@@ -1,5 +1,5 @@
 import { request } from 'undici';
-import type { Logger } from '@support-desk/platform';
+import type { Logger } from '@support-desk/platform/core';
 
 /** What a health monitor steers: undici's BalancedPool membership. */
 interface Balanced {

@@ -1,4 +1,4 @@
-import { type Logger, singleFlight, TtlCache } from '@support-desk/platform';
+import { type Logger, singleFlight, TtlCache } from '@support-desk/platform/core';
 import { countedLookups } from './cache-lookups.js';
 import type { RedisClient } from './redis-client.js';
 

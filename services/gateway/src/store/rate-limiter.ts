@@ -1,5 +1,5 @@
 import { rateLimitDecisions } from '../metrics.js';
-import type { Logger } from '@support-desk/platform';
+import type { Logger } from '@support-desk/platform/core';
 import { RefusalMemory } from './refusal-memory.js';
 import { createSlidingWindowBatch, type RateDecision } from './sliding-window-batch.js';
 import { type RedisClient, slotOf } from './redis-client.js';

@@ -1,4 +1,4 @@
-import { type Logger } from '@support-desk/platform';
+import type { Logger } from '@support-desk/platform/core';
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { type GatewayConfig, listFrom } from '../config.js';

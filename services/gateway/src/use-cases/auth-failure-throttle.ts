@@ -1,4 +1,4 @@
-import { addressKey, TtlCache } from '@support-desk/platform';
+import { addressKey, TtlCache } from '@support-desk/platform/core';
 import type { RateDecision, RateLimiter } from '../store/rate-limiter.js';
 
 export interface AuthFailureThrottleOptions {

@@ -7,7 +7,7 @@ import {
   type Scope,
   type UserSnapshot,
 } from '@support-desk/contracts';
-import { AppError, forbidden } from '@support-desk/platform';
+import { AppError, forbidden } from '@support-desk/platform/core';
 import type { DenyList } from '../store/deny-list.js';
 import type { IdentityClient, OAuthClientInfo } from '../events/identity-client.js';
 import { authentications } from '../metrics.js';

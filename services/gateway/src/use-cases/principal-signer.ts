@@ -7,7 +7,7 @@ import {
   PRINCIPAL_TTL_SECONDS,
   principalSigningKey,
   signClaims,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
 
 /** What varies per call; everything else in the principal comes from the (cached) caller. */
 export interface CallFields extends BodyOfCall {

@@ -1,4 +1,4 @@
-import { TtlCache } from '@support-desk/platform';
+import { TtlCache } from '@support-desk/platform/core';
 import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey, jwtVerify } from 'jose';
 import { jwksRefreshes } from '../metrics.js';
 import { hashCredential } from '../events/identity-client.js';

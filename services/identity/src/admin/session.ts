@@ -1,16 +1,14 @@
 import { natsNames } from '@support-desk/contracts';
+import { connectMongo, ensureIndexes, useStoreLocks } from '@support-desk/platform/service';
+import { createLogger } from '@support-desk/platform/core';
 import {
-  connectMongo,
-  createLogger,
   createOutboxRelay,
-  ensureIndexes,
   type MessageSigner,
   type NatsConnection,
   natsConnectOptions,
   type OutboxRelay,
   serviceSigner,
-  useStoreLocks,
-} from '@support-desk/platform';
+} from '@support-desk/platform/messaging';
 import { connect } from '@nats-io/transport-node';
 import { loadIdentityConfig } from '../config.js';
 import { outboxModels } from '../store/index.js';

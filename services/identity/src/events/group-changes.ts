@@ -1,11 +1,11 @@
 import type { NatsNames } from '@support-desk/contracts';
 import {
   domainEventReader,
-  type Logger,
   type MessageVerifier,
   type NatsConnection,
   signatureOf,
-} from '@support-desk/platform';
+} from '@support-desk/platform/messaging';
+import type { Logger } from '@support-desk/platform/core';
 
 /**
  * Every replica hears the `system.config_changed` events on the events subject (a plain

@@ -1,5 +1,5 @@
 import { type Plan, PLANS } from '@support-desk/contracts';
-import { isAppError } from '@support-desk/platform';
+import { isAppError } from '@support-desk/platform/core';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { apiKeysPage, type ApiKeysPageOptions, type KeyFormValues } from '../console/api-keys-page.js';
 import { confirmBody, consolePage, type Frame } from '../console/frame.js';

@@ -1,5 +1,5 @@
 import { ERROR_STATUS } from '@support-desk/contracts';
-import { isAppError } from '@support-desk/platform';
+import { isAppError } from '@support-desk/platform/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CONSOLE_JS, DESK_CSS, FAVICON_SVG } from '../oauth/assets.js';
 import type { BrowserForms } from '../oauth/browser-forms.js';

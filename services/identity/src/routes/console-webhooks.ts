@@ -3,7 +3,7 @@ import {
   eventPatternsFrom,
   type WebhooksAdminClient,
   WebhooksUnavailableError,
-} from '@support-desk/platform';
+} from '@support-desk/platform/clients';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { confirmBody, consolePage } from '../console/frame.js';
 import {

@@ -1,4 +1,4 @@
-import type { WebhooksAdminClient } from '@support-desk/platform';
+import type { WebhooksAdminClient } from '@support-desk/platform/clients';
 import type { FastifyInstance } from 'fastify';
 import { pageQuery } from '../console/lists.js';
 import { allowlistPage } from '../console/settings-pages.js';

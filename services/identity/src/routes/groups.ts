@@ -1,11 +1,6 @@
 import { identityRouteSchemas as schemas } from '@support-desk/contracts';
-import {
-  contextFromPrincipal,
-  contractRoute,
-  type HttpApp,
-  ifMatchRevisions,
-  withPageLinks,
-} from '@support-desk/platform';
+import { contextFromPrincipal, ifMatchRevisions, withPageLinks } from '@support-desk/platform/core';
+import { contractRoute, type HttpApp } from '@support-desk/platform/http';
 import type { Deps } from '../use-cases/deps.js';
 import {
   addMember,

@@ -1,4 +1,5 @@
-import type { HttpApp, WebhooksAdminClient } from '@support-desk/platform';
+import type { HttpApp } from '@support-desk/platform/http';
+import type { WebhooksAdminClient } from '@support-desk/platform/clients';
 import { registerBrowserForms } from '../oauth/browser-forms.js';
 import type { Keyring } from '../oauth/keys.js';
 import type { Deps } from '../use-cases/deps.js';

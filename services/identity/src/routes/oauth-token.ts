@@ -1,6 +1,6 @@
 import { AUTHENTICATED_CLIENT_HEADER } from '@support-desk/contracts';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { HttpApp } from '@support-desk/platform';
+import type { HttpApp } from '@support-desk/platform/http';
 import type { Deps } from '../use-cases/deps.js';
 import { clientSecretMatches, findClient } from '../use-cases/oauth-clients.js';
 import { OAuthError } from '../use-cases/oauth-errors.js';

@@ -4,7 +4,7 @@ import {
   isPrototypePoisoning,
   parseJsonBody,
   PROTOTYPE_KEYS_REFUSED,
-} from '@support-desk/platform';
+} from '@support-desk/platform/http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { scimRequests } from '../metrics.js';
 import type { Deps } from '../use-cases/deps.js';

@@ -1,12 +1,6 @@
 import { identityRouteSchemas as schemas } from '@support-desk/contracts';
-import {
-  contextFromPrincipal,
-  contractRoute,
-  type HttpApp,
-  ifMatchRevisions,
-  listOrSearch,
-  withPageLinks,
-} from '@support-desk/platform';
+import { contextFromPrincipal, ifMatchRevisions, withPageLinks } from '@support-desk/platform/core';
+import { contractRoute, type HttpApp, listOrSearch } from '@support-desk/platform/http';
 import type { Deps } from '../use-cases/deps.js';
 import { createUser, deactivateUser, getMe, getUser, listUsers, updateUser } from '../use-cases/users.js';
 

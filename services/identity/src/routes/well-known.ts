@@ -1,5 +1,5 @@
 import { SCOPES } from '@support-desk/contracts';
-import type { HttpApp } from '@support-desk/platform';
+import type { HttpApp } from '@support-desk/platform/http';
 import type { Deps } from '../use-cases/deps.js';
 import type { Keyring } from '../oauth/keys.js';
 

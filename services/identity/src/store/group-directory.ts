@@ -1,4 +1,4 @@
-import { TtlCache } from '@support-desk/platform';
+import { TtlCache } from '@support-desk/platform/core';
 import type { GroupDoc } from './groups.js';
 
 /**

@@ -1,9 +1,5 @@
-import {
-  type AggregateDecision,
-  insertWithOutbox,
-  type OutboxEntry,
-  updateAggregate,
-} from '@support-desk/platform';
+import type { AggregateDecision, OutboxEntry } from '@support-desk/platform/core';
+import { insertWithOutbox, updateAggregate } from '@support-desk/platform/store';
 import type { Connection } from 'mongoose';
 import { createGroupDirectory, type GroupEntry } from './group-directory.js';
 import { type GroupDoc, groupModel, groupNameKey } from './groups.js';

@@ -1,10 +1,5 @@
-import {
-  type AggregateDecision,
-  insertWithOutbox,
-  isDuplicateKeyError,
-  type OutboxEntry,
-  updateAggregate,
-} from '@support-desk/platform';
+import { type AggregateDecision, isDuplicateKeyError, type OutboxEntry } from '@support-desk/platform/core';
+import { insertWithOutbox, updateAggregate } from '@support-desk/platform/store';
 import type { Connection } from 'mongoose';
 import {
   type ExternalIdDoc,

@@ -1,12 +1,10 @@
+import { type AggregateDecision, hourKey, type OutboxEntry } from '@support-desk/platform/core';
 import {
-  type AggregateDecision,
-  hourKey,
   insertWithOutbox,
-  type OutboxEntry,
   type PurgeBounds,
   purgeByDueHour,
   updateAggregate,
-} from '@support-desk/platform';
+} from '@support-desk/platform/store';
 import type { Connection, FilterQuery } from 'mongoose';
 import {
   type GrantDoc,

@@ -1,4 +1,4 @@
-import { outboxPlugin } from '@support-desk/platform';
+import { outboxPlugin } from '@support-desk/platform/store';
 import { type Connection, Schema } from 'mongoose';
 import { modelOn } from './model.js';
 

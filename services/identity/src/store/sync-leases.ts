@@ -1,4 +1,4 @@
-import { isDuplicateKeyError } from '@support-desk/platform';
+import { isDuplicateKeyError } from '@support-desk/platform/core';
 import { type Connection, Schema } from 'mongoose';
 import { modelOn } from './model.js';
 

@@ -1,5 +1,5 @@
 import type { USER_SORT_FIELDS } from '@support-desk/contracts';
-import { type ListSort, listOrders } from '@support-desk/platform';
+import { type ListSort, listOrders } from '@support-desk/platform/store';
 import type { UserDoc } from './users.js';
 
 export type UserSort = ListSort<(typeof USER_SORT_FIELDS)[number]>;

@@ -1,16 +1,15 @@
 import { LIST_COUNT_LIMIT, type Role } from '@support-desk/contracts';
+import type { AggregateDecision, OutboxEntry } from '@support-desk/platform/core';
 import {
-  type AggregateDecision,
   besideSeek,
   escapeRegex,
   insertWithOutbox,
   keysetQuery,
   type KeysetSeek,
   oneOf,
-  type OutboxEntry,
   selectOutbox,
   updateAggregate,
-} from '@support-desk/platform';
+} from '@support-desk/platform/store';
 import type { Connection, FilterQuery } from 'mongoose';
 import { DEFAULT_USER_ORDER, userOrders, type UserSort } from './user-order.js';
 import { type UserDoc, type UserEmailDoc, userEmailModel, userModel } from './users.js';

@@ -1,5 +1,5 @@
 import type { Role } from '@support-desk/contracts';
-import { outboxPlugin } from '@support-desk/platform';
+import { outboxPlugin } from '@support-desk/platform/store';
 import { type Connection, Schema } from 'mongoose';
 import { modelOn } from './model.js';
 

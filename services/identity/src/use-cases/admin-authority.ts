@@ -1,5 +1,5 @@
 import { hasScope } from '@support-desk/contracts';
-import { forbidden } from '@support-desk/platform';
+import { forbidden } from '@support-desk/platform/core';
 
 /**
  * Who may make, unmake, change or deactivate an administrator (issue 30). `users:write` manages

@@ -15,7 +15,7 @@ import {
   messageEntry,
   notFound,
   validationError,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
 import type { ApiKeyDoc, UserBrief } from '../store/index.js';
 import type { Deps } from './deps.js';
 import { parseAllowlist } from './ip-allowlist.js';

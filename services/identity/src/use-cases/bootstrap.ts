@@ -1,4 +1,4 @@
-import { conflict, type EventContext } from '@support-desk/platform';
+import { conflict, type EventContext } from '@support-desk/platform/core';
 import { createApiKey } from './api-keys.js';
 import type { Deps } from './deps.js';
 import { findUserByEmail } from './user-lookups.js';

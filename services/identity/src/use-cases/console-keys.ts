@@ -1,5 +1,5 @@
 import { ROLE_SCOPES } from '@support-desk/contracts';
-import { validationError } from '@support-desk/platform';
+import { validationError } from '@support-desk/platform/core';
 import type { UserDoc } from '../store/index.js';
 import { createApiKey, type CreateApiKeyInput } from './api-keys.js';
 import type { Deps, EventContext } from './deps.js';

@@ -1,4 +1,4 @@
-import type { EventContext } from '@support-desk/platform';
+import type { EventContext } from '@support-desk/platform/core';
 import { revokeApiKey } from './api-keys.js';
 import type { Deps } from './deps.js';
 import { revokeGrant } from './grant-revocation.js';

@@ -1,5 +1,5 @@
 import type { NatsNames, Principal } from '@support-desk/contracts';
-import { contextFromPrincipal, type EventContext, type Logger } from '@support-desk/platform';
+import { contextFromPrincipal, type EventContext, type Logger } from '@support-desk/platform/core';
 import type { IdentityConfig } from '../config.js';
 import type { PasswordReference } from '../ldap/bind-password.js';
 import type { DirectoryQuery, DirectorySnapshot, PageHook } from './directory.js';

@@ -6,7 +6,7 @@ import {
   isAppError,
   messageEntry,
   systemContext,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
 import type { GrantDoc } from '../store/index.js';
 import type { Deps } from './deps.js';
 import { tokenReuseDetected } from '../metrics.js';

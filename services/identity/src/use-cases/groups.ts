@@ -18,7 +18,7 @@ import {
   revisionAfter,
   withEntityTag,
   withRevision,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
 import { type GroupDoc, groupNameKey } from '../store/index.js';
 import { assertMayManageAdmins, type CallerScopes } from './admin-authority.js';
 import type { Deps } from './deps.js';

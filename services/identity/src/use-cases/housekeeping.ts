@@ -1,4 +1,4 @@
-import { type PeriodicTask, periodicTask } from '@support-desk/platform';
+import { type PeriodicTask, periodicTask } from '@support-desk/platform/core';
 import type { Deps } from './deps.js';
 
 export interface PurgeCounts {

@@ -7,7 +7,7 @@ import {
   isDuplicateKeyError,
   notFound,
   validationError,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
 import type { GroupRoleRule, IdentityProviderDoc, IdentityProviderKind } from '../store/index.js';
 import type { Deps } from './deps.js';
 import { secretsPolicy, storedLdapSettings } from './ldap-settings.js';

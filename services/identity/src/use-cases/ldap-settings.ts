@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { isReservedKey } from '@support-desk/contracts';
-import { validationError } from '@support-desk/platform';
+import { validationError } from '@support-desk/platform/core';
 
 /**
  * An LDAP connection's settings: where the directory is, how to read it, how to map its entries,

@@ -1,4 +1,4 @@
-import type { EventContext } from '@support-desk/platform';
+import type { EventContext } from '@support-desk/platform/core';
 import type { IdentityProviderDoc } from '../store/index.js';
 import type { Deps } from './deps.js';
 import type { CurrentGroup, CurrentUser, SyncPlan } from './ldap-sync-plan.js';

@@ -1,4 +1,10 @@
-import { buildEvent, conflict, eventEntry, type PeriodicTask, periodicTask } from '@support-desk/platform';
+import {
+  buildEvent,
+  conflict,
+  eventEntry,
+  type PeriodicTask,
+  periodicTask,
+} from '@support-desk/platform/core';
 import { ldapSyncs } from '../metrics.js';
 import type { IdentityProviderDoc, SyncOutcome, SyncRunSummary } from '../store/index.js';
 import type { Deps } from './deps.js';

@@ -6,7 +6,7 @@ import {
   eventEntry,
   isAppError,
   withSnapshot,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
 import type { FailureCount, UserDoc } from '../store/index.js';
 import type { Deps } from './deps.js';
 import { hashPassword, randomSecret, sha256, verifyPassword } from './secrets.js';

@@ -1,5 +1,5 @@
 import type { Plan, RateLimits } from '@support-desk/contracts';
-import { buildEvent, type EventContext, eventEntry } from '@support-desk/platform';
+import { buildEvent, type EventContext, eventEntry } from '@support-desk/platform/core';
 import type { OAuthClientDoc } from '../store/index.js';
 import type { CredentialStatus } from './api-keys.js';
 import type { Deps } from './deps.js';

@@ -1,5 +1,5 @@
 import { type GetOAuthClientReply, newId, type Plan, type RateLimits } from '@support-desk/contracts';
-import { buildEvent, type EventContext, eventEntry, validationError } from '@support-desk/platform';
+import { buildEvent, type EventContext, eventEntry, validationError } from '@support-desk/platform/core';
 import type { OAuthClientDoc } from '../store/index.js';
 import { resolveLimits } from './api-keys.js';
 import type { Deps } from './deps.js';

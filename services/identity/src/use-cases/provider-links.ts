@@ -1,5 +1,5 @@
 import type { UserDetail } from '@support-desk/contracts';
-import { conflict, type EventContext, validationError } from '@support-desk/platform';
+import { conflict, type EventContext, validationError } from '@support-desk/platform/core';
 import type { UserDoc } from '../store/index.js';
 import type { Deps } from './deps.js';
 import { findIdentityProvider } from './identity-providers.js';

@@ -1,4 +1,4 @@
-import { conflict } from '@support-desk/platform';
+import { conflict } from '@support-desk/platform/core';
 import type { GroupDoc, UserDoc } from '../store/index.js';
 import type { Deps } from './deps.js';
 import type { UserPatch } from './user-changes.js';

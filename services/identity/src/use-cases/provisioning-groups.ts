@@ -1,5 +1,5 @@
 import { newId } from '@support-desk/contracts';
-import { conflict, type EventContext, notFound, validationError } from '@support-desk/platform';
+import { conflict, type EventContext, notFound, validationError } from '@support-desk/platform/core';
 import type { GroupDoc } from '../store/index.js';
 import type { Deps } from './deps.js';
 import { createGroup, deleteGroup, updateGroup } from './groups.js';

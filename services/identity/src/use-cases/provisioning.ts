@@ -5,7 +5,7 @@ import {
   isDuplicateKeyError,
   notFound,
   validationError,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
 import { emailKey, type IdentityProviderDoc, type UserDoc } from '../store/index.js';
 import type { Deps } from './deps.js';
 import { firstUserProblem } from './input-checks.js';

@@ -1,5 +1,5 @@
-import type { IdentityRpcHandlers } from '@support-desk/platform';
-import { requestedId } from '@support-desk/platform';
+import type { IdentityRpcHandlers } from '@support-desk/platform/core';
+import { requestedId } from '@support-desk/platform/core';
 import { resolveApiKey } from './api-keys.js';
 import type { Deps } from './deps.js';
 import { groupSnapshot } from './groups.js';

@@ -1,5 +1,5 @@
 import { NOTICE_VERSION } from '@support-desk/contracts';
-import { buildEvent, type EventContext, eventEntry, messageEntry } from '@support-desk/platform';
+import { buildEvent, type EventContext, eventEntry, messageEntry } from '@support-desk/platform/core';
 import type { Deps } from './deps.js';
 
 /** Resource id of the global allowlist in `system.config_changed` events. */

@@ -1,4 +1,4 @@
-import { type AggregateDecision, isAppError } from '@support-desk/platform';
+import { type AggregateDecision, isAppError } from '@support-desk/platform/core';
 import { verifyOwnAccessToken, signAccessToken } from '../oauth/tokens.js';
 import type { Keyring } from '../oauth/keys.js';
 import type { GrantDoc, OAuthClientDoc, UserDoc } from '../store/index.js';

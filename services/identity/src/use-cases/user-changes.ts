@@ -13,7 +13,7 @@ import {
   type OutboxEntry,
   revisionAfter,
   withSnapshot,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
 import { emailKey, type UserDoc } from '../store/index.js';
 import { revokeUserCredentials } from './credential-sweep.js';
 import { tokensExpireBy } from './grant-revocation.js';

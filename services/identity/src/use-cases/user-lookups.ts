@@ -1,4 +1,4 @@
-import { notFound } from '@support-desk/platform';
+import { notFound } from '@support-desk/platform/core';
 import type { UserDoc } from '../store/index.js';
 import type { Deps } from './deps.js';
 

@@ -28,7 +28,7 @@ import {
   withEntityTag,
   withRevision,
   withSnapshot,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
 import { emailKey, type UserDoc, type UserListFilter } from '../store/index.js';
 import { userOrders, type UserSort } from '../store/user-order.js';
 import { assertMayManageAdmins, type CallerScopes } from './admin-authority.js';

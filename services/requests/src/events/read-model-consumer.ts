@@ -2,12 +2,12 @@ import type { NatsNames, ReceivedEvent } from '@support-desk/contracts';
 import {
   type DeadLetter,
   type DomainEventReader,
-  type Logger,
   type ReplayedSignature,
   type NatsConnection,
   type RunningConsumer,
   runConsumer,
-} from '@support-desk/platform';
+} from '@support-desk/platform/messaging';
+import type { Logger } from '@support-desk/platform/core';
 
 /** Users events that change what this service shows or checks (login/logout do not). */
 const USER_EVENTS = new Set<string>([

@@ -1,6 +1,7 @@
 import multipart, { type Multipart, type MultipartFile } from '@fastify/multipart';
 import { requestsRouteSchemas as schemas } from '@support-desk/contracts';
-import { AppError, contractRoute, type HttpApp, validationError } from '@support-desk/platform';
+import { AppError, validationError } from '@support-desk/platform/core';
+import { contractRoute, type HttpApp } from '@support-desk/platform/http';
 import {
   attachmentTooLarge,
   checkUploadAllowed,

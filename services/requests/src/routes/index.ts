@@ -1,4 +1,4 @@
-import type { HttpApp } from '@support-desk/platform';
+import type { HttpApp } from '@support-desk/platform/http';
 import type { Deps } from '../use-cases/deps.js';
 import { attachmentRoutes } from './attachments.js';
 import { requestRoutes } from './requests.js';

@@ -1,12 +1,6 @@
 import { requestsRouteSchemas as schemas } from '@support-desk/contracts';
-import {
-  contractRoute,
-  type HttpApp,
-  ifMatchRevisions,
-  linkHeader,
-  listOrSearch,
-  withPageLinks,
-} from '@support-desk/platform';
+import { contractRoute, type HttpApp, listOrSearch } from '@support-desk/platform/http';
+import { ifMatchRevisions, linkHeader, withPageLinks } from '@support-desk/platform/core';
 import type { Deps } from '../use-cases/deps.js';
 import { getRequest } from '../use-cases/queries.js';
 import { listRequestChanges, listRequests } from '../use-cases/request-lists.js';

@@ -1,5 +1,6 @@
 import { slaPoliciesRouteSchemas as schemas } from '@support-desk/contracts';
-import { contextFromPrincipal, contractRoute, type HttpApp } from '@support-desk/platform';
+import { contextFromPrincipal } from '@support-desk/platform/core';
+import { contractRoute, type HttpApp } from '@support-desk/platform/http';
 import type { Deps } from '../use-cases/deps.js';
 import {
   createSlaPolicy,

@@ -1,5 +1,6 @@
 import type { BulkAction, ErrorBody, Principal, UpdateRequestBody } from '@support-desk/contracts';
-import { isDuplicateKeyError, updateAggregate } from '@support-desk/platform';
+import { isDuplicateKeyError } from '@support-desk/platform/core';
+import { updateAggregate } from '@support-desk/platform/store';
 import type { Static } from '@sinclair/typebox';
 import { type Connection, type Model, Schema } from 'mongoose';
 import { requestModel } from './requests.js';

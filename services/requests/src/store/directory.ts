@@ -1,5 +1,5 @@
 import type { Role } from '@support-desk/contracts';
-import { isDuplicateKeyError } from '@support-desk/platform';
+import { isDuplicateKeyError } from '@support-desk/platform/core';
 import { type Connection, type Model, Schema } from 'mongoose';
 
 /** The users read model: identity's users as this service needs them. */

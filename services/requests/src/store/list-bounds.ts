@@ -1,4 +1,4 @@
-import { hourKey } from '@support-desk/platform';
+import { hourKey } from '@support-desk/platform/core';
 import type { Connection, Model } from 'mongoose';
 import type { RequestRecord } from './requests.js';
 

@@ -1,5 +1,5 @@
 import type { REQUEST_SORT_FIELDS } from '@support-desk/contracts';
-import { type HourWalkOrder, type ListSort, listOrders } from '@support-desk/platform';
+import { type HourWalkOrder, type ListSort, listOrders } from '@support-desk/platform/store';
 import { PRIORITY_RANK, type RequestRecord } from './requests.js';
 
 export type RequestSort = ListSort<(typeof REQUEST_SORT_FIELDS)[number]>;

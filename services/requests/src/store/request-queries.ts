@@ -1,5 +1,5 @@
 import type { Priority, RequestStatus } from '@support-desk/contracts';
-import { escapeRegex, type KeysetSeek, oneOf } from '@support-desk/platform';
+import { escapeRegex, type KeysetSeek, oneOf } from '@support-desk/platform/store';
 import type { FilterQuery } from 'mongoose';
 import type { RequestRecord } from './requests.js';
 

@@ -2,14 +2,16 @@ import {
   AppError,
   type AggregateDecision,
   hourKey,
-  insertWithOutbox,
   isDuplicateKeyError,
-  keysetQuery,
   type OutboxEntry,
+} from '@support-desk/platform/core';
+import {
+  insertWithOutbox,
+  keysetQuery,
   outboxPlugin,
   purgeByDueHour,
   updateAggregate,
-} from '@support-desk/platform';
+} from '@support-desk/platform/store';
 import { type Connection, type FilterQuery, type Model, Schema } from 'mongoose';
 import { type RequestRecord, requestModel } from './requests.js';
 

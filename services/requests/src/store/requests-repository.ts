@@ -2,20 +2,22 @@ import { LIST_COUNT_LIMIT, type Priority } from '@support-desk/contracts';
 import {
   AppError,
   type AggregateDecision,
-  besideSeek,
   dayKey,
   hourKey,
+  type OutboxEntry,
+} from '@support-desk/platform/core';
+import {
+  besideSeek,
   hourWalk,
   type HourWalkStep,
   insertWithOutbox,
   isTimeLimitError,
   keysetQuery,
-  type OutboxEntry,
   rangeWithin,
   selectOutbox,
   updateAggregate,
   walkHours,
-} from '@support-desk/platform';
+} from '@support-desk/platform/store';
 import type { Connection, FilterQuery } from 'mongoose';
 import { createListBounds } from './list-bounds.js';
 import { requestOrders, type RequestSort, requestWalks } from './request-order.js';

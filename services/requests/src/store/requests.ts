@@ -1,5 +1,5 @@
 import type { Priority, RequestStatus } from '@support-desk/contracts';
-import { outboxPlugin } from '@support-desk/platform';
+import { outboxPlugin } from '@support-desk/platform/store';
 import { type Connection, type Model, Schema } from 'mongoose';
 import type { SlaState } from './sla-state.js';
 

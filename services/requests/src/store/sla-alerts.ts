@@ -1,9 +1,5 @@
-import {
-  insertWithOutbox,
-  isDuplicateKeyError,
-  type OutboxEntry,
-  outboxPlugin,
-} from '@support-desk/platform';
+import { insertWithOutbox, outboxPlugin } from '@support-desk/platform/store';
+import { isDuplicateKeyError, type OutboxEntry } from '@support-desk/platform/core';
 import { type Connection, type Model, Schema } from 'mongoose';
 
 /**

@@ -1,12 +1,6 @@
 import type { BusinessCalendar, RequestStatus, SlaPolicyMatch, SlaTargets } from '@support-desk/contracts';
-import {
-  type AggregateDecision,
-  insertWithOutbox,
-  isDuplicateKeyError,
-  type OutboxEntry,
-  outboxPlugin,
-  updateAggregate,
-} from '@support-desk/platform';
+import { type AggregateDecision, isDuplicateKeyError, type OutboxEntry } from '@support-desk/platform/core';
+import { insertWithOutbox, outboxPlugin, updateAggregate } from '@support-desk/platform/store';
 import { type Connection, type Model, Schema } from 'mongoose';
 
 /** One SLA policy. Deleted ones stay (soft delete) so their last event can still be relayed. */

@@ -11,7 +11,7 @@ import {
   humanBytes,
   notFound,
   validationError,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
 import { fileTypeFromBuffer } from 'file-type';
 import type { AttachmentRecord, RequestRecord } from '../store/requests.js';
 import type { RequestForUpdate } from '../store/requests-repository.js';

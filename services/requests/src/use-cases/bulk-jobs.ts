@@ -17,7 +17,7 @@ import {
   type PeriodicTask,
   periodicTask,
   validationError,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
 import { type BulkJobRecord, type BulkJobResultRecord, itemKey } from '../store/bulk-jobs.js';
 import type { Deps } from './deps.js';
 import { deleteRequest, updateRequest } from './requests.js';

@@ -1,6 +1,6 @@
 import type {} from 'temporal-spec/global';
 import { type BusinessCalendar, WEEKDAYS } from '@support-desk/contracts';
-import { ConfigError } from '@support-desk/platform';
+import { ConfigError } from '@support-desk/platform/core';
 
 /**
  * Business-time arithmetic on a calendar of weekly hours in an IANA time zone less holidays, on

@@ -15,7 +15,7 @@ import {
   forbidden,
   listPage,
   planList,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
 import type { CommentRecord, RequestRecord } from '../store/requests.js';
 import { type Deps } from './deps.js';
 import { commentViews, loadVisible, seesInternal, visibleComments, withRequestSnapshot } from './queries.js';

@@ -1,5 +1,5 @@
 import type { NatsNames } from '@support-desk/contracts';
-import { AppError, type Logger, validationError } from '@support-desk/platform';
+import { AppError, type Logger, validationError } from '@support-desk/platform/core';
 import type { AttachmentFiles } from '../store/files.js';
 import type { BulkJobsRepository } from '../store/bulk-jobs.js';
 import type { RequestTrash } from '../store/request-trash.js';

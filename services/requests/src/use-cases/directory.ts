@@ -1,5 +1,5 @@
 import type { GroupSnapshot, UserSnapshot } from '@support-desk/contracts';
-import { type IdentityRpcClient, type Logger, TtlCache } from '@support-desk/platform';
+import { type IdentityRpcClient, type Logger, TtlCache } from '@support-desk/platform/core';
 import type { DirectoryRepository, GroupEntry, UserEntry } from '../store/directory.js';
 
 export class IdentityUnavailableError extends Error {}

@@ -5,7 +5,7 @@ import type {
   RequestDetail,
   RequestEventSnapshot,
 } from '@support-desk/contracts';
-import { notFound, withRevision, withSnapshot } from '@support-desk/platform';
+import { notFound, withRevision, withSnapshot } from '@support-desk/platform/core';
 import type { UserEntry } from '../store/directory.js';
 import type { CommentRecord, RequestRecord } from '../store/requests.js';
 import type { Deps } from './deps.js';

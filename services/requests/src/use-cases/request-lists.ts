@@ -19,7 +19,7 @@ import {
   planList,
   searchText,
   validationError,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
 import { requestOrders, type RequestSort } from '../store/request-order.js';
 import type { RequestListFilter } from '../store/requests-repository.js';
 import type { Deps } from './deps.js';

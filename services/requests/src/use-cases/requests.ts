@@ -18,7 +18,7 @@ import {
   revisionAfter,
   validationError,
   withEntityTag,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
 import { BULK_MARKS_KEPT } from '../store/bulk-jobs.js';
 import { trashKeys } from '../store/request-trash.js';
 import type { RequestRecord } from '../store/requests.js';

@@ -1,5 +1,5 @@
 import { PRIORITIES, type Priority } from '@support-desk/contracts';
-import { ConfigError } from '@support-desk/platform';
+import { ConfigError } from '@support-desk/platform/core';
 
 /** The SLA_POLICY table: what applies when no SLA policy matches (use-cases/sla-picking.ts). */
 export interface SlaRow {

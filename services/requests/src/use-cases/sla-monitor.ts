@@ -8,7 +8,7 @@ import {
   TimeBucketCursor,
   periodicTask,
   systemContext,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
 import type { SlaCandidate, SlaDueCheck } from '../store/requests-repository.js';
 import { alertId } from '../store/sla-alerts.js';
 import type { Deps } from './deps.js';

@@ -17,7 +17,7 @@ import {
   eventEntry,
   isDuplicateKeyError,
   notFound,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
 import type { SlaPolicyRecord } from '../store/sla-policies.js';
 import { AROUND_THE_CLOCK_UTC } from './business-time.js';
 import type { Deps } from './deps.js';

@@ -4,7 +4,7 @@ import {
   type RequestStatus,
   type SlaStatus,
 } from '@support-desk/contracts';
-import { minuteKey } from '@support-desk/platform';
+import { minuteKey } from '@support-desk/platform/core';
 import type { SlaDueCheck } from '../store/requests-repository.js';
 import type { SlaState } from '../store/sla-state.js';
 import { AROUND_THE_CLOCK_UTC, addBusinessTime, businessTimeBetween } from './business-time.js';

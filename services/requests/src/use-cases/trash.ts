@@ -22,7 +22,7 @@ import {
   systemContext,
   TimeBucketCursor,
   validationError,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
 import { restoredKeys } from '../store/request-trash.js';
 import type { RequestRecord } from '../store/requests.js';
 import type { Deps } from './deps.js';

@@ -2,10 +2,10 @@ import type { NatsNames, ReceivedEvent } from '@support-desk/contracts';
 import {
   deadLetterStore,
   type DomainEventReader,
-  type Logger,
   type NatsConnection,
   runConsumer,
-} from '@support-desk/platform';
+} from '@support-desk/platform/messaging';
+import type { Logger } from '@support-desk/platform/core';
 import type { Connection } from 'mongoose';
 
 export interface IntakeOptions {

@@ -12,14 +12,9 @@ import {
   TriggerTestEventFields,
   webhooksRouteSchemas as schemas,
 } from '@support-desk/contracts';
-import {
-  checkInput,
-  type EventContext,
-  isAppError,
-  type MessageVerifier,
-  type NatsConnection,
-  serveRpc,
-} from '@support-desk/platform';
+import { checkInput } from '@support-desk/platform/http';
+import { type EventContext, isAppError } from '@support-desk/platform/core';
+import { type MessageVerifier, type NatsConnection, serveRpc } from '@support-desk/platform/messaging';
 import { listDeliveries, ping, replayDelivery } from '../use-cases/deliveries.js';
 import type { Deps } from '../use-cases/deps.js';
 import { triggerTestEvent } from '../use-cases/test-events.js';

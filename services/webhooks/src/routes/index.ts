@@ -1,5 +1,6 @@
 import { webhooksRouteSchemas as schemas } from '@support-desk/contracts';
-import { contextFromPrincipal, contractRoute, type HttpApp, withPageLinks } from '@support-desk/platform';
+import { contextFromPrincipal, withPageLinks } from '@support-desk/platform/core';
+import { contractRoute, type HttpApp } from '@support-desk/platform/http';
 import { listDeliveries, ping, replayDelivery } from '../use-cases/deliveries.js';
 import type { Deps } from '../use-cases/deps.js';
 import {

@@ -1,5 +1,6 @@
 import { type DeliveryAttempt, type DeliveryStatus, LIST_COUNT_LIMIT } from '@support-desk/contracts';
-import { hourKey, keysetQuery, type KeysetSeek, oneOf, purgeByDueHour } from '@support-desk/platform';
+import { hourKey } from '@support-desk/platform/core';
+import { keysetQuery, type KeysetSeek, oneOf, purgeByDueHour } from '@support-desk/platform/store';
 import { type Connection, type FilterQuery, type Model, Schema } from 'mongoose';
 
 /**

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isDuplicateKeyError } from '@support-desk/platform';
+import { isDuplicateKeyError } from '@support-desk/platform/core';
 import type { Connection } from 'mongoose';
 
 /**

@@ -1,14 +1,13 @@
+import type { AggregateDecision, OutboxEntry } from '@support-desk/platform/core';
 import {
-  type AggregateDecision,
   batchedCalls,
   freshReads,
   insertWithOutbox,
   keysetQuery,
   type KeysetSeek,
-  type OutboxEntry,
   outboxPlugin,
   updateAggregate,
-} from '@support-desk/platform';
+} from '@support-desk/platform/store';
 import { type Connection, type Model, Schema } from 'mongoose';
 import { WORKER_BATCHES } from './batches.js';
 

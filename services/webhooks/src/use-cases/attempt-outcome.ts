@@ -1,4 +1,4 @@
-import { buildEvent, eventEntry, minuteKey, systemContext } from '@support-desk/platform';
+import { buildEvent, eventEntry, minuteKey, systemContext } from '@support-desk/platform/core';
 import type { AttemptOutcome } from '../events/sender.js';
 import { subscriptionsDisabled } from '../metrics.js';
 import type { DeliveryDoc } from '../store/deliveries.js';

@@ -15,7 +15,7 @@ import {
   seekOf,
   toEventDetail,
   validationError,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
 import type { DeliveryDoc } from '../store/deliveries.js';
 import type { SubscriptionDoc } from '../store/subscriptions.js';
 import type { Deps } from './deps.js';

@@ -1,4 +1,4 @@
-import { MINUTE_MS, minuteKey, minuteStart, TimeBucketCursor } from '@support-desk/platform';
+import { MINUTE_MS, minuteKey, minuteStart, TimeBucketCursor } from '@support-desk/platform/core';
 import { deliveryAttempts, deliveryLatency } from '../metrics.js';
 import type { DeliveryDoc, DueDelivery } from '../store/deliveries.js';
 import type { SubscriptionDoc } from '../store/subscriptions.js';

@@ -1,5 +1,5 @@
 import type { NatsNames } from '@support-desk/contracts';
-import type { Logger } from '@support-desk/platform';
+import type { Logger } from '@support-desk/platform/core';
 import type { AllowedRanges } from '../events/destination.js';
 import type { Send } from '../events/sender.js';
 import type { DeliveriesRepository } from '../store/deliveries.js';

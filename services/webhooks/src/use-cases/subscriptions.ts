@@ -21,7 +21,7 @@ import {
   seekOf,
   systemContext,
   validationError,
-} from '@support-desk/platform';
+} from '@support-desk/platform/core';
 import { isIP } from 'node:net';
 import { isLoopback, refusal } from '../events/destination.js';
 import type { StoredSecret, SubscriptionDoc } from '../store/subscriptions.js';

@@ -6,7 +6,7 @@ import {
   newId,
   type TriggerTestEventFields,
 } from '@support-desk/contracts';
-import { buildEvent, type EventContext, toEventDetail, validationError } from '@support-desk/platform';
+import { buildEvent, type EventContext, toEventDetail, validationError } from '@support-desk/platform/core';
 import type { SubscriptionDoc } from '../store/subscriptions.js';
 import { matches, pendingDelivery } from './deliveries.js';
 import type { Deps } from './deps.js';

@@ -1,6 +1,6 @@
 import type { DeadLetterReplies, DeadLetterRequest, DeadLetterSummary } from '@support-desk/contracts';
 import type { Deps } from '@support-desk/identity/admin';
-import { callRpc } from '@support-desk/platform';
+import { callRpc } from '@support-desk/platform/messaging';
 import { UsageError } from '../args.js';
 import { type CliNats, oneOf, type Run, when } from '../command.js';
 import { deadLetterCommands, SERVICES } from '../commands/dead-letters.js';

@@ -7,7 +7,7 @@ import {
   listGroups,
   removeMember,
 } from '@support-desk/identity/admin';
-import { notFound } from '@support-desk/platform';
+import { notFound } from '@support-desk/platform/core';
 import { required, UsageError } from '../args.js';
 import { ifNotExists, type Run } from '../command.js';
 import { groupsCommands } from '../commands/groups.js';

@@ -21,7 +21,7 @@ import {
   setPassword,
   updateUser,
 } from '@support-desk/identity/admin';
-import { notFound } from '@support-desk/platform';
+import { notFound } from '@support-desk/platform/core';
 import { readStdin, required, UsageError } from '../args.js';
 import { ifNotExists, oneOf, type Run, when } from '../command.js';
 import { usersCommands } from '../commands/users.js';

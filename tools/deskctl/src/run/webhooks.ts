@@ -11,7 +11,7 @@ import {
   webhooksAdminClient,
   type WebhooksAdminFields,
   WebhooksUnavailableError,
-} from '@support-desk/platform';
+} from '@support-desk/platform/clients';
 import { required, UsageError } from '../args.js';
 import { type CliNats, ifNotExists, type Run, when } from '../command.js';
 import { webhookCommands } from '../commands/webhooks.js';

@@ -1,4 +1,4 @@
-import type { EventContext } from '@support-desk/platform';
+import type { EventContext } from '@support-desk/platform/core';
 import type { IdentityProviderDoc } from '../../store/index.js';
 import { invalidValue } from './errors.js';
 import type { Location } from './resources.js';

@@ -1,4 +1,4 @@
-import { isAppError } from '@support-desk/platform';
+import { isAppError } from '@support-desk/platform/core';
 
 export const SCIM_ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
 
