@@ -68,18 +68,21 @@ export async function getSlaPolicy(deps: Deps, id: string): Promise<SlaPolicy> {
   return toSlaPolicyView(doc);
 }
 
+/** What a client sets of a policy: what a change names and an event shows. */
+const POLICY_FIELDS = [
+  'name',
+  'description',
+  'position',
+  'match',
+  'targets',
+  'calendar',
+  'pauseStatuses',
+] as const;
+
 /** The fields an event shows of a policy, prefixed like the other config events' (`slaPolicy.name`). */
 function policyChanges(before: Partial<SlaPolicyRecord>, after: Partial<SlaPolicyRecord>): Changes {
   const changes: Changes = {};
-  for (const field of [
-    'name',
-    'description',
-    'position',
-    'match',
-    'targets',
-    'calendar',
-    'pauseStatuses',
-  ] as const) {
+  for (const field of POLICY_FIELDS) {
     if (!(field in after)) continue;
     const from = before[field] ?? null;
     const to = after[field] ?? null;
@@ -128,15 +131,7 @@ export async function updateSlaPolicy(
   body: UpdateSlaPolicyBody,
 ): Promise<SlaPolicy> {
   const after: Partial<SlaPolicyRecord> = {};
-  for (const field of [
-    'name',
-    'description',
-    'position',
-    'match',
-    'targets',
-    'calendar',
-    'pauseStatuses',
-  ] as const) {
+  for (const field of POLICY_FIELDS) {
     if (body[field] !== undefined) (after as Record<string, unknown>)[field] = body[field];
   }
   if (after.name !== undefined) after.liveName = after.name;
