@@ -34,7 +34,7 @@ interface KnownFailure {
 }
 
 const LISTS =
-  /^GET \/v1\/(events|events\/export|requests|requests\/changes|requests\/\{id\}\/events|requests\/\{id\}\/comments|users|groups\/\{id\}\/members|webhooks|webhooks\/\{id\}\/deliveries)$/;
+  /^GET \/v1\/(events|events\/export|requests|requests\/changes|requests\/deleted|requests\/\{id\}\/events|requests\/\{id\}\/comments|users|groups\/\{id\}\/members|webhooks|webhooks\/\{id\}\/deliveries)$/;
 
 const KNOWN_FAILURES: KnownFailure[] = [
   {
@@ -86,9 +86,10 @@ const KNOWN_FAILURES: KnownFailure[] = [
   {
     code: 'ST202',
     operations: /^(POST \/v1\/webhooks|PATCH \/v1\/webhooks\/\{id\})$/,
-    answer: /^400 VALIDATION_ERROR body\.url .*(not an allowed destination|must use https)/,
+    answer:
+      /^400 VALIDATION_ERROR body\.(url .*(not an allowed destination|must use https)|expiresAt .*must be in the future)/,
     reason:
-      'which destinations the operator allows: an address in a refused range (outside WEBHOOKS_ALLOWED_RANGES), or plain http where the operator admits only https, is 400, as documented',
+      'which destinations the operator allows and what time it is: an address in a refused range (outside WEBHOOKS_ALLOWED_RANGES), plain http where the operator admits only https, or an expiresAt already past, is 400, as documented',
   },
   {
     code: 'ST202',
