@@ -84,7 +84,8 @@ export const REQUESTS_ADMIN_REPLIES = {
   'slaPolicies.list': Type.Object({
     ok: Ok,
     policies: Type.Array(Policy),
-    fallback: tolerant(SlaPolicyList).properties.fallback,
+    // What the service's SLA_POLICY table says, read as given (its minutes may be fractions).
+    fallback: Type.Object({ standard: Type.Object({}), vip: Type.Object({}) }),
   }),
   'slaPolicies.get': Type.Object({ ok: Ok, policy: Policy }),
   'slaPolicies.create': Type.Object({ ok: Ok, policy: Policy }),
