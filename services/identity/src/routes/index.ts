@@ -1,4 +1,4 @@
-import type { HttpApp, WebhooksAdminClient } from '@support-desk/platform';
+import type { HttpApp, RequestsAdminClient, WebhooksAdminClient } from '@support-desk/platform';
 import { registerBrowserForms } from '../oauth/browser-forms.js';
 import type { Keyring } from '../oauth/keys.js';
 import type { Deps } from '../use-cases/deps.js';
@@ -21,6 +21,7 @@ export async function registerRoutes(
   deps: Deps,
   keyring: Keyring,
   webhooks: WebhooksAdminClient,
+  requests: RequestsAdminClient,
 ): Promise<void> {
   userRoutes(app, deps);
   groupRoutes(app, deps);
@@ -32,7 +33,7 @@ export async function registerRoutes(
       refused: formExpired,
     });
     oauthPageRoutes(browser, deps, forms);
-    consoleRoutes(browser, deps, forms, webhooks);
+    consoleRoutes(browser, deps, forms, webhooks, requests);
   });
   oauthTokenRoutes(app, deps, keyring);
   wellKnownRoutes(app, deps, keyring);
