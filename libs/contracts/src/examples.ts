@@ -277,14 +277,15 @@ export const ROUTE_EXAMPLES: Record<string, RouteExamples> = {
   'POST /v1/requests/bulk': {
     request: {
       action: 'update',
-      items: [{ id: REQ }, { id: 'req_01jd2k9w8v7t6s5r4q3p2n1m0k', ifMatch: '"7-3f9a1c2b"' }],
+      // One item: "Try it out" fills in a request of the caller's, and an id listed twice is refused.
+      items: [{ id: REQ }],
       changes: { assignedGroup: 'grp_01j9zq3k4m5n6p7q8r9s0t1v2x', status: 'in_progress' },
     },
     response: ok({
       id: 'job_01j9zq3k4m5n6p7q8r9s0t1v2j',
       action: 'update',
       status: 'running',
-      total: 2,
+      total: 1,
       processed: 0,
       succeeded: 0,
       failed: 0,

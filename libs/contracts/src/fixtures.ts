@@ -46,4 +46,12 @@ export const fixtures = {
         { requests: Record<string, Json>; replies: Record<string, Json>; errors: Record<string, Json> }
       >
     >('webhooks-admin.json'),
+  /** The requests admin RPC (console, deskctl → requests): SLA policies, the trash, bulk jobs. */
+  requestsAdmin: () =>
+    read<
+      Record<
+        'v1' | 'future',
+        { requests: Record<string, Json>; replies: Record<string, Json>; errors: Record<string, Json> }
+      >
+    >('requests-admin.json'),
 };

@@ -13,6 +13,7 @@ export * from './requests.js';
 export * from './sla-policies.js';
 export * from './webhooks.js';
 export * from './webhooks-admin.js';
+export * from './requests-admin.js';
 export * from './examples.js';
 export * from './route-schemas.js';
 export * from './trust.js';

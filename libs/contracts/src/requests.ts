@@ -456,7 +456,7 @@ export const DeletedRequestItem = Type.Object(
 );
 export type DeletedRequestItem = Static<typeof DeletedRequestItem>;
 
-const DeletedRequestList = Type.Object(
+export const DeletedRequestList = Type.Object(
   {
     deleted: Type.Array(DeletedRequestItem),
     pagination: Type.Object(

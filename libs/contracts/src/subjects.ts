@@ -9,7 +9,8 @@ import type { IdentityRpcName } from './internal.js';
  * - Credential notices (gateways drop cached credentials): stream `<NS>_NOTICES`, subject `<ns>.notices.credentials`.
  * - Request-reply: `<ns>.rpc.<service>.<operation>`.
  * - Operator requests to a service (dead letters): `<ns>.admin.<topic>.<service>`; the webhooks
- *   service's admin RPC (console, deskctl): `<ns>.admin.webhooks`.
+ *   service's admin RPC (console, deskctl): `<ns>.admin.webhooks`; the requests service's:
+ *   `<ns>.admin.requests`.
  */
 const DEFAULT_NATS_NAMESPACE = 'sd';
 
@@ -35,6 +36,8 @@ export function natsNames(namespace = DEFAULT_NATS_NAMESPACE) {
     deadLetters: (service: string) => `${ns}.admin.deadletters.${service}`,
     /** Where the webhooks service answers the console's and deskctl's subscription requests. */
     webhooksAdmin: `${ns}.admin.webhooks`,
+    /** Where the requests service answers the console's and deskctl's SLA policy, trash and job requests. */
+    requestsAdmin: `${ns}.admin.requests`,
   };
 }
 

@@ -47,7 +47,7 @@ export const WEBHOOKS_ADMIN_VIAS = ['console', 'deskctl'] as const;
  * admins; NATS is internal, as for every RPC) and the address of the console request (null from
  * deskctl). It becomes the `system.config_changed` event's actor and metadata.
  */
-export const WebhooksAdminActor = Type.Object({
+export const AdminActor = Type.Object({
   userId: Type.String({ minLength: 1, maxLength: 100 }),
   name: Type.String({ maxLength: 200 }),
   email: Type.String({ maxLength: 320 }),
@@ -56,7 +56,10 @@ export const WebhooksAdminActor = Type.Object({
   userAgent: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Null()])),
   requestId: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
 });
-export type WebhooksAdminActor = Static<typeof WebhooksAdminActor>;
+export type AdminActor = Static<typeof AdminActor>;
+/** The actor of the webhooks admin RPC: every admin RPC (webhooks, requests) takes the same. */
+export const WebhooksAdminActor = AdminActor;
+export type WebhooksAdminActor = AdminActor;
 
 /** What every request carries (read first; the op's own fields are read by the op). */
 export const WebhooksAdminEnvelope = Type.Object({
@@ -112,33 +115,37 @@ export interface WebhooksAdminReplies {
 }
 
 /** A refusal: the HTTP API's error code, message and details (validation, NOT_FOUND…). */
-export const WebhooksAdminError = Type.Object({
+export const AdminRpcError = Type.Object({
   error: Type.Object({
     code: Type.String({ minLength: 1 }),
     message: Type.String(),
     details: Type.Optional(Type.Array(ErrorDetail)),
   }),
 });
-export type WebhooksAdminError = Static<typeof WebhooksAdminError>;
+export type AdminRpcError = Static<typeof AdminRpcError>;
+export const WebhooksAdminError = AdminRpcError;
+export type WebhooksAdminError = AdminRpcError;
 
 /** A schema's properties without `additionalProperties: false`: a reader that ignores extra fields. */
-const tolerant = <T extends TProperties>(schema: TObject<T>) => Type.Object(schema.properties);
+export const tolerant = <T extends TProperties>(schema: TObject<T>) => Type.Object(schema.properties);
 
 const Webhook = tolerant(SubscriptionSchema);
 const Delivery = tolerant(DeliverySchema);
-const Pagination = Type.Object({ nextCursor: Type.Optional(Type.Union([Type.String(), Type.Null()])) });
+export const TolerantCursorPagination = Type.Object({
+  nextCursor: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+});
 const Ok = Type.Literal(true);
 
 /** What the client checks in each successful reply (tolerant: extra fields allowed). */
 export const WEBHOOKS_ADMIN_REPLIES = {
-  list: Type.Object({ ok: Ok, webhooks: Type.Array(Webhook), pagination: Pagination }),
+  list: Type.Object({ ok: Ok, webhooks: Type.Array(Webhook), pagination: TolerantCursorPagination }),
   get: Type.Object({ ok: Ok, webhook: Webhook }),
   create: Type.Object({ ok: Ok, webhook: tolerant(WithSecretSchema) }),
   update: Type.Object({ ok: Ok, webhook: Webhook }),
   delete: Type.Object({ ok: Ok, id: Type.String(), deleted: Type.Literal(true) }),
   rotateSecret: Type.Object({ ok: Ok, webhook: tolerant(WithSecretSchema) }),
   ping: Type.Object({ ok: Ok, delivery: Delivery }),
-  deliveries: Type.Object({ ok: Ok, deliveries: Type.Array(Delivery), pagination: Pagination }),
+  deliveries: Type.Object({ ok: Ok, deliveries: Type.Array(Delivery), pagination: TolerantCursorPagination }),
   replay: Type.Object({ ok: Ok, delivery: Delivery }),
   trigger: Type.Object({
     ok: Ok,

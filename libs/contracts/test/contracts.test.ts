@@ -14,6 +14,10 @@ import {
   WEBHOOKS_ADMIN_OPS,
   WEBHOOKS_ADMIN_REPLIES,
   WebhooksAdminEnvelope,
+  REQUESTS_ADMIN_OPS,
+  REQUESTS_ADMIN_REPLIES,
+  RequestsAdminEnvelope,
+  AdminRpcError,
   WebhooksAdminError,
   type IdentityRpcName,
   Principal,
@@ -220,6 +224,30 @@ t.test('frozen webhooks admin fixtures: every op, both versions, read by the tol
   const { url: _dropped, ...urlless } = webhook;
   t.notOk(
     Value.Check(WEBHOOKS_ADMIN_REPLIES.get, { ok: true, webhook: urlless }),
+    'a reply without a read field is refused',
+  );
+});
+
+t.test('frozen requests admin fixtures: every op, both versions, read by the tolerant schemas', async (t) => {
+  const frozen = fixtures.requestsAdmin();
+  for (const version of ['v1', 'future'] as const) {
+    const { requests, replies } = frozen[version];
+    t.same(Object.keys(requests).sort(), [...REQUESTS_ADMIN_OPS].sort(), `${version}: a request of every op`);
+    t.same(Object.keys(replies).sort(), [...REQUESTS_ADMIN_OPS].sort(), `${version}: a reply of every op`);
+    for (const op of REQUESTS_ADMIN_OPS) {
+      t.ok(Value.Check(RequestsAdminEnvelope, requests[op]), `${version} ${op}: the envelope is read`);
+      t.equal(requests[op].op, op);
+      const envelope = replies[op] as { ok: unknown; reply: unknown };
+      t.equal(envelope.ok, true);
+      t.ok(Value.Check(REQUESTS_ADMIN_REPLIES[op], envelope.reply), `${version} ${op}: the reply is read`);
+    }
+  }
+  for (const reply of Object.values(frozen.v1.errors))
+    t.ok(Value.Check(AdminRpcError, (reply as { reply: unknown }).reply), 'a refusal is read');
+  const { policy } = frozen.v1.replies['slaPolicies.get'].reply as { policy: Record<string, unknown> };
+  const { targets: _dropped, ...targetless } = policy;
+  t.notOk(
+    Value.Check(REQUESTS_ADMIN_REPLIES['slaPolicies.get'], { ok: true, policy: targetless }),
     'a reply without a read field is refused',
   );
 });

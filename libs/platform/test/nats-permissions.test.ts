@@ -324,6 +324,7 @@ for (const [label, conf] of [
     ] as const)
       serveRpc(nc, names.deadLetters(service), async () => ({ total: 0, deadLetters: [] }), operator);
     serveRpc(webhooks, names.webhooksAdmin, async () => ({ ok: true, webhooks: [] }), operator);
+    serveRpc(requests, names.requestsAdmin, async () => ({ ok: true, deleted: [] }), operator);
     await Promise.all([audit.flush(), requests.flush(), webhooks.flush()]);
     for (const service of ['audit', 'requests', 'webhooks'] as const)
       t.same(
@@ -336,6 +337,11 @@ for (const [label, conf] of [
       { ok: true, webhooks: [] },
       'and webhooks',
     );
+    t.same(
+      await askAs(identity, 'identity', names.requestsAdmin),
+      { ok: true, deleted: [] },
+      'and requests (SLA policies, the trash, jobs)',
+    );
     for (const [nc, who] of [
       [gateway, 'gateway'],
       [requests, 'requests'],
@@ -347,6 +353,12 @@ for (const [label, conf] of [
       );
       t.ok(await rejected(askAs(nc, who, names.webhooksAdmin)), `${who} may not ask webhooks`);
     }
+    for (const [nc, who] of [
+      [gateway, 'gateway'],
+      [audit, 'audit'],
+      [webhooks, 'webhooks'],
+    ] as const)
+      t.ok(await rejected(askAs(nc, who, names.requestsAdmin)), `${who} may not ask requests' admin RPC`);
 
     // Nobody but identity may answer identity's requests or webhooks' admin ones, nor read
     // another service's inbox.
@@ -355,6 +367,7 @@ for (const [label, conf] of [
       [requests, names.rpc.resolveApiKey],
       [gateway, '_INBOX_requests.>'],
       [requests, names.webhooksAdmin],
+      [webhooks, names.requestsAdmin],
       [audit, names.deadLetters('webhooks')],
       [webhooks, names.credentialNotices],
     ] as const) {
@@ -369,7 +382,7 @@ for (const [label, conf] of [
       });
       sub.unsubscribe();
     }
-    t.equal(errors.length, 5, 'every one of these subscriptions is refused by the server');
+    t.equal(errors.length, 6, 'every one of these subscriptions is refused by the server');
     t.match(errors.join('\n'), /Permissions Violation/i);
   });
 

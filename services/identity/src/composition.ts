@@ -13,7 +13,7 @@ import {
   serviceSigner,
   serviceVerifier,
 } from '@support-desk/platform/messaging';
-import { serveIdentityRpc, webhooksAdminClient } from '@support-desk/platform/clients';
+import { webhooksAdminClient, requestsAdminClient, serveIdentityRpc } from '@support-desk/platform/clients';
 import type { IdentityServiceConfig } from './config.js';
 import { forgetChangedGroups } from './events/group-changes.js';
 import { createKeyring, type Keyring } from './oauth/keys.js';
@@ -58,8 +58,15 @@ export async function composeService(sd: IdentityServiceDeps): Promise<IdentityS
   // Identity signs what it sends over NATS, and checks who signed what it receives.
   const signer = serviceSigner('identity', config);
   const verifier = serviceVerifier(config);
-  // The console's webhook pages ask the webhooks service (its admin RPC).
-  await registerRoutes(app, deps, keyring, webhooksAdminClient(nc, names, signer));
+  // The console's webhook pages ask the webhooks service, its SLA policy and trash pages the
+  // requests service (their admin RPCs).
+  await registerRoutes(
+    app,
+    deps,
+    keyring,
+    webhooksAdminClient(nc, names, signer),
+    requestsAdminClient(nc, names, signer),
+  );
 
   const relay = createOutboxRelay({ nc, models: outboxModels(conn), logger, signer });
   const housekeeping = createHousekeeping(deps, { intervalMs: config.IDENTITY_HOUSEKEEPING_INTERVAL_MS });

@@ -265,6 +265,54 @@ t.test('settings console', async (t) => {
     t.equal((await browser.get('/settings/oauth-clients')).status, 200, 'the other pages keep working');
   });
 
+  await t.test('SLA policies and the trash: without the requests service the pages say so', async (t) => {
+    // No requests service answers on this test's NATS namespace (the whole flow against a real
+    // one is in test/e2e/test/console.test.ts).
+    const { browser } = await signIn('ada@example.com');
+    const keys = await browser.get('/settings/api-keys');
+    t.match(keys.html, /<a href="\/settings\/sla-policies">SLA policies<\/a>/, 'a nav entry');
+    t.match(keys.html, /<a href="\/settings\/trash">Trash<\/a>/, 'and another');
+    for (const [path, current] of [
+      ['/settings/sla-policies', 'SLA policies'],
+      ['/settings/trash', 'Trash'],
+    ] as const) {
+      const page = await browser.get(path);
+      t.equal(page.status, 503, path);
+      t.match(page.html, /The requests service is not answering; SLA policies, the trash and jobs can/);
+      t.match(page.html, new RegExp(`aria-current="page">${current}`));
+      t.notMatch(page.html, /Create policy|Restore/, 'no form that could not work');
+    }
+    const page = await browser.get('/settings/sla-policies');
+    // Not JSON: refused before anything is asked (the service's absence said as well).
+    const notJson = await browser.post('/settings/sla-policies', {
+      csrf_token: csrfOf(page.html),
+      policy: '<b>{"name":',
+    });
+    t.equal(notJson.status, 400);
+    t.match(notJson.html, /The policy is not JSON: .* The requests service is not answering/);
+    const array = await browser.post('/settings/sla-policies', {
+      csrf_token: csrfOf(page.html),
+      policy: '[]',
+    });
+    t.equal(array.status, 400);
+    t.match(array.html, /must be a JSON object/);
+    const create = await browser.post('/settings/sla-policies', {
+      csrf_token: csrfOf(page.html),
+      policy: '{"name": "x"}',
+    });
+    t.equal(create.status, 503, 'a change says the same, not a 500');
+    const restore = await browser.post('/settings/trash/restore', {
+      csrf_token: csrfOf(page.html),
+      id: 'req_01jzzzzzzzzzzzzzzzzzzzzzzz',
+    });
+    t.equal(restore.status, 503);
+    t.match(restore.html, /not answering/);
+    for (const path of ['/settings/sla-policies/delete', '/settings/trash/restore']) {
+      const forged = await browser.post(path, { id: 'slp_01jzzzzzzzzzzzzzzzzzzzzzzz' });
+      t.equal(forged.status, 403, `${path}: a form without its CSRF token is refused first`);
+    }
+  });
+
   await t.test('a signed-out deep link returns to its page after sign-in, never elsewhere', async (t) => {
     const browser = new FormBrowser(issuer, ADDRESS);
     const deep = await browser.get('/settings/oauth-clients?status=all&page=1');

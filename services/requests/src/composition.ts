@@ -28,6 +28,7 @@ import { identityRpcClient } from '@support-desk/platform/clients';
 import type { IdentityRpcClient, Logger, PeriodicTask } from '@support-desk/platform/core';
 import type { RequestsConfig } from './config.js';
 import { replayReadModelEvent, startReadModelConsumer } from './events/read-model-consumer.js';
+import { serveRequestsAdmin } from './routes/admin-rpc.js';
 import { registerRoutes } from './routes/index.js';
 import { createDirectoryRepository } from './store/directory.js';
 import { attachmentFiles } from './store/files.js';
@@ -132,6 +133,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
   });
   let consumer: RunningConsumer | undefined;
   let deadLetters: { stop(): void } | undefined;
+  let admin: { stop(): void } | undefined;
   let started = false;
   return {
     app,
@@ -171,12 +173,14 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
         verifier,
         logger,
       });
+      admin = serveRequestsAdmin(nc, deps, verifier);
       if (config.SLA_MONITOR_ENABLED) monitor.start();
       trashPurge.start();
       bulkWorker.start();
     },
     async close() {
       deadLetters?.stop();
+      admin?.stop();
       await monitor.stop();
       await trashPurge.stop();
       await bulkWorker.stop();

@@ -429,6 +429,86 @@ t.test('a non-admin is refused; a form without its CSRF token changes nothing', 
 
 // The API reference (issue 29): every write runs as shown, the page names the product, the
 // descriptions render, and the credential stays out of the curl snippet.
+// Four posts only: every console POST counts against the gateway's 30 a minute per address
+// (OAUTH_LIMIT_PER_IP), which this file's tests share; the refusals are services/identity's tests.
+t.test('SLA policies: create from JSON, delete; the trash: restore', async (t) => {
+  const page = await signIn(admin.email);
+  await Promise.all([
+    page.waitForLoadState('load'),
+    page.getByRole('link', { name: 'SLA policies' }).click(),
+  ]);
+  t.equal(new URL(page.url()).pathname, '/settings/sla-policies', 'linked from the navigation');
+  const name = `console-${stack.run
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '')
+    .slice(-12)}`;
+  // Applies to a group no request is in: the shared stack's other files never get it.
+  const policy = {
+    name,
+    position: 900,
+    match: { groups: ['grp_01j9zq3k4m5n6p7q8r9s0t1v2w'] },
+    targets: Object.fromEntries(
+      ['critical', 'high', 'medium', 'low'].map((p) => [
+        p,
+        { firstResponseMinutes: 60, resolutionMinutes: 480 },
+      ]),
+    ),
+  };
+  const create = async (text: string) => {
+    await page.goto(`${stack.origin}/settings/sla-policies`);
+    await page.locator('details.create > summary', { hasText: 'Create a policy' }).click();
+    await page.getByLabel('Policy (JSON)').fill(text);
+    await Promise.all([
+      page.waitForLoadState('load'),
+      page.getByRole('button', { name: 'Create policy' }).click(),
+    ]);
+  };
+  await create(JSON.stringify(policy));
+  t.match(await page.locator('[role=status]').textContent(), new RegExp(`SLA policy ${name} is created`));
+  const row = page.locator('tr[data-policy-id]', { hasText: name });
+  const id = (await row.getAttribute('data-policy-id'))!;
+  t.match(await row.textContent(), /900.*group grp_.*critical: 60 \/ 480 min.*UTC.*pending/s);
+  await shot(page, 'sla-policies');
+  await Promise.all([page.waitForLoadState('load'), row.getByRole('link', { name: /Delete/ }).click()]);
+  t.match(await page.locator('[role=alert]').textContent(), new RegExp(`Delete the SLA policy ${name}\\?`));
+  await Promise.all([
+    page.waitForLoadState('load'),
+    page.getByRole('button', { name: 'Delete policy' }).click(),
+  ]);
+  t.match(await page.locator('[role=status]').textContent(), new RegExp(`SLA policy ${id} is deleted`));
+  t.equal(await page.locator(`tr[data-policy-id="${id}"]`).count(), 0, 'gone from the list');
+  t.equal((await admin.api.get(`/v1/sla-policies/${id}`)).status, 404, 'and from the API');
+  const events = await eventually(async () => {
+    const res = await admin.api.get(`/v1/events?resourceId=${id}&type=system.config_changed`);
+    const listed = (res.json?.data?.events ?? []) as { actor: { email: string }; ipAddress?: string }[];
+    return listed.length >= 2 ? listed : null;
+  });
+  t.equal(events.length, 2, 'audit: created and deleted');
+  for (const e of events) t.match(e, { actor: { email: admin.email }, ipAddress: '127.0.0.1' });
+
+  const created = await admin.api.post('/v1/requests', {
+    title: `Console trash <i>${stack.run}</i>`,
+    description: 'deleted, then restored from the console',
+    priority: 'low',
+  });
+  t.equal(created.status, 201, created.text);
+  const requestId = created.json.data.id as string;
+  t.equal((await admin.api.delete(`/v1/requests/${requestId}`)).status, 200);
+  await Promise.all([page.waitForLoadState('load'), page.getByRole('link', { name: 'Trash' }).click()]);
+  const deleted = page.locator(`tr[data-request-id="${requestId}"]`);
+  t.match(await deleted.textContent(), new RegExp(`Console trash <i>${stack.run}</i>`), 'the title as text');
+  t.equal(await deleted.locator('time').count(), 2, 'when deleted, and when purged for good');
+  await shot(page, 'trash');
+  await Promise.all([
+    page.waitForLoadState('load'),
+    deleted.getByRole('button', { name: /Restore/ }).click(),
+  ]);
+  t.match(await page.locator('[role=status]').textContent(), new RegExp(`Request ${requestId} is restored`));
+  t.equal(await page.locator(`tr[data-request-id="${requestId}"]`).count(), 0, 'out of the trash');
+  t.equal((await admin.api.get(`/v1/requests/${requestId}`)).status, 200, 'readable again');
+  await closePage(page);
+});
+
 t.test('/docs: Authorize, Try it out and Execute a create and a PATCH, as shown', async (t) => {
   const context = await browser.newContext({ viewport: { width: 1300, height: 900 } });
   t.teardown(() => context.close());

@@ -751,6 +751,55 @@ t.test(
   },
 );
 
+t.test('deskctl: the trash (requests deleted, restore) and a bulk job (jobs show)', async (t) => {
+  const [one, two] = [
+    await createRequest(t, agent.api, {}, ledger),
+    await createRequest(t, agent.api, {}, ledger),
+  ];
+  const bulk = expectOk(
+    t,
+    await admin.api.post('/v1/requests/bulk', { action: 'delete', items: [{ id: one.id }, { id: two.id }] }),
+    202,
+    'POST /v1/requests/bulk',
+  );
+  const job = await eventually(
+    async () => {
+      const shown = await stack.deskctlJson(['jobs', 'show', bulk.id]);
+      return shown.status === 'completed' && shown;
+    },
+    { what: 'the bulk delete completed, as deskctl jobs show sees it' },
+  );
+  t.match(job, { id: bulk.id, action: 'delete', total: 2, succeeded: 2, failed: 0 });
+  t.same(
+    job.results.map((r: Json) => [r.index, r.id, r.status]),
+    [
+      [0, one.id, 'succeeded'],
+      [1, two.id, 'succeeded'],
+    ],
+  );
+  for (const r of [one, two]) ledger.record(r.id, 'request.deleted');
+
+  const trash = await stack.deskctlJson(['requests', 'deleted', '--all']);
+  const mine = trash.deleted.filter((d: Json) => d.id === one.id || d.id === two.id);
+  t.equal(mine.length, 2, 'both in the trash');
+  for (const d of mine)
+    t.ok(Date.parse(d.purgeAfter) > Date.parse(d.deletedAt), 'with when it goes for good');
+  const table = await stack.deskctl(['requests', 'deleted', '--all'], { json: false });
+  t.equal(table.code, 0, table.stderr);
+  t.match(table.stdout, /^ID +TITLE +STATUS +PRIORITY +REQUESTER +DELETED +DELETED BY +PURGE AFTER$/m);
+
+  const restored = await stack.deskctlJson(['requests', 'restore', one.id]);
+  t.match(restored, { id: one.id, title: one.title });
+  ledger.record(one.id, 'request.restored');
+  expectOk(t, await agent.api.get(`/v1/requests/${one.id}`), 200, 'restored: readable again');
+  const again = await stack.deskctl(['requests', 'restore', one.id]);
+  t.equal(again.code, 1, 'restoring twice is refused');
+  t.match(again.stderr, /CONFLICT|not deleted/);
+  const unknownJob = await stack.deskctl(['jobs', 'show', 'job_01j9zq3k4m5n6p7q8r9s0t1v2j']);
+  t.equal(unknownJob.code, 1);
+  t.match(unknownJob.stderr, /NOT_FOUND|not found/i);
+});
+
 t.test('audit completeness: every write of this file produced exactly its events', async (t) => {
   // At least this file's fixed writes; the paging test adds as many requests as the stack, which
   // other files share, still lacks for two pages of 100.

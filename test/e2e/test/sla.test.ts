@@ -1,7 +1,11 @@
 // SLA alerts end to end: with a policy of seconds, the monitor in the requests process warns and
 // breaches on its own; each alert reaches the audit log through NATS exactly once, with its
 // `changes` field names (`sla.responseStatus`, dotted) intact, and the request shows the statuses.
-// SLA policies (issue 38) through the gateway: picking, pauses, and their events to audit and webhooks.
+// SLA policies (issue 38) through the gateway: picking, pauses, and their events to audit and webhooks;
+// and through deskctl (the requests admin RPC).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startReceiver } from '@support-desk/platform/testing';
 import t from 'tap';
 import { cast } from '../src/actors.js';
@@ -141,3 +145,128 @@ t.test(
     t.equal(delivered.length, 2);
   },
 );
+
+t.test('deskctl sla-policies: create from flags and a file, list, show, update, delete', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'sla-policy-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'policy.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      name: 'from-file',
+      description: 'weekdays in Berlin',
+      position: 50,
+      match: { vip: true },
+      targets: Object.fromEntries(
+        ['critical', 'high', 'medium', 'low'].map((p) => [
+          p,
+          { firstResponseMinutes: 30, resolutionMinutes: 240 },
+        ]),
+      ),
+      calendar: {
+        timeZone: 'UTC',
+        hours: [
+          { days: ['monday', 'tuesday', 'wednesday', 'thursday', 'friday'], from: '09:00', to: '17:00' },
+        ],
+        holidays: [],
+      },
+    }),
+  );
+  // The file, then the flags on top: the name and the zone given here win, the hours stay.
+  const fromFile = await stack.deskctlJson([
+    'sla-policies',
+    'create',
+    '--file',
+    file,
+    '--name',
+    'deskctl-vip',
+    '--time-zone',
+    'Europe/Berlin',
+  ]);
+  t.match(fromFile, {
+    id: /^slp_/,
+    name: 'deskctl-vip',
+    position: 50,
+    match: { vip: true },
+    calendar: { timeZone: 'Europe/Berlin', hours: [{ from: '09:00', to: '17:00' }] },
+  });
+  const fromFlags = await stack.deskctlJson([
+    'sla-policies',
+    'create',
+    '--name',
+    'deskctl-critical',
+    '--position',
+    '51',
+    '--priorities',
+    'critical',
+    '--targets',
+    'critical=15/60,high=60/240,medium=240/1440,low=480/2880',
+    '--pause-statuses',
+    '',
+  ]);
+  t.match(fromFlags, {
+    match: { priorities: ['critical'] },
+    targets: { critical: { firstResponseMinutes: 15, resolutionMinutes: 60 } },
+    pauseStatuses: [],
+    calendar: { timeZone: 'UTC' },
+  });
+
+  const listed = await stack.deskctlJson(['sla-policies', 'list', '--all']);
+  const ids = listed.policies.map((p: Json) => p.id);
+  t.ok(
+    ids.indexOf(fromFile.id) >= 0 && ids.indexOf(fromFile.id) < ids.indexOf(fromFlags.id),
+    'in the order tried',
+  );
+  const shown = await stack.deskctl(['sla-policies', 'show', fromFile.id], { json: false });
+  t.equal(shown.code, 0, shown.stderr);
+  t.match(shown.stdout, /match: +VIP/);
+  t.match(shown.stdout, /calendar: +Europe\/Berlin: monday,tuesday,wednesday,thursday,friday 09:00-17:00/);
+  const updated = await stack.deskctlJson([
+    'sla-policies',
+    'update',
+    fromFile.id,
+    '--description',
+    'changed',
+  ]);
+  t.match(updated, { id: fromFile.id, description: 'changed', name: 'deskctl-vip' });
+
+  const refused = await stack.deskctl([
+    'sla-policies',
+    'create',
+    '--name',
+    'Bad Name',
+    '--targets',
+    'high=1/2',
+  ]);
+  t.equal(refused.code, 1, 'the service refuses what the API refuses');
+  t.match(refused.stderr, /VALIDATION_ERROR|body\./);
+  const usage = await stack.deskctl(['sla-policies', 'create', '--name', 'x', '--targets', 'urgent=1']);
+  t.equal(usage.code, 2, 'a malformed --targets is a usage error');
+  t.match(usage.stderr, /--targets: .*urgent=1/);
+
+  const unconfirmed = await stack.deskctl(['sla-policies', 'delete', fromFlags.id]);
+  t.equal(unconfirmed.code, 2, 'no terminal and no --yes: refused');
+  for (const p of [fromFile, fromFlags])
+    t.same(await stack.deskctlJson(['sla-policies', 'delete', p.id, '--yes', '--as', admin.email]), {
+      id: p.id,
+      deleted: true,
+    });
+  const gone = await stack.deskctl(['sla-policies', 'show', fromFile.id]);
+  t.equal(gone.code, 1);
+  t.match(gone.stderr, /not found/i);
+
+  // deskctl's changes are the admin RPC's: in the audit log, the acting admin (--as) as the actor.
+  const audited = await eventually(
+    async () => {
+      const res = await admin.api.get(`/v1/events?resourceId=${fromFile.id}&type=system.config_changed`);
+      const events = res.status === 200 ? (res.json.data.events as Json[]) : [];
+      return events.length === 3 ? events : undefined;
+    },
+    { what: "the deskctl policy's three events in the audit log" },
+  );
+  t.equal(
+    audited.filter((e) => e.actor?.email === admin.email).length,
+    1,
+    'the delete: by the admin named with --as, the others by the deskctl actor',
+  );
+});

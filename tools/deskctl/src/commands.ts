@@ -4,6 +4,7 @@ import { deadLetterCommands } from './commands/dead-letters.js';
 import { groupsCommands } from './commands/groups.js';
 import { idpCommands } from './commands/idp.js';
 import { ldapCommands } from './commands/ldap.js';
+import { requestsAdminCommands } from './commands/requests-admin.js';
 import { settingsCommands } from './commands/settings.js';
 import { usersCommands } from './commands/users.js';
 import { webhookCommands, webhookLocalCommands } from './commands/webhooks.js';
@@ -26,6 +27,9 @@ export const GROUPS: Record<string, string> = {
   'settings ip-allowlist': 'the global IP allowlist of API keys',
   idp: 'identity provider connections (SCIM and LDAP)',
   'dead-letters': "messages a service's consumers could not take",
+  'sla-policies': 'SLA policies (asked of the requests service): list, show, create, update, delete',
+  requests: 'requests in the trash (asked of the requests service): list the deleted ones, restore one',
+  jobs: 'bulk jobs (asked of the requests service): progress and per-item results',
   webhooks:
     'webhook subscriptions (asked of the webhooks service): create, list, update, delete, secrets, pings, deliveries; listen and trigger for a local receiver',
 };
@@ -46,6 +50,10 @@ const area = (load: () => Promise<RunModule>, specs: Record<string, CommandSpec>
     ]),
   );
 
+/** The commands of a table whose names start with one of `prefixes`. */
+const pick = (specs: Record<string, CommandSpec>, ...prefixes: string[]) =>
+  Object.fromEntries(Object.entries(specs).filter(([name]) => prefixes.some((p) => name.startsWith(p))));
+
 export const COMMANDS: Record<string, Command> = {
   ...area(() => import('./run/users.js'), usersCommands),
   ...area(() => import('./run/groups.js'), groupsCommands),
@@ -56,4 +64,6 @@ export const COMMANDS: Record<string, Command> = {
   ...area(() => import('./run/webhooks.js'), webhookCommands),
   ...area(() => import('./run/webhooks-listen.js'), webhookLocalCommands),
   ...area(() => import('./run/settings.js'), settingsCommands),
+  ...area(() => import('./run/sla-policies.js'), pick(requestsAdminCommands, 'sla-policies ')),
+  ...area(() => import('./run/trash.js'), pick(requestsAdminCommands, 'requests ', 'jobs ')),
 };

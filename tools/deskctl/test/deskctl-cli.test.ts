@@ -186,6 +186,11 @@ t.test('completion scripts for bash and zsh', async (t) => {
     'update',
   ]);
   t.ok(complete('webhooks', 'create', '--').includes('--if-not-exists'), 'webhooks create --if-not-exists');
+  t.same(complete('sla-policies', ''), ['create', 'delete', 'list', 'show', 'update']);
+  t.ok(complete('sla-policies', 'create', '--').includes('--file'), 'sla-policies create --file');
+  t.same(complete('requests', ''), ['deleted', 'restore']);
+  t.same(complete('jobs', ''), ['show']);
+  t.same(complete('sl'), ['sla-policies']);
 
   const zsh = await offline(['completion', 'zsh']);
   t.equal(zsh.code, 0);

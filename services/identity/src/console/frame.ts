@@ -6,6 +6,8 @@ export const SECTIONS = [
   { path: '/settings/ip-allowlist', label: 'IP allowlist' },
   { path: '/settings/oauth-clients', label: 'OAuth clients' },
   { path: '/settings/webhooks', label: 'Webhooks' },
+  { path: '/settings/sla-policies', label: 'SLA policies' },
+  { path: '/settings/trash', label: 'Trash' },
   { path: '/settings/users', label: 'Users' },
 ] as const;
 

@@ -1,4 +1,4 @@
-import type { WebhooksAdminClient } from '@support-desk/platform/clients';
+import type { RequestsAdminClient, WebhooksAdminClient } from '@support-desk/platform/clients';
 import type { FastifyInstance } from 'fastify';
 import { pageQuery } from '../console/lists.js';
 import { allowlistPage } from '../console/settings-pages.js';
@@ -17,6 +17,8 @@ import {
   query,
 } from './console-session.js';
 import { userRoutes } from './console-users.js';
+import { slaPolicyRoutes } from './console-sla-policies.js';
+import { trashRoutes } from './console-trash.js';
 import { webhookRoutes } from './console-webhooks.js';
 
 const open = { config: { public: true } };
@@ -26,7 +28,8 @@ const open = { config: { public: true } };
  * API keys, the global IP allowlist, OAuth clients and which identity provider manages a user
  * (`console-users.ts`) with the same use cases as deskctl (so the
  * same checks and the same events, with source `console` and the request's address), and webhook
- * subscriptions through the webhooks service's admin RPC (`webhooks`, the client deskctl uses). Served
+ * subscriptions through the webhooks service's admin RPC (`webhooks`, the client deskctl uses), SLA
+ * policies and the trash through the requests service's (`requests`). Served
  * without a principal, like the OAuth pages; the gateway forwards `CONSOLE_ROUTES` here.
  */
 export function consoleRoutes(
@@ -34,6 +37,7 @@ export function consoleRoutes(
   deps: Deps,
   forms: BrowserForms,
   webhooks: WebhooksAdminClient,
+  requests: RequestsAdminClient,
 ): void {
   const kit = consoleKit(deps, forms);
   app.register(async (pages) => {
@@ -46,6 +50,8 @@ export function consoleRoutes(
     allowlistRoutes(pages, deps, kit);
     oauthClientRoutes(pages, deps, kit);
     webhookRoutes(pages, kit, webhooks);
+    slaPolicyRoutes(pages, kit, requests);
+    trashRoutes(pages, kit, requests);
     userRoutes(pages, deps, kit);
   });
 }

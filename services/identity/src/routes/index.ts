@@ -1,5 +1,5 @@
 import type { HttpApp } from '@support-desk/platform/http';
-import type { WebhooksAdminClient } from '@support-desk/platform/clients';
+import type { RequestsAdminClient, WebhooksAdminClient } from '@support-desk/platform/clients';
 import { registerBrowserForms } from '../oauth/browser-forms.js';
 import type { Keyring } from '../oauth/keys.js';
 import type { Deps } from '../use-cases/deps.js';
@@ -22,6 +22,7 @@ export async function registerRoutes(
   deps: Deps,
   keyring: Keyring,
   webhooks: WebhooksAdminClient,
+  requests: RequestsAdminClient,
 ): Promise<void> {
   userRoutes(app, deps);
   groupRoutes(app, deps);
@@ -33,7 +34,7 @@ export async function registerRoutes(
       refused: formExpired,
     });
     oauthPageRoutes(browser, deps, forms);
-    consoleRoutes(browser, deps, forms, webhooks);
+    consoleRoutes(browser, deps, forms, webhooks, requests);
   });
   oauthTokenRoutes(app, deps, keyring);
   wellKnownRoutes(app, deps, keyring);

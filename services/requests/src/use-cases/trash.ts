@@ -12,6 +12,7 @@ import {
   type CursorScope,
   decodeCursor,
   encodeCursor,
+  type EventContext,
   eventEntry,
   FULL_PASS_EVERY_MS,
   HOUR_MS,
@@ -66,14 +67,20 @@ export async function listDeletedRequests(deps: Deps, query: DeletedRequestsQuer
  * attachments included, their bytes were kept), with `request.restored`. Its `updatedAt` moves,
  * so the changes feed serves it again to mirrors that dropped it.
  */
-export async function restoreRequest(deps: Deps, principal: Principal, id: string) {
+export async function restoreRequest(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  /** Who restores, as the event records it (the admin RPC: `console` or `cli` as the source). */
+  ctx: EventContext = contextFromPrincipal(principal),
+) {
   const after = await deps.trash.restore(id, async (current) => {
     if (!current.deletedAt) throw conflict('Request is not deleted');
     const now = deps.clock();
     const event = buildEvent(
       'request.restored',
       id,
-      contextFromPrincipal(principal),
+      ctx,
       { deletedAt: { from: current.deletedAt.toISOString(), to: null } },
       now,
     );

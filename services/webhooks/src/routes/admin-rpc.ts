@@ -4,17 +4,15 @@ import {
   UpdateWebhookBody,
   type WebhooksAdminActor,
   WebhooksAdminEnvelope,
-  type WebhooksAdminError,
   type WebhooksAdminOp,
   type WebhooksAdminReplies,
   WebhookListQuery,
-  OPERATOR_CALLERS,
   TriggerTestEventFields,
   webhooksRouteSchemas as schemas,
 } from '@support-desk/contracts';
+import { adminContextOf, adminFieldsOf, serveAdminRpc } from '@support-desk/platform/clients';
 import { checkInput } from '@support-desk/platform/http';
-import { type EventContext, isAppError } from '@support-desk/platform/core';
-import { type MessageVerifier, type NatsConnection, serveRpc } from '@support-desk/platform/messaging';
+import type { MessageVerifier, NatsConnection } from '@support-desk/platform/messaging';
 import { listDeliveries, ping, replayDelivery } from '../use-cases/deliveries.js';
 import type { Deps } from '../use-cases/deps.js';
 import { triggerTestEvent } from '../use-cases/test-events.js';
@@ -29,25 +27,8 @@ import {
 import { toSubscriptionView } from '../use-cases/views.js';
 
 type Request = Record<string, unknown>;
-type Reply = WebhooksAdminReplies[WebhooksAdminOp] | WebhooksAdminError;
-
-/** The administrator and their address, as the events of their changes record them. */
-const contextOf = (a: WebhooksAdminActor): EventContext => ({
-  actor: { id: a.userId, name: a.name, email: a.email, role: 'admin' },
-  source: a.via === 'console' ? 'console' : 'cli',
-  requestId: a.requestId ?? null,
-  userAgent: a.userAgent ?? (a.via === 'deskctl' ? 'deskctl' : null),
-  ipAddress: a.ip,
-});
-
-/**
- * The fields of a request that a schema knows, and only those: a tolerant reader (a newer
- * client's extra field is ignored), checked as strictly as the HTTP API checks its input.
- */
-function fieldsOf<T>(request: Request, schema: { properties: object }, part: 'body' | 'querystring'): T {
-  const known = Object.keys(schema.properties).filter((k) => request[k] !== undefined);
-  return checkInput<T>(schema, Object.fromEntries(known.map((k) => [k, request[k]])), part);
-}
+type Reply = WebhooksAdminReplies[WebhooksAdminOp];
+const fieldsOf = adminFieldsOf;
 
 const idOf = (request: Request) =>
   checkInput<{ id: string }>(schemas['GET /v1/webhooks/:id'].params, { id: request.id }, 'params').id;
@@ -59,7 +40,7 @@ async function answer(deps: Deps, request: Request): Promise<Reply> {
     request,
     'body',
   );
-  const ctx = contextOf(actor);
+  const ctx = adminContextOf(actor);
   switch (op) {
     case 'list':
       return {
@@ -112,28 +93,10 @@ async function answer(deps: Deps, request: Request): Promise<Reply> {
  * The webhooks admin RPC (`names.webhooksAdmin`): the settings console and deskctl manage
  * subscriptions through it, with the use cases the HTTP routes call, so the same checks, the same
  * answers and the same `system.config_changed` events (the administrator as actor, the console's
- * address). Only requests identity signed are answered: the actor in them is identity's word (it
- * sends requests only for administrators it checked), not any NATS publisher's. A refusal of the
- * use case is `{error: {code, message, details?}}` as the HTTP API words it.
+ * address). See `serveAdminRpc`: identity-signed requests only, refusals as the HTTP API words them.
  */
-export function serveWebhooksAdmin(
-  nc: NatsConnection,
-  deps: Deps,
-  verifier: MessageVerifier,
-): { stop(): void } {
-  const sub = serveRpc<Request, Reply>(
-    nc,
-    deps.names.webhooksAdmin,
-    async (request) => {
-      try {
-        return await answer(deps, request && typeof request === 'object' ? request : {});
-      } catch (err) {
-        if (!isAppError(err)) throw err;
-        const details = err.details ? { details: err.details } : {};
-        return { error: { code: err.code, message: err.message, ...details } };
-      }
-    },
-    { verifier, callers: OPERATOR_CALLERS, logger: deps.logger },
-  );
-  return { stop: () => sub.unsubscribe() };
-}
+export const serveWebhooksAdmin = (nc: NatsConnection, deps: Deps, verifier: MessageVerifier) =>
+  serveAdminRpc(nc, deps.names.webhooksAdmin, (request) => answer(deps, request), {
+    verifier,
+    logger: deps.logger,
+  });
