@@ -28,7 +28,11 @@ async function countedService(t: Test, { start }: { start: boolean }) {
     start,
     // The defaults' patience: a burst on a loaded machine (CI beside a cluster) timed out 10 of 64
     // attempts at the fast tests' 1.5 s, and a retried attempt is two more writes and reads.
-    env: { WEBHOOKS_CONNECT_TIMEOUT_MS: '5000', WEBHOOKS_RESPONSE_TIMEOUT_MS: '15000' },
+    env: {
+      WEBHOOKS_CONNECT_TIMEOUT_MS: '5000',
+      WEBHOOKS_RESPONSE_TIMEOUT_MS: '15000',
+      WEBHOOKS_LEASE_MS: '60000',
+    },
   });
   const receiver = await startReceiver(t);
   const sub = await subscribe(app, { url: receiver.url, events: ['request.created'] });
