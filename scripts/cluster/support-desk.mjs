@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../infra/common.mjs';
 import { cacheEntry } from '../infra/machine-cache.mjs';
-import { bin } from '../deploy/tools.mjs';
+import { bin, crdsDir } from '../deploy/tools.mjs';
 import { ensureImage } from '../image.mjs';
 import { ensureInfraImage } from '../containers/infra-image.mjs';
 import { SERVICES, stackSecrets } from '../containers/compose-env.mjs';
@@ -159,6 +159,14 @@ export function clusterValues(c, service, image) {
     // A shared 2-core machine starting ten pods at once: a first start has taken over 60 s (the
     // chart's 30 × 2 s) while its store built indexes beside the other pods' starts.
     probes: { startup: { periodSeconds: 2, failureThreshold: 90 } },
+    // What an operator with the Prometheus Operator and Grafana turns on (issue 35): the monitor,
+    // the release's own alerts and the dashboard, accepted by the API server as the CRDs define
+    // them (no Prometheus runs here; the real-Prometheus test scrapes and evaluates them).
+    metrics: {
+      serviceMonitor: { enabled: true },
+      prometheusRule: { enabled: true },
+      grafanaDashboard: { enabled: true },
+    },
   };
   if (service === 'gateway') {
     values.ingress = { enabled: false };
@@ -203,6 +211,16 @@ export async function install(c, state) {
   at('images in the cluster');
 
   const secrets = stackSecrets(place);
+  // The Prometheus Operator's CRDs (ServiceMonitor, PodMonitor, PrometheusRule), as a cluster
+  // with kube-prometheus-stack has them, so the releases' monitors and rules are real objects.
+  kubectl(c, ['apply', '--server-side', '-f', crdsDir()]);
+  kubectl(c, [
+    'wait',
+    '--for=condition=established',
+    '--timeout=60s',
+    'crd/servicemonitors.monitoring.coreos.com',
+    'crd/prometheusrules.monitoring.coreos.com',
+  ]);
   apply(c, dependencyObjects(images.infra, secrets));
   apply(c, [
     {

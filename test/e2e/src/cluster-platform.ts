@@ -122,6 +122,22 @@ export function platformTests(t: Test, { state, cluster, kubectl, until }: Tools
         `${s} runs the imported image ${platform.images.app}`,
       );
     }
+    // With metrics.* on (as an operator with the Prometheus Operator sets them): every release's
+    // ServiceMonitor, its own PrometheusRule and the dashboard ConfigMap, accepted by the API server.
+    const owned = (kind: string, selector = '') =>
+      (
+        JSON.parse(kubectl(['get', kind, '-n', NS, '-o', 'json', ...(selector ? ['-l', selector] : [])])) as {
+          items: { metadata: { labels?: Record<string, string> } }[];
+        }
+      ).items.map((o) => o.metadata.labels?.['app.kubernetes.io/instance']);
+    const monitors = owned('servicemonitors.monitoring.coreos.com');
+    const rules = owned('prometheusrules.monitoring.coreos.com');
+    const dashboards = owned('configmaps', 'grafana_dashboard=1');
+    for (const s of SERVICES) {
+      t.ok(monitors.includes(s), `${s}: a ServiceMonitor`);
+      t.ok(rules.includes(s), `${s}: its PrometheusRule`);
+      t.ok(dashboards.includes(s), `${s}: the dashboard ConfigMap`);
+    }
   });
 
   t.test('helm test passes for each release', async (t) => {
