@@ -216,7 +216,8 @@ t.test(
       await eventually(
         async () =>
           (await h.call(agent.principal, 'GET', `/v1/requests/${id}`)).body.data.requester.name === renamed,
-        { what: `the ${version} events applied` },
+        // A CI run beside the cluster test took more than the default 10 s for the last version.
+        { what: `the ${version} events applied`, timeoutMs: 30_000 },
       );
     }
     t.pass('every event was read in turn');
