@@ -201,6 +201,24 @@ export const releaseArgs = (c, s, extra = []) => [
   WAIT,
 ];
 
+/**
+ * Waits (at most 60 s) until the Prometheus Operator's CRDs serve their kinds. `kubectl wait`
+ * alone fails at once on a CRD the API server has not given a status yet (seen on a fresh
+ * cluster: ".status.conditions accessor error"), so it is asked again until it answers.
+ */
+async function crdsEstablished(c) {
+  const crds = ['crd/servicemonitors.monitoring.coreos.com', 'crd/prometheusrules.monitoring.coreos.com'];
+  for (const deadline = Date.now() + 60_000; ;) {
+    try {
+      kubectl(c, ['wait', '--for=condition=established', '--timeout=10s', ...crds]);
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
 /** The whole platform on a running cluster (`state` from `up`); what the caller needs to use it. */
 export async function install(c, state) {
   const started = Date.now();
@@ -214,13 +232,7 @@ export async function install(c, state) {
   // The Prometheus Operator's CRDs (ServiceMonitor, PodMonitor, PrometheusRule), as a cluster
   // with kube-prometheus-stack has them, so the releases' monitors and rules are real objects.
   kubectl(c, ['apply', '--server-side', '-f', crdsDir()]);
-  kubectl(c, [
-    'wait',
-    '--for=condition=established',
-    '--timeout=60s',
-    'crd/servicemonitors.monitoring.coreos.com',
-    'crd/prometheusrules.monitoring.coreos.com',
-  ]);
+  await crdsEstablished(c);
   apply(c, dependencyObjects(images.infra, secrets));
   apply(c, [
     {
