@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const PRELOAD = path.join(ROOT, 'scripts', 'test-preload.mjs');
 const { files, jobs, timeoutSeconds } = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 
 // The root waits for its files however long they take; each file has its own limit.
@@ -41,7 +42,13 @@ if (t.jobs > 1 && files.some(runsAlone) && !canLock)
   t.comment('flock is missing: the files marked "test-runner: alone" run beside others');
 /** The command that runs one file: under the shared or exclusive lock when any file runs alone. */
 const command = (file) => {
-  const node = [process.execPath, '--enable-source-maps', '--disable-proto=throw', path.resolve(ROOT, file)];
+  const node = [
+    process.execPath,
+    '--enable-source-maps',
+    '--disable-proto=throw',
+    `--import=${PRELOAD}`,
+    path.resolve(ROOT, file),
+  ];
   return canLock
     ? ['flock', [runsAlone(file) ? '--exclusive' : '--shared', lockFile, ...node]]
     : [node[0], node.slice(1)];

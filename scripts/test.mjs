@@ -143,7 +143,7 @@ function mapSourceToDist(tsFile) {
 // ---------------------------------------------------------------------------------------------
 // Main
 
-/** Debian packages the tests use beyond the infrastructure: the browser tests and the README walkthrough. */
+/** Debian packages the tests use beyond the infrastructure: the browser tests, the README walkthrough, the fault tests. */
 const TEST_TOOLS = [
   { pkg: 'chromium', path: CHROMIUM },
   { pkg: 'jq', path: '/usr/bin/jq' },
@@ -156,6 +156,9 @@ const TEST_TOOLS = [
   { pkg: 'ldap-utils', path: '/usr/bin/ldapmodify' },
   // deskctl's zsh completion script is run by a real zsh.
   { pkg: 'zsh', path: '/usr/bin/zsh' },
+  // The clustered-profile fault test cuts a NATS server off from its peers with iptables inside
+  // a network namespace of its own (libs/platform/src/testing/netns.ts).
+  { pkg: 'iptables', path: '/usr/sbin/iptables' },
 ];
 
 function ensureTestTools() {

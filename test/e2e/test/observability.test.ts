@@ -89,11 +89,13 @@ if (!fs.existsSync(PROMTOOL) || !fs.existsSync(PROMETHEUS)) {
     t.pass('gateway, requests, identity, audit and webhooks are up');
   });
 
+  const KEYS_RESOLVED = 'sum(identity_api_keys_resolved_total{job="identity",outcome="valid"})';
   t.test('the key series exist and move after traffic', async (t) => {
     const before = {
       gateway: (await query('sum(http_server_request_duration_seconds_count{job="gateway"})')).value ?? 0,
       published: (await query('sum(outbox_published_total{job="requests"})')).value ?? 0,
       acked: (await query('sum(consumer_messages_total{job="audit",outcome="acked"})')).value ?? 0,
+      keys: (await query(KEYS_RESOLVED)).value ?? 0,
     };
     for (let i = 0; i < 5; i++) {
       const created = await createRequest(t, agent.api, { title: `scraped ${i}` });
@@ -105,18 +107,23 @@ if (!fs.existsSync(PROMTOOL) || !fs.existsSync(PROMETHEUS)) {
           (await query('sum(http_server_request_duration_seconds_count{job="gateway"})')).value ?? 0;
         const published = (await query('sum(outbox_published_total{job="requests"})')).value ?? 0;
         const acked = (await query('sum(consumer_messages_total{job="audit",outcome="acked"})')).value ?? 0;
+        // The file's own agent key was resolved once, by its first call: scraped once identity's
+        // next scrape after it succeeded (the series appears only then).
+        const keys = (await query(KEYS_RESOLVED)).value ?? 0;
         return (
-          gateway >= before.gateway + 10 && published >= before.published + 5 && acked >= before.acked + 5
+          gateway >= before.gateway + 10 &&
+          published >= before.published + 5 &&
+          acked >= before.acked + 5 &&
+          keys >= before.keys + 1
         );
       },
-      { what: 'gateway calls, outbox publishes and audit acks to rise', timeoutMs: 30_000 },
+      { what: 'gateway calls, outbox publishes, audit acks and key resolutions to rise', timeoutMs: 30_000 },
     );
     for (const series of [
       'gateway_authentications_total{outcome="ok"}',
       'gateway_rate_limit_decisions_total{decision="admitted"}',
       'consumer_pending_messages{consumer="audit"}',
       'outbox_oldest_entry_age_seconds',
-      'identity_api_keys_resolved_total',
       'process_resident_memory_bytes{job="audit"}',
       // The HTTP labels of the OpenTelemetry semantic conventions, which the rules and panels read.
       'http_server_request_duration_seconds_count{job="gateway",http_request_method="POST",http_route="/v1/requests",http_response_status_code="201"}',

@@ -6,14 +6,17 @@ import { processAlive } from './servers.js';
 /**
  * A network of Linux network namespaces made by a test, so that it can cut one server off from
  * its peers (a partition) while the test's own processes still reach it. Each member runs in a
- * namespace of its own, `sd-nats-<owner pid>-<id>-<i>`, whose only link is a veth on a bridge in
- * the root namespace that has no other member; the bridge holds 10.233.<n>.1/24 and member i
- * 10.233.<n>.<11 + i>. The namespaces have no default route (nothing in them can reach beyond the
- * bridge's subnet) and IP forwarding is off inside them (the kernel's default for a new one).
- * Needs root (CAP_NET_ADMIN), `ip` (iproute2) and `iptables`.
+ * namespace of its own, `sd-nats-<owner pid>-<id>-<i>`; a hub namespace (`…-hub`) holds the only
+ * bridge, whose ports are a veth to each member and one veth to the root namespace. The root
+ * namespace gets just that veth's end (10.233.<n>.1/24, aliased with the owner): no bridge and no
+ * forwarding there, so neither the machine's firewall (a FORWARD policy, br_netfilter) nor its
+ * sysctls are involved, and the layout is the one the test cluster's node already uses (a bridge
+ * inside a namespace, a veth to the host). Member i is 10.233.<n>.<11 + i>. The namespaces have no
+ * default route (nothing in them can reach beyond the subnet) and IP forwarding is off inside them
+ * (the kernel's default for a new one). Needs root (CAP_NET_ADMIN), `ip` (iproute2) and `iptables`.
  */
 export interface NamespaceNetwork {
-  /** The bridge's address: the one the root namespace's clients reach the members from. */
+  /** The root namespace's address on the network: the one its clients reach the members from. */
   hostAddress: string;
   members: { netns: string; address: string }[];
   /** The command prefix that runs a program in member i's namespace (`ip netns exec` execs it). */
@@ -22,7 +25,7 @@ export interface NamespaceNetwork {
   partition(i: number): void;
   /** Undoes every partition. */
   heal(): void;
-  /** Removes the namespaces (their veths go with them) and the bridge; safe to call twice. */
+  /** Removes the namespaces (their veths go with them) and the uplink; safe to call twice. */
   remove(): void;
 }
 
@@ -39,8 +42,8 @@ const quietly = (fn: () => unknown) => {
 
 /**
  * Removes what a test process killed before its teardown left behind (tap's timeout kills it with
- * its teardowns unrun): namespaces and bridges of this prefix whose owner pid (in the namespace's
- * name, in the bridge's alias) is gone, and the servers still running in such a namespace, which
+ * its teardowns unrun): namespaces and uplinks of this prefix whose owner pid (in the namespace's
+ * name, in the uplink's alias) is gone, and the servers still running in such a namespace, which
  * that test started.
  */
 function removeStale(): void {
@@ -55,11 +58,11 @@ function removeStale(): void {
       quietly(() => process.kill(pid, 'SIGKILL'));
     quietly(() => ip('netns', 'del', name));
   }
-  const bridges = JSON.parse(ip('-j', 'link', 'show', 'type', 'bridge') || '[]') as {
+  const links = JSON.parse(ip('-j', 'link', 'show', 'type', 'veth') || '[]') as {
     ifname: string;
     ifalias?: string;
   }[];
-  for (const b of bridges) if (stale(b.ifalias)) quietly(() => ip('link', 'del', b.ifname));
+  for (const l of links) if (stale(l.ifalias)) quietly(() => ip('link', 'del', l.ifname));
 }
 
 /** A /24 of 10.233.0.0/16 no route of this machine uses yet; bounded to 256 tries. */
@@ -77,8 +80,9 @@ export function namespaceNetwork(t: Teardownable, count: number): NamespaceNetwo
   removeStale();
   const id = randomBytes(3).toString('hex');
   const owner = `${PREFIX}${process.pid}-${id}`;
-  // Interface names are at most 15 characters: the owner goes into the bridge's alias.
-  const bridge = `sdn${id}`;
+  const hub = `${owner}-hub`;
+  // Interface names are at most 15 characters: the owner goes into the root end's alias.
+  const uplink = `sdn${id}`;
   const subnet = freeSubnet();
   const hostAddress = `10.233.${subnet}.1`;
   const members = Array.from({ length: count }, (_, i) => ({
@@ -106,22 +110,28 @@ export function namespaceNetwork(t: Teardownable, count: number): NamespaceNetwo
     },
     remove() {
       // A namespace outlives its name while a process still runs in it; its veth goes with it.
+      // The hub's veths go with it, the root namespace's end of the uplink too.
       for (const m of members) quietly(() => ip('netns', 'del', m.netns));
-      quietly(() => ip('link', 'del', bridge));
+      quietly(() => ip('netns', 'del', hub));
+      quietly(() => ip('link', 'del', uplink));
     },
   };
   t.teardown(() => network.remove());
   try {
-    ip('link', 'add', bridge, 'type', 'bridge');
-    ip('link', 'set', bridge, 'alias', owner);
-    ip('addr', 'add', `${hostAddress}/24`, 'dev', bridge);
-    ip('link', 'set', bridge, 'up');
+    ip('netns', 'add', hub);
+    ip('-n', hub, 'link', 'add', 'br0', 'type', 'bridge');
+    ip('-n', hub, 'link', 'set', 'br0', 'up');
+    ip('link', 'add', uplink, 'type', 'veth', 'peer', 'name', 'up0', 'netns', hub);
+    ip('link', 'set', uplink, 'alias', owner);
+    ip('addr', 'add', `${hostAddress}/24`, 'dev', uplink);
+    ip('link', 'set', uplink, 'up');
+    ip('-n', hub, 'link', 'set', 'up0', 'master', 'br0', 'up');
     members.forEach((m, i) => {
-      const veth = `${bridge}h${i}`;
+      const port = `m${i}`;
       ip('netns', 'add', m.netns);
       ip('-n', m.netns, 'link', 'set', 'lo', 'up');
-      ip('link', 'add', veth, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', m.netns);
-      ip('link', 'set', veth, 'master', bridge, 'up');
+      ip('-n', hub, 'link', 'add', port, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', m.netns);
+      ip('-n', hub, 'link', 'set', port, 'master', 'br0', 'up');
       ip('-n', m.netns, 'addr', 'add', `${m.address}/24`, 'dev', 'eth0');
       ip('-n', m.netns, 'link', 'set', 'eth0', 'up');
     });
