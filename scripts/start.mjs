@@ -27,7 +27,7 @@
 // SERVICE_SIGNING_KEY / SERVICE_VERIFY_KEYS when set; otherwise every service (and deskctl) reads
 // the development key file .data/service-keys.json, made by the first that needs it.
 
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -35,6 +35,16 @@ import https from 'node:https';
 import path from 'node:path';
 import readline from 'node:readline';
 import { parseArgs, styleText } from 'node:util';
+import {
+  instanceEnvironment,
+  SERVICES,
+  serviceEntry,
+  spawnService,
+  stackEnvironment,
+  stackInstances,
+  stopProcess,
+  waitUntilReady,
+} from '../libs/platform/launch/stack.mjs';
 import { buildTypeScript, ensureNodeModules, InfraError, ROOT, up } from './infra.mjs';
 
 const STOP_TIMEOUT_MS = 15_000;
@@ -42,13 +52,7 @@ const REPLICA_PORT_STEP = 10;
 const MAX_REPLICAS = 5;
 const READY_TIMEOUT_MS = 60_000;
 
-const SERVICES = [
-  { name: 'identity', portVar: 'IDENTITY_PORT', port: 8082, metricsPort: 9482, color: 'yellow' },
-  { name: 'requests', portVar: 'REQUESTS_PORT', port: 8081, metricsPort: 9481, color: 'magenta' },
-  { name: 'audit', portVar: 'AUDIT_PORT', port: 8083, metricsPort: 9483, color: 'green' },
-  { name: 'webhooks', portVar: 'WEBHOOKS_PORT', port: 8084, metricsPort: 9484, color: 'blue' },
-  { name: 'gateway', portVar: 'GATEWAY_PORT', port: 8080, metricsPort: 9480, color: 'cyan' },
-];
+const COLORS = { identity: 'yellow', requests: 'magenta', audit: 'green', webhooks: 'blue', gateway: 'cyan' };
 
 // Node's styleText colours only a terminal, and honours NO_COLOR and FORCE_COLOR.
 const paint = (style, s) => styleText(style, s);
@@ -253,9 +257,9 @@ function probe(url, timeoutMs = 2000) {
   });
 }
 
-async function isReady(svc) {
-  if (await probe(`http://127.0.0.1:${svc.port}/readyz`)) return true;
-  return Boolean(process.env.TLS_CERT) && probe(`https://127.0.0.1:${svc.port}/readyz`);
+async function isReady(instance) {
+  if (await probe(`http://127.0.0.1:${instance.port}/readyz`)) return true;
+  return Boolean(process.env.TLS_CERT) && probe(`https://127.0.0.1:${instance.port}/readyz`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -264,19 +268,9 @@ async function isReady(svc) {
 const children = new Map(); // name -> { child, exited: Promise }
 let shuttingDown = false;
 
-function startService(svc, env, labelWidth) {
-  const entry = path.join(ROOT, 'services', svc.name, 'dist', 'src', 'server.js');
-  const label = paint(svc.color, `[${svc.label}]`.padEnd(labelWidth));
-  // Tracing is loaded before the service (see libs/platform/src/telemetry/preload.ts).
-  const child = spawn(
-    process.execPath,
-    ['--disable-proto=throw', '--import', '@support-desk/platform/telemetry', entry],
-    {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+function startService(instance, env, labelWidth) {
+  const label = paint(COLORS[instance.service.name], `[${instance.name}]`.padEnd(labelWidth));
+  const child = spawnService(ROOT, instance.service.name, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise((resolve) => {
     child.on('exit', (code, signal) => resolve({ code, signal }));
     child.on('error', (err) => {
@@ -296,12 +290,12 @@ function startService(svc, env, labelWidth) {
     say(
       paint(
         'red',
-        `${svc.label} exited unexpectedly (${signal ? `signal ${signal}` : `exit code ${code}`}); stopping everything`,
+        `${instance.name} exited unexpectedly (${signal ? `signal ${signal}` : `exit code ${code}`}); stopping everything`,
       ),
     );
     void shutdown(1);
   });
-  children.set(svc.label, { child, exited });
+  children.set(instance.name, { child, exited });
   return child;
 }
 
@@ -312,18 +306,14 @@ async function shutdown(code) {
     ([, c]) => c.child.exitCode === null && c.child.signalCode === null,
   );
   if (running.length) say(`stopping ${running.map(([n]) => n).join(', ')}...`);
-  for (const [, c] of running) c.child.kill('SIGTERM');
-  const all = Promise.all(running.map(([, c]) => c.exited));
-  const timedOut = await Promise.race([all.then(() => false), sleep(STOP_TIMEOUT_MS).then(() => true)]);
-  if (timedOut) {
-    for (const [name, c] of running) {
-      if (c.child.exitCode === null && c.child.signalCode === null) {
+  await Promise.all(
+    running.map(([name, c]) =>
+      stopProcess(c.child, STOP_TIMEOUT_MS, () => {
         say(`${name} did not stop within ${STOP_TIMEOUT_MS / 1000} s; SIGKILL`);
         c.child.kill('SIGKILL');
-      }
-    }
-    await Promise.race([all, sleep(3000)]);
-  }
+      }),
+    ),
+  );
   say('services stopped. Infra is still running (`npm run infra down` stops it).');
   process.exit(code);
 }
@@ -368,8 +358,7 @@ async function main() {
     console.error(`ERROR: ${err instanceof InfraError ? err.message : err.stack || err}`);
     process.exit(1);
   }
-  // Several writers of one aggregate on the local store need its cross-process lock (MongoDB not).
-  const env = { ...process.env, ...urls, ...(replicas > 1 ? { STORE_WRITE_LOCKS: 'true' } : {}) };
+  const env = { ...process.env, ...urls };
   const keys = principalKeys();
   try {
     provisionStreams(env);
@@ -380,34 +369,23 @@ async function main() {
 
   bootstrapAdmin(env);
 
-  const services = [];
-  for (const svc of SERVICES) {
-    const base = Number(process.env[svc.portVar] || svc.port);
-    const entry = path.join(ROOT, 'services', svc.name, 'dist', 'src', 'server.js');
-    if (!fs.existsSync(entry)) {
-      say(`${svc.name}: not built (no services/${svc.name}/dist/src/server.js); skipping`);
-      continue;
-    }
-    for (let k = 0; k < replicas; k++) {
-      const label = replicas > 1 ? `${svc.name}#${k + 1}` : svc.name;
-      services.push({
-        ...svc,
-        label,
-        port: base + k * REPLICA_PORT_STEP,
-        metricsPort: svc.metricsPort + k * REPLICA_PORT_STEP,
-      });
-    }
-  }
-  // Every gateway reaches every replica of each service.
-  const upstreamUrls = (name) =>
-    services
-      .filter((s) => s.name === name)
-      .map((s) => `http://127.0.0.1:${s.port}`)
-      .join(',');
-  if (services.length === 0) {
+  const built = SERVICES.filter((svc) => {
+    if (fs.existsSync(serviceEntry(ROOT, svc.name))) return true;
+    say(`${svc.name}: not built (no services/${svc.name}/dist/src/server.js); skipping`);
+    return false;
+  });
+  if (built.length === 0) {
     say('no service is built yet; nothing to start.');
     process.exit(1);
   }
+  const metricsOff = process.env.SD_METRICS_PORT === '0';
+  const instances = await stackInstances(built, replicas, (svc, k) => ({
+    port: Number(process.env[svc.portVar] || svc.port) + k * REPLICA_PORT_STEP,
+    metricsPort: metricsOff ? 0 : svc.metricsPort + k * REPLICA_PORT_STEP,
+  }));
+  const shared = stackEnvironment(instances);
+  // The gateway's upstreams may be given (services run elsewhere).
+  for (const { urlVar } of SERVICES) if (urlVar && process.env[urlVar]) shared[urlVar] = process.env[urlVar];
 
   process.on('SIGINT', () => {
     if (shuttingDown) {
@@ -418,62 +396,33 @@ async function main() {
   });
   process.on('SIGTERM', () => void shutdown(0));
 
-  const labelWidth = Math.max(...services.map((s) => s.label.length)) + 2;
-  for (const svc of services) {
-    // Only the gateway holds the private key; the services verify with the public one.
+  const labelWidth = Math.max(...instances.map((i) => i.name.length)) + 2;
+  for (const instance of instances) {
     const own =
-      svc.name === 'gateway'
+      instance.service.name === 'webhooks'
         ? {
-            PRINCIPAL_SIGNING_KEY: keys.signingKey,
-            REQUESTS_URL: process.env.REQUESTS_URL ?? upstreamUrls('requests'),
-            IDENTITY_URL: process.env.IDENTITY_URL ?? upstreamUrls('identity'),
-            AUDIT_URL: process.env.AUDIT_URL ?? upstreamUrls('audit'),
-            WEBHOOKS_URL: process.env.WEBHOOKS_URL ?? upstreamUrls('webhooks'),
+            WEBHOOKS_SECRET_KEY: webhooksSecretKey(),
+            WEBHOOKS_ALLOWED_RANGES: process.env.WEBHOOKS_ALLOWED_RANGES ?? '127.0.0.0/8,::1/128',
           }
-        : svc.name === 'webhooks'
-          ? {
-              PRINCIPAL_VERIFY_KEYS: keys.verifyKeys,
-              WEBHOOKS_SECRET_KEY: webhooksSecretKey(),
-              WEBHOOKS_ALLOWED_RANGES: process.env.WEBHOOKS_ALLOWED_RANGES ?? '127.0.0.0/8,::1/128',
-            }
-          : { PRINCIPAL_VERIFY_KEYS: keys.verifyKeys };
-    startService(
-      svc,
-      {
-        ...env,
-        ...own,
-        [svc.portVar]: String(svc.port),
-        METRICS_PORT: process.env.SD_METRICS_PORT === '0' ? '0' : String(svc.metricsPort),
-      },
-      labelWidth,
-    );
+        : {};
+    startService(instance, { ...env, ...shared, ...instanceEnvironment(instance, keys), ...own }, labelWidth);
   }
 
-  const pending = new Set(services.map((s) => s.label));
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (pending.size && !shuttingDown && Date.now() < deadline) {
-    await Promise.all(
-      services
-        .filter((s) => pending.has(s.label))
-        .map(async (s) => {
-          if (await isReady(s)) pending.delete(s.label);
-        }),
-    );
-    if (pending.size) await sleep(500);
-  }
-  if (shuttingDown) return;
-  if (pending.size) {
-    say(
-      paint(
-        'red',
-        `not ready after ${READY_TIMEOUT_MS / 1000} s: ${[...pending].join(', ')} (GET /readyz != 200)`,
-      ),
-    );
+  try {
+    await waitUntilReady(instances, {
+      isReady: async (instance) => shuttingDown || (await isReady(instance)),
+      timeoutMs: READY_TIMEOUT_MS,
+      intervalMs: 500,
+    });
+  } catch (err) {
+    if (shuttingDown) return;
+    say(paint('red', err.message));
     await shutdown(1);
     return;
   }
+  if (shuttingDown) return;
   const scheme = process.env.TLS_CERT ? 'https' : 'http';
-  const gateways = services.filter((s) => s.name === 'gateway');
+  const gateways = instances.filter((i) => i.service.name === 'gateway');
   console.log('');
   if (gateways.length)
     say(
@@ -488,7 +437,7 @@ async function main() {
     say(
       paint(
         ['bold', 'green'],
-        `services up (no gateway built): ${services.map((s) => `${s.label}:${s.port}`).join(', ')}`,
+        `services up (no gateway built): ${instances.map((i) => `${i.name}:${i.port}`).join(', ')}`,
       ),
     );
   say('Ctrl-C stops the services; `npm run infra down` stops Redis/NATS/Mongo.');

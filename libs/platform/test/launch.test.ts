@@ -75,3 +75,51 @@ t.test(
     t.equal(({} as Record<string, unknown>).polluted, undefined);
   },
 );
+
+t.test('a stack of replicas: names, ports, what the gateway reaches and who holds which key', async (t) => {
+  const { SERVICES, stackInstances, stackEnvironment, instanceEnvironment } =
+    await import('@support-desk/platform/launch/stack');
+  const instances = await stackInstances(SERVICES, 2, (service, k) => ({
+    port: service.port + 10 * k,
+    metricsPort: service.metricsPort + 10 * k,
+  }));
+  t.same(
+    instances.map((i) => `${i.name}:${i.port}`),
+    [
+      'identity:8082',
+      'identity#2:8092',
+      'requests:8081',
+      'requests#2:8091',
+      'audit:8083',
+      'audit#2:8093',
+      'webhooks:8084',
+      'webhooks#2:8094',
+      'gateway:8080',
+      'gateway#2:8090',
+    ],
+  );
+  const env = stackEnvironment(instances);
+  t.equal(env.REQUESTS_URL, 'http://127.0.0.1:8081,http://127.0.0.1:8091', 'every replica, for the gateway');
+  t.equal(env.GATEWAY_PORT, '8080');
+  t.equal(env.GATEWAY_URL, undefined);
+  t.equal(env.STORE_WRITE_LOCKS, 'true', 'several writers of one aggregate on the local store');
+  t.equal(stackEnvironment(instances.filter((i) => !i.name.includes('#'))).STORE_WRITE_LOCKS, undefined);
+  const keys = { signingKey: 'private', verifyKeys: 'public' };
+  const gateway2 = instanceEnvironment(
+    instances.find((i) => i.name === 'gateway#2')!,
+    keys,
+  );
+  t.match(gateway2, {
+    PORT: '8090',
+    GATEWAY_PORT: '8090',
+    METRICS_PORT: '9490',
+    PRINCIPAL_SIGNING_KEY: 'private',
+  });
+  t.notOk('PRINCIPAL_VERIFY_KEYS' in gateway2);
+  const audit = instanceEnvironment(
+    instances.find((i) => i.name === 'audit')!,
+    keys,
+  );
+  t.match(audit, { PORT: '8083', AUDIT_PORT: '8083', PRINCIPAL_VERIFY_KEYS: 'public' });
+  t.notOk('PRINCIPAL_SIGNING_KEY' in audit, 'only the gateway holds the private key');
+});

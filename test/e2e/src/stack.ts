@@ -1,9 +1,20 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  instanceEnvironment,
+  SERVICES as SERVICE_SPECS,
+  type ServiceInstance,
+  serviceEntry,
+  spawnService,
+  stackEnvironment,
+  stackInstances,
+  stopProcess,
+  waitUntilReady,
+} from '@support-desk/platform/launch/stack';
 import {
   eventually as eventuallyWithin,
   freePort,
@@ -121,21 +132,14 @@ export async function startPrivateStack(t: Teardownable, options: StackOptions =
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), `sd-${run}-`));
   const dataDir = path.join(logDir, 'identity-data');
   fs.mkdirSync(dataDir);
-  // One instance per service and replica: `requests`, `requests#2`, ...
+  // One instance per service and replica (`requests`, `requests#2`, ...), on free ports.
   const replicas = options.replicas ?? 1;
-  const instances: { name: string; service: ServiceName; port: number; metricsPort: number }[] = [];
-  for (const service of SERVICES) {
-    for (let k = 1; k <= replicas; k++) {
-      const name = k === 1 ? service : `${service}#${k}`;
-      instances.push({ name, service, port: await freePort(), metricsPort: await freePort() });
-    }
-  }
-  const portsOf = (s: ServiceName) => instances.filter((i) => i.service === s).map((i) => i.port);
+  const instances = await stackInstances(SERVICE_SPECS, replicas, async () => ({
+    port: await freePort(),
+    metricsPort: await freePort(),
+  }));
+  const portsOf = (s: ServiceName) => instances.filter((i) => i.service.name === s).map((i) => i.port);
   const ports = Object.fromEntries(SERVICES.map((s) => [s, portsOf(s)[0]])) as Record<ServiceName, number>;
-  const urlsOf = (s: ServiceName) =>
-    portsOf(s)
-      .map((p) => `http://127.0.0.1:${p}`)
-      .join(',');
   const scheme = options.tls ? 'https' : 'http';
   const origins = portsOf('gateway').map((p) => `${scheme}://127.0.0.1:${p}`);
   const origin = origins[0];
@@ -151,23 +155,13 @@ export async function startPrivateStack(t: Teardownable, options: StackOptions =
     // the per-address limit on failed authentications is proven by the gateway's own test
     // (services/gateway/test/auth-failures.test.ts), with a limit low enough to reach.
     AUTH_FAILURES_PER_IP: '100000',
-    GATEWAY_PORT: String(ports.gateway),
-    REQUESTS_PORT: String(ports.requests),
-    IDENTITY_PORT: String(ports.identity),
-    AUDIT_PORT: String(ports.audit),
-    WEBHOOKS_PORT: String(ports.webhooks),
-    REQUESTS_URL: urlsOf('requests'),
-    IDENTITY_URL: urlsOf('identity'),
-    AUDIT_URL: urlsOf('audit'),
-    WEBHOOKS_URL: urlsOf('webhooks'),
+    ...stackEnvironment(instances),
     // This stack's own key for webhook secrets; its receivers listen on loopback.
     WEBHOOKS_SECRET_KEY: randomBytes(32).toString('base64'),
     WEBHOOKS_ALLOWED_RANGES: '127.0.0.0/8,::1/128',
     OAUTH_ISSUER: origin,
     PUBLIC_BASE_URL: `${origin}/v1`,
     IDENTITY_DATA_DIR: dataDir,
-    // Several writers of one aggregate on the local store (see aggregate-lock.ts).
-    ...(replicas > 1 ? { STORE_WRITE_LOCKS: 'true' } : {}),
     ...options.env,
   };
   if (options.tls) {
@@ -176,19 +170,18 @@ export async function startPrivateStack(t: Teardownable, options: StackOptions =
   }
   // A key pair of this stack's own: the gateway signs with the private key, the others verify.
   const keys = testPrincipalKeys();
-  const serviceEnv = (s: ServiceName, port = ports[s], metricsPort = 0): Record<string, string> => ({
+  const instanceEnv = (instance: ServiceInstance): Record<string, string> => ({
     ...env,
-    MONGO_DB: `${run}_${s}`,
-    PORT: String(port),
-    METRICS_PORT: String(metricsPort),
-    [`${s.toUpperCase()}_PORT`]: String(port),
-    ...(s === 'gateway'
-      ? { PRINCIPAL_SIGNING_KEY: keys.signingKey }
-      : { PRINCIPAL_VERIFY_KEYS: keys.verifyKeys }),
+    MONGO_DB: `${run}_${instance.service.name}`,
+    ...instanceEnvironment(instance, keys),
   });
   // deskctl works on identity's database, like the identity service itself.
-  const cliEnv = serviceEnv('identity');
-  delete cliEnv.PORT;
+  const cliEnv: Record<string, string> = {
+    ...env,
+    MONGO_DB: `${run}_identity`,
+    METRICS_PORT: '0',
+    PRINCIPAL_VERIFY_KEYS: keys.verifyKeys,
+  };
   delete cliEnv.IDENTITY_PORT;
 
   const children = new Map<string, ChildProcess>();
@@ -204,12 +197,7 @@ export async function startPrivateStack(t: Teardownable, options: StackOptions =
       .join('\n');
 
   const stopChild = async (child: ChildProcess) => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const gone = new Promise<void>((r) => child.once('exit', () => r()));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => killGroup(child, 'SIGKILL'), STOP_TIMEOUT_MS);
-    await gone;
-    clearTimeout(timer);
+    await stopProcess(child, STOP_TIMEOUT_MS, () => killGroup(child, 'SIGKILL'));
     live.delete(child);
   };
   let stopped = false;
@@ -227,9 +215,7 @@ export async function startPrivateStack(t: Teardownable, options: StackOptions =
     await cleanup(run, env).catch(() => undefined);
   });
 
-  const missing = SERVICES.filter(
-    (s) => !fs.existsSync(path.join(ROOT, 'services', s, 'dist/src/server.js')),
-  );
+  const missing = SERVICES.filter((s) => !fs.existsSync(serviceEntry(ROOT, s)));
   if (missing.length) {
     throw new Error(
       `service(s) not built or not implemented yet: ${missing.map((s) => `services/${s}/dist/src/server.js`).join(', ')} ` +
@@ -237,30 +223,16 @@ export async function startPrivateStack(t: Teardownable, options: StackOptions =
     );
   }
 
-  type Instance = (typeof instances)[number];
-  const spawnInstance = ({ name, service: s, port, metricsPort }: Instance) => {
-    const out = fs.openSync(logFile(name), 'a');
-    const child = spawn(
-      'bash',
-      [
-        '-c',
-        WATCHDOG,
-        'sd-e2e-watchdog',
-        String(process.pid),
-        process.execPath,
-        '--disable-proto=throw',
-        // Tracing (off unless OTEL_* variables say otherwise), as every deployment runs a service.
-        '--import',
-        '@support-desk/platform/telemetry',
-        path.join(ROOT, 'services', s, 'dist/src/server.js'),
-      ],
-      {
-        cwd: ROOT,
-        env: { ...process.env, ...serviceEnv(s, port, metricsPort) },
-        stdio: ['ignore', out, out],
-        detached: true, // own process group: the SIGKILL fallback reaches the service, not only its watchdog
-      },
-    );
+  const spawnInstance = (instance: ServiceInstance) => {
+    const out = fs.openSync(logFile(instance.name), 'a');
+    // Tracing is off unless OTEL_* variables say otherwise, as in every deployment.
+    const child = spawnService(ROOT, instance.service.name, {
+      env: { ...process.env, ...instanceEnv(instance) },
+      stdio: ['ignore', out, out],
+      wrap: ['bash', '-c', WATCHDOG, 'sd-e2e-watchdog', String(process.pid)],
+      detached: true, // own process group: the SIGKILL fallback reaches the service, not only its watchdog
+    });
+    const { name } = instance;
     fs.closeSync(out);
     live.add(child);
     children.set(name, child);
@@ -275,30 +247,20 @@ export async function startPrivateStack(t: Teardownable, options: StackOptions =
   for (const instance of instances) spawnInstance(instance);
 
   const ca = options.tls?.ca;
-  const waitReady = async (waiting: Instance[]) => {
-    const deadline = Date.now() + READY_TIMEOUT_MS;
-    const notReady = new Set(waiting);
-    while (notReady.size > 0) {
-      for (const instance of [...notReady]) {
-        const s = instance.name;
-        if (exits.has(s)) {
-          await stop();
-          throw new Error(`${s} ${exits.get(s)} before it was ready\n${tails()}`);
-        }
-        const url =
-          instance.service === 'gateway'
-            ? `${scheme}://127.0.0.1:${instance.port}/readyz`
-            : `http://127.0.0.1:${instance.port}/readyz`;
-        const res = await request(url, { ca, timeoutMs: 2000 }).catch(() => null);
-        if (res?.status === 200) notReady.delete(instance);
-      }
-      if (notReady.size === 0) break;
-      if (Date.now() > deadline) {
-        await stop();
-        const names = [...notReady].map((i) => i.name).join(', ');
-        throw new Error(`not ready after ${READY_TIMEOUT_MS} ms: ${names}\n${tails()}`);
-      }
-      await sleep(150);
+  const waitReady = async (waiting: ServiceInstance[]) => {
+    try {
+      await waitUntilReady(waiting, {
+        isReady: async (instance) => {
+          const url = `${instance.service.name === 'gateway' ? scheme : 'http'}://127.0.0.1:${instance.port}/readyz`;
+          return (await request(url, { ca, timeoutMs: 2000 }).catch(() => null))?.status === 200;
+        },
+        exited: (instance) => exits.get(instance.name),
+        timeoutMs: READY_TIMEOUT_MS,
+        intervalMs: 150,
+      });
+    } catch (err) {
+      await stop();
+      throw new Error(`${(err as Error).message}\n${tails()}`);
     }
   };
   await waitReady(instances);
@@ -338,7 +300,7 @@ export async function startPrivateStack(t: Teardownable, options: StackOptions =
     stopService: async (s) => {
       await Promise.all(
         instances
-          .filter((i) => i.service === s)
+          .filter((i) => i.service.name === s)
           .map((i) => children.get(i.name) && stopChild(children.get(i.name)!)),
       );
     },
