@@ -21,7 +21,7 @@
 // missing and running as root;
 // SD_TEST_SKIP_CHROMIUM=1 skips that. The PyPI tools of the SCIM conformance and Schemathesis tests
 // (scim2-tester, schemathesis) are installed into venvs in the data directory before the tests
-// (scripts/infra/python-tools.mjs).
+// (scripts/test/python-tools.mjs).
 // The run's raw TAP is kept in .tap/last-run.tap.
 
 import { spawn } from 'node:child_process';
@@ -40,10 +40,10 @@ import {
 } from './infra.mjs';
 import { findFerretDB } from './infra/ferretdb.mjs';
 import { ensureNatsServer } from './infra/nats-server.mjs';
-import { ensureCollector } from './infra/otelcol.mjs';
-import { ensurePythonTool, PYTHON_TOOLS } from './infra/python-tools.mjs';
-import { formatFailures, readTap } from './tap-report.mjs';
-import { longestFirst, recordTimes } from './test-schedule.mjs';
+import { ensureCollector } from './test/otelcol.mjs';
+import { ensurePythonTool, PYTHON_TOOLS } from './test/python-tools.mjs';
+import { formatFailures, readTap } from './test/tap-report.mjs';
+import { longestFirst, recordTimes } from './test/schedule.mjs';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -203,7 +203,7 @@ function fileLine(line) {
 }
 
 /**
- * Runs the files with scripts/test-runner.mjs (longest first, `jobs` at a time) and saves the
+ * Runs the files with scripts/test/runner.mjs (longest first, `jobs` at a time) and saves the
  * raw TAP to rawFile. Without a terminal (CI) the raw TAP streams to stdout as well; on a
  * terminal one line per file.
  */
@@ -216,7 +216,7 @@ function runTests(files, options, env, rawFile) {
   const raw = process.env.TAP === '1' || !process.stdout.isTTY;
   const runEnv = options.grep.length ? { ...env, TAP_GREP: options.grep.join('\n') } : env;
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'scripts', 'test-runner.mjs'), list], {
+    const child = spawn(process.execPath, [path.join(ROOT, 'scripts', 'test', 'runner.mjs'), list], {
       cwd: ROOT,
       env: runEnv,
       stdio: ['ignore', 'pipe', 'inherit'],

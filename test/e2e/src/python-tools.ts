@@ -3,11 +3,11 @@ import path from 'node:path';
 import { ROOT } from './stack.js';
 
 /**
- * Installs (or finds up to date) a PyPI tool's venv with scripts/infra/python-tools.mjs; its python,
+ * Installs (or finds up to date) a PyPI tool's venv with scripts/test/python-tools.mjs; its python,
  * beside which the tool's own commands are, or why it could not be installed.
  */
 export function installPythonTool(name: string): { python: string } | { error: string } {
-  const install = spawnSync(process.execPath, [path.join(ROOT, 'scripts/infra/python-tools.mjs'), name], {
+  const install = spawnSync(process.execPath, [path.join(ROOT, 'scripts/test/python-tools.mjs'), name], {
     encoding: 'utf8',
     timeout: 300_000,
   });

@@ -12,7 +12,7 @@
 // - `npm run fuzz` (scripts/fuzz.mjs, SD_FUZZ=1): every phase, SD_FUZZ_CASES (default 300) cases
 //   per operation and a random seed (or SD_FUZZ_SEED), printed with the result; any failure off
 //   the list fails it, and known ones may or may not occur.
-// The venv is installed by scripts/infra/python-tools.mjs (npm test does it before the tests).
+// The venv is installed by scripts/test/python-tools.mjs (npm test does it before the tests).
 import { randomInt } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -4,7 +4,7 @@
 // with a connection's bearer token. Every check must pass except the known failures below, each a
 // documented decision (services/identity/README.md, SCIM section): a new failure fails this test,
 // and so does a known failure that no longer fails (take it off the list and out of the README).
-// The venv is installed by scripts/infra/python-tools.mjs (npm test does it before the tests).
+// The venv is installed by scripts/test/python-tools.mjs (npm test does it before the tests).
 import path from 'node:path';
 import t from 'tap';
 import { installPythonTool, runTool } from '../src/python-tools.js';

@@ -1,5 +1,5 @@
 // One call's trace across the whole system, exported to a real OpenTelemetry Collector (built by
-// scripts/infra/otelcol.mjs, writing the spans it receives to a file): `POST /v1/requests` through
+// scripts/test/otelcol.mjs, writing the spans it receives to a file): `POST /v1/requests` through
 // the gateway with a caller's W3C `traceparent` yields one trace that spans the gateway, the
 // requests service, its MongoDB calls, the outbox's NATS publish and audit's ingestion; the trace
 // id is in the services' log lines and in the audit record's metadata.
@@ -12,7 +12,7 @@ import t from 'tap';
 import { cast } from '../src/actors.js';
 import { eventually, freePort, ROOT, startStack } from '../src/stack.js';
 
-const build = spawnSync(process.execPath, [path.join(ROOT, 'scripts/infra/otelcol.mjs')], {
+const build = spawnSync(process.execPath, [path.join(ROOT, 'scripts/test/otelcol.mjs')], {
   encoding: 'utf8',
   timeout: 240_000,
 });

@@ -5,7 +5,7 @@
 // the output is the TAP tap's runner prints: a `# Subtest: <file>` per file and its `ok` line with
 // `# time=`, then the summary.
 //
-//   node scripts/test-runner.mjs <list.json>     list.json: { files: [...], jobs, timeoutSeconds }
+//   node scripts/test/runner.mjs <list.json>     list.json: { files: [...], jobs, timeoutSeconds }
 //
 // A file whose first lines hold `// test-runner: alone` measures what a second file beside it
 // would disturb (the overload test's latency criteria): it runs with no other file at once. Every
@@ -20,8 +20,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const PRELOAD = path.join(ROOT, 'scripts', 'test-preload.mjs');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const PRELOAD = path.join(ROOT, 'scripts', 'test', 'preload.mjs');
 const { files, jobs, timeoutSeconds } = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 
 // The root waits for its files however long they take; each file has its own limit.

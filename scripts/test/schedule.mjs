@@ -4,14 +4,14 @@
 // so a clean clone on a machine that ran the tests before schedules from its own last run; a
 // machine that never did falls back to the table committed in test/README.md.
 //
-//   node scripts/test-schedule.mjs [raw.tap]   prints the per-file table (Markdown) of a run
+//   node scripts/test/schedule.mjs [raw.tap]   prints the per-file table (Markdown) of a run
 //                                              (default .tap/last-run.tap), longest first
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cacheRoot } from './infra/machine-cache.mjs';
+import { cacheRoot } from '../infra/machine-cache.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const timesFile = () => path.join(cacheRoot(), 'test-times.json');
 const README_TABLE = path.join(ROOT, 'test', 'README.md');
 

@@ -4,16 +4,16 @@
 // otherwise it is skipped (each takes 10-20 s to install on a fresh machine).
 //   scim2-tester  the SCIM 2.0 conformance checker (test/e2e/test/scim-conformance.test.ts)
 //   schemathesis  the OpenAPI property-based tester (test/e2e/test/schemathesis.test.ts)
-// `node scripts/infra/python-tools.mjs <name>` installs one with Node alone and prints its venv's
+// `node scripts/test/python-tools.mjs <name>` installs one with Node alone and prints its venv's
 // python (the tool's commands are beside it). SD_PYTHON names the Python to build them with
 // (default python3; both need 3.11 or newer: scim2-client does).
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { InfraError, log, ROOT } from './common.mjs';
-import { cacheRoot } from './machine-cache.mjs';
-import { aptInstall, isRoot } from './packages.mjs';
+import { InfraError, log, ROOT } from '../infra/common.mjs';
+import { cacheRoot } from '../infra/machine-cache.mjs';
+import { aptInstall, isRoot } from '../infra/packages.mjs';
 
 /** Each tool, by the test file that runs it (npm test installs the tools of the files it runs). */
 export const PYTHON_TOOLS = {

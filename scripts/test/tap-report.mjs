@@ -1,7 +1,7 @@
 // Reads a tap run's raw TAP output for `npm test` (scripts/test.mjs): the counts and the list of
 // failed tests printed before its last line.
 import path from 'node:path';
-import { ROOT } from './infra.mjs';
+import { ROOT } from '../infra.mjs';
 
 /** The last `# { total: N, pass: N, fail: N, ... }` line of the run's raw TAP. */
 export function parseTapSummary(text) {

@@ -1,13 +1,13 @@
 // The OpenTelemetry Collector the tracing tests export to: a minimal build (OTLP receiver, file
 // exporter) from test/tools/otelcol, compiled with the Go module proxy into the machine cache.
 // A stamp (a hash of the module's go.mod, go.sum and main.go) rebuilds it when the pins change.
-// `node scripts/infra/otelcol.mjs` builds it with Node alone (CI starts it before `npm ci`).
+// `node scripts/test/otelcol.mjs` builds it with Node alone (CI starts it before `npm ci`).
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { InfraError, log, ROOT } from './common.mjs';
-import { cacheRoot } from './machine-cache.mjs';
+import { InfraError, log, ROOT } from '../infra/common.mjs';
+import { cacheRoot } from '../infra/machine-cache.mjs';
 
 const SOURCE = path.join(ROOT, 'test', 'tools', 'otelcol');
 
