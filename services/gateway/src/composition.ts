@@ -54,7 +54,7 @@ export interface Gateway extends ComposedService {
 }
 
 /** `TRUSTED_PROXIES` → fastify trustProxy: only those hops may set X-Forwarded-For. */
-export function trustProxyFrom(value: string): string[] | false {
+function trustProxyFrom(value: string): string[] | false {
   const hops = listFrom(value);
   return hops.length > 0 ? hops : false;
 }

@@ -18,7 +18,7 @@ const Urls = (def: string) =>
 const Ms = (def: number, minimum = 1) => Type.Integer({ minimum, default: def });
 
 /** Every variable the gateway reads; documented with its default in the README. */
-export const gatewayConfigSchema = configSchema({
+const gatewayConfigSchema = configSchema({
   ...baseConfig,
   ...metricsConfig(9480),
   /**

@@ -15,7 +15,7 @@ import { metricsConfig } from '@support-desk/platform/metrics';
 /** `<repo>/.data/identity`, from dist/src/config.js. */
 const DEFAULT_DATA_DIR = resolve(fileURLToPath(import.meta.url), '../../../../../.data/identity');
 
-export const identityConfigSchema = configSchema({
+const identityConfigSchema = configSchema({
   ...baseConfig,
   ...metricsConfig(9482),
   ...overloadConfig,
@@ -69,7 +69,7 @@ export function loadIdentityConfig(env: NodeJS.ProcessEnv = process.env): Identi
 }
 
 /** The service also verifies the gateway's principal assertions. */
-export const identityServiceConfigSchema = configSchema({
+const identityServiceConfigSchema = configSchema({
   ...identityConfigSchema.properties,
   ...principalConfig,
 });

@@ -9,7 +9,7 @@ import {
 import { metricsConfig } from '@support-desk/platform/metrics';
 import type { Static } from '@sinclair/typebox';
 
-export const requestsConfigSchema = configSchema({
+const requestsConfigSchema = configSchema({
   ...baseConfig,
   ...metricsConfig(9481),
   ...principalConfig,

@@ -32,13 +32,13 @@ const ROLE_KEY_SCOPES: Record<Role, Scope[]> = {
 
 let serial = 0;
 /** An address no other file's data uses, even on a shared stack (`stack.tag` is this file's own). */
-export function uniqueEmail(stack: Stack, label: string): string {
+function uniqueEmail(stack: Stack, label: string): string {
   serial += 1;
   return `${label}.${serial}.${stack.tag}@example.com`;
 }
 
 /** The user object deskctl prints with --json (`{id, ...}` or `{user: {...}}`). */
-export function userFrom(json: Json): { id: string; email: string } {
+function userFrom(json: Json): { id: string; email: string } {
   return json?.user?.id ? json.user : json;
 }
 

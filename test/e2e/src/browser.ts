@@ -61,7 +61,7 @@ export async function startCallbackServer(): Promise<{
  * Bounds a Chromium step that takes no timeout of its own (opening or closing a page), so a
  * wedged browser fails that step with its name instead of stalling the whole file.
  */
-export async function within<T>(ms: number, what: string, step: Promise<T>): Promise<T> {
+async function within<T>(ms: number, what: string, step: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([

@@ -43,15 +43,6 @@ export const SPEC_OTHER_ENDPOINTS = [
   { method: 'POST', path: '/oauth/token', note: 'Authentication, OAuth 2.0 steps 3 and 5' },
 ] as const;
 
-/** The spec's error codes table. */
-export const SPEC_ERROR_CODES = {
-  UNAUTHORIZED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  RATE_LIMITED: 429,
-  SERVER_ERROR: 500,
-} as const;
-
 /** The spec's rate limit table (requests per minute). */
 export const SPEC_PLANS = {
   standard: { general: 60, events: 30 },

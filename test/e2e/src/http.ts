@@ -81,7 +81,7 @@ export function request(url: string, options: RequestOptions = {}): Promise<Http
 }
 
 /** A multipart/form-data body with one file part (the upload format of the spec). */
-export function multipart(
+function multipart(
   field: string,
   filename: string,
   content: Buffer,

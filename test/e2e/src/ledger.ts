@@ -96,7 +96,7 @@ export class Ledger {
 }
 
 /** Every event of one resource, counted by type (all pages). */
-export async function countByType(admin: Api, resourceId: string): Promise<Record<string, number>> {
+async function countByType(admin: Api, resourceId: string): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (let page = 1; page <= 50; page++) {
     const res = await admin.get(

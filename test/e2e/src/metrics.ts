@@ -8,7 +8,7 @@ export interface Sample {
 }
 
 /** The text exposition format, as far as the suite's assertions need it (no escapes in our labels). */
-export function parseMetrics(text: string): Sample[] {
+function parseMetrics(text: string): Sample[] {
   const samples: Sample[] = [];
   for (const line of text.split('\n')) {
     if (!line || line.startsWith('#')) continue;

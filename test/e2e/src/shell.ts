@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Writable } from 'node:stream';
 
 /** The `sh` fenced blocks under a `## Walkthrough` heading (up to the next level-2 heading). */
-export function walkthroughBlocks(markdown: string): string[] | null {
+function walkthroughBlocks(markdown: string): string[] | null {
   const lines = markdown.split('\n');
   const start = lines.findIndex((l) => /^##\s+Walkthrough\s*$/i.test(l));
   if (start < 0) return null;

@@ -9,7 +9,7 @@ import type { DeskctlResult, ServiceName, Stack, StackDescriptor } from './stack
 const ROOT = path.resolve(fileURLToPath(import.meta.url), '../../../../..');
 
 export const DESKCTL = path.join(ROOT, 'tools/deskctl/dist/src/deskctl.js');
-export const SD_SEED = path.join(ROOT, 'tools/seed/dist/src/cli.js');
+const SD_SEED = path.join(ROOT, 'tools/seed/dist/src/cli.js');
 
 const DESKCTL_TIMEOUT_MS = 60_000;
 const SEED_TIMEOUT_MS = 240_000;

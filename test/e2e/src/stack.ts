@@ -25,17 +25,10 @@ import {
 } from '@support-desk/platform/testing';
 import { request } from './http.js';
 import { logFileOf, stackClients, tailOf } from './stack-clients.js';
+import { SERVICES, type ServiceName, type Stack, type StackDescriptor } from './stack-types.js';
 
-import {
-  type DeskctlResult,
-  SERVICES,
-  type ServiceName,
-  type Stack,
-  type StackDescriptor,
-} from './stack-types.js';
-
-export { DESKCTL, SD_SEED } from './stack-clients.js';
-export { type DeskctlResult, SERVICES, type ServiceName, type Stack, type StackDescriptor };
+export { DESKCTL } from './stack-clients.js';
+export { SERVICES, type Stack };
 
 export { freePort, type Teardownable };
 
@@ -58,7 +51,7 @@ export const SHARED_STACK_ENV: Record<string, string> = {
   API_KEY_MIN_LIFETIME_SECONDS: '5',
 };
 
-export const infraEnv = {
+const infraEnv = {
   MONGO_URL: testEnv.mongoUrl,
   NATS_URL: testEnv.natsUrl,
   REDIS_URL: testEnv.redisUrl,

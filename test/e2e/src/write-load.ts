@@ -3,7 +3,7 @@
 // that disturb the platform under the load (a rolling upgrade, a deleted or evicted pod).
 import { request, type Json } from './http.js';
 
-export interface WriteLoadResult {
+interface WriteLoadResult {
   /** Ids of the requests the gateway acknowledged (201). */
   acknowledged: string[];
   /** Every call that did not answer 201: what it answered, or its error. */

@@ -18,7 +18,7 @@
  *   `parentbased_always_on`.
  * - `OTEL_SERVICE_NAME`: default `support-desk-<service>`.
  */
-export type SamplerName =
+type SamplerName =
   | 'always_on'
   | 'always_off'
   | 'traceidratio'

@@ -17,7 +17,7 @@ import {
 import type { Logger } from '@support-desk/platform/core';
 import { Value } from '@sinclair/typebox/value';
 
-export type NoticeHandler = (notice: CredentialNotice) => Promise<void> | void;
+type NoticeHandler = (notice: CredentialNotice) => Promise<void> | void;
 
 export interface NoticeSubscriberOptions {
   nc: NatsConnection;

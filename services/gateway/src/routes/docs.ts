@@ -5,10 +5,10 @@ import { documentLinkPlugin, downloadUrlPlugin, maskCredentialsPlugin } from './
 import { buildOpenApi } from './openapi.js';
 
 /** Where the API reference is served; its assets are under `${DOCS_PREFIX}/static/`. */
-export const DOCS_PREFIX = '/docs';
+const DOCS_PREFIX = '/docs';
 
 /** The document's name in the top bar: the page reads `/openapi.json` with this gateway added. */
-export const DOCUMENT_NAME = 'Support Desk API · /openapi.json';
+const DOCUMENT_NAME = 'Support Desk API · /openapi.json';
 
 const ICON =
   '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 40 40"><rect width="40" height="40" rx="8" ' +

@@ -30,7 +30,7 @@ export interface OAuthProxyDeps {
 }
 
 /** client_id from HTTP Basic client authentication, the query, or a form/JSON body. */
-export function oauthClientId(request: FastifyRequest, rawBody?: string): string | null {
+function oauthClientId(request: FastifyRequest, rawBody?: string): string | null {
   const auth = request.headers.authorization;
   if (auth?.toLowerCase().startsWith('basic ')) {
     const decoded = Buffer.from(auth.slice(6).trim(), 'base64').toString('utf8');

@@ -120,7 +120,7 @@ const AUTH_FAILURES_EXAMPLE: ErrorExample = {
 const EXAMPLE_REQUEST_ID = '5b0e6f8c-3c1d-4f7a-9a52-0d9f3c2b7e41';
 
 /** An error example as the client receives it: in the envelope, with the call's request id. */
-export const errorEnvelopeExample = (error: ErrorExample) => ({
+const errorEnvelopeExample = (error: ErrorExample) => ({
   success: false,
   error: { ...error, requestId: EXAMPLE_REQUEST_ID },
 });

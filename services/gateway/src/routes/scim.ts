@@ -26,12 +26,12 @@ export interface ScimProxyDeps {
   signForwarded: (forwarded: ForwardedCall, call: BoundCall) => string;
 }
 
-export const SCIM_PREFIX = '/scim/v2';
+const SCIM_PREFIX = '/scim/v2';
 /** The prefix spelt as is: what the proxy forwards is then exactly the path received. */
 const CANONICAL_PREFIX = /^\/scim\/v2(?:[/?]|$)/;
 
 /** The connection a SCIM token names (`sdscim_<name>_<secret>`), or null. */
-export function scimConnectionOf(request: FastifyRequest): string | null {
+function scimConnectionOf(request: FastifyRequest): string | null {
   const auth = request.headers.authorization ?? '';
   return /^Bearer\s+sdscim_([a-z0-9][a-z0-9_-]{0,39})_[A-Za-z0-9_-]{43}$/i.exec(auth)?.[1] ?? null;
 }

@@ -18,7 +18,7 @@ const NOT_SENDABLE = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED']);
  * request was complete: nginx's 499 "client closed request". Nobody reads the answer; the
  * status says whose doing it was.
  */
-export const CLIENT_CLOSED_REQUEST = 499;
+const CLIENT_CLOSED_REQUEST = 499;
 
 /** The client went away before it had sent its whole request (headers and body). */
 export function clientClosedRequest(request: FastifyRequest): boolean {

@@ -24,7 +24,7 @@ import {
  * (With several replicas of a service, @fastify/reply-from spreads calls over them with undici's
  * BalancedPool, built from the same options.)
  */
-export function poolOptions(config: GatewayConfig) {
+function poolOptions(config: GatewayConfig) {
   return {
     connections: config.UPSTREAM_CONNECTIONS,
     pipelining: 1,
@@ -137,11 +137,7 @@ const HOP_BY_HOP = [
 ];
 
 /** Internal and hop-by-hop headers never come from a client; the credential stays at the gateway. */
-export function upstreamHeaders(
-  request: FastifyRequest,
-  headers: Record<string, unknown>,
-  keepAuth: boolean,
-) {
+function upstreamHeaders(request: FastifyRequest, headers: Record<string, unknown>, keepAuth: boolean) {
   const out: Record<string, unknown> = { ...headers };
   for (const h of INTERNAL_HEADERS) delete out[h];
   for (const h of HOP_BY_HOP) delete out[h];
@@ -171,7 +167,7 @@ const RETRIES = 4;
  * cannot be read twice), and never on an answer: a 503 or 504 from a service goes back to the
  * client, and a gateway must not multiply load. At most four times, 1–31 ms apart.
  */
-export const retryOnAnotherReplica = ({
+const retryOnAnotherReplica = ({
   err,
   req,
   attempt,

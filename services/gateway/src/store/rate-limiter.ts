@@ -37,7 +37,7 @@ function countDecision(key: string, plan: string, decision: string) {
  * share a script call on a Cluster as on a single server. (Keys were untagged before issue 36:
  * across an upgrade the old keys simply expire, so each limit starts afresh once.)
  */
-export const redisKeyOf = (key: string) => {
+const redisKeyOf = (key: string) => {
   const colon = key.indexOf(':');
   return `${key.slice(0, colon + 1)}{${key.slice(colon + 1)}}`;
 };

@@ -14,7 +14,7 @@ export const slotOf = (redis: RedisClient): ((key: string) => number) | null =>
   redis instanceof Cluster ? (key) => calculateSlot(key) : null;
 
 /** `host:port` items of REDIS_CLUSTER_NODES as ioredis' start-up nodes. */
-export function clusterNodes(value: string): { host: string; port: number }[] {
+function clusterNodes(value: string): { host: string; port: number }[] {
   return listFrom(value).map((item) => {
     const at = item.lastIndexOf(':');
     return { host: item.slice(0, at), port: Number(item.slice(at + 1)) };

@@ -27,7 +27,7 @@ export interface Caller {
 
 const REALM = 'Bearer realm="support-desk"';
 
-export function unauthorized(message: string, invalidToken = true): AppError {
+function unauthorized(message: string, invalidToken = true): AppError {
   return new AppError('UNAUTHORIZED', message, {
     'www-authenticate': invalidToken ? `${REALM}, error="invalid_token"` : REALM,
   });

@@ -5,7 +5,7 @@ import canonicalize from 'canonicalize';
 export const takesIdempotencyKey = (method: string) => method === 'POST' || method === 'PATCH';
 
 /** Longest Idempotency-Key accepted (Stripe's limit; a UUID is 36). */
-export const IDEMPOTENCY_KEY_MAX = 255;
+const IDEMPOTENCY_KEY_MAX = 255;
 const PRINTABLE_ASCII = /^[\x20-\x7E]+$/;
 
 /** Why a sent Idempotency-Key is refused (400), or null when it is a usable key. */

@@ -1,7 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 
 /** `::ffff:10.0.0.1` (an IPv4 client on a dual-stack socket) is checked as `10.0.0.1`. */
-export function normalizeIp(ip: string): { address: string; family: 'ipv4' | 'ipv6' } | null {
+function normalizeIp(ip: string): { address: string; family: 'ipv4' | 'ipv6' } | null {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
   const address = mapped ? mapped[1] : ip;
   const v = isIP(address);
@@ -11,7 +11,7 @@ export function normalizeIp(ip: string): { address: string; family: 'ipv4' | 'ip
 }
 
 /** Builds a matcher for entries like `203.0.113.7`, `10.0.0.0/8`, `2001:db8::1`, `2001:db8::/32`. */
-export function compileAllowlist(entries: readonly string[]): BlockList {
+function compileAllowlist(entries: readonly string[]): BlockList {
   const list = new BlockList();
   for (const raw of entries) {
     const entry = raw.trim();

@@ -16,7 +16,7 @@ import { normalizeDn } from '../use-cases/directory.js';
  */
 
 /** The directory could not be read (unreachable, refused the bind, a search failed, too large). */
-export class DirectoryError extends Error {
+class DirectoryError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'DirectoryError';
@@ -24,7 +24,7 @@ export class DirectoryError extends Error {
 }
 
 /** Users and groups read in one sync at most: the snapshot is held in memory. */
-export const MAX_DIRECTORY_ENTRIES = 100_000;
+const MAX_DIRECTORY_ENTRIES = 100_000;
 
 type Value = Entry[string];
 

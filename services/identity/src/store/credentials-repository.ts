@@ -99,7 +99,3 @@ export function createSettingsRepository(conn: Connection) {
     },
   };
 }
-
-export type ApiKeysRepository = ReturnType<typeof createApiKeysRepository>;
-export type OAuthClientsRepository = ReturnType<typeof createOAuthClientsRepository>;
-export type SettingsRepository = ReturnType<typeof createSettingsRepository>;

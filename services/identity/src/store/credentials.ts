@@ -26,7 +26,7 @@ const LimitsSchema = new Schema<RateLimits>(
   { _id: false },
 );
 
-export const ApiKeySchema = new Schema<ApiKeyDoc>(
+const ApiKeySchema = new Schema<ApiKeyDoc>(
   {
     _id: { type: String, required: true },
     ownerId: { type: String, required: true, index: true },
@@ -64,7 +64,7 @@ export interface OAuthClientDoc {
   rev?: number;
 }
 
-export const OAuthClientSchema = new Schema<OAuthClientDoc>(
+const OAuthClientSchema = new Schema<OAuthClientDoc>(
   {
     _id: { type: String, required: true },
     name: { type: String, required: true },
@@ -92,7 +92,7 @@ export interface SettingsDoc {
 
 export const SETTINGS_ID = 'global';
 
-export const SettingsSchema = new Schema<SettingsDoc>(
+const SettingsSchema = new Schema<SettingsDoc>(
   {
     _id: { type: String, required: true },
     globalAllowlist: { type: [String], default: [] },

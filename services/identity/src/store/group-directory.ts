@@ -47,5 +47,3 @@ export function createGroupDirectory(ttlMs: number, now: () => number = Date.now
     },
   };
 }
-
-export type GroupDirectory = ReturnType<typeof createGroupDirectory>;

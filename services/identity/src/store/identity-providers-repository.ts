@@ -94,5 +94,3 @@ export function createIdentityProvidersRepository(conn: Connection) {
     },
   };
 }
-
-export type IdentityProvidersRepository = ReturnType<typeof createIdentityProvidersRepository>;

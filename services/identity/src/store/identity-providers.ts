@@ -74,7 +74,7 @@ const GroupRoleSchema = new Schema<GroupRoleRule>(
   { _id: false },
 );
 
-export const IdentityProviderSchema = new Schema<IdentityProviderDoc>(
+const IdentityProviderSchema = new Schema<IdentityProviderDoc>(
   {
     _id: { type: String, required: true },
     kind: { type: String, required: true },

@@ -32,7 +32,7 @@ function withEndsHour(current: GrantDoc, set: Record<string, unknown>): Record<s
  * lifetime ago, after which no access token carrying its `gid` can still be valid). A grant whose
  * events still wait for the outbox relay is kept until they are published.
  */
-export function spentGrants(cutoff: Date): FilterQuery<GrantDoc> {
+function spentGrants(cutoff: Date): FilterQuery<GrantDoc> {
   return {
     'outbox.id': { $exists: false },
     $or: [
@@ -155,7 +155,3 @@ export function createLoginAttemptsRepository(conn: Connection) {
     purgeLapsed: (windowStart: Date, bounds: PurgeBounds) => purge(windowStart, bounds),
   };
 }
-
-export type GrantsRepository = ReturnType<typeof createGrantsRepository>;
-export type SessionsRepository = ReturnType<typeof createSessionsRepository>;
-export type LoginAttemptsRepository = ReturnType<typeof createLoginAttemptsRepository>;

@@ -32,7 +32,7 @@ export interface GrantDoc {
   rev?: number;
 }
 
-export const GrantSchema = new Schema<GrantDoc>(
+const GrantSchema = new Schema<GrantDoc>(
   {
     _id: { type: String, required: true },
     clientId: { type: String, required: true },
@@ -83,7 +83,7 @@ export interface SessionDoc {
   expiresHour?: string;
 }
 
-export const SessionSchema = new Schema<SessionDoc>(
+const SessionSchema = new Schema<SessionDoc>(
   {
     _id: { type: String, required: true },
     userId: { type: String, required: true, index: true },
@@ -106,7 +106,7 @@ export interface LoginAttemptDoc {
   windowHour?: string;
 }
 
-export const LoginAttemptSchema = new Schema<LoginAttemptDoc>(
+const LoginAttemptSchema = new Schema<LoginAttemptDoc>(
   {
     _id: { type: String, required: true },
     failures: { type: Number, required: true },

@@ -60,5 +60,3 @@ export function createSyncLeasesRepository(conn: Connection) {
     },
   };
 }
-
-export type SyncLeasesRepository = ReturnType<typeof createSyncLeasesRepository>;

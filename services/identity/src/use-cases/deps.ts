@@ -1,5 +1,5 @@
-import type { NatsNames, Principal } from '@support-desk/contracts';
-import { contextFromPrincipal, type EventContext, type Logger } from '@support-desk/platform/core';
+import type { NatsNames } from '@support-desk/contracts';
+import type { EventContext, Logger } from '@support-desk/platform/core';
 import type { IdentityConfig } from '../config.js';
 import type { PasswordReference } from '../ldap/bind-password.js';
 import type { DirectoryQuery, DirectorySnapshot, PageHook } from './directory.js';
@@ -19,11 +19,6 @@ export interface Deps extends Repositories {
 }
 
 export type { EventContext };
-
-/** Who made a change through the API, and with which kind of credential (`api` or `oauth`). */
-export function eventContext(principal: Principal): EventContext {
-  return contextFromPrincipal(principal, principal.credential?.type === 'oauth' ? 'oauth' : 'api');
-}
 
 /** The actor of deskctl commands run without `--as`: a fixed administrative identity. */
 export const CLI_ACTOR = {

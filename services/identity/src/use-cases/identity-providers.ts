@@ -76,7 +76,7 @@ export function toView(doc: IdentityProviderDoc): IdentityProviderView {
  * `admin` default, its user list) controls who administers Support Desk. Allowed, but said every
  * time the connection is shown or changed.
  */
-export function roleWarnings(doc: Pick<IdentityProviderDoc, '_id' | 'defaultRole' | 'groupRoles'>): string[] {
+function roleWarnings(doc: Pick<IdentityProviderDoc, '_id' | 'defaultRole' | 'groupRoles'>): string[] {
   const warnings = (doc.groupRoles ?? [])
     .filter((r) => r.role === 'admin')
     .map(
@@ -314,7 +314,7 @@ export async function authenticateScimToken(
  * Who the events of a connection's changes name: a system-like actor for the connection (its
  * name, never a person), with the source `scim` or `ldap`.
  */
-export function connectionActor(name: string): Actor {
+function connectionActor(name: string): Actor {
   return {
     id: connectionResourceId(name),
     name: `${name} (identity provider)`,

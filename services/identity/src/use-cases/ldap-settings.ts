@@ -37,7 +37,7 @@ export interface LdapSettings {
   timeoutMs: number;
 }
 
-export interface LdapAttributes {
+interface LdapAttributes {
   /** The entry's stable id: `entryUUID` (OpenLDAP), `objectGUID` (Active Directory), `uid`, … */
   externalId: string;
   email: string;
@@ -51,7 +51,7 @@ export interface LdapAttributes {
   memberOf: string;
 }
 
-export const LDAP_DEFAULTS = {
+const LDAP_DEFAULTS = {
   userFilter: '(objectClass=inetOrgPerson)',
   groupFilter: '(objectClass=groupOfNames)',
   attributes: {

@@ -14,7 +14,7 @@ import { provisionGroup, removeProvisionedGroup } from './provisioning-groups.js
  */
 
 /** A connection's users and groups read in one sync at most (the directory's bound as well). */
-export const MAX_CONNECTION_ENTRIES = 100_000;
+const MAX_CONNECTION_ENTRIES = 100_000;
 
 export interface ApplyCounts {
   usersCreated: number;

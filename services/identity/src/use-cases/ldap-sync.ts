@@ -34,7 +34,7 @@ export interface SyncOptions {
 }
 
 /** Whether a scheduled sync of the connection is due at `now`. */
-export function isSyncDue(connection: IdentityProviderDoc, now: Date): boolean {
+function isSyncDue(connection: IdentityProviderDoc, now: Date): boolean {
   if (connection.kind !== 'ldap' || connection.disabled || !connection.ldap) return false;
   const interval = Number(connection.ldap.intervalMinutes ?? 0);
   if (!(interval > 0)) return false;

@@ -17,7 +17,7 @@ export interface CreateOAuthClientInput {
  * Redirect URIs are absolute, without fragment, and https except for loopback hosts (RFC 8252
  * native apps and local development). They are matched exactly at /oauth/authorize.
  */
-export function checkRedirectUri(raw: string): string {
+function checkRedirectUri(raw: string): string {
   let url: URL;
   try {
     url = new URL(raw);

@@ -10,7 +10,7 @@ import type { UserPatch } from './user-changes.js';
  * administrators'. A user or group is owned while the connection named in its
  * `identityProvider` exists: deleting a connection releases what it provisioned.
  */
-export const PROVIDER_OWNED_USER_FIELDS = ['email', 'name', 'role', 'status', 'metadata'] as const;
+const PROVIDER_OWNED_USER_FIELDS = ['email', 'name', 'role', 'status', 'metadata'] as const;
 
 /** The live connection that owns a user or group, or null (local, or its connection was deleted). */
 export async function owningProvider(

@@ -133,8 +133,7 @@ export async function provisionGroup(
 }
 
 /** Ids of the group's members (whatever their status), up to MAX_GROUP_MEMBERS. */
-export const groupMemberIds = (deps: Deps, groupId: string) =>
-  deps.users.memberIds(groupId, MAX_GROUP_MEMBERS);
+const groupMemberIds = (deps: Deps, groupId: string) => deps.users.memberIds(groupId, MAX_GROUP_MEMBERS);
 
 export interface MemberChange {
   add?: string[];

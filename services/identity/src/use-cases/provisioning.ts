@@ -99,11 +99,7 @@ export function roleFor(connection: Connection, groups: Iterable<GroupRefs>): Ro
 }
 
 /** The groups among `ids` that this connection owns (local groups grant no role). */
-export async function connectionGroups(
-  deps: Deps,
-  connection: Connection,
-  ids: string[],
-): Promise<GroupRefs[]> {
+async function connectionGroups(deps: Deps, connection: Connection, ids: string[]): Promise<GroupRefs[]> {
   const groups = await Promise.all(ids.map((id) => deps.groups.findLive(id)));
   return groups
     .filter((g) => g?.identityProvider === connection._id)

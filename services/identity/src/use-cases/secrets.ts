@@ -137,8 +137,8 @@ export async function verifyPassword(password: string, stored: string | null): P
   return { valid, needsRehash: valid && outdated(own) };
 }
 
-export const PASSWORD_MIN = 12;
-export const PASSWORD_MAX = 256;
+const PASSWORD_MIN = 12;
+const PASSWORD_MAX = 256;
 
 /** Null when acceptable, else the reason. */
 export function checkPasswordPolicy(password: string): string | null {

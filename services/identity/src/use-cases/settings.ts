@@ -3,7 +3,7 @@ import { buildEvent, type EventContext, eventEntry, messageEntry } from '@suppor
 import type { Deps } from './deps.js';
 
 /** Resource id of the global allowlist in `system.config_changed` events. */
-export const ALLOWLIST_RESOURCE = 'settings.ip_allowlist';
+const ALLOWLIST_RESOURCE = 'settings.ip_allowlist';
 
 export async function getSettings(deps: Deps): Promise<{ globalAllowlist: string[] }> {
   const doc = await deps.settings.get();

@@ -22,7 +22,7 @@ export interface SyncLease {
   release(): Promise<void>;
 }
 
-export const leaseOwner = () => `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+const leaseOwner = () => `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
 
 export async function acquireSyncLease(
   leases: SyncLeasesRepository,

@@ -33,7 +33,7 @@ const notice = (deps: Deps, kind: CredentialNotice['kind'], userId: string, now:
  * and membership, `user.role_changed` for the role, `user.deactivated` for deactivation; each
  * event carries the user as the change leaves it (`snapshot`).
  */
-export function userChangeEntries(
+function userChangeEntries(
   deps: Deps,
   ctx: EventContext,
   userId: string,

@@ -14,7 +14,7 @@ import { requestModel } from './requests.js';
  * write and the result) finds the key on the request and records the success without writing
  * again; the result itself is a unique insert (atomic on both stores), so it is recorded once.
  */
-export interface BulkJobItem {
+interface BulkJobItem {
   id: string;
   ifMatch?: string;
 }

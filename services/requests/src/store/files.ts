@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import mongoose, { type Connection, type mongo } from 'mongoose';
 
-export const ATTACHMENT_BUCKET = 'attachments';
+const ATTACHMENT_BUCKET = 'attachments';
 
 export interface StoredFileMetadata {
   requestId: string;

@@ -3,7 +3,7 @@ import { outboxPlugin } from '@support-desk/platform/store';
 import { type Connection, type Model, Schema } from 'mongoose';
 import type { SlaState } from './sla-state.js';
 
-export interface PersonSnapshot {
+interface PersonSnapshot {
   id: string;
   email: string;
   name: string;

@@ -26,7 +26,7 @@ const SNIFF_BYTES = 4100;
  * A display name that is safe anywhere: no path, no control or reserved characters, NFC,
  * at most 255 characters keeping the extension. Storage is keyed by id, never by this name.
  */
-export function sanitizeFilename(raw: string | undefined): string {
+function sanitizeFilename(raw: string | undefined): string {
   const base = (raw ?? '').normalize('NFC').split(/[/\\]/).pop() ?? '';
   let name = base
     // eslint-disable-next-line no-control-regex -- stripping control characters is the point

@@ -31,13 +31,13 @@ export interface Deps {
 }
 
 /** What the use cases need of bulk jobs: the store, and a nudge for this process's worker. */
-export interface BulkJobs {
+interface BulkJobs {
   store: BulkJobsRepository;
   wake: () => void;
 }
 
 /** Bounds of the lists' work (README: cost model of `q`, the changes feed's settle delay). */
-export interface ListSettings {
+interface ListSettings {
   searchMaxTimeMs: number;
   changesSettleMs: number;
 }

@@ -128,7 +128,7 @@ export async function requestDetail(
  * leaves it, shown as a single read shows it to an agent, with comments and attachments as counts
  * (public comments only: an internal note is neither shown nor counted).
  */
-export async function requestSnapshot(
+async function requestSnapshot(
   deps: Deps,
   d: RequestRecord,
   now: Date,

@@ -101,7 +101,7 @@ interface UpdatePlan {
 }
 
 /** What a PATCH changes on `current`, and the events it emits: one per kind of change. */
-export function planUpdate(
+function planUpdate(
   deps: Deps,
   current: RequestRecord,
   body: UpdateRequestBody,
@@ -220,7 +220,7 @@ async function repickedPolicy(deps: Deps, current: RequestRecord, body: UpdateRe
  * What a bulk-job item's write leaves on the request beside its change (the same write): its key
  * among the newest few, so a replay finds the effect landed (store/bulk-jobs.ts).
  */
-export const withMark = (current: RequestRecord, mark: string | undefined) =>
+const withMark = (current: RequestRecord, mark: string | undefined) =>
   mark ? { bulkMarks: [...(current.bulkMarks ?? []).slice(1 - BULK_MARKS_KEPT), mark] } : {};
 
 /**

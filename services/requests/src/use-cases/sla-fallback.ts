@@ -2,7 +2,7 @@ import { PRIORITIES, type Priority } from '@support-desk/contracts';
 import { ConfigError } from '@support-desk/platform/core';
 
 /** The SLA_POLICY table: what applies when no SLA policy matches (use-cases/sla-picking.ts). */
-export interface SlaRow {
+interface SlaRow {
   /** Minutes from creation to the first response. */
   responseMinutes: number;
   /** Minutes from creation to resolution (time spent resolved/closed is not counted). */

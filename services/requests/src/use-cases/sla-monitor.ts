@@ -170,5 +170,3 @@ export function createSlaMonitor(deps: Deps, opts: SlaMonitorOptions = {}) {
     onError: 0,
   });
 }
-
-export type SlaMonitor = ReturnType<typeof createSlaMonitor>;

@@ -27,7 +27,7 @@ export interface PolicyFacts {
 }
 
 /** Whether `match` holds for `facts`: every condition it gives (none: every request). */
-export function policyMatches(match: SlaPolicyMatch, facts: PolicyFacts): boolean {
+function policyMatches(match: SlaPolicyMatch, facts: PolicyFacts): boolean {
   if (match.priorities && !match.priorities.includes(facts.priority)) return false;
   if (match.groups && !(facts.groupId && match.groups.includes(facts.groupId))) return false;
   if (match.vip !== undefined && match.vip !== facts.vip) return false;

@@ -27,7 +27,7 @@ import type { SlaSettings } from './sla.js';
 const DEFAULT_PAUSE_STATUSES: RequestStatus[] = ['pending'];
 const NAME_TAKEN = (name: string) => conflict(`An SLA policy named ${name} already exists`);
 
-export function toSlaPolicyView(doc: SlaPolicyRecord): SlaPolicy {
+function toSlaPolicyView(doc: SlaPolicyRecord): SlaPolicy {
   return {
     id: doc._id,
     name: doc.name,

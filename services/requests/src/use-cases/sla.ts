@@ -12,14 +12,7 @@ import type { SlaSettings } from './sla-fallback.js';
 import type { PickedPolicy } from './sla-picking.js';
 import { isStopped } from './workflow.js';
 
-export {
-  DEFAULT_SLA_POLICY,
-  parseSlaPolicy,
-  type SlaPolicy,
-  type SlaRow,
-  type SlaSettings,
-  type SlaTier,
-} from './sla-fallback.js';
+export { DEFAULT_SLA_POLICY, parseSlaPolicy, type SlaSettings } from './sla-fallback.js';
 export { pickPolicy, type PickedPolicy } from './sla-picking.js';
 
 export type { SlaState };
@@ -52,7 +45,7 @@ const runs = (clock: ClockName, sla: Pick<SlaState, 'pauseStatuses'>, c: SlaCloc
  * SLA_POLICY table around the clock from `createdAt`, so their goals and the time used are what
  * their targets and clocks say (exact as of `now`).
  */
-export function currentSla(d: SlaClock & { sla: SlaState; createdAt: Date }, now: Date): SlaState {
+function currentSla(d: SlaClock & { sla: SlaState; createdAt: Date }, now: Date): SlaState {
   if (d.sla.countedAt) return d.sla;
   const created = d.createdAt.getTime();
   const pausedMs = d.sla.pausedMs ?? 0;

@@ -14,10 +14,10 @@ export const TRANSITIONS: Readonly<Record<RequestStatus, readonly RequestStatus[
 };
 
 /** Moves in TRANSITIONS that only an admin may make. */
-export const ADMIN_ONLY: ReadonlyArray<readonly [RequestStatus, RequestStatus]> = [['closed', 'in_progress']];
+const ADMIN_ONLY: ReadonlyArray<readonly [RequestStatus, RequestStatus]> = [['closed', 'in_progress']];
 
 /** Statuses in which the resolution clock is stopped. */
-export const STOPPED_STATUSES: readonly RequestStatus[] = ['resolved', 'closed'];
+const STOPPED_STATUSES: readonly RequestStatus[] = ['resolved', 'closed'];
 
 export type TransitionVerdict = { ok: true } | { ok: false; reason: string };
 

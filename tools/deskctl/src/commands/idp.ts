@@ -7,7 +7,7 @@ import { LDAP_OPTIONS } from './ldap.js';
  * The options of `idp create` and `idp update`: shared, so the LDAP sync's settings (its own
  * flags, added beside these) reach both.
  */
-export const IDP_SETTINGS_OPTIONS: Options = {
+const IDP_SETTINGS_OPTIONS: Options = {
   'default-role': {
     type: 'string',
     value: ROLES.join('|'),

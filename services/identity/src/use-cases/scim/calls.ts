@@ -19,10 +19,10 @@ export const SCIM_PREFIX = '/scim/v2';
 export const scimBaseUrl = (config: { OAUTH_ISSUER: string }) =>
   `${config.OAUTH_ISSUER.replace(/\/+$/, '')}${SCIM_PREFIX}`;
 
-export const LIST_RESPONSE_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
+const LIST_RESPONSE_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
 
 /** Page size: 100 by default, at most 200 (`filter.maxResults` in ServiceProviderConfig). */
-export const DEFAULT_COUNT = 100;
+const DEFAULT_COUNT = 100;
 export const MAX_COUNT = 200;
 
 export interface ListParams {

@@ -1,6 +1,6 @@
 import { isAppError } from '@support-desk/platform/core';
 
-export const SCIM_ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
+const SCIM_ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
 
 /** RFC 7644 §3.12 `scimType` values this service answers with. */
 export type ScimType =
