@@ -12,6 +12,11 @@ const MAX_HOURS = 48;
 export interface PurgeBounds {
   batch: number;
   maxRounds: number;
+  /**
+   * Removes what depends on the documents about to be deleted (by their ids), before they go:
+   * a crash between the two leaves the documents, which the next pass finds again.
+   */
+  beforeDelete?: (ids: unknown[]) => Promise<void>;
 }
 
 /**
@@ -23,13 +28,14 @@ export interface PurgeBounds {
 export async function deleteMatching<D>(
   model: Model<D>,
   filter: FilterQuery<D>,
-  { batch, maxRounds }: PurgeBounds,
+  { batch, maxRounds, beforeDelete }: PurgeBounds,
 ): Promise<number> {
   let deleted = 0;
   for (let round = 0; round < maxRounds; round++) {
     const found = (await model.find(filter, { _id: 1 }).limit(batch).lean()) as { _id: unknown }[];
     if (found.length === 0) break;
     const ids = found.map((d) => d._id);
+    await beforeDelete?.(ids);
     deleted += (await model.deleteMany({ ...filter, _id: { $in: ids } } as FilterQuery<D>)).deletedCount;
     if (found.length < batch) break;
   }

@@ -45,7 +45,7 @@ import { requireTemporal } from './use-cases/business-time.js';
 import { parseSlaPolicy } from './use-cases/sla.js';
 import { createSlaMonitor } from './use-cases/sla-monitor.js';
 import { completeTrashKeys, createTrashPurge } from './use-cases/trash.js';
-import { createBulkWorker } from './use-cases/bulk-jobs.js';
+import { createBulkJobsPurge, createBulkWorker } from './use-cases/bulk-jobs.js';
 
 export interface RequestsServiceDeps {
   config: RequestsConfig;
@@ -69,6 +69,8 @@ export interface RequestsService extends ComposedService {
   trashPurge: PeriodicTask<number>;
   /** The bulk-jobs worker (tests run it with `runNow`). */
   bulkWorker: PeriodicTask<number>;
+  /** The purge of completed bulk jobs past their retention (tests run it with `runNow`). */
+  bulkJobsPurge: PeriodicTask<number>;
 }
 
 /** The requests service: its use cases over its own database, the HTTP app and its workers. */
@@ -102,7 +104,11 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
     lists: { searchMaxTimeMs: config.REQUEST_SEARCH_MAX_TIME_MS, changesSettleMs: config.CHANGES_SETTLE_MS },
     trash: createRequestTrash(conn, requests.prepareWrite),
     trashRetentionMs: config.TRASH_RETENTION_DAYS * 24 * 3_600_000,
-    bulk: { store: createBulkJobsRepository(conn), wake: () => void bulkWorker.runNow() },
+    bulk: {
+      store: createBulkJobsRepository(conn),
+      wake: () => void bulkWorker.runNow(),
+      retentionMs: config.BULK_JOB_RETENTION_DAYS * 24 * 3_600_000,
+    },
   };
 
   const app = createHttpApp({ logger });
@@ -131,6 +137,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
     pollMs: config.BULK_JOBS_POLL_MS,
     leaseMs: config.BULK_JOB_LEASE_MS,
   });
+  const bulkJobsPurge = createBulkJobsPurge(deps, { intervalMs: config.BULK_JOB_PURGE_INTERVAL_MS });
   let consumer: RunningConsumer | undefined;
   let deadLetters: { stop(): void } | undefined;
   let admin: { stop(): void } | undefined;
@@ -142,6 +149,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
     relay,
     trashPurge,
     bulkWorker,
+    bulkJobsPurge,
     async start() {
       if (started) return;
       started = true;
@@ -177,6 +185,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
       if (config.SLA_MONITOR_ENABLED) monitor.start();
       trashPurge.start();
       bulkWorker.start();
+      bulkJobsPurge.start();
     },
     async close() {
       deadLetters?.stop();
@@ -184,6 +193,7 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
       await monitor.stop();
       await trashPurge.stop();
       await bulkWorker.stop();
+      await bulkJobsPurge.stop();
       await oneTimeIds.purge.stop();
       await consumer?.stop();
       await relay.stop();

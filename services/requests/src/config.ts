@@ -57,6 +57,10 @@ const requestsConfigSchema = configSchema({
   BULK_JOBS_POLL_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
   /** How long a worker holds a bulk job unrenewed: after a crash, another process resumes it then. */
   BULK_JOB_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 15_000 }),
+  /** How long a completed bulk job and its per-item results stay readable at GET /v1/jobs/:id. */
+  BULK_JOB_RETENTION_DAYS: Type.Number({ exclusiveMinimum: 0, maximum: 365, default: 7 }),
+  /** How often each replica deletes the bulk jobs whose retention ended. */
+  BULK_JOB_PURGE_INTERVAL_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 600_000 }),
   READ_MODEL_DURABLE: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', default: 'requests-read-model' }),
 });
 

@@ -2,7 +2,7 @@ import { BULK_JOB_MAX_ITEMS } from '@support-desk/contracts';
 import t from 'tap';
 import { itemKey } from '../src/store/bulk-jobs.js';
 import { deleteRequest, updateRequest } from '../src/use-cases/requests.js';
-import { harness, type Harness, validBody } from './helpers.js';
+import { HOUR, harness, type Harness, MINUTE, validBody } from './helpers.js';
 
 type Who = Parameters<Harness['call']>[0];
 
@@ -207,4 +207,42 @@ t.test('bulk: an item whose change landed before its result was recorded is not 
   t.equal((await h.events({ resourceId: ids[0], type: 'request.status_changed' })).length, 1, 'one change');
   t.equal((await h.events({ resourceId: ids[1], type: 'request.deleted' })).length, 1, 'one delete');
   t.equal((await h.events({ resourceId: ids[2], type: 'request.deleted' })).length, 1);
+});
+
+t.test('a completed job and its results are kept for the retention, then deleted', async (t) => {
+  const h = await harness(t, { BULK_JOB_RETENTION_DAYS: 7 });
+  const agent = h.identity.person('agent');
+  const ids = await create(h, agent.principal, 2);
+  const bulk = () =>
+    h.call(agent.principal, 'POST', '/v1/requests/bulk', {
+      action: 'update',
+      items: ids.map((id) => ({ id })),
+      changes: { priority: 'high' },
+    });
+  const first = await finished(h, agent.principal, (await bulk()).body.data.id);
+  h.clock.advance(72 * HOUR);
+  const second = await finished(h, agent.principal, (await bulk()).body.data.id);
+  const results = (jobId: string) => h.conn.collection('bulk_job_results').countDocuments({ jobId });
+  t.equal(await results(first.id), 2);
+
+  h.clock.advance(4 * 24 * HOUR - MINUTE);
+  t.equal(await h.bulkJobsPurge.runNow(), 0, 'a minute before the first job expires: nothing');
+  t.equal((await h.call(agent.principal, 'GET', `/v1/jobs/${first.id}`)).status, 200);
+
+  h.clock.advance(2 * MINUTE);
+  t.equal(await h.bulkJobsPurge.runNow(), 1, 'seven days after it completed: the first job');
+  t.equal((await h.call(agent.principal, 'GET', `/v1/jobs/${first.id}`)).status, 404);
+  t.equal(await results(first.id), 0, 'its results went with it');
+  t.equal((await h.call(agent.principal, 'GET', `/v1/jobs/${second.id}`)).status, 200, 'the later one stays');
+  t.equal(await results(second.id), 2);
+
+  h.clock.advance(72 * HOUR);
+  t.equal(await h.bulkJobsPurge.runNow(), 1);
+  t.equal((await h.call(agent.principal, 'GET', `/v1/jobs/${second.id}`)).status, 404);
+  t.equal(await results(second.id), 0);
+  t.same(
+    (await h.call(agent.principal, 'GET', `/v1/requests/${ids[0]}`)).body.data.priority,
+    'high',
+    'the changes the jobs made stay',
+  );
 });

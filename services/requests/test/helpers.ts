@@ -42,6 +42,8 @@ export interface Harness {
   trashPurge: PeriodicTask<number>;
   /** The bulk-jobs worker (`runNow`). */
   bulkWorker: PeriodicTask<number>;
+  /** The purge of bulk jobs past their retention (`runNow`). */
+  bulkJobsPurge: PeriodicTask<number>;
   /** The use cases' dependencies, as the composition root built them. */
   deps: Deps;
   clock: TestClock;
@@ -107,6 +109,7 @@ export async function harness(
     relay,
     trashPurge: service.trashPurge,
     bulkWorker: service.bulkWorker,
+    bulkJobsPurge: service.bulkJobsPurge,
     deps,
     clock,
     identity,

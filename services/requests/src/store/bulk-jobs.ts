@@ -1,6 +1,6 @@
 import type { BulkAction, ErrorBody, Principal, UpdateRequestBody } from '@support-desk/contracts';
-import { isDuplicateKeyError } from '@support-desk/platform/core';
-import { updateAggregate } from '@support-desk/platform/store';
+import { hourKey, isDuplicateKeyError } from '@support-desk/platform/core';
+import { type PurgeBounds, purgeByDueHour, updateAggregate } from '@support-desk/platform/store';
 import type { Static } from '@sinclair/typebox';
 import { type Connection, type Model, Schema } from 'mongoose';
 import { requestModel } from './requests.js';
@@ -28,6 +28,10 @@ export interface BulkJobRecord {
   status: 'running' | 'completed';
   createdAt: Date;
   completedAt: Date | null;
+  /** When a completed job and its results are deleted (`BULK_JOB_RETENTION_DAYS` after it ended). */
+  expiresAt?: Date | null;
+  /** The hour of `expiresAt` (`hourKey`): the purge reads expired jobs hour by hour. */
+  expiresHour?: string | null;
   /** The worker that holds the job, until when (another process takes it over after that). */
   leaseOwner: string | null;
   leaseUntil: Date | null;
@@ -55,6 +59,8 @@ const JobSchema = new Schema<BulkJobRecord>(
     status: { type: String, required: true, index: true },
     createdAt: { type: Date, required: true },
     completedAt: { type: Date, default: null },
+    expiresAt: { type: Date, default: null },
+    expiresHour: { type: String, default: null, index: true },
     leaseOwner: { type: String, default: null },
     leaseUntil: { type: Date, default: null },
     rev: { type: Number, required: true, default: 0 },
@@ -123,20 +129,40 @@ export function createBulkJobsRepository(conn: Connection) {
       );
     },
 
-    async complete(id: string, now: Date): Promise<void> {
+    async complete(id: string, now: Date, expiresAt: Date): Promise<void> {
+      const set = {
+        status: 'completed',
+        completedAt: now,
+        expiresAt,
+        expiresHour: hourKey(expiresAt.getTime()),
+        leaseOwner: null,
+        leaseUntil: null,
+      };
       await updateAggregate<BulkJobRecord, void>(
         jobs,
         id,
-        (job) => ({
-          write:
-            job.status === 'running'
-              ? { set: { status: 'completed', completedAt: now, leaseOwner: null, leaseUntil: null } }
-              : null,
-          result: undefined,
-        }),
+        (job) => ({ write: job.status === 'running' ? { set } : null, result: undefined }),
         { what: 'Job' },
       );
     },
+
+    /**
+     * Deletes the completed jobs expired by `cutoff`, each one's results first (an equality on
+     * `jobId`, at most the job's 1,000 items), read by expiry hour. Returns how many jobs went.
+     */
+    purgeExpired: (() => {
+      const purge = purgeByDueHour(jobs, 'expiresHour', (cutoff: Date) => ({
+        status: 'completed',
+        expiresAt: { $lte: cutoff },
+      }));
+      return (cutoff: Date, bounds: Omit<PurgeBounds, 'beforeDelete'>) =>
+        purge(cutoff, {
+          ...bounds,
+          beforeDelete: async (ids) => {
+            for (const jobId of ids) await results.deleteMany({ jobId: jobId as string });
+          },
+        });
+    })(),
 
     /** The indexes of the job's items that have a result. */
     async doneIndexes(jobId: string): Promise<Set<number>> {

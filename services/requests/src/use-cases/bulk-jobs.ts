@@ -183,7 +183,8 @@ export function createBulkWorker(deps: Deps, options: BulkWorkerOptions): Period
       };
       if (await store.record({ ...result, at: deps.clock() })) recorded++;
     }
-    await store.complete(id, deps.clock());
+    const completedAt = deps.clock();
+    await store.complete(id, completedAt, new Date(completedAt.getTime() + deps.bulk.retentionMs));
     deps.logger.info({ job: id, total: job.items.length }, 'bulk job completed');
     return recorded;
   }
@@ -207,4 +208,25 @@ export function createBulkWorker(deps: Deps, options: BulkWorkerOptions): Period
       stopping = false;
     },
   };
+}
+
+/**
+ * Deletes the completed jobs whose retention ended, and their results (at most 1,000 jobs a pass;
+ * the next pass goes on). Every replica runs it: deleting what another replica deletes too is safe.
+ */
+export function createBulkJobsPurge(
+  deps: Deps,
+  { intervalMs }: { intervalMs: number },
+): PeriodicTask<number> {
+  return periodicTask({
+    name: 'bulk jobs purge',
+    intervalMs,
+    logger: deps.logger,
+    onError: 0,
+    run: async () => {
+      const purged = await deps.bulk.store.purgeExpired(deps.clock(), { batch: 100, maxRounds: 10 });
+      if (purged > 0) deps.logger.info({ purged }, 'bulk jobs past their retention deleted');
+      return purged;
+    },
+  });
 }

@@ -34,6 +34,8 @@ export interface Deps {
 interface BulkJobs {
   store: BulkJobsRepository;
   wake: () => void;
+  /** How long a completed job and its results are kept. */
+  retentionMs: number;
 }
 
 /** Bounds of the lists' work (README: cost model of `q`, the changes feed's settle delay). */
