@@ -1,6 +1,8 @@
 /**
  * A bounded in-process cache: each entry expires at its own time, and the least recently
- * used entry is evicted when full (a Map keeps insertion order; a hit re-inserts).
+ * used entry is evicted when full (a Map keeps insertion order; a hit re-inserts). With
+ * `staleMs`, an expired entry is kept that much longer for `getStale`: the last answer, for
+ * when its source cannot be asked (stale-if-error, RFC 5861).
  */
 export class TtlCache<K, V> {
   private readonly entries = new Map<K, { value: V; expiresAt: number }>();
@@ -9,12 +11,13 @@ export class TtlCache<K, V> {
   constructor(
     private readonly maxEntries = 10_000,
     private readonly lookups?: { hit(): void; miss(): void },
+    private readonly staleMs = 0,
   ) {}
 
   get(key: K, now = Date.now()): V | undefined {
     const entry = this.entries.get(key);
     if (!entry || entry.expiresAt <= now) {
-      if (entry) this.entries.delete(key);
+      if (entry && entry.expiresAt + this.staleMs <= now) this.entries.delete(key);
       this.lookups?.miss();
       return undefined;
     }
@@ -22,6 +25,15 @@ export class TtlCache<K, V> {
     this.entries.set(key, entry);
     this.lookups?.hit();
     return entry.value;
+  }
+
+  /** The entry's value, expired or not, while within its `staleMs` after expiry. */
+  getStale(key: K, now = Date.now()): V | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAt + this.staleMs > now) return entry.value;
+    this.entries.delete(key);
+    return undefined;
   }
 
   set(key: K, value: V, ttlMs: number, now = Date.now()): void {

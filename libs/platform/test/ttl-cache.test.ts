@@ -42,3 +42,18 @@ t.test('concurrent loads of one key share one call', async (t) => {
   t.equal(await flight('k', load), 7);
   t.equal(calls, 2, 'a finished load is not kept');
 });
+
+t.test('with staleMs, an expired entry is a miss for get and still there for getStale, that long', (t) => {
+  const cache = new TtlCache<string, string>(10, undefined, 1000);
+  cache.set('k', 'v', 100, 0);
+  t.equal(cache.get('k', 50), 'v');
+  t.equal(cache.get('k', 100), undefined, 'expired: a miss');
+  t.equal(cache.getStale('k', 100), 'v', 'but the last answer is kept');
+  t.equal(cache.getStale('k', 1099), 'v');
+  t.equal(cache.getStale('k', 1100), undefined, 'past staleMs: gone');
+  t.equal(cache.size, 0);
+  const plain = new TtlCache<string, string>(10);
+  plain.set('k', 'v', 100, 0);
+  t.equal(plain.getStale('k', 100), undefined, 'without staleMs nothing outlives its TTL');
+  t.end();
+});

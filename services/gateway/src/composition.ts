@@ -103,6 +103,7 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
     apiKeyTtlMs: config.API_KEY_CACHE_TTL_MS,
     userTtlMs: config.USER_CACHE_TTL_MS,
     clientTtlMs: config.CLIENT_CACHE_TTL_MS,
+    staleIfErrorMs: config.CREDENTIAL_STALE_IF_ERROR_MS,
   });
   const tokens = createTokenVerifier({
     jwksUrl: config.JWKS_URL ?? new URL('/.well-known/jwks.json', upstreams.identity[0]).toString(),

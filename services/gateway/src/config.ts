@@ -60,6 +60,8 @@ const gatewayConfigSchema = configSchema({
   API_KEY_CACHE_TTL_MS: Ms(30_000, 0),
   USER_CACHE_TTL_MS: Ms(30_000, 0),
   CLIENT_CACHE_TTL_MS: Ms(60_000, 0),
+  /** How long past its TTL a cached identity answer serves while identity does not answer (0: never). */
+  CREDENTIAL_STALE_IF_ERROR_MS: Ms(300_000, 0),
   TOKEN_CACHE_TTL_MS: Ms(60_000, 0),
   TOKEN_CACHE_MAX: Type.Integer({ minimum: 1, default: 10_000 }),
   DENY_CACHE_TTL_MS: Ms(1_000, 0),

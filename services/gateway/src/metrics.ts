@@ -34,6 +34,12 @@ export const cacheLookups = counter(
   ['cache', 'result'],
 );
 
+export const staleAnswers = counter(
+  'gateway_identity_stale_answers_total',
+  'Look-ups answered from an expired cache entry because identity did not answer (CREDENTIAL_STALE_IF_ERROR_MS), by cache',
+  ['cache'],
+);
+
 export const jwksRefreshes = counter(
   'gateway_jwks_refreshes_total',
   "Fetches of identity's JWKS by outcome (ok, error)",

@@ -366,3 +366,47 @@ t.test('authentication matrix', async (t) => {
     t.equal(h.identity.calls.getUser, rpc);
   });
 });
+
+t.test(
+  'identity not answering: the last answer serves for CREDENTIAL_STALE_IF_ERROR_MS, never after a notice',
+  async (t) => {
+    const h = await harness(t);
+    const short = { API_KEY_CACHE_TTL_MS: 50, USER_CACHE_TTL_MS: 50, CLIENT_CACHE_TTL_MS: 50 };
+    const tolerant = (await h.gateway({ ...short, CREDENTIAL_STALE_IF_ERROR_MS: 60_000 })).app;
+    const strict = (await h.gateway({ ...short, CREDENTIAL_STALE_IF_ERROR_MS: 0 })).app;
+    // Two owners: a revocation notice drops every cached key of the revoked key's owner.
+    const kept = h.identity.addKey(h.identity.addUser('agent'));
+    const owner = h.identity.addUser('agent');
+    const revoked = h.identity.addKey(owner);
+    const get = (app: typeof strict, raw: string) =>
+      app.inject({ method: 'GET', url: '/v1/me', headers: bearer(raw) });
+    for (const app of [tolerant, strict])
+      for (const k of [kept, revoked])
+        t.equal((await get(app, k.raw)).statusCode, 200, 'resolved and cached');
+    await publishSigned(
+      h.nc,
+      h.names.credentialNotices,
+      encodeJson({
+        at: new Date().toISOString(),
+        kind: 'api_key_revoked',
+        keyId: revoked.keyId,
+        userId: owner.id,
+      }),
+      { as: 'identity' },
+    );
+    await new Promise((r) => setTimeout(r, 200)); // past every TTL, the notice applied
+    h.stopIdentity();
+
+    const served = await get(tolerant, kept.raw);
+    t.equal(served.statusCode, 200, 'an expired entry serves while identity does not answer');
+    t.equal(served.json().data.principal.credential.id, kept.keyId);
+    const refused = await get(strict, kept.raw);
+    t.equal(refused.statusCode, 503, 'with CREDENTIAL_STALE_IF_ERROR_MS=0: unavailable, as before');
+    t.equal(refused.json().error.code, 'SERVICE_UNAVAILABLE');
+    t.equal(
+      (await get(tolerant, revoked.raw)).statusCode,
+      503,
+      'a revoked key left no entry to serve: refused until identity answers',
+    );
+  },
+);

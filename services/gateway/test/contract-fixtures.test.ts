@@ -66,6 +66,7 @@ t.test("identity's RPC replies of every version are read", async (t) => {
       apiKeyTtlMs: 0,
       userTtlMs: 0,
       clientTtlMs: 0,
+      staleIfErrorMs: 0,
     });
   const user = (rpc.v1.replies.getUser.reply as { user: { id: string } }).user;
   for (const version of ['v1', 'unversioned', 'future'] as const) {

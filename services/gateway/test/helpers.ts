@@ -211,6 +211,8 @@ export function testRedis(t: Test, url = testEnv.redisUrl, commandTimeout = 500)
 
 export interface Harness {
   identity: IdentityDouble;
+  /** Stops answering as identity (NATS then has no responder for its subjects). */
+  stopIdentity: () => void;
   jwks: Awaited<ReturnType<typeof startJwks>>;
   upstreams: Record<
     'requests' | 'identity' | 'audit' | 'webhooks',
@@ -257,6 +259,7 @@ export async function harness(t: Test, overrides: Partial<GatewayConfig> = {}): 
   });
   return {
     identity,
+    stopIdentity,
     jwks,
     upstreams,
     nc,

@@ -10,6 +10,7 @@ import type {
 import { AppError, singleFlight, TtlCache } from '@support-desk/platform/core';
 import { identityRpcClient } from '@support-desk/platform/clients';
 import type { MessageSigner, NatsConnection } from '@support-desk/platform/messaging';
+import { staleAnswers } from '../metrics.js';
 import { countedLookups } from '../store/cache-lookups.js';
 
 export type OAuthClientInfo = Extract<GetOAuthClientReply, { found: true }>['client'];
@@ -23,6 +24,8 @@ export interface IdentityClientOptions {
   apiKeyTtlMs: number;
   userTtlMs: number;
   clientTtlMs: number;
+  /** How long past its expiry a cached answer may still be used while identity does not answer. */
+  staleIfErrorMs: number;
 }
 
 /** Cache key for an API key value: its SHA-256, so the raw key is never kept or logged. */
@@ -33,17 +36,21 @@ const unavailable = () =>
 
 /**
  * Everything the gateway asks identity (NATS request-reply), cached in-process with short TTLs.
- * Credential notices call the `drop*` methods so a revocation takes effect at once.
+ * Credential notices call the `drop*` methods so a revocation takes effect at once. When identity
+ * does not answer, the last answer is used while it is at most `staleIfErrorMs` past its expiry
+ * (stale-if-error, as Kong's `db_resurrect_ttl`): a revocation is a notice, which drops the entry,
+ * so what is served stale is what nothing has changed since; expiry dates are still checked.
  */
 export function createIdentityClient(o: IdentityClientOptions) {
-  const keys = new TtlCache<string, ResolveApiKeyReply>(50_000, countedLookups('api_keys'));
-  const users = new TtlCache<string, UserSnapshot | null>(50_000, countedLookups('users'));
-  const clients = new TtlCache<string, OAuthClientInfo | null>(10_000, countedLookups('oauth_clients'));
-  const keyFlight = singleFlight<string, ResolveApiKeyReply>();
-  const userFlight = singleFlight<string, UserSnapshot | null>();
-  const clientFlight = singleFlight<string, OAuthClientInfo | null>();
-  const settings = new TtlCache<'global', string[]>(1);
-  const settingsFlight = singleFlight<'global', string[]>();
+  const stale = o.staleIfErrorMs;
+  const keys = new TtlCache<string, ResolveApiKeyReply>(50_000, countedLookups('api_keys'), stale);
+  const users = new TtlCache<string, UserSnapshot | null>(50_000, countedLookups('users'), stale);
+  const clients = new TtlCache<string, OAuthClientInfo | null>(
+    10_000,
+    countedLookups('oauth_clients'),
+    stale,
+  );
+  const settings = new TtlCache<'global', string[]>(1, undefined, stale);
   // Bumped by every notice: a look-up that started before a notice must not repopulate the cache.
   let generation = 0;
 
@@ -59,56 +66,74 @@ export function createIdentityClient(o: IdentityClientOptions) {
     }
   }
 
+  /**
+   * A cached look-up: the fresh entry, else one call to identity shared by concurrent callers
+   * (its answer cached for `ttlMs` of it, unless a notice came meanwhile), else, when identity
+   * cannot be asked, the stale entry.
+   */
+  function cachedLookup<K, V>(cache: TtlCache<K, V>, name: string) {
+    const flight = singleFlight<K, V>();
+    return async (key: K, ask: () => Promise<V>, ttlMs: (value: V) => number): Promise<V> => {
+      const cached = cache.get(key);
+      if (cached !== undefined) return cached;
+      try {
+        return await flight(key, async () => {
+          const started = generation;
+          const value = await ask();
+          if (started === generation) cache.set(key, value, ttlMs(value));
+          return value;
+        });
+      } catch (err) {
+        const last = err instanceof AppError ? cache.getStale(key) : undefined;
+        if (last === undefined) throw err;
+        staleAnswers.inc({ cache: name });
+        return last;
+      }
+    };
+  }
+  const keyLookup = cachedLookup(keys, 'api_keys');
+  const userLookup = cachedLookup(users, 'users');
+  const clientLookup = cachedLookup(clients, 'oauth_clients');
+  const settingsLookup = cachedLookup(settings, 'settings');
+
   return {
-    async resolveApiKey(raw: string): Promise<ResolveApiKeyReply> {
-      const hash = hashCredential(raw);
-      const cached = keys.get(hash);
-      if (cached) return cached;
-      return keyFlight(hash, async () => {
-        const started = generation;
-        const reply = await rpc('resolveApiKey', { key: raw });
-        let ttl = o.apiKeyTtlMs;
-        if (reply.valid && reply.expiresAt) ttl = Math.min(ttl, Date.parse(reply.expiresAt) - Date.now());
-        if (started === generation) keys.set(hash, reply, ttl);
-        return reply;
-      });
-    },
+    resolveApiKey: (raw: string): Promise<ResolveApiKeyReply> =>
+      keyLookup(
+        hashCredential(raw),
+        () => rpc('resolveApiKey', { key: raw }),
+        (reply) =>
+          reply.valid && reply.expiresAt
+            ? Math.min(o.apiKeyTtlMs, Date.parse(reply.expiresAt) - Date.now())
+            : o.apiKeyTtlMs,
+      ),
 
-    async getUser(id: string): Promise<UserSnapshot | null> {
-      const cached = users.get(id);
-      if (cached !== undefined) return cached;
-      return userFlight(id, async () => {
-        const started = generation;
-        const reply = await rpc('getUser', { id });
-        const user = reply.found ? reply.user : null;
-        if (started === generation) users.set(id, user, o.userTtlMs);
-        return user;
-      });
-    },
+    getUser: (id: string): Promise<UserSnapshot | null> =>
+      userLookup(
+        id,
+        async () => {
+          const reply = await rpc('getUser', { id });
+          return reply.found ? reply.user : null;
+        },
+        () => o.userTtlMs,
+      ),
 
-    async getOAuthClient(clientId: string): Promise<OAuthClientInfo | null> {
-      const cached = clients.get(clientId);
-      if (cached !== undefined) return cached;
-      return clientFlight(clientId, async () => {
-        const started = generation;
-        const reply = await rpc('getOAuthClient', { id: clientId });
-        const client = reply.found ? reply.client : null;
-        if (started === generation) clients.set(clientId, client, o.clientTtlMs);
-        return client;
-      });
-    },
+    getOAuthClient: (clientId: string): Promise<OAuthClientInfo | null> =>
+      clientLookup(
+        clientId,
+        async () => {
+          const reply = await rpc('getOAuthClient', { id: clientId });
+          return reply.found ? reply.client : null;
+        },
+        () => o.clientTtlMs,
+      ),
 
     /** The global IP allowlist (settings), cached like a client; dropped by `settings_changed`. */
-    async globalAllowlist(): Promise<string[]> {
-      const cached = settings.get('global');
-      if (cached) return cached;
-      return settingsFlight('global', async () => {
-        const started = generation;
-        const { globalAllowlist } = await rpc('getSettings', {});
-        if (started === generation) settings.set('global', globalAllowlist, o.clientTtlMs);
-        return globalAllowlist;
-      });
-    },
+    globalAllowlist: (): Promise<string[]> =>
+      settingsLookup(
+        'global',
+        async () => (await rpc('getSettings', {})).globalAllowlist,
+        () => o.clientTtlMs,
+      ),
 
     dropKey(keyId: string) {
       generation++;
