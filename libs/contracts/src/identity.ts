@@ -5,6 +5,7 @@ import { CursorPageQuery, EnumListQuery, ListPagination, SearchQuery, SortQuery 
 import type { RouteSchemaMap } from './routes.js';
 import { DateTimeString, mapKeyPattern, StringEnum } from './schema.js';
 import { ROLES, RoleSchema, ScopeSchema } from './scopes.js';
+import { USER_STATUSES } from './vocabulary.js';
 
 /** Documented input limits (README of services/identity). */
 const IDENTITY_LIMITS = {
@@ -20,7 +21,7 @@ const IDENTITY_LIMITS = {
   identityProvider: 64,
 } as const;
 
-export const USER_STATUSES = ['active', 'inactive'] as const;
+export { USER_STATUSES };
 const UserStatusSchema = StringEnum(USER_STATUSES);
 
 const DateTimeOrNull = Type.Union([DateTimeString(), Type.Null()]);

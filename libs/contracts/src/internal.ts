@@ -1,6 +1,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { RoleSchema, ScopeSchema } from './scopes.js';
 import { StringEnum } from './schema.js';
+import { PLANS } from './vocabulary.js';
 
 /** Header that carries the gateway's signed principal assertion to the services. */
 export const PRINCIPAL_HEADER = 'x-sd-principal';
@@ -31,7 +32,7 @@ export interface ForwardedCall {
   userAgent: string | null;
 }
 
-export const PLANS = ['standard', 'professional', 'enterprise'] as const;
+export { PLANS };
 export type Plan = (typeof PLANS)[number];
 
 /** Requests per minute; enterprise credentials carry their own. */

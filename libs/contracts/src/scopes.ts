@@ -1,4 +1,5 @@
 import { StringEnum } from './schema.js';
+import { ROLES } from './vocabulary.js';
 
 export const SCOPES = ['requests:read', 'requests:write', 'users:read', 'users:write', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -13,7 +14,7 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   admin: 'Full access, including administrators, deleting requests and the audit log',
 };
 
-export const ROLES = ['admin', 'agent', 'viewer'] as const;
+export { ROLES };
 export type Role = (typeof ROLES)[number];
 export const RoleSchema = StringEnum(ROLES);
 

@@ -106,7 +106,7 @@ t.test('help, version, usage errors and their exit codes', async (t) => {
   }
 });
 
-t.test('help, completion and usage errors load neither the store, NATS nor HTTP libraries', async (t) => {
+t.test('help, completion and usage errors load neither the store, NATS, HTTP nor the schemas', async (t) => {
   // What a deskctl process loaded, told by a preloaded hook (heavy-modules.ts).
   const watch = fileURLToPath(new URL('./heavy-modules.js', import.meta.url));
   const loadedBy = (args: string[]) => {

@@ -1,4 +1,4 @@
-import { PLANS } from '@support-desk/contracts';
+import { PLANS } from '@support-desk/contracts/vocabulary';
 import type { CommandSpec, Options } from '../command.js';
 import { listCommand } from '../list-command.js';
 

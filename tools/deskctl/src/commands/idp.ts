@@ -1,4 +1,4 @@
-import { ROLES } from '@support-desk/contracts';
+import { ROLES } from '@support-desk/contracts/vocabulary';
 import type { CommandSpec, Options } from '../command.js';
 import { listCommand } from '../list-command.js';
 import { LDAP_OPTIONS } from './ldap.js';

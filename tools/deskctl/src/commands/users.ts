@@ -1,4 +1,4 @@
-import { ROLES, USER_STATUSES } from '@support-desk/contracts';
+import { ROLES, USER_STATUSES } from '@support-desk/contracts/vocabulary';
 import { type CommandSpec, IF_NOT_EXISTS } from '../command.js';
 import { listCommand } from '../list-command.js';
 
