@@ -70,7 +70,7 @@ t.test('settings console', async (t) => {
     const icon = await browser.get('/assets/favicon.svg');
     t.equal(icon.status, 200, 'a favicon');
     t.match(icon.headers.get('content-type'), /^image\/svg\+xml/);
-    t.match(login.html, /<link rel="icon" href="\/assets\/favicon\.svg" type="image\/svg\+xml">/);
+    t.match(login.html, /<link rel="icon" href="\/assets\/favicon\.svg" type="image\/svg\+xml"\/?>/);
     t.equal((await browser.get('/settings')).status, 302, '/settings leads to the first section');
   });
 
