@@ -18,6 +18,15 @@ const upward = {
   message: 'store/ and events/ never import upward',
 };
 
+/**
+ * identity's browser side (web/: the console and the OAuth pages) is registered by the
+ * composition root and imported by nothing else.
+ */
+const noWeb = {
+  regex: '^\\.{1,2}/(\\.\\./)*web/',
+  message: 'only the composition root imports web/ (the browser pages): routes, use cases and store never do',
+};
+
 /** Import specifiers of platform subpaths. */
 const subpaths = (...names) => names.map((name) => `${PLATFORM}/${name}`);
 
@@ -48,10 +57,20 @@ export default tseslint.config(
   // dependencies point inward only (routes → use-cases → store / events). The platform's
   // subpaths make the layers real (DEVELOPERS.md, "Dependency rules"): use cases import only its
   // core and metrics; only store/ imports its store layer; HTTP only in routes and composition.
-  restrictedImports('**/*.{ts,mts,js,mjs}', []),
-  layer('services/*/{test,bench}/**/*.ts', []),
-  layer('services/*/src/**/*.ts', [platformOnlyIn('store', 'store/'), platformOnlyIn('testing', 'tests')]),
+  restrictedImports('**/*.{ts,tsx,mts,js,mjs}', []),
+  layer('services/*/{test,bench}/**/*.{ts,tsx}', []),
+  layer('services/*/src/**/*.{ts,tsx}', [
+    platformOnlyIn('store', 'store/'),
+    platformOnlyIn('testing', 'tests'),
+    noWeb,
+  ]),
+  // The composition root registers web/'s pages.
+  layer('services/*/src/composition.ts', [
+    platformOnlyIn('store', 'store/'),
+    platformOnlyIn('testing', 'tests'),
+  ]),
   layer('services/*/src/routes/**/*.ts', [
+    noWeb,
     {
       group: ['mongoose', '@nats-io/*', 'ioredis'],
       message: 'routes reach the database and NATS through use cases',
@@ -62,7 +81,32 @@ export default tseslint.config(
       message: 'routes are not wiring: composition connects',
     },
   ]),
+  // identity's browser pages (DEVELOPERS.md, "Dependency rules"): routes and pages over the use
+  // cases and the HTTP layer (fastify, its plugins, @support-desk/platform/http, the form bodies
+  // of oauth/forms.ts); never the store (its document types aside), events, messaging or wiring.
+  layer('services/*/src/web/**/*.{ts,tsx}', [
+    {
+      group: ['mongoose', '@nats-io/*', 'ioredis'],
+      message: 'web reaches the database and NATS through use cases',
+    },
+    platformOnlyIn('store', 'store/'),
+    {
+      group: subpaths('messaging', 'service', 'testing'),
+      message: 'web is not wiring: the composition root connects',
+    },
+    {
+      regex:
+        '^(\\.\\./)+(routes|events|ldap|admin)/|^(\\.\\./)+(composition|wiring)\\.js$|^(\\.\\./)+oauth/(?!forms\\.js$)',
+      message: 'web imports use cases and the HTTP layer only (of oauth/, the form bodies of forms.ts)',
+    },
+    {
+      regex: '^(\\.\\./)+store/',
+      allowTypeImports: true,
+      message: "web reads data through use cases (the store's document types aside)",
+    },
+  ]),
   layer('services/*/src/use-cases/**/*.ts', [
+    noWeb,
     {
       group: ['mongoose', 'fastify', '@fastify/*', '@nats-io/*', 'ioredis', '../routes/*'],
       message: 'use cases know no HTTP, database or messaging library: they call repositories and ports',
@@ -74,6 +118,7 @@ export default tseslint.config(
   ]),
   layer('services/*/src/store/**/*.ts', [
     upward,
+    noWeb,
     {
       group: subpaths('http', 'messaging', 'clients', 'service', 'testing'),
       message: `store/ uses ${PLATFORM}/core, /metrics and /store only`,
@@ -81,6 +126,7 @@ export default tseslint.config(
   ]),
   layer('services/*/src/events/**/*.ts', [
     upward,
+    noWeb,
     {
       group: subpaths('http', 'store', 'service', 'testing'),
       message: `events/ uses ${PLATFORM}/core, /metrics, /messaging and /clients only`,

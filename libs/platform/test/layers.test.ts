@@ -58,6 +58,8 @@ const use = (subpath: string, name = 'x') =>
   `import { ${name} } from '@support-desk/platform/${subpath}';\nvoid ${name};\n`;
 const useType = (subpath: string) =>
   `import type { X } from '@support-desk/platform/${subpath}';\nexport type Y = X;\n`;
+const useFile = (file: string, name = 'x') => `import { ${name} } from '${file}';\nvoid ${name};\n`;
+const useFileType = (file: string) => `import type { X } from '${file}';\nexport type Y = X;\n`;
 
 // [file, code, the message expected (a part of it), or null when the import is allowed]
 const CASES: [string, string, string | null][] = [
@@ -82,6 +84,26 @@ const CASES: [string, string, string | null][] = [
   ['services/requests/src/events/fixture.ts', use('clients'), null],
   ['services/requests/src/events/fixture.ts', use('http'), 'events/ uses'],
   ['services/requests/src/events/fixture.ts', use('store'), 'events/ uses'],
+  // identity's browser side, web/: over use cases and the HTTP layer; only composition imports it.
+  ['services/identity/src/composition.ts', useFile('./web/index.js'), null],
+  ['services/identity/src/routes/fixture.ts', useFile('../web/index.js'), 'only the composition root'],
+  [
+    'services/identity/src/use-cases/fixture.ts',
+    useFile('../web/pages/lists.js'),
+    'only the composition root',
+  ],
+  ['services/identity/src/store/fixture.ts', useFileType('../web/forms.js'), 'only the composition root'],
+  ['services/identity/src/web/routes/fixture.ts', useFile('../../use-cases/login.js'), null],
+  ['services/identity/src/web/routes/fixture.ts', use('http'), null],
+  ['services/identity/src/web/routes/fixture.ts', use('clients'), null],
+  ['services/identity/src/web/routes/fixture.ts', use('messaging'), 'web is not wiring'],
+  ['services/identity/src/web/routes/fixture.ts', use('store'), 'only store/ imports'],
+  ['services/identity/src/web/routes/fixture.ts', useFile('../../oauth/keys.js'), 'web imports use cases'],
+  ['services/identity/src/web/routes/fixture.ts', useFile('../../routes/index.js'), 'web imports use cases'],
+  ['services/identity/src/web/forms.ts', useFile('../oauth/forms.js'), null],
+  ['services/identity/src/web/pages/fixture.tsx', useFile('../../store/index.js'), 'web reads data through'],
+  ['services/identity/src/web/pages/fixture.tsx', useFileType('../../store/index.js'), null],
+  ['services/identity/src/web/pages/fixture.tsx', useFile('mongoose'), 'web reaches the database'],
   [
     'services/requests/src/routes/fixture.ts',
     `import { x } from '@support-desk/platform';\nvoid x;\n`,

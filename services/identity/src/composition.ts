@@ -19,6 +19,7 @@ import { forgetChangedGroups } from './events/group-changes.js';
 import { createKeyring, type Keyring } from './oauth/keys.js';
 import { registerRoutes } from './routes/index.js';
 import { outboxModels } from './store/index.js';
+import { registerBrowserPages } from './web/index.js';
 import type { Deps } from './use-cases/deps.js';
 import { createHousekeeping } from './use-cases/housekeeping.js';
 import { createLdapSyncScheduler } from './use-cases/ldap-sync.js';
@@ -58,12 +59,12 @@ export async function composeService(sd: IdentityServiceDeps): Promise<IdentityS
   // Identity signs what it sends over NATS, and checks who signed what it receives.
   const signer = serviceSigner('identity', config);
   const verifier = serviceVerifier(config);
-  // The console's webhook pages ask the webhooks service, its SLA policy and trash pages the
-  // requests service (their admin RPCs).
-  await registerRoutes(
+  await registerRoutes(app, deps, keyring);
+  // The browser pages; the console's webhook pages ask the webhooks service, its SLA policy and
+  // trash pages the requests service (their admin RPCs).
+  registerBrowserPages(
     app,
     deps,
-    keyring,
     webhooksAdminClient(nc, names, signer),
     requestsAdminClient(nc, names, signer),
   );

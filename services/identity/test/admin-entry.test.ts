@@ -35,11 +35,7 @@ function loadedBy(specifier: string): string[] {
 }
 
 const httpSide = (modules: string[]) =>
-  modules.filter((m) =>
-    /^(routes|console)\/|^composition\.js$|^oauth\/(pages|forms|browser-forms|page-layout|assets)\.js$/.test(
-      m,
-    ),
-  );
+  modules.filter((m) => /^(routes|web)\/|^composition\.js$|^oauth\/forms\.js$/.test(m));
 
 t.test('the admin entry loads the use cases, not routes, the console, SCIM or OAuth pages', async (t) => {
   const admin = loadedBy('@support-desk/identity/admin');

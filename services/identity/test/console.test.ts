@@ -7,7 +7,7 @@ import { cliContext } from '../src/use-cases/deps.js';
 import { createIdentityProvider } from '../src/use-cases/identity-providers.js';
 import { createUser } from '../src/use-cases/users.js';
 import { harness, callerOf } from './helpers.js';
-import { FormBrowser, hidden } from './oauth-flow.js';
+import { FormBrowser, hidden, HOSTILE, shownEscaped } from './oauth-flow.js';
 
 // The settings console through identity's HTTP interface, as the gateway forwards it (each call
 // carries the forwarding assertion for the browser's address): sign-in, the admin-only rule,
@@ -70,7 +70,7 @@ t.test('settings console', async (t) => {
     const icon = await browser.get('/assets/favicon.svg');
     t.equal(icon.status, 200, 'a favicon');
     t.match(icon.headers.get('content-type'), /^image\/svg\+xml/);
-    t.match(login.html, /<link rel="icon" href="\/assets\/favicon\.svg" type="image\/svg\+xml">/);
+    t.match(login.html, /<link rel="icon" href="\/assets\/favicon\.svg" type="image\/svg\+xml"\/?>/);
     t.equal((await browser.get('/settings')).status, 302, '/settings leads to the first section');
   });
 
@@ -450,6 +450,43 @@ t.test('settings console', async (t) => {
     t.equal(refused.status, 409);
     t.match(refused.html, /cannot link your own account/);
     t.equal((await h.deps.users.findById(ada._id))?.identityProvider, 'local');
+  });
+
+  await t.test('what users typed is shown as text: a user name, an address refused', async (t) => {
+    const { browser } = await signIn('ada@example.com');
+    const user = await createUser(h.deps, ctx, {
+      email: 'hostile@example.com',
+      name: HOSTILE,
+      role: 'agent',
+      password,
+    });
+    const users = await browser.get('/settings/users?search=hostile');
+    t.match(users.html, `data-user-id="${user.id}"`);
+    shownEscaped(t, users.html, 'the users list');
+    const link = await browser.get(`/settings/users/link?id=${user.id}`);
+    shownEscaped(t, link.html, 'the link page');
+
+    const page = await browser.get('/settings/ip-allowlist');
+    const refused = await browser.post('/settings/ip-allowlist', {
+      csrf_token: csrfOf(page.html),
+      action: 'add',
+      entry: HOSTILE,
+    });
+    t.equal(refused.status, 400);
+    shownEscaped(t, refused.html, 'the refusal and the field sent again', 2);
+
+    // A refused create form comes back as sent: a text field, and a text area it cannot end.
+    const keys = await browser.get('/settings/api-keys');
+    const again = await browser.post('/settings/api-keys', {
+      csrf_token: csrfOf(keys.html),
+      name: HOSTILE,
+      owner: 'nobody@example.com',
+      scopes: 'requests:read',
+      allowlist: `</textarea>${HOSTILE}`,
+    });
+    t.ok(again.status >= 400, `refused (${again.status})`);
+    t.match(again.html, /&lt;\/textarea(>|&gt;)/, 'the text area holds what was sent, as text');
+    shownEscaped(t, again.html, 'the key form sent again', 2);
   });
 
   await t.test(

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { FORWARDED_HEADER } from '@support-desk/contracts';
 import { createForwardedSigner } from '@support-desk/platform/core';
 import { testEnv } from '@support-desk/platform/testing';
+import type { Test } from 'tap';
 import { s256 } from '../src/use-cases/authorize.js';
 
 const signForwarded = createForwardedSigner(testEnv.principalKeys.signingKey);
@@ -159,4 +160,18 @@ export async function authorizeThroughForms(
   // 303: the browser must not repost the form to the client, whichever the decision.
   if (res.status !== 303) throw new Error(`decision answered ${res.status}`);
   return new URL(res.location!);
+}
+
+/** A value that would run as script, or end an attribute, on a page that did not escape it. */
+export const HOSTILE = `<script>alert(1)</script>"'&`;
+
+/**
+ * That `html` shows `HOSTILE` (`times` times at least) only escaped, as text or inside a quoted
+ * attribute, and never as markup: no `<script>` of it, no quote that ends an attribute.
+ */
+export function shownEscaped(t: Test, html: string, what: string, times = 1): void {
+  t.notOk(html.includes('<script>alert(1)'), `${what}: no script element of it`);
+  t.notOk(html.includes('</script>"'), `${what}: no quote of it ends an attribute`);
+  const escaped = html.match(/&lt;script(>|&gt;)alert\(1\)&lt;\/script(>|&gt;)&quot;('|&#39;)&amp;/g) ?? [];
+  t.ok(escaped.length >= times, `${what}: shown as text (${escaped.length} of ${times})`);
 }

@@ -13,7 +13,7 @@ import { createUser, setPassword } from '../src/use-cases/users.js';
 import { rotateDevSigningKey } from '../src/oauth/keys.js';
 import { composeService } from '../src/composition.js';
 import { harness } from './helpers.js';
-import { authorizeThroughForms, FormBrowser, formOf, hidden } from './oauth-flow.js';
+import { authorizeThroughForms, FormBrowser, formOf, hidden, HOSTILE, shownEscaped } from './oauth-flow.js';
 
 const insecure = { [oauth.allowInsecureRequests]: true };
 
@@ -150,6 +150,15 @@ t.test('OAuth 2.0 authorization server', async (t) => {
     t.match(page.headers.get('x-frame-options') ?? '', /DENY/);
     const session = [...first.browser.cookies.keys()];
     t.ok(session.includes('sd_session') && session.includes('sd_csrf'));
+  });
+
+  await t.test("the consent page shows a client's name as text", async (t) => {
+    const hostile = await createOAuthClient(h.deps, ctx, { name: HOSTILE, redirectUris: [redirectUri] });
+    const { url } = await authorizeUrl({}, hostile.client_id);
+    const page = await first.browser.get(url);
+    t.equal(page.status, 200);
+    t.match(page.html, /value="approve"/, 'the consent page');
+    shownEscaped(t, page.html, 'the client name');
   });
 
   await t.test('refresh rotates; reusing a rotated token revokes the family', async (t) => {

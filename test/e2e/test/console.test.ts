@@ -19,7 +19,7 @@ import path from 'node:path';
 import { startReceiver } from '@support-desk/platform/testing';
 import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { createActor } from '../src/actors.js';
 import { closePage, launchChromium, openPage } from '../src/browser.js';
 import { expectOk } from '../src/expect.js';
@@ -36,6 +36,17 @@ const admin = await createActor(stack, 'admin', 'console-admin', { password });
 const agent = await createActor(stack, 'agent', 'console-agent', { password });
 const browser = await launchChromium();
 t.teardown(() => browser.close());
+
+/** What a user may type that would run as script, or end an attribute, if a page did not escape it. */
+const HOSTILE = `<script>alert(1)</script>"'&`;
+
+/** That the console page at `path` holds HOSTILE only as text: escaped in its HTML, no script made of it. */
+async function shownAsText(t: Test, page: Page, path: string) {
+  const html = await (await page.request.get(`${stack.origin}${path}`)).text();
+  t.ok(html.includes('alert(1)'), `${path}: the value is on the page`);
+  t.notOk(html.includes(HOSTILE), `${path}: never as markup`);
+  t.equal(await page.locator('script:not([src])').count(), 0, `${path}: no inline script in the document`);
+}
 
 async function shot(page: Page, name: string) {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
@@ -253,7 +264,7 @@ t.test('webhooks: subscribe, secret once, ping, the delivery listed, rotate, del
   await page.locator('details.create > summary', { hasText: 'Create a subscription' }).click();
   await page.getByLabel('URL', { exact: true }).fill(url);
   await page.getByLabel('Events', { exact: true }).fill('request.*, user.created');
-  await page.getByLabel('Description', { exact: true }).fill('Console e2e receiver');
+  await page.getByLabel('Description', { exact: true }).fill(`Console e2e receiver ${HOSTILE}`);
   await Promise.all([
     page.waitForLoadState('load'),
     page.getByRole('button', { name: 'Create subscription' }).click(),
@@ -264,6 +275,12 @@ t.test('webhooks: subscribe, secret once, ping, the delivery listed, rotate, del
   const row = page.locator('tr[data-webhook-id]', { hasText: url });
   const id = (await row.getAttribute('data-webhook-id'))!;
   t.match(await row.textContent(), /request\.\*.*user\.created.*active.*Console e2e receiver/s);
+  t.equal(
+    await row.locator('td.wrap').textContent(),
+    `Console e2e receiver ${HOSTILE}`,
+    'the description as typed, shown as text',
+  );
+  await shownAsText(t, page, '/settings/webhooks');
   await page.goto(`${stack.origin}/settings/webhooks`);
   t.equal(await page.locator('#new-secret').count(), 0, 'and not again');
 
@@ -277,6 +294,11 @@ t.test('webhooks: subscribe, secret once, ping, the delivery listed, rotate, del
     await page.locator('[role=alert]').textContent(),
     /body\.url.*not an allowed destination/,
     "the use case's refusal, next to the form",
+  );
+  t.equal(
+    await page.getByLabel('Description', { exact: true }).inputValue(),
+    `Console e2e receiver ${HOSTILE}`,
+    'the refused form comes back as sent',
   );
   await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Send ping' }).click()]);
   t.match(await page.locator('[role=status]').first().textContent(), /Ping dlv_\w+ is queued/);

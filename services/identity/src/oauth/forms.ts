@@ -1,4 +1,7 @@
-import type { FastifyInstance } from 'fastify';
+/**
+ * The application/x-www-form-urlencoded bodies of OAuth (RFC 6749): parsed here for the token
+ * endpoint and, through web/forms.ts, for the browser pages' forms.
+ */
 
 /** A parsed application/x-www-form-urlencoded body; repeated names are kept to be refused. */
 export type FormBody = Record<string, string | string[]>;
@@ -18,19 +21,4 @@ export function param(body: unknown, name: string): string | undefined | { repea
   const v = (body as Record<string, unknown> | null | undefined)?.[name];
   if (Array.isArray(v)) return { repeated: true };
   return typeof v === 'string' && v !== '' ? v : undefined;
-}
-
-/**
- * A cookie's name: under https the `__Host-` prefix, which browsers accept only from a secure
- * origin, with `Secure`, `Path=/` and no `Domain` (so no sibling subdomain can set or shadow it).
- */
-export const cookieName = (base: string, secure: boolean) => (secure ? `__Host-${base}` : base);
-
-/** Parses HTML form posts (bounded) in the plugin scope of a set of pages. */
-export function acceptForms(scope: FastifyInstance, bodyLimit = 16 * 1024): void {
-  scope.addContentTypeParser(
-    'application/x-www-form-urlencoded',
-    { parseAs: 'string', bodyLimit },
-    (_req, raw, done) => done(null, parseForm(String(raw))),
-  );
 }

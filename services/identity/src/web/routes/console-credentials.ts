@@ -1,23 +1,24 @@
 import { type Plan, PLANS } from '@support-desk/contracts';
 import { isAppError } from '@support-desk/platform/core';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { apiKeysPage, type ApiKeysPageOptions, type KeyFormValues } from '../console/api-keys-page.js';
-import { confirmBody, consolePage, type Frame } from '../console/frame.js';
-import { pageQuery } from '../console/lists.js';
-import { type OAuthClientsPageOptions, oauthClientsPage } from '../console/settings-pages.js';
-import type { FormBody } from '../oauth/forms.js';
+import type { VNode } from 'preact';
+import { apiKeysPage, type ApiKeysPageOptions, type KeyFormValues } from '../pages/api-keys.js';
+import { ConfirmBody, consolePage, type Frame, Missing } from '../pages/frame.js';
+import { pageQuery } from '../pages/lists.js';
+import { type OAuthClientsPageOptions, oauthClientsPage } from '../pages/settings.js';
+import { type FormBody, field, fields, query } from '../forms.js';
 import {
   CREDENTIAL_STATUSES,
   type CredentialStatus,
   findApiKey,
   listApiKeys,
   revokeApiKey,
-} from '../use-cases/api-keys.js';
-import { createApiKeyInConsole } from '../use-cases/console-keys.js';
-import type { Deps, EventContext } from '../use-cases/deps.js';
-import { findOAuthClient, listOAuthClients, revokeOAuthClient } from '../use-cases/oauth-client-admin.js';
-import { createOAuthClient } from '../use-cases/oauth-clients.js';
-import { type ConsoleKit, field, fields, query } from './console-session.js';
+} from '../../use-cases/api-keys.js';
+import { createApiKeyInConsole } from '../../use-cases/console-keys.js';
+import type { Deps, EventContext } from '../../use-cases/deps.js';
+import { findOAuthClient, listOAuthClients, revokeOAuthClient } from '../../use-cases/oauth-client-admin.js';
+import { createOAuthClient } from '../../use-cases/oauth-clients.js';
+import { type ConsoleKit } from './console-session.js';
 
 /**
  * The console's credential pages: API keys and OAuth clients, each a paged, filtered list with
@@ -216,7 +217,7 @@ function revocationRoutes(
     find: (id: string | undefined) => Promise<string | undefined>;
     consequence: string;
     revoke: (ctx: EventContext, id: string) => Promise<unknown>;
-    listWithError: (request: FastifyRequest, frame: Frame, error: string) => Promise<string>;
+    listWithError: (request: FastifyRequest, frame: Frame, error: string) => Promise<VNode>;
   },
 ): void {
   const path = `${spec.section}/revoke`;
@@ -226,7 +227,7 @@ function revocationRoutes(
     const id = query(request.query, 'id');
     const question = await spec.find(id);
     const body = question
-      ? confirmBody({
+      ? ConfirmBody({
           frame: admin.frame,
           action: path,
           id: id!,
@@ -235,7 +236,11 @@ function revocationRoutes(
           button: `Revoke ${spec.what.split(' ').pop()}`,
           back: spec.section,
         })
-      : `<p class="error" role="alert">No active ${spec.what} with that id.</p><p><a href="${spec.section}">Back to the list</a></p>`;
+      : Missing({
+          message: `No active ${spec.what} with that id.`,
+          back: spec.section,
+          label: 'Back to the list',
+        });
     const page = consolePage(`Revoke ${spec.what}`, spec.section, admin.frame, body);
     return kit.send(reply, question ? 200 : 404, page);
   });

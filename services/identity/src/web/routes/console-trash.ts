@@ -1,8 +1,8 @@
-import { adminActorOf, type RequestsAdminClient } from '@support-desk/platform/clients';
+import type { RequestsAdminClient } from '@support-desk/platform/clients';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type TrashPageOptions, trashPage } from '../console/trash-page.js';
-import type { FormBody } from '../oauth/forms.js';
-import { type Admin, type ConsoleKit, field, query } from './console-session.js';
+import { type TrashPageOptions, trashPage } from '../pages/trash.js';
+import { type FormBody, field, query } from '../forms.js';
+import { type Admin, type ConsoleKit } from './console-session.js';
 import { requestsFailure } from './console-sla-policies.js';
 
 const open = { config: { public: true } };
@@ -28,7 +28,7 @@ export function trashRoutes(pages: FastifyInstance, kit: ConsoleKit, rpc: Reques
     let page: Pick<TrashPageOptions, 'deleted' | 'nextCursor'> = { deleted: null, nextCursor: null };
     let error = extra.error;
     try {
-      const r = await rpc.call(adminActorOf(kit.context(request, admin), 'console'), 'trash.list', {
+      const r = await rpc.call(kit.actor(request, admin), 'trash.list', {
         limit: 20,
         ...(cursor && { cursor }),
       });
@@ -54,7 +54,7 @@ export function trashRoutes(pages: FastifyInstance, kit: ConsoleKit, rpc: Reques
     if (!admin) return reply;
     const id = field((request.body ?? {}) as FormBody, 'id');
     try {
-      await rpc.call(adminActorOf(kit.context(request, admin), 'console'), 'trash.restore', { id });
+      await rpc.call(kit.actor(request, admin), 'trash.restore', { id });
     } catch (err) {
       const f = failure(err);
       return listPage(request, reply, admin, { error: f.message }, f.status);

@@ -1,13 +1,9 @@
-import {
-  adminActorOf,
-  type RequestsAdminClient,
-  RequestsUnavailableError,
-} from '@support-desk/platform/clients';
+import { type RequestsAdminClient, RequestsUnavailableError } from '@support-desk/platform/clients';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { confirmBody, consolePage } from '../console/frame.js';
-import { type SlaPoliciesPageOptions, slaPoliciesPage } from '../console/sla-policies-page.js';
-import type { FormBody } from '../oauth/forms.js';
-import { type Admin, type ConsoleKit, field, query } from './console-session.js';
+import { type SlaPoliciesPageOptions, slaPoliciesPage } from '../pages/sla-policies.js';
+import { type FormBody, field, query } from '../forms.js';
+import { type Admin, type ConsoleKit } from './console-session.js';
+import { deletionRoutes } from './console-deletion.js';
 
 const open = { config: { public: true } };
 const SECTION = '/settings/sla-policies';
@@ -25,8 +21,7 @@ export const requestsFailure = (kit: ConsoleKit) => (err: unknown) =>
  * service that does not answer is a 503 page saying so.
  */
 export function slaPolicyRoutes(pages: FastifyInstance, kit: ConsoleKit, rpc: RequestsAdminClient): void {
-  const actor = (request: FastifyRequest, admin: Admin) =>
-    adminActorOf(kit.context(request, admin), 'console');
+  const { actor } = kit;
   const failure = requestsFailure(kit);
 
   async function listPage(
@@ -83,39 +78,20 @@ export function slaPolicyRoutes(pages: FastifyInstance, kit: ConsoleKit, rpc: Re
     }
   });
 
-  pages.get(`${SECTION}/delete`, open, async (request, reply) => {
-    const admin = await kit.administrator(request, reply);
-    if (!admin) return reply;
-    const id = query(request.query, 'id') ?? '';
-    try {
+  deletionRoutes(pages, kit, {
+    section: SECTION,
+    title: 'Delete SLA policy',
+    async question(request, admin, id) {
       const { policy } = await rpc.call(actor(request, admin), 'slaPolicies.get', { id });
-      const body = confirmBody({
-        frame: admin.frame,
-        action: `${SECTION}/delete`,
-        id,
-        question: `Delete the SLA policy ${policy.name}?`,
-        consequence:
-          'Requests created afterwards no longer get it; open requests keep their clocks until their policy is picked again. This cannot be undone.',
-        button: 'Delete policy',
-        back: SECTION,
-      });
-      return kit.send(reply, 200, consolePage('Delete SLA policy', SECTION, admin.frame, body));
-    } catch (err) {
-      const f = failure(err);
-      return listPage(request, reply, admin, { error: f.message }, f.status);
-    }
-  });
-
-  pages.post(`${SECTION}/delete`, open, async (request, reply) => {
-    const admin = await kit.administrator(request, reply);
-    if (!admin) return reply;
-    const id = field((request.body ?? {}) as FormBody, 'id');
-    try {
-      await rpc.call(actor(request, admin), 'slaPolicies.delete', { id });
-    } catch (err) {
-      const f = failure(err);
-      return listPage(request, reply, admin, { error: f.message }, f.status);
-    }
-    return reply.redirect(`${SECTION}?deleted=${encodeURIComponent(id)}`, 303);
+      return `Delete the SLA policy ${policy.name}?`;
+    },
+    consequence:
+      'Requests created afterwards no longer get it; open requests keep their clocks until their policy is picked again. This cannot be undone.',
+    button: 'Delete policy',
+    back: () => SECTION,
+    remove: (request, admin, id) => rpc.call(actor(request, admin), 'slaPolicies.delete', { id }),
+    failure,
+    listWithError: (request, reply, admin, error, status) =>
+      listPage(request, reply, admin, { error }, status),
   });
 }

@@ -1,21 +1,14 @@
 import type { RequestsAdminClient, WebhooksAdminClient } from '@support-desk/platform/clients';
 import type { FastifyInstance } from 'fastify';
-import { pageQuery } from '../console/lists.js';
-import { allowlistPage } from '../console/settings-pages.js';
-import type { BrowserForms } from '../oauth/browser-forms.js';
-import type { FormBody } from '../oauth/forms.js';
-import type { Deps } from '../use-cases/deps.js';
-import { allowlistAdmits, normaliseAllowlistEntry, parseAllowlist } from '../use-cases/ip-allowlist.js';
-import { getSettings, setGlobalAllowlist } from '../use-cases/settings.js';
+import { pageQuery } from '../pages/lists.js';
+import { allowlistPage } from '../pages/settings.js';
+import type { BrowserForms } from '../session.js';
+import { type FormBody, field, query } from '../forms.js';
+import type { Deps } from '../../use-cases/deps.js';
+import { allowlistAdmits, normaliseAllowlistEntry, parseAllowlist } from '../../use-cases/ip-allowlist.js';
+import { getSettings, setGlobalAllowlist } from '../../use-cases/settings.js';
 import { apiKeyRoutes, oauthClientRoutes } from './console-credentials.js';
-import {
-  type ConsoleKit,
-  consoleKit,
-  consoleSessionRoutes,
-  field,
-  formExpired,
-  query,
-} from './console-session.js';
+import { type ConsoleKit, consoleKit, consoleSessionRoutes, formExpired } from './console-session.js';
 import { userRoutes } from './console-users.js';
 import { slaPolicyRoutes } from './console-sla-policies.js';
 import { trashRoutes } from './console-trash.js';

@@ -1,15 +1,17 @@
 import { ERROR_STATUS } from '@support-desk/contracts';
+import { adminActorOf } from '@support-desk/platform/clients';
 import { isAppError } from '@support-desk/platform/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CONSOLE_JS, DESK_CSS, FAVICON_SVG } from '../oauth/assets.js';
-import type { BrowserForms } from '../oauth/browser-forms.js';
-import { type FormBody, param } from '../oauth/forms.js';
-import { CONSOLE_PAGE_HEADERS, layout } from '../oauth/page-layout.js';
-import { loginPage } from '../oauth/pages.js';
-import { type Frame, refusedBody, csrfField } from '../console/frame.js';
-import type { Deps } from '../use-cases/deps.js';
-import { login, logout, oauthContext, signedIn } from '../use-cases/login.js';
-import type { UserDoc } from '../store/index.js';
+import type { VNode } from 'preact';
+import { CONSOLE_JS, DESK_CSS, FAVICON_SVG } from '../assets.js';
+import type { BrowserForms } from '../session.js';
+import { type FormBody, param } from '../forms.js';
+import { CONSOLE_PAGE_HEADERS, renderDocument } from '../pages/layout.js';
+import { loginPage } from '../pages/oauth.js';
+import { type Frame, formExpiredPage, refusedPage } from '../pages/frame.js';
+import type { Deps } from '../../use-cases/deps.js';
+import { login, logout, oauthContext, signedIn } from '../../use-cases/login.js';
+import type { UserDoc } from '../../store/index.js';
 
 /** The signed-in administrator of a console request, with what their pages need. */
 export interface Admin {
@@ -17,20 +19,6 @@ export interface Admin {
   frame: Frame;
 }
 
-/** One text field of a form ('' when absent or repeated). */
-export const field = (body: FormBody, name: string) => {
-  const v = body[name];
-  return typeof v === 'string' ? v.trim() : '';
-};
-/** A field that may repeat (checkboxes). */
-export const fields = (body: FormBody, name: string) => {
-  const v = body[name];
-  return v === undefined ? [] : Array.isArray(v) ? v : [v];
-};
-export const query = (q: unknown, name: string) => {
-  const v = (q as Record<string, unknown>)[name];
-  return typeof v === 'string' ? v : undefined;
-};
 const CONSOLE_HOME = '/settings/api-keys';
 
 /**
@@ -68,7 +56,7 @@ const LOGIN_INTRO = 'Sign in to the settings console. Only administrators can us
 /**
  * What every console route shares: the session (identity's login session, also the OAuth
  * pages'), the console's shorter timeout, the admin-only rule, the forms' CSRF tokens (checked
- * before any handler, see browser-forms.ts), and the page answer.
+ * before any handler, see web/session.ts), and the page answer.
  */
 export function consoleKit(deps: Deps, forms: BrowserForms) {
   const csrf = {
@@ -76,22 +64,19 @@ export function consoleKit(deps: Deps, forms: BrowserForms) {
       forms.token(request, reply, session),
   };
   const token = (request: FastifyRequest) => forms.session(request);
-  const send = (reply: FastifyReply, status: number, page: string) =>
-    reply.code(status).headers(CONSOLE_PAGE_HEADERS).send(page);
+  const send = (reply: FastifyReply, status: number, page: VNode) =>
+    reply.code(status).headers(CONSOLE_PAGE_HEADERS).send(renderDocument(page));
   const meta = (request: FastifyRequest) => ({
     ip: request.clientAddress ?? 'unknown',
     userAgent: typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null,
     requestId: request.id,
   });
-  const refuse = (reply: FastifyReply, frame: Frame) =>
-    send(
-      reply,
-      403,
-      layout(
-        'Administrators only',
-        `${refusedBody(frame.email)}<form method="post" action="/settings/logout">${csrfField(frame.csrf)}<button type="submit">Sign out</button></form>`,
-      ),
-    );
+  const refuse = (reply: FastifyReply, frame: Frame) => send(reply, 403, refusedPage(frame));
+
+  const context = (request: FastifyRequest, admin: Admin) => {
+    const m = meta(request);
+    return oauthContext(admin.user, request.clientAddress, m.userAgent, m.requestId, 'console');
+  };
 
   return {
     csrf,
@@ -99,10 +84,9 @@ export function consoleKit(deps: Deps, forms: BrowserForms) {
     meta,
     refuse,
     /** Who changed something, from where: the administrator and the request's address. */
-    context: (request: FastifyRequest, admin: Admin) => {
-      const m = meta(request);
-      return oauthContext(admin.user, request.clientAddress, m.userAgent, m.requestId, 'console');
-    },
+    context,
+    /** The same administrator as the actor of another service's admin RPC (webhooks, requests). */
+    actor: (request: FastifyRequest, admin: Admin) => adminActorOf(context(request, admin), 'console'),
     /**
      * The signed-in administrator, or null once the request was answered: no or an expired
      * session → the sign-in page; a session older than CONSOLE_SESSION_TTL_SECONDS → sign in
@@ -140,15 +124,7 @@ export function consoleKit(deps: Deps, forms: BrowserForms) {
 
 /** What a console form with a missing or wrong CSRF token gets: nothing was changed. */
 export const formExpired = (_request: FastifyRequest, reply: FastifyReply) =>
-  reply
-    .code(403)
-    .headers(CONSOLE_PAGE_HEADERS)
-    .send(
-      layout(
-        'Form expired',
-        '<p class="error" role="alert">The form expired or was not sent by this site. Nothing was changed.</p><p><a href="/settings">Back to the settings</a></p>',
-      ),
-    );
+  reply.code(403).headers(CONSOLE_PAGE_HEADERS).send(renderDocument(formExpiredPage()));
 
 export type ConsoleKit = ReturnType<typeof consoleKit>;
 

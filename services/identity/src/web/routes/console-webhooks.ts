@@ -1,22 +1,21 @@
 import {
-  adminActorOf,
   eventPatternsFrom,
   type WebhooksAdminClient,
   WebhooksUnavailableError,
 } from '@support-desk/platform/clients';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { confirmBody, consolePage } from '../console/frame.js';
 import {
   type WebhookFormValues,
   type WebhookPageOptions,
   webhookPage,
   type WebhooksPageOptions,
   webhooksPage,
-} from '../console/webhooks-page.js';
-import type { FormBody } from '../oauth/forms.js';
-import { type Admin, type ConsoleKit, field, query } from './console-session.js';
-import { pageQuery } from '../console/lists.js';
-import { pageTotal } from '../use-cases/views.js';
+} from '../pages/webhooks.js';
+import { type FormBody, field, query } from '../forms.js';
+import { type Admin, type ConsoleKit } from './console-session.js';
+import { deletionRoutes } from './console-deletion.js';
+import { pageQuery } from '../pages/lists.js';
+import { pageTotal } from '../../use-cases/views.js';
 
 const open = { config: { public: true } };
 const SECTION = '/settings/webhooks';
@@ -42,8 +41,7 @@ const formOf = (body: FormBody): WebhookFormValues => ({
  * is a 503 page saying so (the rest of the console does not depend on it).
  */
 export function webhookRoutes(pages: FastifyInstance, kit: ConsoleKit, rpc: WebhooksAdminClient): void {
-  const actor = (request: FastifyRequest, admin: Admin) =>
-    adminActorOf(kit.context(request, admin), 'console');
+  const { actor } = kit;
   const failure = (err: unknown) =>
     err instanceof WebhooksUnavailableError ? { status: 503, message: err.message } : kit.failure(err);
 
@@ -210,39 +208,19 @@ export function webhookRoutes(pages: FastifyInstance, kit: ConsoleKit, rpc: Webh
     });
   }
 
-  pages.get(`${SECTION}/delete`, open, async (request, reply) => {
-    const admin = await kit.administrator(request, reply);
-    if (!admin) return reply;
-    const id = query(request.query, 'id') ?? '';
-    try {
+  deletionRoutes(pages, kit, {
+    section: SECTION,
+    title: 'Delete webhook',
+    async question(request, admin, id) {
       const { webhook } = await rpc.call(actor(request, admin), 'get', { id });
-      const body = confirmBody({
-        frame: admin.frame,
-        action: `${SECTION}/delete`,
-        id,
-        question: `Delete the webhook subscription for ${webhook.url}?`,
-        consequence:
-          'Nothing more is sent to it, and its pending deliveries are dropped. This cannot be undone.',
-        button: 'Delete subscription',
-        back: editHref(id),
-      });
-      return kit.send(reply, 200, consolePage('Delete webhook', SECTION, admin.frame, body));
-    } catch (err) {
-      const f = failure(err);
-      return listPage(request, reply, admin, { error: f.message }, f.status);
-    }
-  });
-
-  pages.post(`${SECTION}/delete`, open, async (request, reply) => {
-    const admin = await kit.administrator(request, reply);
-    if (!admin) return reply;
-    const id = field((request.body ?? {}) as FormBody, 'id');
-    try {
-      await rpc.call(actor(request, admin), 'delete', { id });
-    } catch (err) {
-      const f = failure(err);
-      return listPage(request, reply, admin, { error: f.message }, f.status);
-    }
-    return reply.redirect(`${SECTION}?deleted=${encodeURIComponent(id)}`, 303);
+      return `Delete the webhook subscription for ${webhook.url}?`;
+    },
+    consequence: 'Nothing more is sent to it, and its pending deliveries are dropped. This cannot be undone.',
+    button: 'Delete subscription',
+    back: (id) => editHref(id),
+    remove: (request, admin, id) => rpc.call(actor(request, admin), 'delete', { id }),
+    failure,
+    listWithError: (request, reply, admin, error, status) =>
+      listPage(request, reply, admin, { error }, status),
   });
 }

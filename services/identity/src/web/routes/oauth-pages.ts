@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { VNode } from 'preact';
 import {
   AuthorizePageError,
   AuthorizeRedirectError,
@@ -7,22 +8,23 @@ import {
   issueCode,
   redirectWith,
   validateAuthorize,
-} from '../use-cases/authorize.js';
-import type { Deps } from '../use-cases/deps.js';
-import { login, logout, sessionUser } from '../use-cases/login.js';
-import type { UserDoc } from '../store/index.js';
-import type { BrowserForms } from '../oauth/browser-forms.js';
-import { type FormBody, param } from '../oauth/forms.js';
-import { consentPage, errorPage, loginPage, messagePage, PAGE_HEADERS } from '../oauth/pages.js';
+} from '../../use-cases/authorize.js';
+import type { Deps } from '../../use-cases/deps.js';
+import { login, logout, sessionUser } from '../../use-cases/login.js';
+import type { UserDoc } from '../../store/index.js';
+import type { BrowserForms } from '../session.js';
+import { type FormBody, param } from '../forms.js';
+import { PAGE_HEADERS, renderDocument } from '../pages/layout.js';
+import { consentPage, errorPage, loginPage, messagePage } from '../pages/oauth.js';
 
 /**
  * The browser side of the authorization server: authorize (login → consent → redirect),
  * the login form, and logout. Served without a principal; every form post is CSRF-checked
- * before its handler (see browser-forms.ts), with the page each route names for a refusal.
+ * before its handler (see web/session.ts), with the page each route names for a refusal.
  */
 export function oauthPageRoutes(app: FastifyInstance, deps: Deps, forms: BrowserForms): void {
-  const html = (reply: FastifyReply, status: number, page: string) =>
-    reply.code(status).headers(PAGE_HEADERS).send(page);
+  const html = (reply: FastifyReply, status: number, page: VNode) =>
+    reply.code(status).headers(PAGE_HEADERS).send(renderDocument(page));
   const csrfToken = (request: FastifyRequest, reply: FastifyReply) => forms.token(request, reply);
   const meta = (request: FastifyRequest) => ({
     ip: request.clientAddress ?? 'unknown',

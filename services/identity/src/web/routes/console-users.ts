@@ -1,13 +1,12 @@
 import { USER_STATUSES } from '@support-desk/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { consolePage } from '../console/frame.js';
-import { pageQuery } from '../console/lists.js';
-import { linkPage, usersPage, type UsersPageOptions } from '../console/users-page.js';
-import type { FormBody } from '../oauth/forms.js';
-import type { Deps } from '../use-cases/deps.js';
-import { linkUserToProvider, listDirectory } from '../use-cases/provider-links.js';
-import { findUser } from '../use-cases/user-lookups.js';
-import { type Admin, type ConsoleKit, field, query } from './console-session.js';
+import { pageQuery } from '../pages/lists.js';
+import { linkPage, noSuchUserPage, usersPage, type UsersPageOptions } from '../pages/users.js';
+import { type FormBody, field, query } from '../forms.js';
+import type { Deps } from '../../use-cases/deps.js';
+import { linkUserToProvider, listDirectory } from '../../use-cases/provider-links.js';
+import { findUser } from '../../use-cases/user-lookups.js';
+import { type Admin, type ConsoleKit } from './console-session.js';
 
 const open = { config: { public: true } };
 const SECTION = '/settings/users';
@@ -73,10 +72,7 @@ export function userRoutes(pages: FastifyInstance, deps: Deps, kit: ConsoleKit):
   ) {
     const user = await deps.users.findById(id);
     const { providers } = await listDirectory(deps, { page: 1, limit: 1 });
-    if (!user) {
-      const body = `<p class="error" role="alert">No user with that id.</p><p><a href="${SECTION}">Back to the users</a></p>`;
-      return kit.send(reply, 404, consolePage('Link a user', SECTION, admin.frame, body));
-    }
+    if (!user) return kit.send(reply, 404, noSuchUserPage(admin.frame));
     const page = linkPage({
       frame: admin.frame,
       user: { id: user._id, email: user.email, name: user.name },
