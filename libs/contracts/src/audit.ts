@@ -1,4 +1,4 @@
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 import { ErrorEnvelope, Ok } from './envelope.js';
 import {
   Actor,

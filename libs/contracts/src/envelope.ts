@@ -1,4 +1,4 @@
-import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from 'typebox';
 import { StringEnum } from './schema.js';
 
 /** Every error code the public API can answer with, and the HTTP status it travels with. */

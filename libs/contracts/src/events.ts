@@ -1,4 +1,4 @@
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 import { UserDetail } from './identity.js';
 import { idPattern } from './ids.js';
 import { RequestEventSnapshot } from './requests.js';

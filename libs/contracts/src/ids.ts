@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 
 /** Resource id prefixes. Ids are `<prefix>_<26 chars>`: 10 chars of millisecond time then 16 of randomness. */
 export const ID_PREFIX = {

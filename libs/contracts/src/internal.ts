@@ -1,4 +1,4 @@
-import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from 'typebox';
 import { RoleSchema, ScopeSchema } from './scopes.js';
 import { StringEnum } from './schema.js';
 import { PLANS } from './vocabulary.js';

@@ -1,4 +1,4 @@
-import { type Static, type StringOptions, Type } from '@sinclair/typebox';
+import { type Static, type TStringOptions, Type } from 'typebox';
 import { DescribedPattern } from './schema.js';
 
 const DEFAULT_PAGE_LIMIT = 20;
@@ -228,7 +228,7 @@ export function commaListPattern(item: string, message: string): string {
  * list's own bounds (`text`). Sending both with different values is a 400 (`searchText` in the
  * platform); the same value twice is fine.
  */
-export function SearchQuery(text: StringOptions & { description: string }) {
+export function SearchQuery(text: TStringOptions & { description: string }) {
   return {
     q: Type.Optional(Type.String(text)),
     search: Type.Optional(

@@ -1,4 +1,4 @@
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 import { ErrorBody, Ok } from './envelope.js';
 import { IdSchema } from './ids.js';
 import {
@@ -43,8 +43,7 @@ export const REQUEST_LIMITS = {
 } as const;
 
 const L = REQUEST_LIMITS;
-const nullable = <T extends import('@sinclair/typebox').TSchema>(schema: T) =>
-  Type.Union([schema, Type.Null()]);
+const nullable = <T extends import('typebox').TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 const Title = Type.String({ minLength: 1, maxLength: L.titleMax, pattern: '\\S' });
 const Description = Type.String({ minLength: 1, maxLength: L.descriptionMax, pattern: '\\S' });

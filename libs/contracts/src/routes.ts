@@ -175,13 +175,13 @@ export const CONSOLE_ROUTES: readonly OAuthRoute[] = [
 /** Schemas of one public route, keyed `"<METHOD> <path>"` in a RouteSchemaMap. */
 export interface RouteSchemas {
   description?: string;
-  params?: import('@sinclair/typebox').TSchema;
-  querystring?: import('@sinclair/typebox').TSchema;
-  body?: import('@sinclair/typebox').TSchema;
+  params?: import('typebox').TSchema;
+  querystring?: import('typebox').TSchema;
+  body?: import('typebox').TSchema;
   /** Content types accepted for the body when not JSON (e.g. multipart/form-data). */
   consumes?: string[];
   /** Success responses by status; errors are the common ErrorEnvelope. */
-  response: Record<number, import('@sinclair/typebox').TSchema>;
+  response: Record<number, import('typebox').TSchema>;
   /** Non-JSON success body (e.g. a file download). */
   produces?: string[];
   /**

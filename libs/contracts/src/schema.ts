@@ -1,34 +1,17 @@
-import {
-  FormatRegistry,
-  Kind,
-  type SchemaOptions,
-  type TUnsafe,
-  Type,
-  TypeRegistry,
-} from '@sinclair/typebox';
+import { type TSchemaOptions, type TUnsafe, Type } from 'typebox';
+import { Format } from 'typebox/format';
 
-// Lets TypeBox's own checker (Value.Check, TypeCompiler) understand StringEnum; ajv reads `enum`.
-if (!TypeRegistry.Has('StringEnum')) {
-  TypeRegistry.Set<{ enum: string[] }>(
-    'StringEnum',
-    (schema, value) => typeof value === 'string' && schema.enum.includes(value),
-  );
-}
-
-// RFC 3339 date-time, as ajv-formats checks it for the HTTP layer.
+// RFC 3339 date-time, as ajv-formats checks it for the HTTP layer, for TypeBox's own checks
+// (Value.Check, Compile): set over TypeBox's own, which also takes RFC 9557 suffixes.
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-if (!FormatRegistry.Has('date-time')) {
-  FormatRegistry.Set('date-time', (value) => DATE_TIME.test(value) && !Number.isNaN(Date.parse(value)));
-}
+Format.Set('date-time', (value) => DATE_TIME.test(value) && !Number.isNaN(Date.parse(value)));
 
 /**
  * A string restricted to a fixed set, as a plain JSON-Schema `enum` so validation errors read
  * "must be one of: …" and OpenAPI shows the list.
  */
-export const StringEnum = <const T extends readonly string[]>(values: T, options: SchemaOptions = {}) =>
-  Type.Unsafe<T[number]>({ ...options, [Kind]: 'StringEnum', type: 'string', enum: [...values] }) as TUnsafe<
-    T[number]
-  >;
+export const StringEnum = <const T extends readonly string[]>(values: T, options: TSchemaOptions = {}) =>
+  Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] }) as TUnsafe<T[number]>;
 
 /** ISO 8601 date-time query or body value. */
 export const DateTimeString = (description?: string) =>

@@ -1,4 +1,4 @@
-import { type Static, type TObject, type TProperties, Type } from '@sinclair/typebox';
+import { type Static, type TObject, type TProperties, Type } from 'typebox';
 import { ErrorDetail } from './envelope.js';
 import { IdSchema } from './ids.js';
 import type { ListPagination } from './pagination.js';

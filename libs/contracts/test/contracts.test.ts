@@ -1,9 +1,10 @@
-import { Value } from '@sinclair/typebox/value';
+import { Value } from 'typebox/value';
 import t from 'tap';
 import { fixtures } from '../src/fixtures.js';
 import {
   CreateWebhookBody,
   CredentialNotice,
+  DateTimeString,
   DomainEvent,
   EventEnvelope,
   isNoticeKind,
@@ -145,6 +146,16 @@ t.test('a page number the store cannot skip to is refused by the schema', async 
   t.notOk(Value.Check(PageQuery.page, 0));
 });
 
+t.test("TypeBox's own checks take a date-time as the HTTP layer does (ajv-formats)", async (t) => {
+  const at = DateTimeString();
+  t.ok(Value.Check(at, '2026-11-25T09:30:00Z'));
+  t.ok(Value.Check(at, '2026-11-25T09:30:00.123+01:00'));
+  t.ok(Value.Check(at, '2026-11-25 09:30:00Z'), 'RFC 3339 allows a space for the T');
+  t.notOk(Value.Check(at, '2026-11-25T09:30:00Z[Europe/Paris]'), 'no RFC 9557 suffix');
+  t.notOk(Value.Check(at, '2026-11-25'), 'a date alone is no date-time');
+  t.notOk(Value.Check(at, 'tomorrow'));
+});
+
 t.test('frozen fixtures: what this release writes, and what it must go on reading', async (t) => {
   const events = fixtures.events();
   for (const e of events.v1) {
@@ -263,7 +274,7 @@ t.test('frozen principal fixtures: v1 is what the gateway signs; the future goes
 t.test('a webhook body states what the service takes: its URLs and its event patterns', async (t) => {
   // A generator (or a client) reads the schema: every URL its pattern allows must be one the
   // service parses (`new URL`, no credentials), and the event patterns are exactly the service's.
-  const pattern = new RegExp(String(CreateWebhookBody.properties.url.pattern), 'u');
+  const pattern = new RegExp(String((CreateWebhookBody.properties.url as { pattern?: string }).pattern), 'u');
   const takes = [
     'https://hooks.example.com/support-desk',
     'http://127.0.0.1:8080/hook?x=1',
@@ -293,7 +304,7 @@ t.test('a webhook body states what the service takes: its URLs and its event pat
   for (const url of refuses) t.notOk(pattern.test(url), `refuses ${JSON.stringify(url)}`);
 
   t.same(
-    [...CreateWebhookBody.properties.events.items.enum].sort(),
+    [...((CreateWebhookBody.properties.events.items as { enum?: string[] }).enum ?? [])].sort(),
     ['*', 'request.*', 'user.*', 'system.*', ...EVENT_TYPES].sort(),
     'the event patterns: everything, a family, or a type of the catalogue',
   );

@@ -6,8 +6,8 @@ import {
   OPERATOR_CALLERS,
 } from '@support-desk/contracts';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { TSchema } from '@sinclair/typebox';
-import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler';
+import type { TSchema } from 'typebox';
+import { Compile, type Validator } from 'typebox/compile';
 import { AppError, isAppError } from './errors.js';
 import type { EventContext } from './events.js';
 import { firstProblem } from './identity-rpc.js';
@@ -49,7 +49,7 @@ export interface AdminRpcClientOptions<Op extends string> {
   timeoutMs?: number;
 }
 
-const errorChecker = TypeCompiler.Compile(AdminRpcError);
+const errorChecker = Compile(AdminRpcError);
 
 const knownCode = (code: string): ErrorCode => (code in ERROR_STATUS ? (code as ErrorCode) : 'SERVER_ERROR');
 
@@ -68,8 +68,8 @@ export function adminRpcClient<
 ): AdminRpcClient<Request, Replies> {
   const { subject, unavailable, signer, timeoutMs = 5000 } = options;
   const replyCheckers = Object.fromEntries(
-    Object.entries<TSchema>(options.replies).map(([op, schema]) => [op, TypeCompiler.Compile(schema)]),
-  ) as Record<string, TypeCheck<TSchema>>;
+    Object.entries<TSchema>(options.replies).map(([op, schema]) => [op, Compile(schema)]),
+  ) as Record<string, Validator>;
   return {
     async call(actor, op, fields) {
       if (!nc || nc.isClosed()) throw unavailable();
@@ -92,7 +92,7 @@ export function adminRpcClient<
       }
       const checker = replyCheckers[op]!;
       if (!checker.Check(reply))
-        throw new RpcError(`${subject} ${op}: malformed reply: ${firstProblem(checker.Errors(reply))}`);
+        throw new RpcError(`${subject} ${op}: malformed reply: ${firstProblem(checker, reply)}`);
       return reply as Replies[typeof op];
     },
   };

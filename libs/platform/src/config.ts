@@ -1,5 +1,6 @@
-import { type Static, type TObject, type TProperties, type TSchema, Type } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { type Static, type TObject, type TProperties, type TSchema, Type } from 'typebox';
+import { Value } from 'typebox/value';
+import { firstSchemaProblem } from './schema-problems.js';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -101,9 +102,9 @@ export const configSchema = <P extends TProperties>(props: P) =>
  */
 function isSafeToShow(schema: TSchema | undefined): boolean {
   if (!schema) return false;
-  if (schema.type === 'integer' || schema.type === 'number' || schema.type === 'boolean') return true;
-  const options = schema.anyOf as TSchema[] | undefined;
-  return Array.isArray(options) && options.every((o) => o.const !== undefined);
+  const { type, anyOf } = schema as { type?: unknown; anyOf?: { const?: unknown }[] };
+  if (type === 'integer' || type === 'number' || type === 'boolean') return true;
+  return Array.isArray(anyOf) && anyOf.every((o) => o.const !== undefined);
 }
 
 /**
@@ -118,7 +119,7 @@ export function loadConfig<T extends TObject>(schema: T, env: NodeJS.ProcessEnv 
   }
   const withDefaults = Value.Default(schema, raw);
   const converted = Value.Convert(schema, withDefaults);
-  const first = Value.Errors(schema, converted).First();
+  const first = firstSchemaProblem(schema, converted);
   if (first) {
     const name = first.path.replace(/^\//, '') || '(root)';
     const shown = !(name in raw)

@@ -1,5 +1,5 @@
 import { PUBLIC_ROUTES, type RouteSchemaMap, type RouteSchemas, routeKey } from '@support-desk/contracts';
-import type { Static, TSchema } from '@sinclair/typebox';
+import type { Static, TSchema } from 'typebox';
 import type { FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
 import type { HttpApp } from './http.js';
 import { ok } from './http.js';

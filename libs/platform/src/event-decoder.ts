@@ -8,9 +8,10 @@ import {
   type ReceivedEvent,
   TRACE_ID_PATTERN,
 } from '@support-desk/contracts';
-import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { Compile } from 'typebox/compile';
 import { PoisonMessageError } from './consumer.js';
 import { type ReplayedSignature, WRITTEN_BEFORE_SIGNING } from './deadletters.js';
+import { firstSchemaProblem } from './schema-problems.js';
 import {
   EARLIER_RELEASE,
   type MessageVerifier,
@@ -18,7 +19,7 @@ import {
   UnauthenticatedMessageError,
 } from './message-signing.js';
 
-const checker = TypeCompiler.Compile(EventEnvelope);
+const checker = Compile(EventEnvelope);
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const TRACE_ID = new RegExp(TRACE_ID_PATTERN);
 
@@ -61,7 +62,7 @@ export function decodeDomainEvent(data: Uint8Array): ReceivedEvent {
     throw new PoisonMessageError(`not JSON: ${(err as Error).message}`);
   }
   if (!checker.Check(value)) {
-    const first = checker.Errors(value).First();
+    const first = firstSchemaProblem(EventEnvelope, value);
     const where = first?.path || '(root)';
     throw new PoisonMessageError(`not a domain event: ${where} ${first?.message ?? 'is invalid'}`);
   }

@@ -8,9 +8,9 @@ import {
   RequestEventSnapshot,
   UserDetail,
 } from '@support-desk/contracts';
-import type { TSchema } from '@sinclair/typebox';
-import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { Value } from '@sinclair/typebox/value';
+import type { TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
+import { Value } from 'typebox/value';
 
 /**
  * How an event is shown to clients, wherever it is shown: the events API (audit) and webhook
@@ -60,7 +60,7 @@ const SNAPSHOTS = new Map(
       ['request', RequestEventSnapshot],
       ['user', UserDetail],
     ] as [string, TSchema][]
-  ).map(([type, schema]) => [type, { schema, check: TypeCompiler.Compile(schema) }]),
+  ).map(([type, schema]) => [type, { schema, check: Compile(schema) }]),
 );
 
 /**

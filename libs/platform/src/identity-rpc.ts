@@ -6,35 +6,28 @@ import {
   type NatsNames,
 } from '@support-desk/contracts';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import type { TSchema } from '@sinclair/typebox';
-import type { ValueErrorIterator } from '@sinclair/typebox/errors';
-import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler';
+import { Compile, type Validator } from 'typebox/compile';
 import type { IdentityRpcClient, IdentityRpcHandlers } from './identity-port.js';
 import type { Logger } from './logger.js';
 import type { MessageSigner, MessageVerifier } from './message-signing.js';
 import { callRpc, RpcError, serveRpc } from './rpc.js';
+import { describeSchemaProblem, firstSchemaProblem } from './schema-problems.js';
 
-const replyCheckers: Record<IdentityRpcName, TypeCheck<TSchema>> = {
-  resolveApiKey: TypeCompiler.Compile(IDENTITY_RPC_REPLIES.resolveApiKey),
-  getUser: TypeCompiler.Compile(IDENTITY_RPC_REPLIES.getUser),
-  getGroup: TypeCompiler.Compile(IDENTITY_RPC_REPLIES.getGroup),
-  getOAuthClient: TypeCompiler.Compile(IDENTITY_RPC_REPLIES.getOAuthClient),
-  getSettings: TypeCompiler.Compile(IDENTITY_RPC_REPLIES.getSettings),
+const replyCheckers: Record<IdentityRpcName, Validator> = {
+  resolveApiKey: Compile(IDENTITY_RPC_REPLIES.resolveApiKey),
+  getUser: Compile(IDENTITY_RPC_REPLIES.getUser),
+  getGroup: Compile(IDENTITY_RPC_REPLIES.getGroup),
+  getOAuthClient: Compile(IDENTITY_RPC_REPLIES.getOAuthClient),
+  getSettings: Compile(IDENTITY_RPC_REPLIES.getSettings),
 };
 
 /**
- * The first problem of a value, as a path and a message. A reply is a union (found or not, valid
+ * The first problem of a reply, as a path and a message. A reply is a union (found or not, valid
  * or not): rather than "expected union value", name the problem of the alternative that matched
  * furthest (the longest path), e.g. `/user/email Expected required property`.
  */
-export function firstProblem(errors: ValueErrorIterator): string {
-  const first = errors.First();
-  if (!first) return '(root) is invalid';
-  const deepest = first.errors
-    .map((alternative) => ({ alternative, path: alternative.First()?.path ?? '' }))
-    .sort((a, b) => b.path.length - a.path.length)[0];
-  if (deepest) return firstProblem(deepest.alternative);
-  return `${first.path || '(root)'} ${first.message}`;
+export function firstProblem(checker: Validator, reply: unknown): string {
+  return describeSchemaProblem(firstSchemaProblem(checker.Type(), reply));
 }
 
 /**
@@ -57,7 +50,7 @@ export function identityRpcClient(
       });
       const checker = replyCheckers[name];
       if (!checker.Check(reply)) {
-        throw new RpcError(`${names.rpc[name]}: malformed reply: ${firstProblem(checker.Errors(reply))}`);
+        throw new RpcError(`${names.rpc[name]}: malformed reply: ${firstProblem(checker, reply)}`);
       }
       return reply as IdentityRpc[typeof name]['reply'];
     },

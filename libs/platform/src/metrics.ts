@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import client from 'prom-client';
 import type { Logger } from './logger.js';
 

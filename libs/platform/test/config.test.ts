@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import t from 'tap';
 import { baseConfig, configSchema, loadConfig, principalConfig } from '../src/subpaths/core.js';
 import { testPrincipalKeys } from '../src/testing/index.js';
@@ -41,6 +41,11 @@ t.test('a rejected value is shown only when it cannot be a secret', async (t) =>
     return '';
   };
   t.match(message({ PORT: '70000' }), /got "?70000/, 'a number is shown');
+  t.equal(
+    message({ PORT: 'eighty' }),
+    'Invalid configuration: PORT Expected integer (got "eighty")',
+    'the problem worded as it always was',
+  );
   t.match(message({ LOG_LEVEL: 'loud' }), /got "?loud/, 'a word of a fixed set is shown');
   const secret = message({ PRINCIPAL_VERIFY_KEYS: 'hunter2' });
   t.match(secret, /PRINCIPAL_VERIFY_KEYS.*not shown/);

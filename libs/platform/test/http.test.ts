@@ -1,5 +1,5 @@
 import type { InjectOptions } from 'fastify';
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import net from 'node:net';
 import { Writable } from 'node:stream';
 import t from 'tap';

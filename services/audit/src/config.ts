@@ -6,7 +6,7 @@ import {
   principalConfig,
 } from '@support-desk/platform/core';
 import { metricsConfig } from '@support-desk/platform/metrics';
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 
 /** Every variable the audit service reads (documented with defaults in README.md). */
 export const auditConfigSchema = configSchema({

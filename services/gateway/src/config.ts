@@ -10,7 +10,7 @@ import {
 } from '@support-desk/platform/core';
 import { metricsConfig } from '@support-desk/platform/metrics';
 import { pino } from 'pino';
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 
 /** One service's replicas: comma-separated base URLs, balanced by undici's BalancedPool. */
 const Urls = (def: string) =>

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import {
   baseConfig,
   configSchema,
@@ -7,7 +7,7 @@ import {
   principalConfig,
 } from '@support-desk/platform/core';
 import { metricsConfig } from '@support-desk/platform/metrics';
-import type { Static } from '@sinclair/typebox';
+import type { Static } from 'typebox';
 
 const requestsConfigSchema = configSchema({
   ...baseConfig,

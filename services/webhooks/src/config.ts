@@ -6,7 +6,7 @@ import {
   principalConfig,
 } from '@support-desk/platform/core';
 import { metricsConfig } from '@support-desk/platform/metrics';
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 
 const Ms = (def: number, minimum = 1, maximum = 86_400_000) =>
   Type.Integer({ minimum, maximum, default: def });

@@ -1,5 +1,5 @@
-import type { TSchema } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import type { TSchema } from 'typebox';
+import { Value } from 'typebox/value';
 import { ERROR_STATUS, type ErrorCode } from '@support-desk/contracts';
 import type { HttpResponse, Json } from './http.js';
 import type { Test } from 'tap';
@@ -56,9 +56,9 @@ export function expectError(
 
 /** `value` matches the schema; reports the first mismatching fields by path. */
 export function expectShape(t: Asserts, schema: TSchema, value: unknown, what: string): boolean {
-  const errors = [...Value.Errors(schema, value)].slice(0, 6);
+  const errors = Value.Errors(schema, value).slice(0, 6);
   if (errors.length === 0) return t.pass(`${what}: shape`);
-  return t.fail(`${what}: shape — ${errors.map((e) => `${e.path || '/'} ${e.message}`).join('; ')}`, {
+  return t.fail(`${what}: shape — ${errors.map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ')}`, {
     found: value,
   });
 }

@@ -217,7 +217,20 @@ t.test('deskctl and API keys', async (t) => {
       ]);
     const malformed = await user2('grp_nope');
     t.equal(malformed.code, 2, 'a malformed group id is a usage error');
-    t.match(malformed.stderr, /--groups/);
+    t.match(malformed.stderr, /--groups\.0 Expected string to match '\^grp_/);
+    const notAnEmail = await run([
+      'users',
+      'create',
+      '--email',
+      'x3@localhost',
+      '--name',
+      'X',
+      '--role',
+      'agent',
+      '--json',
+    ]);
+    t.equal(notAnEmail.code, 2, 'an address the HTTP API refuses is a usage error here too');
+    t.match(notAnEmail.stderr, /--email Expected string to match 'email' format/);
     const unknown = await user2(newId('group'));
     t.equal(unknown.code, 1, 'an unknown group is refused');
     t.match(unknown.stderr, /unknown group/);

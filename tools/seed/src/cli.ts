@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { ConfigError, configSchema, loadConfig } from '@support-desk/platform/core';
 import { DeskctlError } from './deskctl.js';
 import { DEFAULT_RUN_ID, RUN_ID_PATTERN } from './plan.js';

@@ -8,7 +8,7 @@
  *
  *   NATS_URL=nats://provisioner:…@nats:4222 node libs/platform/dist/src/cli/provision-streams.js
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { natsNames } from '@support-desk/contracts';
 import { baseConfig, configSchema, loadConfig } from '../config.js';
 import { createLogger } from '../logger.js';

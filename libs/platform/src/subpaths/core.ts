@@ -21,6 +21,7 @@ export * from '../logger.js';
 export * from '../outbox-entry.js';
 export * from '../principal.js';
 export * from '../public-origin.js';
+export * from '../schema-problems.js';
 export * from '../telemetry/trace-context.js';
 export * from '../time-buckets.js';
 export * from '../ttl-cache.js';

@@ -15,7 +15,7 @@ import {
   UnauthenticatedMessageError,
 } from '@support-desk/platform/messaging';
 import type { Logger } from '@support-desk/platform/core';
-import { Value } from '@sinclair/typebox/value';
+import { Value } from 'typebox/value';
 
 type NoticeHandler = (notice: CredentialNotice) => Promise<void> | void;
 

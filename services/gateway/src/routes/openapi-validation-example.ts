@@ -1,4 +1,4 @@
-import type { TSchema } from '@sinclair/typebox';
+import type { TSchema } from 'typebox';
 import type { ErrorExample, RouteSchemas } from '@support-desk/contracts';
 import { checkInput } from '@support-desk/platform/http';
 import { isAppError } from '@support-desk/platform/core';

@@ -1,7 +1,7 @@
 import type { BulkAction, ErrorBody, Principal, UpdateRequestBody } from '@support-desk/contracts';
 import { hourKey, isDuplicateKeyError } from '@support-desk/platform/core';
 import { type PurgeBounds, purgeByDueHour, updateAggregate } from '@support-desk/platform/store';
-import type { Static } from '@sinclair/typebox';
+import type { Static } from 'typebox';
 import { type Connection, type Model, Schema } from 'mongoose';
 import { requestModel } from './requests.js';
 

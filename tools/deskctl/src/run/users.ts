@@ -1,4 +1,3 @@
-import { Value } from '@sinclair/typebox/value';
 import {
   ROLES,
   type Role,
@@ -21,7 +20,8 @@ import {
   setPassword,
   updateUser,
 } from '@support-desk/identity/admin';
-import { notFound } from '@support-desk/platform/core';
+import { firstSchemaProblem, notFound } from '@support-desk/platform/core';
+import type { TSchema } from 'typebox';
 import { readStdin, required, UsageError } from '../args.js';
 import { ifNotExists, oneOf, type Run, when } from '../command.js';
 import { usersCommands } from '../commands/users.js';
@@ -36,8 +36,8 @@ export const idsFrom = (value: unknown): string[] =>
     : [];
 
 /** The first schema problem of what the flags built, as a usage error naming the flag. */
-function checked<T>(schema: Parameters<typeof Value.Errors>[0], value: T, flags: Record<string, string>): T {
-  const first = Value.Errors(schema, value).First();
+function checked<T>(schema: TSchema, value: T, flags: Record<string, string>): T {
+  const first = firstSchemaProblem(schema, value);
   if (!first) return value;
   const field = first.path.split('/')[1] ?? '';
   throw new UsageError(`${flags[field] ?? (field || 'the input')}: ${first.message.toLowerCase()}`);
