@@ -16,6 +16,7 @@ import {
   type CursorScope,
   listPage,
   listWindow,
+  type Logger,
   notFound,
   parseEnumList,
   type PresentableEvent,
@@ -86,6 +87,30 @@ const listScope = (filter: EventFilter): CursorScope => ({
   filters: { ...filter },
 });
 
+/** Batches of the list keys' back-fill, and how many at most a start runs (the next start goes on). */
+const BACKFILL_BATCH = 500;
+const BACKFILL_BATCHES_MAX = 1000;
+
+/**
+ * At start, before ingestion: the log's span for the lists (found once by reading every event
+ * when it was never kept) and the list keys of events stored before they existed (without them
+ * no list finds the event). Logged, never fatal: the lists still answer, and the next start goes on.
+ */
+export async function completeStoredEvents(store: EventQueries, logger: Logger): Promise<void> {
+  try {
+    await store.ensureListBounds();
+    let completed = 0;
+    for (let batch = 0; batch < BACKFILL_BATCHES_MAX; batch++) {
+      const n = await store.completeListKeys(BACKFILL_BATCH);
+      completed += n;
+      if (n < BACKFILL_BATCH) break;
+    }
+    if (completed > 0) logger.info({ completed }, 'stored events given their list keys');
+  } catch (err) {
+    logger.warn({ err }, 'giving stored events their list keys failed; retried at the next start');
+  }
+}
+
 /** The events use cases: read-only, no HTTP. */
 export function eventsService(store: EventQueries) {
   return {
@@ -97,14 +122,18 @@ export function eventsService(store: EventQueries) {
       const filter = toFilter(query);
       const scope = listScope(filter);
       const window = listWindow(query, scope);
+      const { docs, total, stoppedAt } = await store.list(filter, {
+        skip: window.mode === 'page' ? window.skip : 0,
+        limit: readLimit(window),
+        seek: seekOf(window),
+        count: window.mode === 'page',
+      });
+      const { items, pagination } = listPage(docs, window, scope, positionOf, total, stoppedAt);
       if (window.mode === 'page') {
-        const { items, total } = await store.page(filter, window.skip, window.limit);
-        const { pagination } = listPage(items, window, scope, positionOf, total);
-        const { hasMore } = paginateEvents(window, total);
+        // A call that stopped at its step budget has more after it (its count is a lower bound).
+        const hasMore = paginateEvents(window, total).hasMore || stoppedAt !== undefined;
         return { events: items.map(toListItem), pagination: { ...(pagination as PagePagination), hasMore } };
       }
-      const docs = await store.seek(filter, seekOf(window)!, readLimit(window));
-      const { items, pagination } = listPage(docs, window, scope, positionOf);
       return { events: items.map(toListItem), pagination: pagination as CursorPagination };
     },
 
