@@ -48,7 +48,7 @@ export interface HourWalkStep {
 }
 
 /** The highest id any list issues sorts below this (ids are ASCII). */
-const AFTER_EVERY_ID = '\u{ffff}';
+export const AFTER_EVERY_ID = '\u{ffff}';
 
 /** The steps of one lead value, from the instant `at` (included) in reading order. */
 function* stepsOf(

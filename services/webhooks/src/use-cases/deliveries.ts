@@ -4,6 +4,7 @@ import {
   DELIVERY_STATUSES,
   newId,
   type ReceivedEvent,
+  timeOfId,
 } from '@support-desk/contracts';
 import {
   listPage,
@@ -122,6 +123,9 @@ export async function ping(deps: Deps, subscriptionId: string) {
   return toDeliveryView(doc);
 }
 
+/** Whether a cursor's id can position the delivery log (read by the time its id holds). */
+const isDeliveryPosition = (id: string) => id.startsWith('dlv_') && timeOfId(id) !== undefined;
+
 export async function listDeliveries(deps: Deps, subscriptionId: string, query: DeliveryListQuery) {
   await getSubscription(deps, subscriptionId);
   const statuses = parseEnumList('query.status', query.status, DELIVERY_STATUSES);
@@ -134,7 +138,12 @@ export async function listDeliveries(deps: Deps, subscriptionId: string, query: 
   }
   const scope = { sort: '-id', kinds: [], filters: { subscriptionId, statuses, eventTypes } };
   const window = listWindow(query, scope);
-  const { items, total } = await deps.deliveries.page(
+  if (window.mode === 'cursor' && !isDeliveryPosition(window.position.id))
+    throw validationError(
+      'query.cursor',
+      'is not a cursor this list issued: pass `nextCursor`/`prevCursor` unchanged',
+    );
+  const { items, total, stoppedAt } = await deps.deliveries.page(
     subscriptionId,
     { statuses, eventTypes },
     {
@@ -144,7 +153,7 @@ export async function listDeliveries(deps: Deps, subscriptionId: string, query: 
       count: window.mode === 'page',
     },
   );
-  const page = listPage(items, window, scope, (d) => ({ keys: [], id: d._id }), total);
+  const page = listPage(items, window, scope, (d) => ({ keys: [], id: d._id }), total, stoppedAt);
   return { deliveries: page.items.map(toDeliveryView), pagination: page.pagination };
 }
 
@@ -161,4 +170,27 @@ export async function replayDelivery(deps: Deps, subscriptionId: string, deliver
   await deps.deliveries.setState(deliveryId, state);
   deps.wake();
   return toDeliveryView({ ...doc, ...state });
+}
+
+/** Batches of the list keys' back-fill, and how many at most a start runs (the next start goes on). */
+const BACKFILL_BATCH = 500;
+const BACKFILL_BATCHES_MAX = 1000;
+
+/**
+ * At start, before the intake and the worker: the list keys of deliveries stored before they
+ * existed (without them the delivery log does not show them), their subscriptions' spans widened.
+ * Logged, never fatal: the lists still answer, and the next start goes on.
+ */
+export async function completeStoredDeliveries(deps: Deps): Promise<void> {
+  try {
+    let completed = 0;
+    for (let batch = 0; batch < BACKFILL_BATCHES_MAX; batch++) {
+      const n = await deps.deliveries.completeListKeys(BACKFILL_BATCH);
+      completed += n;
+      if (n < BACKFILL_BATCH) break;
+    }
+    if (completed > 0) deps.logger.info({ completed }, 'stored deliveries given their list keys');
+  } catch (err) {
+    deps.logger.warn({ err }, 'giving stored deliveries their list keys failed; retried at the next start');
+  }
 }
