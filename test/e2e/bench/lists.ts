@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import { createActor } from '../src/actors.js';
 import type { Api } from '../src/http.js';
 import { SHARED_STACK_ENV, startStack } from '../src/stack.js';
-import { storeCopies, storedRequest } from '../src/store-fill.js';
+import { storedEvent, storeCopies, storedRequest } from '../src/store-fill.js';
 import { teardowns } from './teardowns.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -116,11 +116,7 @@ async function main() {
       });
       await storeCopies(stack, 'audit', 'events', someEvent, add, (k) => {
         const n = stored + k;
-        return {
-          _id: newId('event'),
-          type: EVENT_TYPES[n % EVENT_TYPES.length],
-          timestamp: new Date(now - (size * 2 - n) * 60_000),
-        };
+        return storedEvent(EVENT_TYPES[n % EVENT_TYPES.length]!, new Date(now - (size * 2 - n) * 60_000));
       });
       stored = size;
       console.log(
