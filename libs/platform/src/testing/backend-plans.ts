@@ -64,6 +64,25 @@ export async function backendPlansOf(
   return plans;
 }
 
+/**
+ * The first `perShape` queries of each shape among `queries` (a shape: the query but for its
+ * times, hour and day keys and ids): a list that walks hours and days sends one query per step,
+ * and PostgreSQL's plans of a few of each shape tell as much as all of them.
+ */
+export function firstOfEachShape(queries: ListQuery[], perShape = 3) {
+  const counts = new Map<string, number>();
+  const shapeOf = (q: ListQuery) =>
+    JSON.stringify({ ...q.filter, skip: q.skip }, (_, v) =>
+      typeof v === 'string' && /^(\d{4}-\d\d-\d\d|[a-z]{3}_[0-9a-z]{10})/.test(v) ? 'key' : v,
+    );
+  const sample = queries.filter((q) => {
+    const shape = shapeOf(q);
+    counts.set(shape, (counts.get(shape) ?? 0) + 1);
+    return counts.get(shape)! <= perShape;
+  });
+  return { sample, shapes: counts.size };
+}
+
 /** The queries of `plans` that read their table in full (described for a failure message). */
 const scanned = (plans: BackendPlan[]) =>
   plans

@@ -13,6 +13,7 @@ import {
   type RequestEventItem,
 } from '@support-desk/contracts';
 import {
+  backfillAtStart,
   type CursorScope,
   listPage,
   listWindow,
@@ -87,28 +88,21 @@ const listScope = (filter: EventFilter): CursorScope => ({
   filters: { ...filter },
 });
 
-/** Batches of the list keys' back-fill, and how many at most a start runs (the next start goes on). */
-const BACKFILL_BATCH = 500;
-const BACKFILL_BATCHES_MAX = 1000;
-
 /**
  * At start, before ingestion: the log's span for the lists (found once by reading every event
- * when it was never kept) and the list keys of events stored before they existed (without them
- * no list finds the event). Logged, never fatal: the lists still answer, and the next start goes on.
+ * when it was never kept), then the list keys of events stored before they existed (without them
+ * no list finds the event).
  */
 export async function completeStoredEvents(store: EventQueries, logger: Logger): Promise<void> {
-  try {
-    await store.ensureListBounds();
-    let completed = 0;
-    for (let batch = 0; batch < BACKFILL_BATCHES_MAX; batch++) {
-      const n = await store.completeListKeys(BACKFILL_BATCH);
-      completed += n;
-      if (n < BACKFILL_BATCH) break;
+  let spanKnown = false;
+  await backfillAtStart(logger, 'stored events given their list keys', async (limit) => {
+    // The span before any key is written: found from the events as they are.
+    if (!spanKnown) {
+      await store.ensureListBounds();
+      spanKnown = true;
     }
-    if (completed > 0) logger.info({ completed }, 'stored events given their list keys');
-  } catch (err) {
-    logger.warn({ err }, 'giving stored events their list keys failed; retried at the next start');
-  }
+    return store.completeListKeys(limit);
+  });
 }
 
 /** The events use cases: read-only, no HTTP. */

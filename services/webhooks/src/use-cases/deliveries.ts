@@ -7,6 +7,7 @@ import {
   timeOfId,
 } from '@support-desk/contracts';
 import {
+  backfillAtStart,
   listPage,
   listWindow,
   minuteKey,
@@ -172,25 +173,11 @@ export async function replayDelivery(deps: Deps, subscriptionId: string, deliver
   return toDeliveryView({ ...doc, ...state });
 }
 
-/** Batches of the list keys' back-fill, and how many at most a start runs (the next start goes on). */
-const BACKFILL_BATCH = 500;
-const BACKFILL_BATCHES_MAX = 1000;
-
 /**
  * At start, before the intake and the worker: the list keys of deliveries stored before they
  * existed (without them the delivery log does not show them), their subscriptions' spans widened.
- * Logged, never fatal: the lists still answer, and the next start goes on.
  */
-export async function completeStoredDeliveries(deps: Deps): Promise<void> {
-  try {
-    let completed = 0;
-    for (let batch = 0; batch < BACKFILL_BATCHES_MAX; batch++) {
-      const n = await deps.deliveries.completeListKeys(BACKFILL_BATCH);
-      completed += n;
-      if (n < BACKFILL_BATCH) break;
-    }
-    if (completed > 0) deps.logger.info({ completed }, 'stored deliveries given their list keys');
-  } catch (err) {
-    deps.logger.warn({ err }, 'giving stored deliveries their list keys failed; retried at the next start');
-  }
-}
+export const completeStoredDeliveries = (deps: Deps) =>
+  backfillAtStart(deps.logger, 'stored deliveries given their list keys', (limit) =>
+    deps.deliveries.completeListKeys(limit),
+  );
