@@ -138,6 +138,8 @@ async function main() {
         ['users (no filter)', '/v1/users?limit=20'],
         ['events?type=user.created', '/v1/events?type=user.created&limit=20'],
         ['events (no filter)', '/v1/events?limit=20'],
+        ['events?userId', `/v1/events?userId=${admin.id}&limit=20`],
+        ['events cursor', `/v1/events?limit=20&cursor=${await cursorOf('/v1/events?limit=20')}`],
       ];
       for (const [name, path] of lists.filter(([n]) => n.startsWith(ONLY))) {
         // The calls a previous run left in flight end first.
