@@ -77,6 +77,28 @@ export function newId(kind: IdKind, now = Date.now()): string {
   return `${ID_PREFIX[kind]}_${encodeTime(now)}${random}`;
 }
 
+/**
+ * The millisecond an id was made at (its 10 time characters), or undefined for a string that is
+ * not an id: ids sort in this time, so a list in id order can be read by the hours of it.
+ */
+export function timeOfId(id: string): number | undefined {
+  const body = id.slice(id.indexOf('_') + 1);
+  if (!id.includes('_') || body.length < 10) return undefined;
+  let ms = 0;
+  for (const c of body.slice(0, 10)) {
+    const digit = ALPHABET.indexOf(c);
+    if (digit < 0) return undefined;
+    ms = ms * 32 + digit;
+  }
+  return ms;
+}
+
+/**
+ * The time part of the ids of `kind` made at `ms` (`dlv_01jd2k3m4n`): every id made at `ms` or
+ * later sorts after it, every one made earlier before it.
+ */
+export const idFloorAt = (kind: IdKind, ms: number): string => `${ID_PREFIX[kind]}_${encodeTime(ms)}`;
+
 export function idPattern(kind: IdKind): string {
   return `^${ID_PREFIX[kind]}_${BODY}$`;
 }

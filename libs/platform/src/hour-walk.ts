@@ -18,6 +18,14 @@ import { bucketStart, DAY_MS, dayKey, HOUR_MS, hourKey } from './time-buckets.js
  * most its time budget): past them it answers what it found and a cursor to the next one.
  */
 
+/**
+ * The steps a list call reads at most (`HourWalkBudget.maxSteps`): a day of hours and then three
+ * months of days, each an index lookup that finds nothing when the hour or day holds no match.
+ * Past them the call answers what it found and a cursor to where it stopped (docs/api-guide.md,
+ * "Overload"). The audit and webhooks lists use it; the requests lists keep their own, the same.
+ */
+export const WALK_STEPS_PER_CALL = 120;
+
 /** How a list's order maps onto hours and days. */
 export interface HourWalkOrder {
   /** The time sort key (`createdAt`) and the stored fields holding its hour and day. */
@@ -40,7 +48,7 @@ export interface HourWalkStep {
 }
 
 /** The highest id any list issues sorts below this (ids are ASCII). */
-const AFTER_EVERY_ID = '\u{ffff}';
+export const AFTER_EVERY_ID = '\u{ffff}';
 
 /** The steps of one lead value, from the instant `at` (included) in reading order. */
 function* stepsOf(

@@ -51,3 +51,31 @@ export function periodicTask<T>(opts: {
     },
   };
 }
+
+/** Documents a back-fill at start completes per batch, and batches at most per start. */
+const BACKFILL_BATCH = 500;
+const BACKFILL_BATCHES_MAX = 1000;
+
+/**
+ * Gives documents stored before a derived key existed that key, at start: `completeBatch(n)`
+ * completes at most `n` and says how many it did; batches run until one completes fewer (all
+ * done) or a start's maximum (the next start goes on). Logged as `what` (`stored events given
+ * their list keys`), never fatal: what reads the keys still answers without the old documents.
+ */
+export async function backfillAtStart(
+  logger: Logger,
+  what: string,
+  completeBatch: (limit: number) => Promise<number>,
+): Promise<void> {
+  try {
+    let completed = 0;
+    for (let batch = 0; batch < BACKFILL_BATCHES_MAX; batch++) {
+      const n = await completeBatch(BACKFILL_BATCH);
+      completed += n;
+      if (n < BACKFILL_BATCH) break;
+    }
+    if (completed > 0) logger.info({ completed }, what);
+  } catch (err) {
+    logger.warn({ err }, `${what} failed; retried at the next start`);
+  }
+}

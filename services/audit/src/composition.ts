@@ -26,7 +26,7 @@ import { registerRoutes } from './routes/index.js';
 import { eventModel } from './store/event-model.js';
 import { eventQueries } from './store/event-queries.js';
 import { type Retention, startRetention } from './store/retention.js';
-import { eventsService } from './use-cases/events.js';
+import { completeStoredEvents, eventsService } from './use-cases/events.js';
 import { eventExporter } from './use-cases/export.js';
 import { requestHistory } from './use-cases/request-events.js';
 
@@ -74,6 +74,7 @@ export async function composeService(deps: AuditDeps): Promise<ComposedService> 
     async start() {
       if (ingestion) return;
       await ensureIndexes(conn);
+      await completeStoredEvents(store, logger);
       retention = await startRetention({
         conn,
         logger,

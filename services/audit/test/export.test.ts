@@ -81,7 +81,8 @@ t.test('export', async (t) => {
     const commands: string[] = [];
     const client = conn.getClient();
     const onCommand = (e: mongo.CommandStartedEvent) => {
-      if (e.commandName !== 'endSessions') commands.push(e.commandName);
+      if (e.commandName === 'find') commands.push(`find ${e.command.find}`);
+      else if (e.commandName !== 'endSessions') commands.push(e.commandName);
     };
     client.on('commandStarted', onCommand);
     const { res, lines } = await exportOf();
@@ -99,7 +100,12 @@ t.test('export', async (t) => {
     );
     const end = lines.at(-1)!;
     t.same(end, { type: 'end', count: COUNT, nextCursor: body.at(-1)!.cursor, hasMore: false });
-    t.equal(commands.filter((c) => c === 'find').length, 1, 'one query');
+    // The log is read an hour or a day at a time (its span first): these events share one hour.
+    t.same(
+      commands.filter((c) => c.startsWith('find')),
+      ['find listBounds', 'find events'],
+      'one query of the log',
+    );
     t.ok(
       commands.filter((c) => c === 'getMore').length >= COUNT / BATCH - 1,
       `then read ${BATCH} at a time (${commands.filter((c) => c === 'getMore').length} getMore)`,

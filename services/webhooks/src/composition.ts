@@ -35,7 +35,7 @@ import { createDeliveriesRepository, deliveryModel } from './store/deliveries.js
 import { createLaneLeases } from './store/lane-leases.js';
 import { createSubscriptionsRepository, subscriptionModel } from './store/subscriptions.js';
 import { deliveryBacklog } from './use-cases/backlog.js';
-import { fanOut } from './use-cases/deliveries.js';
+import { completeStoredDeliveries, fanOut } from './use-cases/deliveries.js';
 import { createDeliveryWorker } from './use-cases/delivery-worker.js';
 import type { Deps } from './use-cases/deps.js';
 import { createSecretBox } from './use-cases/secrets.js';
@@ -158,6 +158,7 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
     async start() {
       if (intake) return;
       await ensureIndexes(conn);
+      await completeStoredDeliveries(deps);
       relay.start();
       intake = await startIntake({
         nc,

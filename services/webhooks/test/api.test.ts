@@ -1,6 +1,7 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { newId } from '@support-desk/contracts';
 import { decodeDomainEvent, encodeJson } from '@support-desk/platform/messaging';
+import { ensureIndexes } from '@support-desk/platform/service';
 import {
   asCaller,
   burstPastLimit,
@@ -9,9 +10,12 @@ import {
   declaredIndexes,
   eventually,
   publishSigned,
+  checkIndexedPlans,
+  firstOfEachShape,
   listQueriesOf,
   type ListQuery,
   testCountedMongo,
+  testMongo,
   testNats,
   testPrincipal,
   uncovered,
@@ -29,6 +33,10 @@ import {
   startReceiver,
   subscribe,
 } from './helpers.js';
+import { pendingDelivery } from '../src/use-cases/deliveries.js';
+
+const MINUTE = 60_000;
+const DAY = 86_400_000;
 
 t.test(
   'subscriptions: create (secret once), read, list, update, delete, and each change an event',
@@ -322,17 +330,30 @@ t.test('overload: lists past their limit are refused at once; reads go on', asyn
 t.test('every list query the repository builds is answered from a declared index (MongoDB)', async (t) => {
   const conn = await testCountedMongo(t, 'webhooks');
   const { nc, names } = await testNats(t);
-  const { app } = await composeForTest(t, { shared: { conn, nc, names, key: secretKey() }, start: false });
+  const { app, service } = await composeForTest(t, {
+    shared: { conn, nc, names, key: secretKey() },
+    start: false,
+  });
   const hooks = [
     await subscribe(app, { url: 'https://hooks.example.com/c1', events: ['*'] }),
     await subscribe(app, { url: 'https://hooks.example.com/c2', events: ['*'] }),
   ];
+  // A log over two days, so the walk reads hours and days.
+  await storeDeliveries(
+    service,
+    hooks[0]!.id,
+    [2, 1, 0].map((n) => Date.now() - n * DAY),
+  );
   const get = (url: string) => app.inject({ method: 'GET', url, headers: admin });
+  const log = `/v1/webhooks/${hooks[0]!.id}/deliveries`;
   const paths = [
     '/v1/webhooks?limit=1',
-    `/v1/webhooks/${hooks[0]!.id}/deliveries?limit=1`,
-    `/v1/webhooks/${hooks[0]!.id}/deliveries?limit=1&status=pending,succeeded,failed`,
-    `/v1/webhooks/${hooks[0]!.id}/deliveries?limit=1&eventType=request.created,request.updated`,
+    `${log}?limit=1`,
+    `${log}?limit=1&status=succeeded`,
+    `${log}?limit=1&status=pending,succeeded,failed`,
+    `${log}?limit=1&eventType=request.updated`,
+    `${log}?limit=1&eventType=request.created,request.updated`,
+    `${log}?limit=1&page=2`,
   ];
   const queries = { subscriptions: [] as ListQuery[], deliveries: [] as ListQuery[] };
   for (const collection of ['subscriptions', 'deliveries'] as const)
@@ -354,4 +375,149 @@ t.test('every list query the repository builds is answered from a declared index
     'subscriptions: indexed',
   );
   t.same(uncovered(queries.deliveries, declaredIndexes(schemaOf('deliveries'))), [], 'deliveries: indexed');
+});
+
+/**
+ * Finished deliveries of a subscription made at `times` (alternately `request.updated` and
+ * `request.created`), stored as the service stores them (`insertNew`).
+ */
+async function storeDeliveries(
+  service: Awaited<ReturnType<typeof composeForTest>>['service'],
+  subscriptionId: string,
+  times: number[],
+) {
+  const docs = times.map((ms, n) => {
+    const at = new Date(ms);
+    const id = newId('delivery', at.getTime());
+    const type = n % 2 ? 'request.created' : 'request.updated';
+    return {
+      ...pendingDelivery(
+        id,
+        subscriptionId,
+        { id: null, type },
+        `${subscriptionId}|x:${id}`,
+        `${at.toISOString()}|${id}`,
+        {},
+        at,
+      ),
+      status: 'succeeded' as const,
+      nextAttemptAt: null,
+      dueMinute: null,
+    };
+  });
+  for (let n = 0; n < docs.length; n += 500) await service.deps.deliveries.insertNew(docs.slice(n, n + 500));
+  return docs.map((d) => d._id);
+}
+
+t.test('every delivery log page is read through an index on PostgreSQL (FerretDB plans)', async (t) => {
+  const conn = await testCountedMongo(t, 'webhooks');
+  const { nc, names } = await testNats(t);
+  const { app, service } = await composeForTest(t, {
+    shared: { conn, nc, names, key: secretKey() },
+    start: false,
+  });
+  // The service's indexes (its start makes them), so the store has the GIN indexes beside them.
+  await ensureIndexes(conn);
+  const [busy, quiet] = [
+    await subscribe(app, { url: 'https://hooks.example.com/busy', events: ['*'] }),
+    await subscribe(app, { url: 'https://hooks.example.com/quiet', events: ['*'] }),
+  ];
+  // Enough rows that PostgreSQL plans as for a real table, two an hour over 62 days (a step that
+  // matches a large part of the table is rightly read in full: a day must be a small part).
+  await storeDeliveries(
+    service,
+    busy.id,
+    Array.from({ length: 3000 }, (_, n) => Date.now() - (3000 - n) * 30 * MINUTE),
+  );
+  await storeDeliveries(
+    service,
+    quiet.id,
+    [3, 2, 1].map((n) => Date.now() - n * DAY),
+  );
+  const get = (url: string) => app.inject({ method: 'GET', url, headers: admin });
+  // Each page is read an hour or a day at a time: the step's equality, the subscription's and the
+  // filter's one-value equalities pushed down as GIN lookups, cursor pages and deep pages
+  // included; several values are checked on that step's rows.
+  const filters = [
+    '',
+    'status=succeeded',
+    'status=pending,failed',
+    'eventType=request.updated',
+    'eventType=request.created,request.updated',
+    'status=succeeded&eventType=request.created',
+  ];
+  const queries = await listQueriesOf(conn, 'deliveries', async () => {
+    for (const hook of [busy, quiet])
+      for (const f of filters)
+        for (const paging of ['limit=1', 'limit=5&page=40']) {
+          const log = `/v1/webhooks/${hook.id}/deliveries?${f}`;
+          const first = await get(`${log}&${paging}`);
+          t.equal(first.statusCode, 200, `${log}&${paging}`);
+          const next = first.json().data.pagination.nextCursor;
+          if (next) t.equal((await get(`${log}&limit=1&cursor=${next}`)).statusCode, 200);
+        }
+  });
+  const { sample, shapes } = firstOfEachShape(queries);
+  t.comment(`${queries.length} queries, ${shapes} shapes`);
+  // A cursor page's seek is a bound on `_id` (a whole delivery id) inside the step's range.
+  const seeks = (q: ListQuery) => /"\$(lt|gt)":"dlv_\w{26}"/.test(JSON.stringify(q.filter));
+  await checkIndexedPlans(t, conn, 'deliveries', sample, filters.length * 2, seeks);
+});
+
+t.test('deliveries stored before the list keys get them at start; a call reads a bounded span', async (t) => {
+  const conn = await testMongo(t, 'webhooks');
+  const { nc, names } = await testNats(t);
+  const shared = { conn, nc, names, key: secretKey() };
+  const { app, service } = await composeForTest(t, { shared, start: false });
+  const hook = await subscribe(app, { url: 'https://hooks.example.com/old', events: ['request.*'] });
+  // As an older release stored them (no list keys): the newest two 50 days apart, the oldest 150
+  // days before them (more days than a call reads).
+  const ids = await storeDeliveries(
+    service,
+    hook.id,
+    [200, 50, 0].map((n) => Date.now() - n * DAY),
+  );
+  await conn.collection('deliveries').updateMany({}, { $unset: { idHour: '', idDay: '' } });
+  await conn.collection('listBounds').deleteMany({});
+  await composeForTest(t, { shared, start: true });
+  const keys = await conn
+    .collection('deliveries')
+    .find({}, { projection: { idDay: 1 } })
+    .toArray();
+  t.equal(
+    keys.filter((k) => typeof k.idDay === 'string' && k.idDay.length === 10).length,
+    3,
+    'every delivery has its keys',
+  );
+
+  const log = `/v1/webhooks/${hook.id}/deliveries?limit=2`;
+  const get = async (url: string) => (await app.inject({ method: 'GET', url, headers: admin })).json().data;
+  const idsOf = (page: { deliveries: { id: string }[] }) => page.deliveries.map((d) => d.id);
+  const first = await get(log);
+  t.same(idsOf(first), [ids[2], ids[1]], 'the page, once full, answers');
+  const second = await get(`${log}&cursor=${first.pagination.nextCursor}`);
+  t.same(idsOf(second), [], 'nothing in the span one call reads');
+  t.same(
+    [second.pagination.hasMore, typeof second.pagination.nextCursor],
+    [true, 'string'],
+    'the answer says where to go on',
+  );
+  const third = await get(`${log}&cursor=${second.pagination.nextCursor}`);
+  t.same(idsOf(third), [ids[0]], 'the next call goes on from there');
+  t.same([third.pagination.hasMore, third.pagination.nextCursor], [false, null], 'the end');
+  // Reading back from the oldest: calls that read their span empty, each with a way on.
+  const back: string[] = [];
+  let prev = third.pagination.prevCursor as string | null;
+  for (let n = 0; n < 5 && prev; n++) {
+    const page = await get(`${log}&cursor=${prev}`);
+    back.push(...idsOf(page));
+    prev = page.pagination.prevCursor;
+  }
+  t.same(back, [ids[1], ids[2]], 'and back to the newest, a call at a time');
+  const forged = await app.inject({
+    method: 'GET',
+    url: `${log}&cursor=${first.pagination.nextCursor.replace(/^./, 'x')}`,
+    headers: admin,
+  });
+  t.equal(forged.statusCode, 400, 'a cursor this list did not issue is a 400');
 });

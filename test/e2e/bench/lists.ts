@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import { createActor } from '../src/actors.js';
 import type { Api } from '../src/http.js';
 import { SHARED_STACK_ENV, startStack } from '../src/stack.js';
-import { storeCopies, storedRequest } from '../src/store-fill.js';
+import { storedEvent, storeCopies, storedRequest } from '../src/store-fill.js';
 import { teardowns } from './teardowns.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -116,11 +116,7 @@ async function main() {
       });
       await storeCopies(stack, 'audit', 'events', someEvent, add, (k) => {
         const n = stored + k;
-        return {
-          _id: newId('event'),
-          type: EVENT_TYPES[n % EVENT_TYPES.length],
-          timestamp: new Date(now - (size * 2 - n) * 60_000),
-        };
+        return storedEvent(EVENT_TYPES[n % EVENT_TYPES.length]!, new Date(now - (size * 2 - n) * 60_000));
       });
       stored = size;
       console.log(
@@ -142,6 +138,8 @@ async function main() {
         ['users (no filter)', '/v1/users?limit=20'],
         ['events?type=user.created', '/v1/events?type=user.created&limit=20'],
         ['events (no filter)', '/v1/events?limit=20'],
+        ['events?userId', `/v1/events?userId=${admin.id}&limit=20`],
+        ['events cursor', `/v1/events?limit=20&cursor=${await cursorOf('/v1/events?limit=20')}`],
       ];
       for (const [name, path] of lists.filter(([n]) => n.startsWith(ONLY))) {
         // The calls a previous run left in flight end first.

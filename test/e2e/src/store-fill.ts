@@ -32,6 +32,7 @@ export async function storeCopies(
       });
       await docs.insertMany(batch as never[]);
       if (collection === 'requests') await widenListBounds(conn, batch);
+      if (collection === 'events') await widenEventsSpan(conn, batch);
     }
     return ids;
   } finally {
@@ -59,6 +60,29 @@ async function widenListBounds(
     },
     { upsert: true },
   );
+}
+
+/**
+ * The audit log's span (the platform's walkBounds, document `events`) widened to `batch`, as the
+ * ingestion's inserts do: the events lists walk only the hours between its ends.
+ */
+async function widenEventsSpan(
+  conn: Awaited<ReturnType<typeof connectMongo>>,
+  batch: Record<string, unknown>[],
+) {
+  const times = batch.map((d) => (d.timestamp as Date).getTime());
+  await conn
+    .db!.collection('listBounds')
+    .updateOne(
+      { _id: 'events' as never },
+      { $min: { oldest: new Date(Math.min(...times)) }, $max: { newest: new Date(Math.max(...times)) } },
+      { upsert: true },
+    );
+}
+
+/** What changes in the `n`th stored event (at `at`): its type, time and the hours the lists walk. */
+export function storedEvent(type: string, at: Date) {
+  return { _id: newId('event'), type, timestamp: at, hour: hourKey(at), day: dayKey(at) };
 }
 
 /** What changes in the `n`th stored request (created at `at`): statuses and priorities in turn. */

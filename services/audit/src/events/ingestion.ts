@@ -7,9 +7,9 @@ import {
   type NatsConnection,
   runConsumer,
 } from '@support-desk/platform/messaging';
-import { hourKey, type Logger } from '@support-desk/platform/core';
+import type { Logger } from '@support-desk/platform/core';
 import type { Connection } from 'mongoose';
-import { type StoredEvent, toStoredChanges } from '../store/event-model.js';
+import { listKeys, type StoredEvent, toStoredChanges } from '../store/event-model.js';
 import { eventWriter, type InsertEvents, StoreUnavailableError } from '../store/event-writes.js';
 import { Batcher } from './batcher.js';
 
@@ -65,7 +65,7 @@ export function toStoredEvent(e: ReceivedEvent, deliveredInTrace?: string): Stor
     timestamp,
     storedAt: new Date(0),
   };
-  if (!Number.isNaN(timestamp.getTime())) doc.hour = hourKey(timestamp);
+  Object.assign(doc, listKeys(doc));
   if (e.changes && Object.keys(e.changes).length > 0) doc.changes = toStoredChanges(e.changes);
   if (e.ipAddress) doc.ipAddress = e.ipAddress;
   if (e.snapshot) doc.snapshot = e.snapshot;

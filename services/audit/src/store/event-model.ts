@@ -1,4 +1,5 @@
 import type { Changes } from '@support-desk/contracts';
+import { dayKey, hourKey } from '@support-desk/platform/core';
 import { type Connection, Schema } from 'mongoose';
 
 /**
@@ -48,6 +49,27 @@ export interface StoredEvent {
    * stored before it existed (the sweeper's full passes cover them).
    */
   hour?: string;
+  /**
+   * The list keys (issue 31): the day (`dayKey`) of `timestamp`, which with `hour` the lists walk
+   * (`hourWalk`), and the actor's id and role at the top, where FerretDB can push an equality on
+   * them down (it pushes no dotted path). Set at insert (`listKeys`); events stored before they
+   * existed get them at start (`completeListKeys`).
+   */
+  day?: string;
+  actorId?: string;
+  actorRole?: string;
+}
+
+/** The list keys of an event (see `StoredEvent`), from its timestamp and actor. */
+export function listKeys(e: Pick<StoredEvent, 'timestamp' | 'actor'>) {
+  const valid = !Number.isNaN(e.timestamp.getTime());
+  return {
+    // An event without a valid time (none is stored so) is in no hour or day: no list walks it.
+    hour: valid ? hourKey(e.timestamp) : '',
+    day: valid ? dayKey(e.timestamp) : '',
+    actorId: e.actor.id,
+    actorRole: e.actor.role,
+  };
 }
 
 const ActorSchema = new Schema(
@@ -74,6 +96,9 @@ const EventSchema = new Schema<StoredEvent>(
     snapshot: { type: Schema.Types.Mixed },
     storedAt: { type: Date, required: true },
     hour: { type: String },
+    day: { type: String },
+    actorId: { type: String },
+    actorRole: { type: String },
   },
   { collection: 'events', versionKey: false, minimize: false },
 );
@@ -82,8 +107,12 @@ const EventSchema = new Schema<StoredEvent>(
 EventSchema.index({ timestamp: -1, _id: -1 }, { name: 'timestamp' });
 EventSchema.index({ type: 1, timestamp: -1, _id: -1 }, { name: 'type_timestamp' });
 EventSchema.index({ resourceType: 1, resourceId: 1, timestamp: -1, _id: -1 }, { name: 'resource_timestamp' });
-EventSchema.index({ 'actor.id': 1, timestamp: -1, _id: -1 }, { name: 'actor_id_timestamp' });
-EventSchema.index({ 'actor.role': 1, timestamp: -1, _id: -1 }, { name: 'actor_role_timestamp' });
+EventSchema.index({ actorId: 1, timestamp: -1, _id: -1 }, { name: 'actor_timestamp' });
+EventSchema.index({ actorRole: 1, timestamp: -1, _id: -1 }, { name: 'actor_role_key_timestamp' });
+// The hours and days the lists walk: on FerretDB/PostgreSQL the GIN indexes beside these
+// (scripts/infra/postgres-indexes.mjs) make each step's equality an index lookup.
+EventSchema.index({ hour: 1, timestamp: -1, _id: -1 }, { name: 'hour_timestamp' });
+EventSchema.index({ day: 1, timestamp: -1, _id: -1 }, { name: 'day_timestamp' });
 
 /** The events model on the audit connection (registered once per connection). */
 export function eventModel(conn: Connection) {

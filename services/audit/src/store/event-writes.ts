@@ -1,5 +1,7 @@
+import { walkBounds } from '@support-desk/platform/store';
 import type { Connection, mongo } from 'mongoose';
 import { eventModel, type StoredEvent } from './event-model.js';
+import { EVENTS_SPAN } from './event-queries.js';
 
 /** The whole batch failed (database unreachable, timeout): every event in it is retried. */
 export class StoreUnavailableError extends Error {
@@ -37,10 +39,14 @@ function writeErrorsOf(err: unknown) {
 export function eventWriter(conn: Connection) {
   // The raw collection typed by our document (ids are strings, not ObjectIds).
   const collection = eventModel(conn).collection as unknown as mongo.Collection<StoredEvent>;
+  const bounds = walkBounds(conn);
   return async function insertEvents(docs: StoredEvent[]): Promise<InsertOutcome> {
     const storedAt = new Date();
     for (const d of docs) d.storedAt = storedAt;
     try {
+      // The lists' span first (once per new hour): no event is ever stored outside it.
+      const times = docs.map((d) => d.timestamp.getTime()).filter((ms) => !Number.isNaN(ms));
+      await bounds.stored(EVENTS_SPAN, times);
       const res = await collection.insertMany(docs, { ordered: false });
       return { inserted: res.insertedCount, duplicates: 0, failed: new Map() };
     } catch (err) {

@@ -13,9 +13,11 @@ import {
   type RequestEventItem,
 } from '@support-desk/contracts';
 import {
+  backfillAtStart,
   type CursorScope,
   listPage,
   listWindow,
+  type Logger,
   notFound,
   parseEnumList,
   type PresentableEvent,
@@ -86,6 +88,23 @@ const listScope = (filter: EventFilter): CursorScope => ({
   filters: { ...filter },
 });
 
+/**
+ * At start, before ingestion: the log's span for the lists (found once by reading every event
+ * when it was never kept), then the list keys of events stored before they existed (without them
+ * no list finds the event).
+ */
+export async function completeStoredEvents(store: EventQueries, logger: Logger): Promise<void> {
+  let spanKnown = false;
+  await backfillAtStart(logger, 'stored events given their list keys', async (limit) => {
+    // The span before any key is written: found from the events as they are.
+    if (!spanKnown) {
+      await store.ensureListBounds();
+      spanKnown = true;
+    }
+    return store.completeListKeys(limit);
+  });
+}
+
 /** The events use cases: read-only, no HTTP. */
 export function eventsService(store: EventQueries) {
   return {
@@ -97,14 +116,18 @@ export function eventsService(store: EventQueries) {
       const filter = toFilter(query);
       const scope = listScope(filter);
       const window = listWindow(query, scope);
+      const { docs, total, stoppedAt } = await store.list(filter, {
+        skip: window.mode === 'page' ? window.skip : 0,
+        limit: readLimit(window),
+        seek: seekOf(window),
+        count: window.mode === 'page',
+      });
+      const { items, pagination } = listPage(docs, window, scope, positionOf, total, stoppedAt);
       if (window.mode === 'page') {
-        const { items, total } = await store.page(filter, window.skip, window.limit);
-        const { pagination } = listPage(items, window, scope, positionOf, total);
-        const { hasMore } = paginateEvents(window, total);
+        // A call that stopped at its step budget has more after it (its count is a lower bound).
+        const hasMore = paginateEvents(window, total).hasMore || stoppedAt !== undefined;
         return { events: items.map(toListItem), pagination: { ...(pagination as PagePagination), hasMore } };
       }
-      const docs = await store.seek(filter, seekOf(window)!, readLimit(window));
-      const { items, pagination } = listPage(docs, window, scope, positionOf);
       return { events: items.map(toListItem), pagination: pagination as CursorPagination };
     },
 

@@ -1,7 +1,10 @@
-import { type DeliveryAttempt, type DeliveryStatus, LIST_COUNT_LIMIT } from '@support-desk/contracts';
+import type { DeliveryAttempt, DeliveryStatus } from '@support-desk/contracts';
 import { hourKey } from '@support-desk/platform/core';
-import { keysetQuery, type KeysetSeek, oneOf, purgeByDueHour } from '@support-desk/platform/store';
-import { type Connection, type FilterQuery, type Model, Schema } from 'mongoose';
+import { purgeByDueHour } from '@support-desk/platform/store';
+import { type Connection, type Model, Schema } from 'mongoose';
+import { deliveryList, deliveryListKeys } from './delivery-list.js';
+
+export type { DeliveryFilter } from './delivery-list.js';
 
 /**
  * One delivery: one event (or ping) to one subscription, with every attempt. `_id` is the
@@ -42,6 +45,12 @@ export interface DeliveryDoc {
    */
   expiresAt?: Date | null;
   expiresHour?: string | null;
+  /**
+   * The hour and day (`hourKey`, `dayKey`) of the time the id holds: what the delivery log walks
+   * (delivery-list.ts). Set at insert; deliveries stored before them get them at start.
+   */
+  idHour?: string;
+  idDay?: string;
 }
 
 const DeliverySchema = new Schema<DeliveryDoc>(
@@ -62,6 +71,8 @@ const DeliverySchema = new Schema<DeliveryDoc>(
     createdAt: { type: Date, required: true },
     expiresAt: { type: Date, default: null },
     expiresHour: { type: String, default: null },
+    idHour: { type: String },
+    idDay: { type: String },
   },
   { collection: 'deliveries', versionKey: false, minimize: false },
 );
@@ -72,6 +83,10 @@ DeliverySchema.index({ subscriptionId: 1, status: 1 }, { name: 'subscription_sta
 // The oldest pending delivery of a subscription (the backlog gauge): one index entry on MongoDB.
 DeliverySchema.index({ subscriptionId: 1, status: 1, position: 1 }, { name: 'subscription_pending' });
 DeliverySchema.index({ expiresHour: 1 }, { name: 'expires_hour' });
+// The delivery log's steps: a subscription's hour or day of ids (on FerretDB/PostgreSQL, the GIN
+// indexes beside these make each of its equalities an index lookup).
+DeliverySchema.index({ subscriptionId: 1, idHour: 1, _id: -1 }, { name: 'subscription_hour' });
+DeliverySchema.index({ subscriptionId: 1, idDay: 1, _id: -1 }, { name: 'subscription_day' });
 
 /** What the worker's scans read of a due delivery: which lane to work, whether it is due, its event's place. */
 export type DueDelivery = Pick<DeliveryDoc, '_id' | 'lane' | 'nextAttemptAt' | 'dueMinute' | 'streamSeq'>;
@@ -80,13 +95,6 @@ const DUE_FIELDS = { _id: 1, lane: 1, nextAttemptAt: 1, dueMinute: 1, streamSeq:
 export const deliveryModel = (conn: Connection): Model<DeliveryDoc> =>
   (conn.models.Delivery as Model<DeliveryDoc> | undefined) ??
   conn.model<DeliveryDoc>('Delivery', DeliverySchema);
-
-export interface DeliveryFilter {
-  statuses?: DeliveryStatus[];
-  eventTypes?: string[];
-}
-
-const NEWEST_FIRST = [{ field: '_id', descending: true }];
 
 type DeliveryState = Partial<Pick<DeliveryDoc, 'status' | 'nextAttemptAt' | 'dueMinute' | 'failedTries'>>;
 
@@ -104,12 +112,20 @@ export function createDeliveriesRepository(conn: Connection, { retentionMs }: { 
     return { ...state, expiresAt, expiresHour: expiresAt && hourKey(expiresAt) };
   };
   const purge = purgeByDueHour(model, 'expiresHour', (cutoff) => ({ expiresAt: { $lte: cutoff } }));
+  const log = deliveryList(model, conn);
   return {
-    /** New deliveries; one that exists already (the same event again) is left as it is. */
+    /**
+     * New deliveries (with their list keys, their subscriptions' log spans widened first); one
+     * that exists already (the same event again) is left as it is.
+     */
     async insertNew(docs: DeliveryDoc[]): Promise<void> {
       if (docs.length === 0) return;
+      await log.storing(docs);
       try {
-        await model.insertMany(docs, { ordered: false });
+        await model.insertMany(
+          docs.map((d) => ({ ...d, ...deliveryListKeys(d._id) })),
+          { ordered: false },
+        );
       } catch (err) {
         const writeErrors = (err as { writeErrors?: { code?: number; err?: { code?: number } }[] })
           .writeErrors;
@@ -121,27 +137,28 @@ export function createDeliveriesRepository(conn: Connection, { retentionMs }: { 
 
     byId: (id: string) => model.findById(id).lean<DeliveryDoc>().exec(),
 
-    /** A page of one subscription's deliveries, newest first. */
-    async page(
-      subscriptionId: string,
-      filter: DeliveryFilter,
-      read: { skip: number; limit: number; seek?: KeysetSeek; count: boolean },
-    ) {
-      const q: FilterQuery<DeliveryDoc> = { subscriptionId };
-      if (filter.statuses?.length) q.status = oneOf(filter.statuses);
-      if (filter.eventTypes?.length) q.eventType = oneOf(filter.eventTypes);
-      const { sort, condition } = keysetQuery(NEWEST_FIRST, read.seek);
-      const [items, total] = await Promise.all([
-        model
-          .find({ ...q, ...(condition ?? {}) })
-          .sort(sort)
-          .skip(read.skip)
-          .limit(read.limit)
-          .lean<DeliveryDoc[]>()
-          .exec(),
-        read.count ? model.countDocuments(q, { limit: LIST_COUNT_LIMIT }).exec() : Promise.resolve(0),
-      ]);
-      return { items, total };
+    /** A page of one subscription's deliveries, newest first, an hour or a day at a time. */
+    page: log.page,
+
+    /**
+     * Gives at most `limit` deliveries stored before the list keys existed those keys (their
+     * subscriptions' spans widened first); how many it gave. Only the keys are written.
+     */
+    async completeListKeys(limit: number): Promise<number> {
+      const incomplete = await model
+        .find({ idDay: null }, { _id: 1, subscriptionId: 1 })
+        .limit(limit)
+        .lean<Pick<DeliveryDoc, '_id' | 'subscriptionId'>[]>()
+        .exec();
+      if (incomplete.length === 0) return 0;
+      await log.storing(incomplete);
+      await model.bulkWrite(
+        incomplete.map((d) => ({
+          updateOne: { filter: { _id: d._id }, update: { $set: deliveryListKeys(d._id) } },
+        })),
+        { ordered: false },
+      );
+      return incomplete.length;
     },
 
     /** Pending deliveries whose due minute is this one (what a scan needs of them, no payload). */

@@ -4,8 +4,10 @@ import {
   DELIVERY_STATUSES,
   newId,
   type ReceivedEvent,
+  timeOfId,
 } from '@support-desk/contracts';
 import {
+  backfillAtStart,
   listPage,
   listWindow,
   minuteKey,
@@ -122,6 +124,9 @@ export async function ping(deps: Deps, subscriptionId: string) {
   return toDeliveryView(doc);
 }
 
+/** Whether a cursor's id can position the delivery log (read by the time its id holds). */
+const isDeliveryPosition = (id: string) => id.startsWith('dlv_') && timeOfId(id) !== undefined;
+
 export async function listDeliveries(deps: Deps, subscriptionId: string, query: DeliveryListQuery) {
   await getSubscription(deps, subscriptionId);
   const statuses = parseEnumList('query.status', query.status, DELIVERY_STATUSES);
@@ -134,7 +139,12 @@ export async function listDeliveries(deps: Deps, subscriptionId: string, query: 
   }
   const scope = { sort: '-id', kinds: [], filters: { subscriptionId, statuses, eventTypes } };
   const window = listWindow(query, scope);
-  const { items, total } = await deps.deliveries.page(
+  if (window.mode === 'cursor' && !isDeliveryPosition(window.position.id))
+    throw validationError(
+      'query.cursor',
+      'is not a cursor this list issued: pass `nextCursor`/`prevCursor` unchanged',
+    );
+  const { items, total, stoppedAt } = await deps.deliveries.page(
     subscriptionId,
     { statuses, eventTypes },
     {
@@ -144,7 +154,7 @@ export async function listDeliveries(deps: Deps, subscriptionId: string, query: 
       count: window.mode === 'page',
     },
   );
-  const page = listPage(items, window, scope, (d) => ({ keys: [], id: d._id }), total);
+  const page = listPage(items, window, scope, (d) => ({ keys: [], id: d._id }), total, stoppedAt);
   return { deliveries: page.items.map(toDeliveryView), pagination: page.pagination };
 }
 
@@ -162,3 +172,12 @@ export async function replayDelivery(deps: Deps, subscriptionId: string, deliver
   deps.wake();
   return toDeliveryView({ ...doc, ...state });
 }
+
+/**
+ * At start, before the intake and the worker: the list keys of deliveries stored before they
+ * existed (without them the delivery log does not show them), their subscriptions' spans widened.
+ */
+export const completeStoredDeliveries = (deps: Deps) =>
+  backfillAtStart(deps.logger, 'stored deliveries given their list keys', (limit) =>
+    deps.deliveries.completeListKeys(limit),
+  );
