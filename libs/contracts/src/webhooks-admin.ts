@@ -57,14 +57,11 @@ export const AdminActor = Type.Object({
   requestId: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
 });
 export type AdminActor = Static<typeof AdminActor>;
-/** The actor of the webhooks admin RPC: every admin RPC (webhooks, requests) takes the same. */
-export const WebhooksAdminActor = AdminActor;
-export type WebhooksAdminActor = AdminActor;
 
 /** What every request carries (read first; the op's own fields are read by the op). */
 export const WebhooksAdminEnvelope = Type.Object({
   op: StringEnum(WEBHOOKS_ADMIN_OPS),
-  actor: WebhooksAdminActor,
+  actor: AdminActor,
 });
 
 /**
@@ -78,7 +75,7 @@ export const TriggerTestEventFields = Type.Object({
 });
 export type TriggerTestEventFields = Static<typeof TriggerTestEventFields>;
 
-type WithActor<T> = T & { actor: WebhooksAdminActor };
+type WithActor<T> = T & { actor: AdminActor };
 type Id = { id: string };
 
 /**
@@ -123,8 +120,6 @@ export const AdminRpcError = Type.Object({
   }),
 });
 export type AdminRpcError = Static<typeof AdminRpcError>;
-export const WebhooksAdminError = AdminRpcError;
-export type WebhooksAdminError = AdminRpcError;
 
 /** A schema's properties without `additionalProperties: false`: a reader that ignores extra fields. */
 export const tolerant = <T extends TProperties>(schema: TObject<T>) => Type.Object(schema.properties);

@@ -29,7 +29,7 @@ export async function notedReadsOf(model: Model<any> | undefined): Promise<Noted
 }
 
 /** The noted documents' outboxes, read as `mode` says. */
-export async function readNoted(
+async function readNoted(
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- relays any aggregate model
   model: Model<any>,
   ids: unknown[],

@@ -116,7 +116,7 @@ function fieldOf(e: AjvError, context: string): string {
  * the null branch's "must be null" and the union's own error are folded into the other branch's
  * message, which then says "or null".
  */
-export function validationDetails(errors: AjvError[], context = 'body'): ErrorDetail[] {
+function validationDetails(errors: AjvError[], context = 'body'): ErrorDetail[] {
   const byField = new Map<string, { messages: string[]; orNull: boolean }>();
   for (const e of errors) {
     const field = fieldOf(e, context);

@@ -1,7 +1,7 @@
 import {
   type NatsNames,
   WEBHOOKS_ADMIN_REPLIES,
-  type WebhooksAdminActor,
+  type AdminActor,
   type WebhooksAdminOp,
   type WebhooksAdminReplies,
   type WebhooksAdminRequest,
@@ -44,7 +44,7 @@ export const webhooksAdminClient = (
   });
 
 /** The actor of an admin request: who (an event context's actor) and through what, from where. */
-export const adminActorOf = (ctx: EventContext, via: WebhooksAdminActor['via']): WebhooksAdminActor => ({
+export const adminActorOf = (ctx: EventContext, via: AdminActor['via']): AdminActor => ({
   userId: ctx.actor.id,
   name: ctx.actor.name,
   email: ctx.actor.email,

@@ -2,14 +2,14 @@
 // fixtures), served as they would arrive on the real NATS: this release's replies and a newer
 // release's (extra fields, a higher `v`) are read; refusals become the API's AppError.
 import { fixtures } from '@support-desk/contracts/fixtures';
-import type { WebhooksAdminActor, WebhooksAdminOp } from '@support-desk/contracts';
+import type { AdminActor, WebhooksAdminOp } from '@support-desk/contracts';
 import t from 'tap';
 import { AppError } from '../src/subpaths/core.js';
 import { encodeJson, RpcError } from '../src/subpaths/messaging.js';
 import { webhooksAdminClient, type WebhooksAdminFields } from '../src/subpaths/clients.js';
 import { testNats, testSigner } from '../src/testing/index.js';
 
-const actor: WebhooksAdminActor = {
+const actor: AdminActor = {
   userId: 'usr_01m83t4cm05wzwxk0s3c7d2vse',
   name: 'Ada Admin',
   email: 'ada@example.com',

@@ -9,7 +9,7 @@ import { metricsConfig } from '@support-desk/platform/metrics';
 import { type Static, Type } from 'typebox';
 
 /** Every variable the audit service reads (documented with defaults in README.md). */
-export const auditConfigSchema = configSchema({
+const auditConfigSchema = configSchema({
   ...baseConfig,
   ...metricsConfig(9483),
   ...principalConfig,

@@ -1,7 +1,7 @@
 // The webhooks admin RPC (what the settings console and deskctl use), over the real NATS, through
 // the one client in platform: every op, refusals worded as the HTTP API words them and changing
 // nothing, the admin as the events' actor with the console's address, a tolerant reader.
-import { natsNames, type WebhooksAdminActor } from '@support-desk/contracts';
+import { natsNames, type AdminActor } from '@support-desk/contracts';
 import { fixtures } from '@support-desk/contracts/fixtures';
 import { generateKeyPairSync } from 'node:crypto';
 import { AppError } from '@support-desk/platform/core';
@@ -16,7 +16,7 @@ import { Webhook } from 'standardwebhooks';
 import t from 'tap';
 import { admin, composeForTest, eventsFrom, startReceiver } from './helpers.js';
 
-const console_: WebhooksAdminActor = {
+const console_: AdminActor = {
   userId: 'usr_01jconsoleadmin000000000',
   name: 'Console Admin',
   email: 'console-admin@example.com',

@@ -1,4 +1,4 @@
-export interface BatchOutcome {
+interface BatchOutcome {
   /** Items the write refused individually, by index in the batch; every other item is stored. */
   failed: Map<number, Error>;
 }

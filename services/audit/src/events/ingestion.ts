@@ -34,7 +34,7 @@ export interface IngestionOptions {
   insert?: InsertEvents;
 }
 
-export interface IngestionStats extends ConsumerStats {
+interface IngestionStats extends ConsumerStats {
   inserted: number;
   duplicates: number;
   batches: number;

@@ -118,5 +118,3 @@ EventSchema.index({ day: 1, timestamp: -1, _id: -1 }, { name: 'day_timestamp' })
 export function eventModel(conn: Connection) {
   return conn.models.AuditEvent ?? conn.model<StoredEvent>('AuditEvent', EventSchema);
 }
-
-export type EventModel = ReturnType<typeof eventModel>;

@@ -5,10 +5,10 @@ import { eventModel } from './event-model.js';
 
 export const TTL_INDEX = 'timestamp_ttl';
 /** The sweeper's index: expired events are read by the hour of their timestamp. */
-export const HOUR_INDEX = 'hour';
+const HOUR_INDEX = 'hour';
 const DAY_S = 86_400;
 
-export type RetentionMode = 'off' | 'ttl-index' | 'sweeper';
+type RetentionMode = 'off' | 'ttl-index' | 'sweeper';
 
 export interface RetentionOptions {
   conn: Connection;

@@ -32,7 +32,7 @@ import { fromStoredChanges, type StoredEvent } from '../store/event-model.js';
 import type { EventFilter, EventQueries } from '../store/event-queries.js';
 
 /** `a,b, c` → the distinct types, sorted; an unknown or empty entry is a 400 naming query.type. */
-export function parseTypes(value: string): EventType[] {
+function parseTypes(value: string): EventType[] {
   const types = new Set<EventType>();
   for (const raw of value.split(',')) {
     const t = raw.trim();
@@ -75,7 +75,7 @@ const presentable = (e: StoredEvent): PresentableEvent => ({
 });
 
 export const toListItem = (e: StoredEvent): EventListItem => toEventListItem(presentable(e));
-export const toDetail = (e: StoredEvent): EventDetail => toEventDetail(presentable(e));
+const toDetail = (e: StoredEvent): EventDetail => toEventDetail(presentable(e));
 export const toRequestItem = (e: StoredEvent): RequestEventItem => toRequestEventItem(presentable(e));
 
 /** An event's place in either order: its timestamp, then its id. */

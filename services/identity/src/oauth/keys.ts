@@ -11,7 +11,7 @@ import { signingKeyErrors } from '../metrics.js';
  * rotate` adds a new key to that file and keeps retired ones in the JWKS until every token they
  * signed has expired.
  */
-export interface SigningKey {
+interface SigningKey {
   kid: string;
   alg: 'ES256' | 'EdDSA';
   key: Awaited<ReturnType<typeof importJWK>>;

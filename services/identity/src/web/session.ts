@@ -5,7 +5,7 @@ import { sessionBinding } from '../use-cases/login.js';
 import { acceptForms, cookieName, type FormBody } from './forms.js';
 
 /** identity's browser session cookie (the OAuth pages' and the settings console's). */
-export const SESSION_COOKIE = 'sd_session';
+const SESSION_COOKIE = 'sd_session';
 const CSRF_COOKIE = 'sd_csrf';
 
 declare module 'fastify' {

@@ -2,7 +2,7 @@ import {
   CreateWebhookBody,
   DeliveryListQuery,
   UpdateWebhookBody,
-  type WebhooksAdminActor,
+  type AdminActor,
   WebhooksAdminEnvelope,
   type WebhooksAdminOp,
   type WebhooksAdminReplies,
@@ -35,7 +35,7 @@ const idOf = (request: Request) =>
 
 /** One op: the same use case as its HTTP route, as the administrator who asked. */
 async function answer(deps: Deps, request: Request): Promise<Reply> {
-  const { op, actor } = checkInput<{ op: WebhooksAdminOp; actor: WebhooksAdminActor }>(
+  const { op, actor } = checkInput<{ op: WebhooksAdminOp; actor: AdminActor }>(
     WebhooksAdminEnvelope,
     request,
     'body',

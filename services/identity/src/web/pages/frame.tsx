@@ -6,7 +6,7 @@ import { CsrfField } from './oauth.js';
 export { CsrfField } from './oauth.js';
 
 /** The console's sections, in navigation order. */
-export const SECTIONS = [
+const SECTIONS = [
   { path: '/settings/api-keys', label: 'API keys' },
   { path: '/settings/ip-allowlist', label: 'IP allowlist' },
   { path: '/settings/oauth-clients', label: 'OAuth clients' },

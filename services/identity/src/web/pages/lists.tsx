@@ -7,7 +7,7 @@ import { countOf } from '../../use-cases/views.js';
  * of the same page, the pager, and the create form at the top (folded, so the list starts high).
  */
 
-export const PAGE_SIZE = 20;
+const PAGE_SIZE = 20;
 const MAX_PAGE_SIZE = 100;
 
 /** A list page's address: its path, and the filters applied (empty ones left out). */
@@ -30,7 +30,7 @@ export function pageQuery(query: unknown): { page: number; limit: number } {
 }
 
 /** The address of another page of the same list, its filters kept. */
-export function listHref(at: ListAddress, page = at.page): string {
+function listHref(at: ListAddress, page = at.page): string {
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(at.filters)) if (v) params.set(k, v);
   if (at.limit !== PAGE_SIZE) params.set('limit', String(at.limit));
@@ -40,14 +40,14 @@ export function listHref(at: ListAddress, page = at.page): string {
 }
 
 /** "API keys 21–40 of 91": what the page shows. */
-export function rangeText(at: ListAddress, shown: number, total: number, noun: [string, string]): string {
+function rangeText(at: ListAddress, shown: number, total: number, noun: [string, string]): string {
   if (shown === 0) return `${countOf(total, ...noun)}`;
   const first = (at.page - 1) * at.limit + 1;
   return `${noun[1][0].toUpperCase()}${noun[1].slice(1)} ${first}–${first + shown - 1} of ${total}`;
 }
 
 /** Previous and next page links (`rel` prev/next), and which page this is. */
-export function Pager({ at, total }: { at: ListAddress; total: number }) {
+function Pager({ at, total }: { at: ListAddress; total: number }) {
   const pages = Math.max(1, Math.ceil(total / at.limit));
   if (pages === 1 && at.page === 1) return null;
   return (

@@ -12,7 +12,7 @@ import {
 } from './lists.js';
 
 /** A change of the global list that waits for the administrator's "save anyway". */
-export interface PendingAllowlistChange {
+interface PendingAllowlistChange {
   action: 'add' | 'remove';
   entry: string;
   /** The list as it would be saved. */

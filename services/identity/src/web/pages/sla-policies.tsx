@@ -6,7 +6,7 @@ import { ActionHeading, CreatePanel, Table, RowHeading } from './lists.js';
 const SECTION = '/settings/sla-policies';
 
 /** What the create form starts with: a complete policy to edit (the API body of `POST /v1/sla-policies`). */
-export const EXAMPLE_POLICY = JSON.stringify(
+const EXAMPLE_POLICY = JSON.stringify(
   {
     name: 'office-hours',
     description: 'Weekdays in Berlin',

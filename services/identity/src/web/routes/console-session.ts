@@ -27,7 +27,7 @@ const CONSOLE_HOME = '/settings/api-keys';
  * origin, `//host`, backslashes, a path that leaves /settings once resolved) is null, so the
  * sign-in goes to the console's first page: no open redirect.
  */
-export function safeReturnPath(value: unknown): string | null {
+function safeReturnPath(value: unknown): string | null {
   if (typeof value !== 'string' || value.length > 2000 || !value.startsWith('/settings')) return null;
   // Backslashes (some browsers read them as slashes), white space and control characters.
   if ([...value].some((c) => c === '\\' || c <= ' ' || c === '\u007f')) return null;
