@@ -163,6 +163,7 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
     async start() {
       if (intake) return;
       await ensureIndexes(conn);
+      await deps.leases.prepare();
       relay.start();
       intake = await startIntake({
         nc,

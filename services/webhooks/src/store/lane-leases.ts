@@ -33,18 +33,18 @@ const HELD_READ_LIMIT = 5000;
  * unordered insert of several claims that met a duplicate key left FerretDB v1.24 on PostgreSQL
  * hung (BENCHMARKS.md, issue 37). The holder keeps its lease for a whole run of the lane, renewing
  * it (by `_id` and its token, only while it is still valid, so no other replica can have taken it
- * over) rather than claiming again per delivery. Releases asked at once go in one delete: a
- * deleteMany by the lanes and their holders' tokens (each token is random, so it names one claim);
- * the collection only ever holds the claims in flight, so the filter FerretDB checks in Go reads a
- * few rows.
+ * over) rather than claiming again per delivery. Releases asked at once go in one unordered
+ * bulk write, a deleteOne by lane and token each (the `_id` equality both stores push down): one
+ * `deleteMany` by `$in` of the lanes and tokens instead was in 5 of 8 two-replica bench runs that
+ * left FerretDB v1.24 hung, the bulk write in none of 3 (BENCHMARKS.md, issue 37).
  */
 export function createLaneLeases(conn: Connection, ttlMs: number) {
   const leases = conn.collection<LeaseDoc>('lane_leases');
   const deleteClaims = batchedCalls(async (owned: Pick<LeaseDoc, '_id' | 'token'>[]) => {
-    await leases.deleteMany({
-      _id: { $in: owned.map((o) => o._id) },
-      token: { $in: owned.map((o) => o.token) },
-    });
+    await leases.bulkWrite(
+      owned.map((filter) => ({ deleteOne: { filter } })),
+      { ordered: false },
+    );
     return owned.map(() => undefined);
   }, WORKER_BATCHES);
 
@@ -66,10 +66,30 @@ export function createLaneLeases(conn: Connection, ttlMs: number) {
   }
 
   return {
-    /** The lane's lease when this replica now holds it; else when the holder's runs out. */
-    async claim(lane: string, now = new Date()): Promise<LaneClaim> {
+    /**
+     * Creates the collection at start (an existing one is kept): not by the first claims, which
+     * two replicas would race to make, beside each other's index builds.
+     */
+    prepare: () =>
+      conn.createCollection('lane_leases').then(
+        () => undefined,
+        () => undefined,
+      ),
+
+    /**
+     * The lane's lease when this replica now holds it; else when the holder's runs out. With
+     * `expectHeld` (it was held the last time), the claim is read first and no insert is tried
+     * while it holds: a duplicate key costs FerretDB more than a read, and its v1.24 stopped
+     * answering after a run of them (BENCHMARKS.md, issue 37).
+     */
+    async claim(lane: string, now = new Date(), { expectHeld = false } = {}): Promise<LaneClaim> {
       const token = randomUUID();
       const expiresAt = new Date(now.getTime() + ttlMs);
+      if (expectHeld) {
+        const held = await leases.findOne({ _id: lane });
+        if (held && held.expiresAt.getTime() > now.getTime()) return { heldUntil: held.expiresAt };
+        if (held) await leases.deleteOne({ _id: lane, token: held.token });
+      }
       for (let attempt = 0; attempt < 2; attempt++) {
         try {
           await leases.insertOne({ _id: lane, token, expiresAt });

@@ -164,7 +164,7 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
     }
     wokenFor.delete(lane);
     // The claim lasts `leaseMs` from the moment asked for, not from when the insert answered.
-    const claim = await deps.leases.claim(lane, deps.clock());
+    const claim = await deps.leases.claim(lane, deps.clock(), { expectHeld: retries.wasTaken(lane) });
     if (!('lease' in claim)) return { ended: 'taken', dueAt: claim.heldUntil };
     const { lease } = claim;
     let head: DeliveryDoc | undefined;
@@ -288,11 +288,6 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
 
   /** Starts ready lanes while slots are free. */
   function startReady(): void {
-    // Lanes start in groups: with more than half the slots in hand, the slots of finished lanes
-    // wait for the others'. Lanes started together make their writes together, which the
-    // repositories send as one (one outcome write, one release for the group); lanes started one
-    // by one as slots free up drift apart and would each pay their own.
-    if (inFlight.size > opts.concurrency / 2) return;
     for (const lane of ready) {
       if (stopping || inFlight.size >= opts.concurrency) return;
       // A lane in hand stays ready: named again while worked, it is worked again after (what was

@@ -67,6 +67,8 @@ export function createLaneRetries({
       const untilFree = heldUntil ? new Date(heldUntil).getTime() - clock().getTime() + 1 : backoff;
       retry(lane, Math.min(backoff, Math.max(untilFree, pollMs)));
     },
+    /** Whether the lane was found held by another replica the last time it was claimed. */
+    wasTaken: (lane: string) => takenTries.has(lane),
     /** The lane was worked (not found held): its back-off starts over. */
     worked(lane: string) {
       takenTries.delete(lane);
