@@ -11,6 +11,7 @@ import {
   createOutboxRelay,
   deadLetterStore,
   domainEventReader,
+  forgetOnConfigChanges,
   type NatsConnection,
   pingNats,
   serveDeadLetters,
@@ -28,7 +29,6 @@ import { retrySchedule, type WebhooksConfig } from './config.js';
 import { allowedRanges } from './events/destination.js';
 import { type Intake, startIntake } from './events/intake.js';
 import { createSender, type Send } from './events/sender.js';
-import { forgetChangedSubscriptions } from './events/subscription-changes.js';
 import { serveWebhooksAdmin } from './routes/admin-rpc.js';
 import { watchDeliveryBacklog } from './metrics.js';
 import { registerRoutes } from './routes/index.js';
@@ -185,7 +185,16 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
         logger,
       });
       admin = serveWebhooksAdmin(nc, deps, verifier);
-      changes = forgetChangedSubscriptions(nc, names, verifier, forgetSubscription, logger);
+      // Every replica drops its worker's copy of a subscription another replica changed.
+      changes = forgetOnConfigChanges({
+        nc,
+        names,
+        verifier,
+        prefix: 'whk_',
+        forget: forgetSubscription,
+        logger,
+        what: "the worker's subscription copies",
+      });
       worker.start();
       housekeeping.start();
       unwatchBacklog = watchDeliveryBacklog(() => deliveryBacklog(deps), config.WEBHOOKS_METRICS_CACHE_MS);
