@@ -7,6 +7,7 @@ import {
 } from '@support-desk/platform/http';
 import {
   createOutboxRelay,
+  forgetOnConfigChanges,
   type NatsConnection,
   type OutboxRelay,
   pingNats,
@@ -15,7 +16,6 @@ import {
 } from '@support-desk/platform/messaging';
 import { webhooksAdminClient, requestsAdminClient, serveIdentityRpc } from '@support-desk/platform/clients';
 import type { IdentityServiceConfig } from './config.js';
-import { forgetChangedGroups } from './events/group-changes.js';
 import { createKeyring, type Keyring } from './oauth/keys.js';
 import { registerRoutes } from './routes/index.js';
 import { outboxModels } from './store/index.js';
@@ -84,7 +84,16 @@ export async function composeService(sd: IdentityServiceDeps): Promise<IdentityS
       if (rpc) return;
       await ensureIndexes(conn);
       relay.start();
-      groupChanges = forgetChangedGroups(nc, names, verifier, deps.groups.forget, logger);
+      // Every replica forgets the group names another replica's rename or deletion changed.
+      groupChanges = forgetOnConfigChanges({
+        nc,
+        names,
+        verifier,
+        prefix: 'grp_',
+        forget: deps.groups.forget,
+        logger,
+        what: 'group names',
+      });
       rpc = serveIdentityRpc(nc, names, identityRpcAnswers(deps), { verifier, logger });
       if (config.IDENTITY_HOUSEKEEPING_INTERVAL_MS > 0) housekeeping.start();
       if (config.IDENTITY_LDAP_SYNC_TICK_MS > 0) ldapSyncs.start();

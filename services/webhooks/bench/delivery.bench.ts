@@ -4,10 +4,15 @@
 // or after 200 ms; time from the first publish until every delivery is `succeeded`.
 //
 //   npm run bench -w @support-desk/webhooks      (BENCH_WEBHOOK_EVENTS=2000, 600 for the slow receiver)
+//
+// BENCH_WEBHOOK_SLOW_EVENTS=0 skips the slow receiver; BENCH_WEBHOOK_REPLICAS=1,2 (the default)
+// says which replica counts run; BENCH_WEBHOOK_SERVER runs another build's server (e.g. main's, in
+// a worktree of its own) for a before-and-after on the same machine.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { createServer } from 'node:http';
+import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { jetstream } from '@nats-io/jetstream';
@@ -26,12 +31,25 @@ import { deliveryModel } from '../src/store/deliveries.js';
 import { createSubscriptionsRepository, subscriptionModel } from '../src/store/subscriptions.js';
 import { createSecretBox } from '../src/use-cases/secrets.js';
 
-const SERVER = fileURLToPath(new URL('../src/server.js', import.meta.url));
+const SERVER =
+  process.env.BENCH_WEBHOOK_SERVER ?? fileURLToPath(new URL('../src/server.js', import.meta.url));
 const MONGO_URL = process.env.MONGO_URL ?? 'mongodb://127.0.0.1:27027';
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4223';
 const FAST_N = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 2000);
 const SLOW_N = Number(process.env.BENCH_WEBHOOK_SLOW_EVENTS ?? 600);
+const REPLICAS = (process.env.BENCH_WEBHOOK_REPLICAS ?? '1,2').split(',').map(Number);
 const TIMEOUT_MS = 180_000;
+
+/** CPU-seconds a replica used (user + system, from /proc: Linux only; null elsewhere). */
+function cpuSecondsOf(child: ChildProcess): number | null {
+  try {
+    const fields = fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // utime and stime are the stat file's 14th and 15th fields, in clock ticks (100 a second).
+    return +((Number(fields[11]) + Number(fields[12])) / 100).toFixed(2);
+  } catch {
+    return null;
+  }
+}
 
 async function startReceiver(delayMs: number) {
   let received = 0;
@@ -86,7 +104,7 @@ async function run(label: string, replicas: number, delayMs: number, n: number) 
   for (let k = 0; k < replicas; k++) {
     children.push(
       spawn(process.execPath, [SERVER], {
-        stdio: 'ignore',
+        stdio: process.env.BENCH_WEBHOOK_LOGS ? 'inherit' : 'ignore',
         env: {
           ...process.env,
           WEBHOOKS_PORT: String(await freePort()),
@@ -120,12 +138,18 @@ async function run(label: string, replicas: number, delayMs: number, n: number) 
   const model = deliveryModel(conn);
   const deadline = Date.now() + TIMEOUT_MS;
   let succeeded = 0;
+  // When the intake had stored every delivery: the intake's share of the time, before the worker's.
+  let storedSeconds: number | null = null;
   while (Date.now() < deadline) {
+    if (storedSeconds === null && (await model.countDocuments({})) >= n) {
+      storedSeconds = +((performance.now() - started) / 1000).toFixed(2);
+    }
     succeeded = await model.countDocuments({ status: 'succeeded' });
     if (succeeded >= n) break;
     await new Promise((r) => setTimeout(r, 100));
   }
   const seconds = (performance.now() - started) / 1000;
+  const replicaCpuSeconds = children.map(cpuSecondsOf);
   for (const c of children) c.kill('SIGTERM');
   await Promise.all(
     children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))),
@@ -138,7 +162,10 @@ async function run(label: string, replicas: number, delayMs: number, n: number) 
     succeeded,
     attempts: receiver.received(),
     seconds: +seconds.toFixed(2),
+    storedSeconds,
     deliveriesPerSecond: Math.round(succeeded / seconds),
+    replicaCpuSeconds,
+    loadAverage: os.loadavg().map((l) => +l.toFixed(1)),
   };
   console.log(JSON.stringify(result));
   await receiver.close();
@@ -155,7 +182,8 @@ for (const [delay, n] of [
   [0, FAST_N],
   [200, SLOW_N],
 ] as const) {
-  for (const replicas of [1, 2])
+  if (n === 0) continue;
+  for (const replicas of REPLICAS)
     runs.push(await run(`${delay ? '200 ms' : 'fast'} receiver`, replicas, delay, n));
 }
 if (process.env.BENCH_RESULTS_FILE) {

@@ -11,6 +11,7 @@ import {
   createOutboxRelay,
   deadLetterStore,
   domainEventReader,
+  forgetOnConfigChanges,
   type NatsConnection,
   pingNats,
   serveDeadLetters,
@@ -89,11 +90,12 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
     allowedRanges: config.WEBHOOKS_ALLOWED_RANGES,
   });
   let wakeWorker: Deps['wake'] = () => {};
+  let forgetSubscription: (id: string) => void = () => {};
   const deps: Deps = {
     names,
     logger,
     clock: sd.clock ?? (() => new Date()),
-    subscriptions: createSubscriptionsRepository(conn),
+    subscriptions: createSubscriptionsRepository(conn, { changed: (id) => forgetSubscription(id) }),
     deliveries: createDeliveriesRepository(conn, {
       retentionMs: config.WEBHOOKS_RETENTION_DAYS * 86_400_000,
     }),
@@ -130,11 +132,13 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
     concurrency: config.WEBHOOKS_CONCURRENCY,
     leaseMs: config.WEBHOOKS_LEASE_MS,
     attemptMs,
+    subscriptionCacheMs: config.WEBHOOKS_SUBSCRIPTION_CACHE_MS,
     schedule: retrySchedule(config),
     disableAfterFailures: config.WEBHOOKS_DISABLE_AFTER_FAILURES,
     disableAfterMs: config.WEBHOOKS_DISABLE_AFTER_MS,
   });
   wakeWorker = worker.wake;
+  forgetSubscription = worker.forgetSubscription;
   // Housekeeping: expired temporary subscriptions go, then finished deliveries past retention.
   const housekeeping = periodicTask({
     name: 'housekeeping',
@@ -150,6 +154,7 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
   let intake: Intake | undefined;
   let deadLetters: { stop(): void } | undefined;
   let admin: { stop(): void } | undefined;
+  let changes: { stop(): void } | undefined;
   let unwatchBacklog: (() => void) | undefined;
   return {
     app,
@@ -159,6 +164,7 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
       if (intake) return;
       await ensureIndexes(conn);
       await completeStoredDeliveries(deps);
+      await deps.leases.prepare();
       relay.start();
       intake = await startIntake({
         nc,
@@ -180,6 +186,16 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
         logger,
       });
       admin = serveWebhooksAdmin(nc, deps, verifier);
+      // Every replica drops its worker's copy of a subscription another replica changed.
+      changes = forgetOnConfigChanges({
+        nc,
+        names,
+        verifier,
+        prefix: 'whk_',
+        forget: forgetSubscription,
+        logger,
+        what: "the worker's subscription copies",
+      });
       worker.start();
       housekeeping.start();
       unwatchBacklog = watchDeliveryBacklog(() => deliveryBacklog(deps), config.WEBHOOKS_METRICS_CACHE_MS);
@@ -188,6 +204,7 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
       unwatchBacklog?.();
       deadLetters?.stop();
       admin?.stop();
+      changes?.stop();
       await intake?.stop();
       // Attempts in hand finish (bounded by the timeouts) and their lanes are released.
       await worker.stop();

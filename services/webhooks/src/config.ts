@@ -73,6 +73,12 @@ export const webhooksConfigSchema = configSchema({
   WEBHOOKS_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1024, default: 32 }),
   /** A replica's claim on a lane expires after this (a killed replica's claim with it). */
   WEBHOOKS_LEASE_MS: Ms(60_000, 1_000, 600_000),
+  /**
+   * How long the delivery worker uses a subscription it read for the attempts after it (every
+   * lane's) at most; a change made here drops the copy at once, one made by another replica on its
+   * change notice (`system.config_changed`). 0: read before every attempt.
+   */
+  WEBHOOKS_SUBSCRIPTION_CACHE_MS: Ms(5_000, 0, 600_000),
   /** Days a finished delivery (succeeded or failed) stays in the log; fractions allowed; 0 = forever. */
   WEBHOOKS_RETENTION_DAYS: Type.Number({ minimum: 0, maximum: 36_500, default: 30 }),
   WEBHOOKS_RETENTION_SWEEP_MS: Ms(600_000, 100, 86_400_000),

@@ -24,6 +24,7 @@ function ownWorker(t: Test, deps: Deps) {
     concurrency: 4,
     leaseMs: 8000,
     attemptMs: 2500,
+    subscriptionCacheMs: 5000,
     schedule: [100],
     disableAfterFailures: 100,
     disableAfterMs: 60_000,

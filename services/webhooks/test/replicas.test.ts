@@ -4,7 +4,17 @@ import { newId } from '@support-desk/contracts';
 import { eventually, freePort, testEnv } from '@support-desk/platform/testing';
 import t from 'tap';
 import type { Send } from '../src/events/sender.js';
-import { composeForTest, deliveries, event, FAST, publish, startReceiver, subscribe } from './helpers.js';
+import {
+  admin,
+  composeForTest,
+  deliveries,
+  event,
+  eventsFrom,
+  FAST,
+  publish,
+  startReceiver,
+  subscribe,
+} from './helpers.js';
 
 const SERVER = fileURLToPath(new URL('../src/server.js', import.meta.url));
 
@@ -67,6 +77,45 @@ t.test(
       const expected = events.filter((e) => e.resourceId === r).map((e) => e.id);
       t.same(firsts, expected, `the events of ${r} arrived in order`);
     }
+  },
+);
+
+t.test(
+  'a subscription disabled through another replica: the worker holding a copy of it sends no more',
+  async (t) => {
+    // The worker keeps the subscriptions it sends for (here for longer than the test): only the
+    // change notice another replica's write publishes can tell it the subscription is off.
+    const worker = await composeForTest(t, { env: { WEBHOOKS_SUBSCRIPTION_CACHE_MS: '600000' } });
+    const api = await composeForTest(t, { shared: worker, start: false });
+    const receiver = await startReceiver(t);
+    const sub = await subscribe(api.app, { url: receiver.url, events: ['request.*'] });
+    const changes = await eventsFrom(worker.nc, worker.names.eventsStream);
+    await publish(worker.nc, worker.names, [event('request.created')]);
+    await eventually(() => receiver.received.length === 1, { what: 'the first event delivered' });
+
+    const off = await api.app.inject({
+      method: 'PATCH',
+      url: `/v1/webhooks/${sub.id}`,
+      headers: admin,
+      payload: { active: false },
+    });
+    t.equal(off.statusCode, 200);
+    // The change's event on the stream (published by the worker replica's relay: the API replica
+    // runs none): the worker has heard it by then, on the same connection.
+    await changes(2, sub.id);
+    const later = event('request.created');
+    await publish(worker.nc, worker.names, [later]);
+    const held = await eventually(
+      async () => {
+        const stored = await worker.conn
+          .collection('deliveries')
+          .findOne({ subscriptionId: sub.id, eventId: later.id });
+        return stored && (stored.status !== 'pending' || stored.dueMinute === null) && stored;
+      },
+      { what: 'the later delivery worked' },
+    );
+    t.equal(held.status, 'pending', 'held while the subscription is off');
+    t.equal(receiver.received.length, 1, 'not sent');
   },
 );
 

@@ -90,9 +90,9 @@ t.test('an idle worker asks the store nothing: woken by work, not by a poll', as
 });
 
 t.test(
-  'a burst of deliveries: two writes an attempt, shared subscription reads, under seven round trips an attempt (seven before)',
+  'a burst of deliveries: at most three store round trips an attempt (5.5 before), no write but the outcome, the subscription read once',
   async (t) => {
-    const { conn, nc, names, app, service, receiver, sub } = await countedService(t, { start: false });
+    const { conn, nc, names, service, receiver, sub } = await countedService(t, { start: false });
     // One event per resource (as many lanes), waiting in the stream when the service starts: a
     // burst, worked WEBHOOKS_CONCURRENCY (32) lanes at a time.
     const burst = 2 * BURST;
@@ -123,22 +123,33 @@ t.test(
     t.teardown(() => void conn.getClient().off('commandStarted', onCommand));
     await service.start();
     t.teardown(() => service.close());
-    await eventually(
-      async () => (await deliveries(app, sub.id, '?limit=100&status=succeeded')).length === burst,
-      { what: 'every delivery made' },
-    );
+    // Watched in the store, not through the API (whose reads of the subscription would count).
+    const succeeded = () =>
+      conn.collection('deliveries').countDocuments({ subscriptionId: sub.id, status: 'succeeded' });
+    await eventually(async () => (await succeeded()) === burst, { what: 'every delivery made' });
     t.equal(receiver.received.length, burst, 'one attempt each');
+    // A lane's release follows its outcome: every claim is gone once the last lane has ended.
+    const released = await eventually(
+      async () => (await conn.collection('lane_leases').countDocuments()) === 0,
+      { what: 'every claim released', timeoutMs: 10_000 },
+    ).catch(() => false);
+    t.ok(released, 'every claim released');
     const byCommand = new Map<string, number>();
     for (const c of worker) byCommand.set(c, (byCommand.get(c) ?? 0) + 1);
     const counts = JSON.stringify(Object.fromEntries(byCommand));
-    // Per attempt, exactly: the mark before it and the outcome after it.
-    t.equal(byCommand.get('update deliveries'), 2 * burst, `two writes an attempt: ${counts}`);
-    // The subscription is read once for the lanes worked together, not once an attempt.
-    t.ok((byCommand.get('find subscriptions') ?? 0) < burst / 2, `subscription reads shared: ${counts}`);
-    t.equal(byCommand.get('delete lane_leases'), byCommand.get('insert lane_leases'), 'every claim released');
-    // Claim, head (with the next) and release are per lane worked: a lane named again while it was
-    // worked (the intake's batches wake the worker as they land) is worked once more, so their count
-    // depends on timing; the whole stays under the seven an attempt of before.
-    t.ok(worker.length < 7 * burst, `${worker.length} store round trips for ${burst} attempts: ${counts}`);
+    // No mark before an attempt (the lease is the mark): the outcome is the one write, and lanes
+    // finishing together share one bulk write.
+    t.ok((byCommand.get('update deliveries') ?? 0) <= burst, `one write an attempt at most: ${counts}`);
+    // The subscription is read once and kept for every lane's attempts (a few reads: its copy
+    // lasts WEBHOOKS_SUBSCRIPTION_CACHE_MS, and a slow machine may outlast that).
+    t.ok((byCommand.get('find subscriptions') ?? 0) <= burst / 8, `subscription read once: ${counts}`);
+    t.ok(
+      (byCommand.get('delete lane_leases') ?? 0) <= (byCommand.get('insert lane_leases') ?? 0),
+      `releases shared: ${counts}`,
+    );
+    // Per lane worked: its claim (one insert) and its head (with the next); the outcomes and the
+    // releases of lanes finishing together go as one write each. On main's worker (a claim, the
+    // head, a mark, the outcome and a release per attempt): 355 for 64.
+    t.ok(worker.length <= 3 * burst, `${worker.length} store round trips for ${burst} attempts: ${counts}`);
   },
 );

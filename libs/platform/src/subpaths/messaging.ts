@@ -1,6 +1,7 @@
 // @support-desk/platform/messaging: NATS and JetStream: connections, streams, consumers and
 // their dead letters, the outbox relay, request-reply, message signing and its keys, trace
 // propagation over NATS headers. A service's events/ and its composition use it.
+export * from '../config-changes.js';
 export * from '../consumer.js';
 export * from '../deadletters.js';
 export * from '../event-decoder.js';

@@ -18,7 +18,7 @@ const MAX_ENTRIES = 10_000;
  * Group names remembered for `ttlMs`, so a user view (a user's read, its snapshot for the
  * gateway and requests, a page of users) names its groups without a read per call. This process's
  * own group writes replace their entry at once; another replica's writes are forgotten when their
- * `system.config_changed` event arrives (events/group-changes.ts), and at the latest after `ttlMs`.
+ * `system.config_changed` event arrives (`forgetOnConfigChanges`, in the composition), and at the latest after `ttlMs`.
  * `ttlMs` 0 remembers nothing.
  */
 export function createGroupDirectory(ttlMs: number, now: () => number = Date.now) {

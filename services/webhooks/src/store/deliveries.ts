@@ -1,7 +1,8 @@
 import type { DeliveryAttempt, DeliveryStatus } from '@support-desk/contracts';
 import { hourKey } from '@support-desk/platform/core';
-import { purgeByDueHour } from '@support-desk/platform/store';
-import { type Connection, type Model, Schema } from 'mongoose';
+import { batchedCalls, purgeByDueHour } from '@support-desk/platform/store';
+import { type AnyBulkWriteOperation, type Connection, type Model, Schema } from 'mongoose';
+import { WORKER_BATCHES } from './batches.js';
 import { deliveryList, deliveryListKeys } from './delivery-list.js';
 
 export type { DeliveryFilter } from './delivery-list.js';
@@ -113,6 +114,15 @@ export function createDeliveriesRepository(conn: Connection, { retentionMs }: { 
   };
   const purge = purgeByDueHour(model, 'expiresHour', (cutoff) => ({ expiresAt: { $lte: cutoff } }));
   const log = deliveryList(model, conn);
+  /**
+   * The worker's outcome writes, those asked at once in one unordered bulk write (each by `_id`,
+   * an equality both stores push down): lanes finishing together cost the store one command, not
+   * one each. One delivery's writes are never in one batch (its lane waits for each).
+   */
+  const writeOutcomes = batchedCalls(async (ops: AnyBulkWriteOperation<DeliveryDoc>[]) => {
+    await model.bulkWrite(ops, { ordered: false });
+    return ops.map(() => undefined);
+  }, WORKER_BATCHES);
   return {
     /**
      * New deliveries (with their list keys, their subscriptions' log spans widened first); one
@@ -204,13 +214,18 @@ export function createDeliveriesRepository(conn: Connection, { retentionMs }: { 
     laneHead: (lane: string) =>
       model.find({ lane, status: 'pending' }).sort({ position: 1 }).limit(2).lean<DeliveryDoc[]>().exec(),
 
-    /** An attempt's outcome: the attempt appended, the new state set. */
+    /**
+     * An attempt's outcome: the attempt appended, the new state set (shared with the outcomes of
+     * other lanes written at once; for the worker, outside any call's deadline).
+     */
     async recordAttempt(
       id: string,
       attempt: DeliveryAttempt,
       state: Pick<DeliveryDoc, 'status' | 'nextAttemptAt' | 'dueMinute' | 'failedTries'>,
     ): Promise<void> {
-      await model.updateOne({ _id: id }, { $push: { attempts: attempt }, $set: withExpiry(state) }).exec();
+      await writeOutcomes({
+        updateOne: { filter: { _id: id }, update: { $push: { attempts: attempt }, $set: withExpiry(state) } },
+      });
     },
 
     /** Sets the state of one delivery (replay, parking). */

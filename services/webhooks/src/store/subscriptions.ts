@@ -76,8 +76,14 @@ export const subscriptionModel = (conn: Connection): Model<SubscriptionDoc> =>
 const isLive = (doc: SubscriptionDoc | null): doc is SubscriptionDoc => doc !== null && !doc.deleted;
 const NEWEST_FIRST = [{ field: '_id', descending: true }];
 
-/** Subscriptions: every query, and the soft-delete rule checked on the document read by `_id`. */
-export function createSubscriptionsRepository(conn: Connection) {
+/**
+ * Subscriptions: every query, and the soft-delete rule checked on the document read by `_id`.
+ * `changed` hears of every write to one (the delivery worker's copies of it are then out of date).
+ */
+export function createSubscriptionsRepository(
+  conn: Connection,
+  { changed = () => {} }: { changed?: (id: string) => void } = {},
+) {
   const model = subscriptionModel(conn);
   /**
    * Reads by id, those asked at once together: one read per distinct subscription (a burst of lanes
@@ -126,11 +132,19 @@ export function createSubscriptionsRepository(conn: Connection) {
     },
 
     /** Read-decide-write of one live subscription (compare-and-set on `rev`; 404, 409 as usual). */
-    update<R>(
+    async update<R>(
       id: string,
       decide: (current: SubscriptionDoc) => AggregateDecision<R> | Promise<AggregateDecision<R>>,
-    ) {
-      return updateAggregate<SubscriptionDoc, R>(model, id, decide, { what: 'Webhook', visible: isLive });
+    ): Promise<R> {
+      try {
+        return await updateAggregate<SubscriptionDoc, R>(model, id, decide, {
+          what: 'Webhook',
+          visible: isLive,
+        });
+      } finally {
+        // Also after a failure: a write may have landed before it (a lost answer).
+        changed(id);
+      }
     },
   };
 }

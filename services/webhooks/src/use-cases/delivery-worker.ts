@@ -1,9 +1,11 @@
 import { MINUTE_MS, minuteKey, minuteStart, TimeBucketCursor } from '@support-desk/platform/core';
 import { deliveryAttempts, deliveryLatency } from '../metrics.js';
 import type { DeliveryDoc, DueDelivery } from '../store/deliveries.js';
-import type { SubscriptionDoc } from '../store/subscriptions.js';
+import type { LaneLease } from '../store/lane-leases.js';
 import { applyToSubscription, nextState, type RetryPolicy } from './attempt-outcome.js';
 import type { Deps } from './deps.js';
+import { createLaneRetries } from './lane-retries.js';
+import { createSubscriptionCache } from './subscription-cache.js';
 import { signingSecrets } from './subscriptions.js';
 
 export interface WorkerOptions extends RetryPolicy {
@@ -23,6 +25,11 @@ export interface WorkerOptions extends RetryPolicy {
   leaseMs: number;
   /** The longest one attempt may take (connect + response timeouts). */
   attemptMs: number;
+  /**
+   * How long a subscription read is used for the attempts after it (every lane's), at most: a write
+   * to it drops the copy at once (this replica's) or on its change notice (another's).
+   */
+  subscriptionCacheMs: number;
   /** Deliveries read per bucket or full pass. */
   batchSize?: number;
   fullScanEveryMs?: number;
@@ -38,6 +45,8 @@ type LaneEnd = 'empty' | 'waiting' | 'held' | 'taken' | 'budget' | 'behind' | 'f
 interface LaneTurn {
   ended: LaneEnd;
   dueAt?: Date | null;
+  /** When (`namings`) its last read of the lane's head was asked for. */
+  readAt?: number;
 }
 
 /** How many times a lane named for an event waits for the intake before its head is read anyway. */
@@ -93,9 +102,18 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
    * predecessors are not all taken in yet waits without a store call (in a burst, most do).
    */
   const wokenFor = new Map<string, { seq: number; deferred: number }>();
-  /** Lanes to work again shortly (`retryLater`). */
-  const later = new Set<string>();
-  let laterTimer: NodeJS.Timeout | undefined;
+  /** Lanes to work again shortly. */
+  const retries = createLaneRetries({ pollMs: opts.pollMs, clock: deps.clock, wake: (lanes) => wake(lanes) });
+  /**
+   * When each ready lane was last named (a count of namings and head reads, `namings`): a lane in
+   * hand named before its head was read need not be worked again for it.
+   */
+  const namedAt = new Map<string, number>();
+  let namings = 0;
+  const subscriptions = createSubscriptionCache(
+    (id) => deps.subscriptions.findLive(id),
+    opts.subscriptionCacheMs,
+  );
 
   /** The pending deliveries of the buckets to read now: due or not (those not due set the timer). */
   async function scannedDeliveries(now: Date): Promise<DueDelivery[]> {
@@ -133,7 +151,8 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
   /**
    * Works one lane while this replica holds it: its due deliveries, oldest first. Only a lane's
    * head needs to be findable by the scans: when the head waits for a retry, the deliveries
-   * behind it are parked (no due minute) and go out right after it, from this loop.
+   * behind it are parked (no due minute) and go out right after it, from this loop. The lease is
+   * kept for the whole run (renewed when it would not outlast an attempt), not claimed per attempt.
    */
   async function workLane(lane: string): Promise<LaneTurn> {
     // A few times at most: then the turn checks the head itself (its own event may be earlier
@@ -145,19 +164,20 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
     }
     wokenFor.delete(lane);
     // The claim lasts `leaseMs` from the moment asked for, not from when the insert answered.
-    const claimedAt = deps.clock().getTime();
-    const release = await deps.leases.claim(lane, new Date(claimedAt));
-    if (!release) return { ended: 'taken' };
-    const subs = new Map<string, SubscriptionDoc | null>();
+    const claim = await deps.leases.claim(lane, deps.clock(), { expectHeld: retries.wasTaken(lane) });
+    if (!('lease' in claim)) return { ended: 'taken', dueAt: claim.heldUntil };
+    const { lease } = claim;
     let head: DeliveryDoc | undefined;
     /** The delivery after the head when it was read: none, and the lane ends with its head. */
     let next: DeliveryDoc | undefined;
     let ended: LaneEnd = 'budget';
+    let readAt = 0;
     try {
       for (let n = 0; n < 1000 && !stopping; n++) {
         // The intake's floor is read before the head: a head read first could miss the delivery of
         // an earlier event stored (and acked, raising the floor) between the two reads.
         const floor = await intakeFloor();
+        readAt = ++namings;
         [head, next] = await deps.deliveries.laneHead(lane);
         const now = deps.clock();
         if (!head) {
@@ -168,10 +188,7 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
           ended = 'waiting';
           break;
         }
-        if (!subs.has(head.subscriptionId)) {
-          subs.set(head.subscriptionId, await deps.subscriptions.findLive(head.subscriptionId));
-        }
-        const sub = subs.get(head.subscriptionId)!;
+        const sub = await subscriptions.get(head.subscriptionId);
         if (!sub) {
           await deps.deliveries.setState(head._id, {
             status: 'failed',
@@ -187,9 +204,9 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
           // undone by it (the delivery would wait for ever): due again, and the loop goes on. A
           // resume after this read comes after the hold too, and makes it due by itself.
           const again = await deps.subscriptions.findLive(head.subscriptionId);
+          subscriptions.forget(head.subscriptionId);
           if (again?.active) {
             await deps.deliveries.setState(head._id, { dueMinute: minuteKey(deps.clock()) });
-            subs.delete(head.subscriptionId);
             continue;
           }
           ended = 'held';
@@ -204,13 +221,16 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
           ended = 'behind';
           break;
         }
-        // An attempt starts only while the claim outlasts it and the writing of its outcome (an
-        // attempt's time again): a claim that expired mid-attempt would let another replica send
+        // An attempt starts only while the lease outlasts it and the writing of its outcome (an
+        // attempt's time again): a lease that expired mid-attempt would let another replica send
         // the same delivery. Checked here, after this loop's reads, which a busy store makes slow.
-        if (deps.clock().getTime() - claimedAt + opts.attemptMs * 2 > opts.leaseMs) break;
-        // Should this replica die during the attempt, the scans find the delivery again in the
-        // minute its claim has expired by.
-        await deps.deliveries.setState(head._id, { dueMinute: minuteKey(now.getTime() + opts.leaseMs) });
+        const kept = await keepLease(lease);
+        if (kept !== 'kept') {
+          ended = kept === 'lost' ? 'taken' : 'budget';
+          break;
+        }
+        // No mark before the attempt: should this replica die during it, its lease stays behind,
+        // expires, and a pass of a surviving replica works the lane again from the lease.
         const outcome = await deps.send({
           url: sub.url,
           id: head._id,
@@ -222,8 +242,8 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
         await deps.deliveries.recordAttempt(head._id, { at: now.toISOString(), ...outcome }, state);
         deliveryAttempts.inc({ outcome: state.status === 'succeeded' ? 'success' : 'failure' });
         if (state.status === 'succeeded' && head.eventId !== null) observeLatency(head, deps.clock());
+        // What it writes to the subscription drops the copy read (the repository tells the cache).
         await applyToSubscription(deps, sub, head, outcome, now, opts);
-        subs.delete(head.subscriptionId);
         if (state.status === 'pending') {
           // Still the lane's head (its oldest pending), now waiting for its retry.
           ended = 'waiting';
@@ -246,9 +266,24 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
         if (next) await deps.deliveries.setState(next._id, { dueMinute: minuteKey(deps.clock()) });
       }
     } finally {
-      await release();
+      await lease.release();
     }
-    return { ended, dueAt: ended === 'waiting' ? head?.nextAttemptAt : undefined };
+    return { ended, dueAt: ended === 'waiting' ? head?.nextAttemptAt : undefined, readAt };
+  }
+
+  /**
+   * Whether the lease outlasts an attempt and the writing of its outcome (twice the attempt's
+   * longest time), renewing it at half its life. A lease with less than an attempt's time left is
+   * not renewed (the renewal itself could land after it expired and another replica took the lane
+   * over): the run ends there, and the lane is worked again later.
+   */
+  async function keepLease(lease: LaneLease): Promise<'kept' | 'ending' | 'lost'> {
+    const now = deps.clock();
+    const left = lease.expiresAt.getTime() - now.getTime();
+    if (left >= opts.leaseMs / 2 && left > opts.attemptMs * 2) return 'kept';
+    if (left <= opts.attemptMs) return 'ending';
+    if (!(await lease.renew(now))) return 'lost';
+    return lease.expiresAt.getTime() - deps.clock().getTime() > opts.attemptMs * 2 ? 'kept' : 'ending';
   }
 
   /** Starts ready lanes while slots are free. */
@@ -259,17 +294,29 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
       // stored after its last read would otherwise wait for the sweep).
       if (inFlight.has(lane)) continue;
       ready.delete(lane);
+      namedAt.delete(lane);
       const work = workLane(lane)
         .catch((err): LaneTurn => {
           log.warn({ err, lane }, 'delivery lane failed; retried on a later pass');
           return { ended: 'failed' };
         })
-        .then(({ ended, dueAt }) => {
+        .then(({ ended, dueAt, readAt }) => {
           inFlight.delete(lane);
-          if (dueAt) dueBy(dueAt);
+          // Named again while worked, but before the head read that found it empty: what was
+          // stored then was read (the intake names a lane once its deliveries are stored).
+          if (ended === 'empty' && readAt !== undefined && (namedAt.get(lane) ?? Infinity) < readAt) {
+            ready.delete(lane);
+            wokenFor.delete(lane);
+          }
+          namedAt.delete(lane);
           // A lane that could not go on (behind the intake, another replica's, a store error) is
           // worked again a little later, not at once, and without a pass: it is known.
-          if (ended === 'behind' || ended === 'taken' || ended === 'failed') retryLater(lane);
+          if (ended === 'taken') retries.taken(lane, dueAt);
+          else {
+            retries.worked(lane);
+            if (dueAt) dueBy(dueAt);
+          }
+          if (ended === 'behind' || ended === 'failed') retries.retry(lane);
           if (ended === 'budget') unseen = true;
           if (ready.size > 0) startReady();
           else if (unseen) {
@@ -283,11 +330,15 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
 
   async function pass(): Promise<void> {
     const now = deps.clock();
+    await recoverLeases(now);
     const docs = await scannedDeliveries(now);
     if (docs.length >= batchSize) unseen = true;
+    // Due or not as of the reads' answer: a delivery stored during them (due at once) is worked
+    // now, not by another pass.
+    const read = deps.clock();
     for (const doc of docs) {
       const dueAt = new Date(doc.nextAttemptAt!);
-      if (dueAt > now) dueBy(dueAt);
+      if (dueAt > read) dueBy(dueAt);
       else if (!inFlight.has(doc.lane)) wake([doc.lane], doc.streamSeq);
     }
     startReady();
@@ -311,18 +362,22 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
     timer.unref();
   }
 
-  /** The lane again in `pollMs` (with the others that could not go on meanwhile). */
-  function retryLater(lane: string) {
-    if (stopping) return;
-    later.add(lane);
-    if (laterTimer) return;
-    laterTimer = setTimeout(() => {
-      laterTimer = undefined;
-      const lanes = [...later];
-      later.clear();
-      wake(lanes);
-    }, opts.pollMs);
-    laterTimer.unref();
+  /**
+   * The lanes whose lease a replica left behind by dying mid-lane (no store write marks a delivery
+   * in flight: the lease is the mark) are worked again once it has expired; the earliest lease
+   * still running sets a pass for when it runs out.
+   */
+  async function recoverLeases(now: Date) {
+    let earliest = Infinity;
+    const expired: string[] = [];
+    for (const held of await deps.leases.held()) {
+      if (inFlight.has(held._id)) continue;
+      const at = new Date(held.expiresAt).getTime();
+      if (at <= now.getTime()) expired.push(held._id);
+      else earliest = Math.min(earliest, at);
+    }
+    if (expired.length > 0) wake(expired);
+    if (earliest < Infinity) scheduleIn(earliest - now.getTime() + 1);
   }
 
   /** A delivery is due at `at` (the worker's clock): a pass then. */
@@ -358,6 +413,7 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
           continue;
         }
         ready.add(lane);
+        namedAt.set(lane, ++namings);
         const woken = wokenFor.get(lane);
         if (streamSeq) wokenFor.set(lane, { seq: Math.min(streamSeq, woken?.seq ?? streamSeq), deferred: 0 });
       }
@@ -375,14 +431,15 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
       scheduleIn(0);
     },
     wake,
+    /** A subscription was written: its next attempt reads it again (see `subscriptionCacheMs`). */
+    forgetSubscription: (id?: string) => subscriptions.forget(id),
     /** Stops taking work and waits for the attempts in hand (their lanes are released). */
     async stop() {
       stopping = true;
       ready.clear();
+      namedAt.clear();
       clearTimeout(timer);
-      clearTimeout(laterTimer);
-      laterTimer = undefined;
-      later.clear();
+      retries.clear();
       wokenFor.clear();
       timerAt = Infinity;
       await passing;
