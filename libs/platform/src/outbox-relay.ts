@@ -2,6 +2,7 @@ import { type JetStreamClient, jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Model } from 'mongoose';
 import { acquireAggregateLock, aggregateKey, collectionKey, lockStoreOf } from './aggregate-lock.js';
+import { inUpdateChunks } from './bulk-updates.js';
 import {
   heldDocuments,
   outboxPublished,
@@ -136,11 +137,11 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       const releases: (() => void)[] = [];
       try {
         for (const key of keys) releases.push(await acquireAggregateLock(key, lockStoreOf(model.collection)));
-        await model.collection.bulkWrite(
+        await inUpdateChunks(
           done.map((p) => ({
             updateOne: { filter: { _id: p.doc._id }, update: { $pullAll: { outbox: p.sent } } },
-          })) as never,
-          { ordered: false },
+          })),
+          (chunk) => model.collection.bulkWrite(chunk as never, { ordered: false }),
         );
       } finally {
         for (const release of releases) release();

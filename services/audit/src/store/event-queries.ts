@@ -2,6 +2,7 @@ import { type ActorRole, type EventType, LIST_COUNT_LIMIT, type ResourceType } f
 import {
   besideSeek,
   hourWalk,
+  inUpdateChunks,
   type HourWalkOrder,
   type HourWalkStep,
   type KeysetSeek,
@@ -217,11 +218,11 @@ export function eventQueries(conn: Connection) {
         .lean<Pick<StoredEvent, '_id' | 'timestamp' | 'actor'>[]>()
         .exec();
       if (incomplete.length === 0) return 0;
-      await model.bulkWrite(
+      await inUpdateChunks(
         incomplete.map((e) => ({
           updateOne: { filter: { _id: e._id }, update: { $set: listKeys(e) } },
         })),
-        { ordered: false },
+        (chunk) => model.bulkWrite(chunk, { ordered: false }),
       );
       return incomplete.length;
     },

@@ -1,6 +1,6 @@
 import type { DeliveryAttempt, DeliveryStatus } from '@support-desk/contracts';
 import { hourKey } from '@support-desk/platform/core';
-import { batchedCalls, purgeByDueHour } from '@support-desk/platform/store';
+import { batchedCalls, inUpdateChunks, purgeByDueHour } from '@support-desk/platform/store';
 import { type AnyBulkWriteOperation, type Connection, type Model, Schema } from 'mongoose';
 import { WORKER_BATCHES } from './batches.js';
 import { deliveryList, deliveryListKeys } from './delivery-list.js';
@@ -120,7 +120,7 @@ export function createDeliveriesRepository(conn: Connection, { retentionMs }: { 
    * one each. One delivery's writes are never in one batch (its lane waits for each).
    */
   const writeOutcomes = batchedCalls(async (ops: AnyBulkWriteOperation<DeliveryDoc>[]) => {
-    await model.bulkWrite(ops, { ordered: false });
+    await inUpdateChunks(ops, (chunk) => model.bulkWrite(chunk, { ordered: false }));
     return ops.map(() => undefined);
   }, WORKER_BATCHES);
   return {
@@ -162,11 +162,11 @@ export function createDeliveriesRepository(conn: Connection, { retentionMs }: { 
         .exec();
       if (incomplete.length === 0) return 0;
       await log.storing(incomplete);
-      await model.bulkWrite(
+      await inUpdateChunks(
         incomplete.map((d) => ({
           updateOne: { filter: { _id: d._id }, update: { $set: deliveryListKeys(d._id) } },
         })),
-        { ordered: false },
+        (chunk) => model.bulkWrite(chunk, { ordered: false }),
       );
       return incomplete.length;
     },
