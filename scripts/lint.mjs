@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // `npm run lint` (and `npm run format` with --fix), under the project's Node (scripts/node.mjs
 // puts it first on PATH, so each tool's `#!/usr/bin/env node` finds it): eslint (the layers,
-// eslint.config.js), dependency-cruiser (no import circles, .dependency-cruiser.cjs) and prettier.
+// eslint.config.js), dependency-cruiser (no import circles, .dependency-cruiser.cjs), knip (no
+// unused file, export, type or dependency, and no unlisted one: knip.json names every entry) and
+// prettier.
 // Stops at the first tool that fails, with its exit code.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -17,6 +19,7 @@ const steps = fix
   : [
       ['eslint', ['.']],
       ['depcruise', ['--config', '.dependency-cruiser.cjs', 'libs', 'services', 'tools', 'test', 'scripts']],
+      ['knip', ['--no-progress', '--no-config-hints']],
       ['prettier', ['--check', '.']],
     ];
 for (const [tool, args] of steps) {

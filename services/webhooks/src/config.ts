@@ -12,7 +12,7 @@ const Ms = (def: number, minimum = 1, maximum = 86_400_000) =>
   Type.Integer({ minimum, maximum, default: def });
 
 /** Every variable the webhooks service reads (documented with defaults in README.md). */
-export const webhooksConfigSchema = configSchema({
+const webhooksConfigSchema = configSchema({
   ...baseConfig,
   ...metricsConfig(9484),
   ...principalConfig,

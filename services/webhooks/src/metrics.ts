@@ -11,7 +11,7 @@ export const deliveryAttempts = counter(
  * From the event to the 2xx that accepted its delivery, retries included: seconds for a healthy
  * receiver, hours for one that was down (the retry schedule runs for about 28 hours).
  */
-export const DELIVERY_LATENCY_BUCKETS = [
+const DELIVERY_LATENCY_BUCKETS = [
   0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 1800, 3600, 7200, 21600, 43200, 86400, 172800,
 ];
 

@@ -116,5 +116,3 @@ export function createGroupsRepository(conn: Connection, { nameCacheTtlMs }: Gro
     forget: (id: string) => directory.forget(id),
   };
 }
-
-export type GroupsRepository = ReturnType<typeof createGroupsRepository>;

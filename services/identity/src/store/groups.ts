@@ -21,7 +21,7 @@ export interface GroupDoc {
   rev?: number;
 }
 
-export const GroupSchema = new Schema<GroupDoc>(
+const GroupSchema = new Schema<GroupDoc>(
   {
     _id: { type: String, required: true },
     name: { type: String, required: true },

@@ -20,7 +20,7 @@ import { userModel } from './users.js';
 import { createSyncLeasesRepository } from './sync-leases.js';
 import { createUsersRepository } from './users-repository.js';
 
-export type { ApiKeyDoc, OAuthClientDoc, SettingsDoc } from './credentials.js';
+export type { ApiKeyDoc, OAuthClientDoc } from './credentials.js';
 export type { GroupDoc } from './groups.js';
 export { groupNameKey } from './groups.js';
 export type {
@@ -30,8 +30,8 @@ export type {
   SyncOutcome,
   SyncRunSummary,
 } from './identity-providers.js';
-export type { GrantDoc, LoginAttemptDoc, SessionDoc } from './oauth.js';
-export type { FailureCount, PurgeBounds } from './oauth-repository.js';
+export type { GrantDoc } from './oauth.js';
+export type { FailureCount } from './oauth-repository.js';
 export type { UserDoc } from './users.js';
 export { emailKey, type UserBrief, type UserListFilter } from './users-repository.js';
 

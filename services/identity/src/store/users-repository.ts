@@ -206,5 +206,3 @@ export function createUsersRepository(conn: Connection) {
     },
   };
 }
-
-export type UsersRepository = ReturnType<typeof createUsersRepository>;

@@ -65,7 +65,7 @@ export async function getUser(deps: Deps, id: string) {
 }
 
 /** Throws 400 naming `field` unless every id is a live group; returns their names. */
-export async function assertGroupsExist(deps: Deps, ids: string[], field: string) {
+async function assertGroupsExist(deps: Deps, ids: string[], field: string) {
   const names = await groupNames(deps, ids);
   const missing = ids.filter((id) => !names.has(id));
   if (missing.length > 0) throw validationError(field, `unknown group id(s): ${missing.join(', ')}`);

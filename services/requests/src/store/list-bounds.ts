@@ -17,7 +17,7 @@ export interface ListBounds {
 }
 
 /** The collection and document holding the bounds (tools that fill the store widen it too). */
-export const LIST_BOUNDS_COLLECTION = 'listBounds';
+const LIST_BOUNDS_COLLECTION = 'listBounds';
 const BOUNDS_ID = 'requests';
 
 interface BoundsDocument {

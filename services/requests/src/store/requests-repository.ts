@@ -60,7 +60,7 @@ const derivedKeys = (r: Pick<RequestRecord, 'priority' | 'requester' | 'createdA
  * of days, each an index lookup that finds nothing when the hour or day holds no match. Past them
  * the call answers what it found and a cursor to where it stopped (docs/api-guide.md, "Overload").
  */
-export const LIST_STEPS_PER_CALL = 120;
+const LIST_STEPS_PER_CALL = 120;
 
 /** With `priority` in a write, its rank too (the order `sort=priority` reads); with `updatedAt`, its hour. */
 function withDerivedKeys<R>(decision: AggregateDecision<R>): AggregateDecision<R> {

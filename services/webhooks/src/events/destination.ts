@@ -18,7 +18,7 @@ import ipaddr from 'ipaddr.js';
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
-export class RefusedDestinationError extends Error {}
+class RefusedDestinationError extends Error {}
 
 export interface PinnedAddress {
   address: string;

@@ -34,7 +34,7 @@ const USER_AGENT = 'SupportDesk-Webhooks/1.0';
  * The Standard Webhooks signature header: one `v1,<base64>` per secret, space-separated, signed
  * by the specification's own library (receivers verify with it, or any other implementation).
  */
-export function signatureHeader(secrets: string[], id: string, at: Date, payload: string): string {
+function signatureHeader(secrets: string[], id: string, at: Date, payload: string): string {
   return secrets.map((secret) => new Webhook(secret).sign(id, at, payload)).join(' ');
 }
 

@@ -5,8 +5,6 @@ import { type AnyBulkWriteOperation, type Connection, type Model, Schema } from 
 import { WORKER_BATCHES } from './batches.js';
 import { deliveryList, deliveryListKeys } from './delivery-list.js';
 
-export type { DeliveryFilter } from './delivery-list.js';
-
 /**
  * One delivery: one event (or ping) to one subscription, with every attempt. `_id` is the
  * `webhook-id` receivers de-duplicate on: derived from the event and the subscription, so an event

@@ -16,7 +16,7 @@ export interface RetryPolicy {
 }
 
 /** ±20% jitter, so deliveries that failed together do not all come back at once. */
-export const withJitter = (ms: number, random = Math.random) => Math.round(ms * (0.8 + 0.4 * random()));
+const withJitter = (ms: number, random = Math.random) => Math.round(ms * (0.8 + 0.4 * random()));
 
 const isSuccess = (o: AttemptOutcome) => o.status !== null && o.status >= 200 && o.status < 300;
 

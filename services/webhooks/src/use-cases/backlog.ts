@@ -2,7 +2,7 @@ import type { DeliveryBacklog, DisabledReason } from '../metrics.js';
 import type { Deps } from './deps.js';
 
 /** Pending deliveries counted per subscription at most (the gauge then says "at least"). */
-export const PENDING_COUNT_CAP = 10_000;
+const PENDING_COUNT_CAP = 10_000;
 /** Subscriptions whose deliveries are read at once. */
 const READS_AT_ONCE = 4;
 

@@ -24,7 +24,7 @@ import type { Deps } from './deps.js';
 import { getSubscription } from './subscriptions.js';
 import { toDeliveryView } from './views.js';
 
-export const PING_TYPE = 'webhook.ping';
+const PING_TYPE = 'webhook.ping';
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
 /**
@@ -32,7 +32,7 @@ const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
  * 16 digits of a hash of both ids. The same pair always gives the same id (an event JetStream
  * delivers twice makes one delivery; receivers de-duplicate on it), and ids sort in event time.
  */
-export function deliveryIdFor(eventId: string, subscriptionId: string): string {
+function deliveryIdFor(eventId: string, subscriptionId: string): string {
   const hash = createHash('sha256').update(`${eventId}|${subscriptionId}`).digest();
   const digits = Array.from(hash.subarray(0, 16), (b) => ALPHABET[b % 32]).join('');
   return `dlv_${eventId.slice(4, 14)}${digits}`;

@@ -447,5 +447,3 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions) {
     },
   };
 }
-
-export type DeliveryWorker = ReturnType<typeof createDeliveryWorker>;

@@ -47,5 +47,3 @@ export function createSubscriptionCache(
     },
   };
 }
-
-export type SubscriptionCache = ReturnType<typeof createSubscriptionCache>;
