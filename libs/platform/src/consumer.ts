@@ -69,6 +69,37 @@ export interface RunningConsumer {
 
 const DEFAULT_BACKOFF = [500, 1000, 2000, 5000, 10_000];
 
+/** How long a starting consumer keeps asking a JetStream that does not answer yet. */
+const SETUP_DEADLINE_MS = 60_000;
+
+/**
+ * Runs `setUp` again while JetStream cannot answer it yet (a request timeout, no responders, the
+ * system or a stream's leader temporarily unavailable: an election on a cluster, a server
+ * starting), with a growing pause, for at most SETUP_DEADLINE_MS; any other error at once. On a
+ * three-server cluster under load a consumer's first `info` timed out and the service exited.
+ */
+async function untilJetStreamAnswers<T>(
+  logger: Logger,
+  durable: string,
+  setUp: () => Promise<T>,
+): Promise<T> {
+  const deadline = Date.now() + SETUP_DEADLINE_MS;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await setUp();
+    } catch (err) {
+      const text = `${(err as Error)?.name} ${(err as Error)?.message}`;
+      const transient = /timeout|no responders|temporarily unavailable|leader|not available/i.test(text);
+      if (!transient || Date.now() > deadline) throw err;
+      logger.warn(
+        { err, consumer: durable, attempt },
+        'JetStream not answering yet; setting the consumer up again',
+      );
+      await new Promise((r) => setTimeout(r, Math.min(500 * attempt, 5000)));
+    }
+  }
+}
+
 /** Creates the durable consumer if needed (idempotent) so it exists before the first publish. */
 export async function ensureConsumer(
   nc: NatsConnection,
@@ -146,9 +177,11 @@ export async function runConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningC
     backoffMs = DEFAULT_BACKOFF,
     ackWaitMs = 30_000,
   } = opts;
-  await ensureConsumer(nc, stream, durable, filterSubjects, ackWaitMs);
   const js = jetstream(nc);
-  const consumer = await js.consumers.get(stream, durable);
+  const consumer = await untilJetStreamAnswers(logger, durable, async () => {
+    await ensureConsumer(nc, stream, durable, filterSubjects, ackWaitMs);
+    return js.consumers.get(stream, durable);
+  });
   const stats: ConsumerStats = { acked: 0, nacked: 0, deadLettered: 0 };
   const log = logger.child({ consumer: durable });
   const unwatch = watchConsumerLag(nc, stream, durable);
