@@ -99,6 +99,10 @@ export function createBulkJobsRepository(conn: Connection) {
   const jobs = jobModel(conn);
   const results = resultModel(conn);
   const requests = requestModel(conn);
+  const purgeExpiredJobs = purgeByDueHour(jobs, 'expiresHour', (cutoff: Date) => ({
+    status: 'completed',
+    expiresAt: { $lte: cutoff },
+  }));
   return {
     async insert(job: BulkJobRecord): Promise<void> {
       await jobs.collection.insertOne(job as never);
@@ -150,19 +154,13 @@ export function createBulkJobsRepository(conn: Connection) {
      * Deletes the completed jobs expired by `cutoff`, each one's results first (an equality on
      * `jobId`, at most the job's 1,000 items), read by expiry hour. Returns how many jobs went.
      */
-    purgeExpired: (() => {
-      const purge = purgeByDueHour(jobs, 'expiresHour', (cutoff: Date) => ({
-        status: 'completed',
-        expiresAt: { $lte: cutoff },
-      }));
-      return (cutoff: Date, bounds: Omit<PurgeBounds, 'beforeDelete'>) =>
-        purge(cutoff, {
-          ...bounds,
-          beforeDelete: async (ids) => {
-            for (const jobId of ids) await results.deleteMany({ jobId: jobId as string });
-          },
-        });
-    })(),
+    purgeExpired: (cutoff: Date, bounds: Omit<PurgeBounds, 'beforeDelete'>) =>
+      purgeExpiredJobs(cutoff, {
+        ...bounds,
+        beforeDelete: async (ids) => {
+          for (const jobId of ids) await results.deleteMany({ jobId: jobId as string });
+        },
+      }),
 
     /** The indexes of the job's items that have a result. */
     async doneIndexes(jobId: string): Promise<Set<number>> {
