@@ -47,6 +47,12 @@ export interface OutboxRelayOptions {
    */
   parallelism?: number;
   publishTimeoutMs?: number;
+  /**
+   * How long `stop` goes on publishing this process's own writes noted since the last pass
+   * (default 5 s): a replica shutting down sends its last moments' events itself instead of
+   * leaving them to another replica's sweep minutes later.
+   */
+  stopFlushMs?: number;
 }
 
 export interface OutboxRelay {
@@ -54,6 +60,7 @@ export interface OutboxRelay {
   /** Stops passes; resolves once the pass in flight (if any) has ended, so nothing publishes after. */
   pause(): Promise<void>;
   resume(): void;
+  /** Stops passes and publishes what this process wrote since the last one, within `stopFlushMs`. */
   stop(): Promise<void>;
   /**
    * Resolves once a pass found nothing pending (tests, shutdown, tools). With `sweep` (default)
@@ -268,6 +275,27 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
 
   const wake = () => queueMicrotask(trigger);
 
+  /** Passes over this process's noted writes only (no sweep), until none is left or the bound. */
+  const flushNoted = async () => {
+    nextScanAt = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < 1000 && (await pass()); i++);
+  };
+
+  /** The last pass at stop, bounded in time: what it cannot send stays pending for the sweeps. */
+  const lastPass = async () => {
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), opts.stopFlushMs ?? 5000)));
+    try {
+      const outcome = await Promise.race([flushNoted().then(() => 'done' as const), bound]);
+      if (outcome === 'late')
+        log.warn('outbox: stopped before every noted write was published; the sweeps will');
+    } catch (err) {
+      log.warn({ err }, 'outbox: last publish at stop failed; the sweeps will publish what is left');
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
   return {
     stats,
     start() {
@@ -300,12 +328,14 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       });
     },
     async stop() {
+      const wasStarted = !stopped;
       stopped = true;
       pendingListeners.delete(wake);
       clearInterval(poller);
       clearTimeout(wakeTimer);
       wakeTimer = undefined;
       await current.catch(() => undefined);
+      if (wasStarted) await lastPass();
       for (const w of idleWaiters) w();
       idleWaiters = [];
     },

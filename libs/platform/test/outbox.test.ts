@@ -112,6 +112,25 @@ t.test('events written with the change are published in order, then removed', as
   t.equal((await Thing.findById(id).lean())?.title, 't2', 'the change itself is intact');
 });
 
+t.test('a relay stopping publishes the writes this process made since its last pass', async (t) => {
+  const Thing = await aggregateModel(t);
+  const { nc, names } = await testNats(t);
+  const relay = startedRelay(t, nc, Thing);
+  await relay.idle();
+  // Paused, as between two passes: the write is noted, and nothing but stop publishes it.
+  await relay.pause();
+  const { id, eventId } = await createThing(Thing, names, 1);
+  await relay.stop();
+
+  const messages = await streamMessages(nc, names.eventsStream);
+  t.same(
+    messages.map((m) => m.id),
+    [eventId],
+    'published by stop itself, not minutes later by another replica sweep',
+  );
+  t.same((await Thing.findById(id).select('+outbox').lean())?.outbox, [], 'and removed from the document');
+});
+
 t.test('a compare-and-set that matched nothing publishes nothing of what it would have added', async (t) => {
   const Thing = await aggregateModel(t);
   const { nc, names } = await testNats(t);
