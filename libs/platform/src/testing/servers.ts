@@ -119,6 +119,15 @@ async function waitForPort(port: number, host: string, timeoutMs = 20_000): Prom
 }
 
 /**
+ * The private servers running: killed when the test process exits without its teardowns (a
+ * file whose top-level set-up failed), so no server outlives the file that started it.
+ */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/**
  * A server process on `port` with its own temporary directory (removed at teardown). `command`
  * runs at every start; `logFile`, when given, receives the process's output (for servers that
  * explain a failed start only there). `host` is the address it listens on (a test network
@@ -144,7 +153,10 @@ export function privateServer(
       const { bin, args, env, logFile } = command(port, dir);
       const log = logFile ? openSync(logFile, 'a') : 'ignore';
       try {
-        child = spawn(bin, args, { stdio: ['ignore', log, log], env: { ...process.env, ...env } });
+        const started = spawn(bin, args, { stdio: ['ignore', log, log], env: { ...process.env, ...env } });
+        running.add(started);
+        started.once('exit', () => running.delete(started));
+        child = started;
       } finally {
         if (typeof log === 'number') closeSync(log);
       }
