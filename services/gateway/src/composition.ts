@@ -77,8 +77,9 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
 
   if (deps.https) {
     const hsts = `max-age=${config.HSTS_MAX_AGE_SECONDS}; includeSubDomains`;
-    app.addHook('onRequest', async (_request, reply) => {
+    app.addHook('onRequest', (_request, reply, done) => {
       reply.header('strict-transport-security', hsts);
+      done();
     });
   }
 
