@@ -170,7 +170,9 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
     rateLimiter,
     concurrency:
       config.CREDENTIAL_CONCURRENCY > 0 ? createCredentialConcurrency(config.CREDENTIAL_CONCURRENCY) : null,
-    signPrincipal: createFastPrincipalSigner(config.PRINCIPAL_SIGNING_KEY),
+    signPrincipal: createFastPrincipalSigner(config.PRINCIPAL_SIGNING_KEY, {
+      batchMax: config.PRINCIPAL_BATCH_MAX,
+    }),
     idempotency: createIdempotencyStore({
       redis,
       prefix: config.REDIS_KEY_PREFIX,

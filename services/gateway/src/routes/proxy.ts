@@ -207,10 +207,10 @@ function chargeItems({ rateLimiter }: ProxyDeps) {
  * one service and the very call, body included (its digest, or a one-time id for an upload,
  * which streams on as it arrives).
  */
-function signCall(request: FastifyRequest, signPrincipal: FastPrincipalSigner): void {
+async function signCall(request: FastifyRequest, signPrincipal: FastPrincipalSigner): Promise<void> {
   const route = request.routeOptions.config.publicRoute as PublicRoute;
   const body = request.body;
-  request.principalAssertion = signPrincipal(request.caller!.principal, {
+  request.principalAssertion = await signPrincipal(request.caller!.principal, {
     clientIp: request.ip ?? null,
     userAgent: request.headers['user-agent'] ?? null,
     requestId: request.id,
@@ -338,8 +338,8 @@ export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promi
             ...(keyed ? { onSend: idempotency.onSend } : {}),
             // A stored answer replayed under its Idempotency-Key is not charged again.
             preHandler: [...(keyed ? [idempotency.preHandler] : []), ...(route.cost ? [charge] : [])],
-            handler: (request, reply) => {
-              signCall(request, deps.signPrincipal);
+            handler: async (request, reply) => {
+              await signCall(request, deps.signPrincipal);
               return reply.from(
                 request.forwardUrl,
                 // A buffered body is sent as it came (never re-encoded), on every attempt.
