@@ -1,10 +1,4 @@
-import {
-  createHash,
-  createPrivateKey,
-  createPublicKey,
-  type KeyObject,
-  sign as signBytes,
-} from 'node:crypto';
+import { hash, createPrivateKey, createPublicKey, type KeyObject, sign as signBytes } from 'node:crypto';
 import type { ForwardedCall, Principal } from '@support-desk/contracts';
 import { type JWTPayload, jwtVerify } from 'jose';
 import { type BodyOfCall, bodyClaim } from './body-binding.js';
@@ -93,7 +87,8 @@ export function signClaims(key: KeyObject, claimsJson: string): string {
  * nothing of the other calls of a batch but their digests.
  */
 const BATCH_SEPARATOR = '~';
-const claimsDigest = (claimsText: string) => createHash('sha256').update(claimsText).digest('base64url');
+// crypto.hash: one call, no Hash object (a third of createHash's cost on short inputs).
+const claimsDigest = (claimsText: string) => hash('sha256', claimsText, 'base64url');
 
 /**
  * Signs the claims (JSON object texts, each a whole assertion's) of several calls with one
