@@ -200,36 +200,53 @@ export function createHttpApp({
     closing = true;
   });
 
+  // The hooks every call runs are callback-style where they do nothing asynchronous: an async
+  // hook costs a promise and a microtask turn per call (≈ 1 µs each on the bench's machine).
+
   // Before validation, so a NUL character is named as such (see nul-character.ts).
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     const where =
       nulCharacterPath(request.params, 'path') ??
       nulCharacterPath(request.query, 'query') ??
       nulCharacterPath(request.body, 'body');
-    if (where) throw new AppError('VALIDATION_ERROR', `${where} must not contain the NUL character (U+0000)`);
+    done(
+      where
+        ? new AppError('VALIDATION_ERROR', `${where} must not contain the NUL character (U+0000)`)
+        : undefined,
+    );
   });
 
   app.decorateRequest('traceId', null);
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     // The request line is written after the answer, outside the request's trace context.
     request.traceId = activeTraceId() ?? null;
+    done();
   });
 
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
 
   // Every error body names the call (`error.requestId`, the `X-Request-Id` header's value), so a
   // client can quote it; one place for every error any handler, hook or plugin sends.
-  app.addHook('preSerialization', async (request, _reply, payload) => {
-    if (isErrorEnvelope(payload) && payload.error.requestId === undefined) {
-      return { ...payload, error: { ...payload.error, requestId: request.id } };
-    }
-    return payload;
+  app.addHook('preSerialization', (request, _reply, payload, done) => {
+    done(
+      null,
+      isErrorEnvelope(payload) && payload.error.requestId === undefined
+        ? { ...payload, error: { ...payload.error, requestId: request.id } }
+        : payload,
+    );
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  // The line per request names only the call (method, path without its query, status, time,
+  // ids), never a field the redaction paths name, so it is written by a child without redaction:
+  // pino runs a logger's `*.x` redaction paths over every field of every line, which cost the
+  // line more than half its price (≈ 4 µs of 8). Written only when the request's own logger
+  // would (its level can be lowered per request), with the same fields as a line of `request.log`.
+  const requestLines = logger.child({}, { redact: [] });
+  app.addHook('onResponse', (request, reply, done) => {
     observeInTrace(
       httpDuration,
       {
@@ -240,16 +257,21 @@ export function createHttpApp({
       reply.elapsedTime / 1000,
       request.traceId,
     );
-    request.log.info(
-      {
-        method: request.method,
-        url: request.url.split('?')[0],
-        statusCode: reply.statusCode,
-        responseTime: Math.round(reply.elapsedTime * 10) / 10,
-        ...(request.traceId ? { traceId: request.traceId } : {}),
-      },
-      'request completed',
-    );
+    if ((request.log as Logger).isLevelEnabled('info')) {
+      const queryAt = request.url.indexOf('?');
+      requestLines.info(
+        {
+          reqId: request.id,
+          method: request.method,
+          url: queryAt < 0 ? request.url : request.url.slice(0, queryAt),
+          statusCode: reply.statusCode,
+          responseTime: Math.round(reply.elapsedTime * 10) / 10,
+          ...(request.traceId ? { traceId: request.traceId } : {}),
+        },
+        'request completed',
+      );
+    }
+    done();
   });
 
   app.setNotFoundHandler(async (request, reply) => {

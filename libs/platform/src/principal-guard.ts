@@ -120,8 +120,11 @@ export function requirePrincipal(
     await bindBody(request, claims);
   });
 
-  app.addHook('preParsing', async (request, _reply, payload) =>
-    request.boundBodyDigest === null ? payload : verifiedBody(payload, request.boundBodyDigest, replayed),
+  app.addHook('preParsing', (request, _reply, payload, done) =>
+    done(
+      null,
+      request.boundBodyDigest === null ? payload : verifiedBody(payload, request.boundBodyDigest, replayed),
+    ),
   );
 }
 

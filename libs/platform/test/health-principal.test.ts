@@ -4,6 +4,7 @@ import {
   createPrincipalVerifier,
   principalClaims,
   signClaims,
+  signClaimsBatch,
 } from '../src/subpaths/core.js';
 import {
   createOneTimeIds,
@@ -260,7 +261,43 @@ t.test('the assertion binds the body: another body, no body, or a second upload 
     'an assertion that binds no body is refused',
   );
 
+  // Batched assertions (one signature for several calls) bind each call's body the same way.
   const upload = { audience: 'requests', method: 'POST', url: '/v1/things/t1/upload' };
+  const [patchInBatch, deleteInBatch, uploadInBatch] = signClaimsBatch(ed, [
+    JSON.stringify(principalClaims(agent, { ...patch, body: '{"role":"viewer"}' })),
+    JSON.stringify(principalClaims(agent, del)),
+    JSON.stringify(principalClaims(agent, { ...upload, streamed: true })),
+  ]);
+  const batched = (token: string) => ({ 'x-sd-principal': token });
+  t.equal(
+    (await send({ ...json, ...batched(patchInBatch) }, '{"role":"viewer"}')).statusCode,
+    200,
+    'a batched assertion: the body it names',
+  );
+  t.equal(
+    (await send({ ...json, ...batched(patchInBatch) }, '{"role":"admin"}')).statusCode,
+    401,
+    'a batched assertion with another body',
+  );
+  t.equal((await send(batched(deleteInBatch), undefined, del)).statusCode, 200, 'its neighbour, no body');
+  t.equal(
+    (await send({ ...json, ...batched(deleteInBatch) }, '{"x":1}', del)).statusCode,
+    401,
+    'its neighbour with a body it did not name',
+  );
+  const octetsOnce = { 'content-type': 'application/octet-stream' };
+  t.equal(
+    (await send({ ...octetsOnce, ...batched(uploadInBatch) }, 'x'.repeat(10), upload)).statusCode,
+    200,
+    'a batched upload, by its one-time id',
+  );
+  t.equal(
+    (await send({ ...octetsOnce, ...batched(uploadInBatch) }, 'x'.repeat(10), upload)).statusCode,
+    401,
+    'the same batched upload a second time',
+  );
+  handled.length = 0;
+
   const once = asPrincipal(agent, { ...upload, streamed: true });
   const octets = { 'content-type': 'application/octet-stream' };
   const first = await send({ ...octets, ...once }, 'x'.repeat(100_000), upload);

@@ -50,7 +50,9 @@ await registerPublicRoutes(app, {
   authFailures: createAuthFailureThrottle({ limiter: null, limit: 0 }),
   concurrency: null,
   rateLimiter: null,
-  signPrincipal: createFastPrincipalSigner(config.PRINCIPAL_SIGNING_KEY),
+  signPrincipal: createFastPrincipalSigner(config.PRINCIPAL_SIGNING_KEY, {
+    batchMax: config.PRINCIPAL_BATCH_MAX,
+  }),
   idempotency: null,
 });
 await app.listen({ host: config.HOST, port: listenPort(config) });

@@ -77,8 +77,9 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
 
   if (deps.https) {
     const hsts = `max-age=${config.HSTS_MAX_AGE_SECONDS}; includeSubDomains`;
-    app.addHook('onRequest', async (_request, reply) => {
+    app.addHook('onRequest', (_request, reply, done) => {
       reply.header('strict-transport-security', hsts);
+      done();
     });
   }
 
@@ -169,7 +170,9 @@ export async function composeService(deps: GatewayDeps): Promise<Gateway> {
     rateLimiter,
     concurrency:
       config.CREDENTIAL_CONCURRENCY > 0 ? createCredentialConcurrency(config.CREDENTIAL_CONCURRENCY) : null,
-    signPrincipal: createFastPrincipalSigner(config.PRINCIPAL_SIGNING_KEY),
+    signPrincipal: createFastPrincipalSigner(config.PRINCIPAL_SIGNING_KEY, {
+      batchMax: config.PRINCIPAL_BATCH_MAX,
+    }),
     idempotency: createIdempotencyStore({
       redis,
       prefix: config.REDIS_KEY_PREFIX,

@@ -26,6 +26,12 @@ const gatewayConfigSchema = configSchema({
    * gateway holds it (the services hold its public key). No default in any environment.
    */
   PRINCIPAL_SIGNING_KEY: Type.String({ pattern: '-----BEGIN PRIVATE KEY-----' }),
+  /**
+   * Calls of one event-loop turn whose principal assertions share one signature (issue 37). 1:
+   * one signature per call, the only form services before issue 37 accept (a rolling upgrade
+   * from such a release sets it until every service runs this one).
+   */
+  PRINCIPAL_BATCH_MAX: Type.Integer({ minimum: 1, maximum: 64, default: 16 }),
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   GATEWAY_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6380' }),

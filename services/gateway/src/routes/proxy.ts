@@ -207,10 +207,10 @@ function chargeItems({ rateLimiter }: ProxyDeps) {
  * one service and the very call, body included (its digest, or a one-time id for an upload,
  * which streams on as it arrives).
  */
-function signCall(request: FastifyRequest, signPrincipal: FastPrincipalSigner): void {
+async function signCall(request: FastifyRequest, signPrincipal: FastPrincipalSigner): Promise<void> {
   const route = request.routeOptions.config.publicRoute as PublicRoute;
   const body = request.body;
-  request.principalAssertion = signPrincipal(request.caller!.principal, {
+  request.principalAssertion = await signPrincipal(request.caller!.principal, {
     clientIp: request.ip ?? null,
     userAgent: request.headers['user-agent'] ?? null,
     requestId: request.id,
@@ -249,27 +249,33 @@ const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
  */
 export function refuseUnservable(app: HttpApp): void {
   app.server.on('checkExpectation', (req, res) => app.server.emit('request', req, res));
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback-style, as fastify documents for a hook that may answer: every call runs it, and an
+  // async hook would cost each a promise. An answer sent here ends the chain (no `done()`).
+  app.addHook('onRequest', (request, reply, done) => {
     const expect = request.headers.expect;
     if (expect !== undefined && !CONTINUE.test(expect)) {
-      return sendError(
+      sendError(
         reply.header('connection', 'close'),
         417,
         'EXPECTATION_FAILED',
         `The expectation "${expect.slice(0, 64)}" cannot be met; the only expectation supported is Expect: 100-continue`,
       );
+      return;
     }
     const queryAt = request.url.indexOf('?');
     const why = ambiguousPath(queryAt < 0 ? request.url : request.url.slice(0, queryAt));
-    if (why)
-      return sendError(reply, 400, 'VALIDATION_ERROR', `The path contains ${why}; send it in canonical form`);
-    if (queryAt >= 0 && malformedQuery(request.url.slice(queryAt + 1))) {
-      return sendError(reply, 400, 'VALIDATION_ERROR', 'The query string has malformed percent-encoding');
+    if (why) {
+      sendError(reply, 400, 'VALIDATION_ERROR', `The path contains ${why}; send it in canonical form`);
+      return;
     }
+    if (queryAt >= 0 && malformedQuery(request.url.slice(queryAt + 1))) {
+      sendError(reply, 400, 'VALIDATION_ERROR', 'The query string has malformed percent-encoding');
+      return;
+    }
+    done();
   });
 }
 
-/** Registers every PUBLIC_ROUTES entry, per owning service, as an authenticated proxy route. */
 export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promise<void> {
   const onRequest = guard(deps);
   const charge = chargeItems(deps);
@@ -332,8 +338,8 @@ export async function registerPublicRoutes(app: HttpApp, deps: ProxyDeps): Promi
             ...(keyed ? { onSend: idempotency.onSend } : {}),
             // A stored answer replayed under its Idempotency-Key is not charged again.
             preHandler: [...(keyed ? [idempotency.preHandler] : []), ...(route.cost ? [charge] : [])],
-            handler: (request, reply) => {
-              signCall(request, deps.signPrincipal);
+            handler: async (request, reply) => {
+              await signCall(request, deps.signPrincipal);
               return reply.from(
                 request.forwardUrl,
                 // A buffered body is sent as it came (never re-encoded), on every attempt.

@@ -201,12 +201,14 @@ const answered = new WeakSet<object>();
  * once sent (the gateway's own refusals are not the service's; calls that got no answer are
  * `gateway_upstream_errors_total`), for the per-service upstream alert.
  */
-export async function countUpstreamAnswer(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  if (!answered.has(request)) return;
-  upstreamAnswers.inc({
-    service: upstreamServiceOf(request),
-    http_response_status_code: String(reply.statusCode),
-  });
+export function countUpstreamAnswer(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  if (answered.has(request)) {
+    upstreamAnswers.inc({
+      service: upstreamServiceOf(request),
+      http_response_status_code: String(reply.statusCode),
+    });
+  }
+  done();
 }
 
 type RewriteHeaders = (headers: IncomingHttpHeaders, request: FastifyRequest) => IncomingHttpHeaders;
