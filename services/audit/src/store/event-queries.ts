@@ -1,4 +1,4 @@
-import { type ActorRole, type EventType, LIST_COUNT_LIMIT, type ResourceType } from '@support-desk/contracts';
+import { type ActorRole, type EventType, type ResourceType } from '@support-desk/contracts';
 import {
   besideSeek,
   hourWalk,
@@ -144,7 +144,7 @@ export function eventQueries(conn: Connection) {
               .limit(limit)
               .lean<StoredEvent[]>()
               .exec(),
-          count: (step) => model.countDocuments(inStep(query, step), { limit: LIST_COUNT_LIMIT }).exec(),
+          count: (step, limit) => model.countDocuments(inStep(query, step), { limit }).exec(),
         },
         { maxSteps: WALK_STEPS_PER_CALL },
       );
@@ -164,7 +164,7 @@ export function eventQueries(conn: Connection) {
         // An export reads to the end: its cost is what it exports, plus a lookup per quiet day
         // (after its first hour, the walk is asked for whole days).
         const steps = hourWalk(WALK, true, span, after?.values);
-        for (let next = steps.next(); !next.done; next = steps.next(true)) {
+        for (let next = steps.next(); !next.done; next = steps.next('coarse')) {
           const step = next.value;
           const cursor = model
             .find(besideSeek(inStep(query, step), condition))

@@ -1,4 +1,4 @@
-import { LIST_COUNT_LIMIT, type Priority } from '@support-desk/contracts';
+import type { Priority } from '@support-desk/contracts';
 import {
   AppError,
   type AggregateDecision,
@@ -194,7 +194,7 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
                 .limit(limit)
                 .lean<RequestRecord[]>()
                 .exec(),
-            count: (step) => timed(model.countDocuments(inStep(step), { limit: LIST_COUNT_LIMIT })).exec(),
+            count: (step, limit) => timed(model.countDocuments(inStep(step), { limit })).exec(),
           },
           { maxSteps: LIST_STEPS_PER_CALL, until, stopsAt: until ? isTimeLimitError : undefined },
         );

@@ -1,4 +1,4 @@
-import { idFloorAt, LIST_COUNT_LIMIT, timeOfId } from '@support-desk/contracts';
+import { idFloorAt, timeOfId } from '@support-desk/contracts';
 import { type CursorKeyValue, dayKey, hourKey } from '@support-desk/platform/core';
 import {
   AFTER_EVERY_ID,
@@ -137,19 +137,20 @@ export function deliveryList<D extends ListedDelivery>(
         if (withSeek && seek?.$gt !== undefined) ids.$gt = seek.$gt;
         return { ...query, ...step.where, _id: ids } as FilterQuery<D>;
       };
-      const { docs, total, stoppedAt } = await walkHours<D>(
+      const { docs, total, stoppedAt, countStopped } = await walkHours<D>(
         steps,
         read,
         {
           find: (step, skip, limit) =>
             model.find(inStep(step, true)).sort(sort).skip(skip).limit(limit).lean<D[]>().exec(),
-          count: (step) => model.countDocuments(inStep(step, false), { limit: LIST_COUNT_LIMIT }).exec(),
+          count: (step, limit) => model.countDocuments(inStep(step, false), { limit }).exec(),
         },
         { maxSteps: WALK_STEPS_PER_CALL },
       );
       return {
         items: docs,
         total,
+        ...(countStopped ? { countStopped } : {}),
         ...(stoppedAt ? { stoppedAt: { keys: [], id: idOfPosition(stoppedAt) } } : {}),
       };
     },
