@@ -653,6 +653,30 @@ t.test('a total past 1,000 is capped and says so; the pages past it are still th
     [],
     'no find reads a whole busy day',
   );
+
+  // Several statuses: an equality each (pushed down by the local store), merged in list order.
+  const several = await listQueriesOf(h.conn, 'requests', async () => {
+    const both = await get('/v1/requests?status=closed,open&limit=5');
+    t.same(
+      both.body.data.requests.map((r: { status: string }) => r.status),
+      ['open', 'closed', 'closed', 'closed', 'closed'],
+      'the newest of either status first',
+    );
+    t.same(
+      [both.body.data.pagination.total, both.body.data.pagination.totalCapped],
+      [1000, true],
+      'counted over both',
+    );
+    const titles = (await get('/v1/requests?status=closed,open&limit=3&page=2')).body.data.requests.map(
+      (r: { title: string }) => r.title,
+    );
+    t.same(titles, ['Old request 1097', 'Old request 1096', 'Old request 1095'], 'a later page');
+  });
+  t.same(
+    several.filter((q) => typeof q.filter.status !== 'string').map((q) => q.filter.status),
+    [],
+    'no $in on status',
+  );
 });
 
 t.test(

@@ -4,11 +4,13 @@ import {
   hourWalk,
   inUpdateChunks,
   type HourWalkOrder,
+  type HourWalkReads,
   type HourWalkStep,
   type KeysetSeek,
   keysetQuery,
   oneOf,
   rangeWithin,
+  readsByValue,
   type SortKey,
   walkBounds,
   type WalkSpan,
@@ -132,22 +134,24 @@ export function eventQueries(conn: Connection) {
       const span = await spanOf(filter);
       if (!span) return { docs: [] as StoredEvent[], total: 0 };
       const steps = hourWalk(WALK, sort.timestamp === 1, span, window.seek?.values);
-      return walkHours<StoredEvent>(
-        steps,
-        window,
-        {
-          find: (step, skip, limit) =>
-            model
-              .find(besideSeek(inStep(query, step), condition))
-              .sort(sort)
-              .skip(skip)
-              .limit(limit)
-              .lean<StoredEvent[]>()
-              .exec(),
-          count: (step, limit) => model.countDocuments(inStep(query, step), { limit }).exec(),
-        },
-        { maxSteps: WALK_STEPS_PER_CALL },
-      );
+      const readsOf = (q: FilterQuery<StoredEvent>): HourWalkReads<StoredEvent> => ({
+        find: (step, skip, limit) =>
+          model
+            .find(besideSeek(inStep(q, step), condition))
+            .sort(sort)
+            .skip(skip)
+            .limit(limit)
+            .lean<StoredEvent[]>()
+            .exec(),
+        count: (step, limit) => model.countDocuments(inStep(q, step), { limit }).exec(),
+      });
+      // Several types (or else resource types): an equality each, which the local store pushes down.
+      const split = (['types', 'resourceTypes'] as const).find((f) => (filter[f]?.length ?? 0) > 1);
+      const field = split === 'types' ? 'type' : 'resourceType';
+      const reads = split
+        ? readsByValue(filter[split]!, sort, (value: string) => readsOf({ ...query, [field]: value }))
+        : readsOf(query);
+      return walkHours<StoredEvent>(steps, window, reads, { maxSteps: WALK_STEPS_PER_CALL });
     },
 
     /**
