@@ -1,4 +1,4 @@
-import { LIST_COUNT_LIMIT } from '@support-desk/contracts';
+import { LIST_COUNT_LIMIT, LIST_COUNT_STEPS_PAST_PAGE } from '@support-desk/contracts';
 import type { CursorKeyValue } from './cursor.js';
 import { bucketStart, DAY_MS, dayKey, HOUR_MS, hourKey } from './time-buckets.js';
 
@@ -157,7 +157,7 @@ export interface HourWalkResult<D> {
   total: number;
   /** Set when the step budget ran out before the list's end: the position to resume from. */
   stoppedAt?: HourWalkStep['past'];
-  /** Set when the count stopped at its own budget (`COUNT_STEPS_PAST_PAGE`): `total` is a lower bound. */
+  /** Set when the count stopped at its own bound (`LIST_COUNT_STEPS_PAST_PAGE`): `total` is a lower bound. */
   countStopped?: true;
 }
 
@@ -178,20 +178,11 @@ export interface HourWalkBudget {
  * took 390 ms for 19 of them, an hour 22 ms). Counted first (up to this, the store stopping
  * there): a day with fewer is read in one query and that count is its count.
  */
-export const DENSE_STEP = 200;
-
-/**
- * Once the page is full, the count reads at most this many more steps (the rest of the page's
- * day, then whole days): past them `total` is what they counted, a lower bound
- * (`countStopped`, shown as `totalCapped`). Each step's count stops at the matches still
- * needed for the cap, so a page's count costs at most `LIST_COUNT_LIMIT` matches decoded and
- * this many lookups, whatever the list holds (docs/api-guide.md, "Totals").
- */
-export const COUNT_STEPS_PAST_PAGE = 8;
+const DENSE_STEP = 200;
 
 /**
  * Reads `steps` in order until `limit` documents (after `skip` of them) are found and, when
- * `count` (page mode), `LIST_COUNT_LIMIT` are counted or `COUNT_STEPS_PAST_PAGE` steps were
+ * `count` (page mode), `LIST_COUNT_LIMIT` are counted or `LIST_COUNT_STEPS_PAST_PAGE` steps were
  * counted past the page, or the steps end, or the budget is spent.
  */
 export async function walkHours<D>(
@@ -212,7 +203,9 @@ export async function walkHours<D>(
     const full = docs.length >= window.limit;
     // Once the page is full only the count goes on: the walk is then asked for coarser steps.
     answer = full ? 'coarse' : undefined;
-    if (full && countedPastPage === COUNT_STEPS_PAST_PAGE) return { docs, total, countStopped: true };
+    // Past a full page the count reads a bounded span (each step's count stops at the matches
+    // still needed for the cap): at most LIST_COUNT_LIMIT decoded and a few lookups a call.
+    if (full && countedPastPage === LIST_COUNT_STEPS_PAST_PAGE) return { docs, total, countStopped: true };
     const spent =
       read === budget.maxSteps || (read > 0 && budget.until !== undefined && Date.now() >= budget.until);
     if (spent) return { docs, total, stoppedAt: previous!.past };
