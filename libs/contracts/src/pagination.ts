@@ -21,6 +21,17 @@ export const LIST_TOTAL_CAP = 1000;
 /** What a repository counts for a page: one more than the cap, so the page knows it was reached. */
 export const LIST_COUNT_LIMIT = LIST_TOTAL_CAP + 1;
 
+/**
+ * The lists read an hour or a day at a time (requests, events, a webhook's deliveries) count on
+ * past a full page for at most this many more hours or days of the list (the rest of the page's
+ * day, then whole days): past them `total` is what they counted and `totalCapped` says it is a
+ * lower bound. So a page's count costs at most `LIST_COUNT_LIMIT` matches and a few lookups,
+ * whatever the list holds (issue 31/37; docs/api-guide.md, "Totals"). Measured at 50,000 stored
+ * (BENCHMARKS.md, "Lists at 50,000"): with 8 steps `requests?status=open&priority=high` took 3.2
+ * times its p50 at 1,000, with 3 steps 1.6 times.
+ */
+export const LIST_COUNT_STEPS_PAST_PAGE = 3;
+
 export const Pagination = Type.Object(
   {
     page: Type.Integer({ minimum: 1 }),
@@ -28,14 +39,19 @@ export const Pagination = Type.Object(
     total: Type.Integer({
       minimum: 0,
       maximum: LIST_TOTAL_CAP,
-      description: `Items matching, counted up to ${LIST_TOTAL_CAP}: with more, ${LIST_TOTAL_CAP} and \`totalCapped: true\`.`,
+      description:
+        `Items matching, counted up to ${LIST_TOTAL_CAP}: with more, ${LIST_TOTAL_CAP} and \`totalCapped: true\`. ` +
+        'The lists read by hours and days (requests, events, deliveries) count at most ' +
+        `${LIST_COUNT_STEPS_PAST_PAGE} hours or days of the list past a full page: a list that goes on past them ` +
+        'answers what they counted and `totalCapped: true`.',
     }),
     pages: Type.Integer({ minimum: 0, description: 'Pages of `limit` items in `total`.' }),
     totalCapped: Type.Optional(
       Type.Literal(true, {
         description:
-          `Present (true) when more than ${LIST_TOTAL_CAP} items match: the count stopped there, so ` +
-          '`total` and `pages` are lower bounds; the pages past them still answer (or follow `nextCursor`).',
+          `Present (true) when \`total\` is a lower bound: more than ${LIST_TOTAL_CAP} items match, or the count ` +
+          'stopped at its bound before the list ended (past a full page, or a call that read its span of hours ' +
+          'and days). `total` and `pages` are then lower bounds; the pages past them still answer (or follow `nextCursor`).',
       }),
     ),
   },

@@ -101,7 +101,8 @@ export type KeysOf<D> = (doc: D) => { keys: CursorKeyValue[]; id: string };
 /**
  * The page's items in list order and its `pagination`. `docs` are what the store read with
  * `readLimit` and `seekOf` (in reverse order for a `prev` cursor); `total` is the page mode's
- * count.
+ * count, `countStopped` when that count stopped at its own budget before the list's end (a lower
+ * bound, `walkHours`' `countStopped`).
  */
 export function listPage<D>(
   docs: D[],
@@ -110,6 +111,7 @@ export function listPage<D>(
   keysOf: KeysOf<D>,
   total = 0,
   stoppedAt?: { keys: CursorKeyValue[]; id: string },
+  countStopped = false,
 ): { items: D[]; pagination: PagePagination | CursorPagination } {
   const cursorAt = (doc: D | undefined, direction: 'next' | 'prev') =>
     doc === undefined ? null : encodeCursor(scope, { ...keysOf(doc), direction });
@@ -120,8 +122,12 @@ export function listPage<D>(
   if (window.mode === 'page') {
     // Past a capped count (`totalCapped`) a full page may have more after it.
     const full = docs.length === window.limit;
-    const more = window.skip + docs.length < total || (total > LIST_TOTAL_CAP && full);
-    const pagination = paginate(window, total);
+    const lowerBound = total > LIST_TOTAL_CAP || countStopped;
+    const more = window.skip + docs.length < total || (lowerBound && full);
+    const pagination = {
+      ...paginate(window, total),
+      ...(countStopped ? { totalCapped: true as const } : {}),
+    };
     if (stoppedAt)
       // The count stopped with the read: what it says is a lower bound, as past the cap.
       return {

@@ -427,6 +427,37 @@ t.test('events stored before the list keys get them at start; a call reads a bou
   );
 });
 
+t.test("a page's count stops a few days past a full page, and says so", async (t) => {
+  const conn = await testMongo(t, 'audit');
+  await prepareStore(conn);
+  const DAY = 86_400_000;
+  // One of the agent's events a day for ten days.
+  const daily = Array.from({ length: 10 }, (_, d) =>
+    makeEvent('request.updated', { actor: actors.agent, at: new Date(T0 + 9 * 3_600_000 + d * DAY) }),
+  );
+  await eventModel(conn).collection.insertMany(daily.map((e) => toStoredEvent(e)) as never[]);
+  const { app } = await composeForTest(t, conn, { start: true });
+  const get = async (url: string) =>
+    (await app.inject({ method: 'GET', url, headers: asCaller(testPrincipal('admin')) })).json();
+  const mine = `/v1/events?userId=${actors.agent.id}`;
+  const whole = (await get(`${mine}&limit=20`)).data.pagination;
+  t.same(
+    [whole.total, whole.totalCapped, whole.hasMore],
+    [10, undefined, false],
+    'counted with the page: exact',
+  );
+  const short = await get(`${mine}&limit=1`);
+  const p = short.data.pagination;
+  t.ok(p.total > 1 && p.total < 10, `a lower bound (${p.total})`);
+  t.same([p.totalCapped, p.hasMore, typeof p.nextCursor], [true, true, 'string'], 'says so, with a way on');
+  const last = await get(`${mine}&limit=1&page=10`);
+  t.same(
+    last.data.events.map((e: { id: string }) => e.id),
+    [daily[0]!.id],
+    'the pages past the bound still answer',
+  );
+});
+
 t.test('overload: lists and exports past their limits are refused at once; reads go on', async (t) => {
   const conn = await testCountedMongo(t, 'audit');
   await prepareStore(conn);

@@ -615,8 +615,9 @@ t.test('every list page is read through an index on PostgreSQL (FerretDB plans)'
 });
 
 t.test('a total past 1,000 is capped and says so; the pages past it are still there', async (t) => {
-  const h = await harness(t);
+  const h = await harness(t, {}, { counted: true });
   await storeOldRequests(h, 1100);
+  const end = h.clock.now().getTime();
   const agent = h.identity.person('agent');
   await seed(h, agent.principal, [{}]);
   const get = (url: string) => h.call(agent.principal, 'GET', url);
@@ -630,7 +631,78 @@ t.test('a total past 1,000 is capped and says so; the pages past it are still th
   t.type(past.body.data.pagination.nextCursor, 'string', 'with a way on');
   const small = (await get('/v1/requests?status=open')).body.data.pagination;
   t.same([small.total, small.totalCapped], [1, undefined], 'a total under the cap is exact, no flag');
+  // The old requests are one a minute up to 09:00: at 1,000 matching exactly, at 1,001 capped.
+  const from = (n: number) => new Date(end - n * MINUTE).toISOString();
+  const at = (await get(`/v1/requests?status=closed&createdAfter=${from(1000)}`)).body.data.pagination;
+  t.same([at.total, at.totalCapped], [1000, undefined], 'exactly 1,000: exact, no flag');
+  const over = (await get(`/v1/requests?status=closed&createdAfter=${from(1001)}`)).body.data.pagination;
+  t.same([over.total, over.totalCapped], [1000, true], '1,001: capped');
+
+  // 540 of them on the newest day, 560 the day before: a day that holds hundreds is read by its
+  // hours (each find decodes an hour, not the day), in order across them.
+  const queries = await listQueriesOf(h.conn, 'requests', async () => {
+    const deep = await get('/v1/requests?status=closed&limit=20&page=28');
+    t.same(
+      deep.body.data.requests.map((r: { title: string }) => r.title),
+      Array.from({ length: 20 }, (_, k) => `Old request ${559 - k}`),
+      'the page past the first day, from its newest',
+    );
+  });
+  t.same(
+    queries.filter((q) => 'createdDay' in q.filter).map((q) => q.filter.createdDay),
+    [],
+    'no find reads a whole busy day',
+  );
+
+  // Several statuses: an equality each (pushed down by the local store), merged in list order.
+  const several = await listQueriesOf(h.conn, 'requests', async () => {
+    const both = await get('/v1/requests?status=closed,open&limit=5');
+    t.same(
+      both.body.data.requests.map((r: { status: string }) => r.status),
+      ['open', 'closed', 'closed', 'closed', 'closed'],
+      'the newest of either status first',
+    );
+    t.same(
+      [both.body.data.pagination.total, both.body.data.pagination.totalCapped],
+      [1000, true],
+      'counted over both',
+    );
+    const titles = (await get('/v1/requests?status=closed,open&limit=3&page=2')).body.data.requests.map(
+      (r: { title: string }) => r.title,
+    );
+    t.same(titles, ['Old request 1097', 'Old request 1096', 'Old request 1095'], 'a later page');
+  });
+  t.same(
+    several.filter((q) => typeof q.filter.status !== 'string').map((q) => q.filter.status),
+    [],
+    'no $in on status',
+  );
 });
+
+t.test(
+  "a page's count reads a bounded span past the page: exact within it, a lower bound past it",
+  async (t) => {
+    const h = await harness(t);
+    const agent = h.identity.person('agent');
+    const DAY = 24 * HOUR;
+    const ids: string[] = [];
+    for (let d = 0; d < 12; d++) {
+      ids.push(...(await seed(h, agent.principal, [{ title: `Day ${d}` }])));
+      h.clock.advance(DAY);
+    }
+    const mine = (extra: string) =>
+      h.call(agent.principal, 'GET', `/v1/requests?requester=${agent.user.id}${extra}`);
+    const whole = (await mine('&limit=20')).body.data.pagination;
+    t.same([whole.total, whole.totalCapped], [12, undefined], 'counted while the page was read: exact');
+    // One a day: the page is full at once, and the count goes on for a few days only.
+    const short = (await mine('&limit=1')).body.data.pagination;
+    t.ok(short.total > 1 && short.total < 12, `a lower bound (${short.total})`);
+    t.equal(short.totalCapped, true, 'says so');
+    t.type(short.nextCursor, 'string', 'with a way on');
+    const last = await mine('&limit=1&page=12');
+    t.same(idsOf(last.body), [ids[0]], 'the pages past the bound still answer');
+  },
+);
 
 t.test('a list call reads a bounded span of hours and days; its cursor goes on from there', async (t) => {
   const h = await harness(t);

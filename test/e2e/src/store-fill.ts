@@ -1,7 +1,9 @@
-import { newId, PRIORITIES, REQUEST_STATUSES } from '@support-desk/contracts';
+import { newId, PRIORITIES, REQUEST_STATUSES, timeOfId } from '@support-desk/contracts';
 import { connectMongo } from '@support-desk/platform/service';
 import { dayKey, hourKey } from '@support-desk/platform/core';
 import type { Stack } from './stack.js';
+
+const FILL_BATCH = 5000;
 
 /**
  * Documents straight into a service's store, in bulk (issue 31's test and the lists bench need
@@ -11,7 +13,7 @@ import type { Stack } from './stack.js';
  */
 export async function storeCopies(
   stack: Stack,
-  service: 'requests' | 'identity' | 'audit',
+  service: 'requests' | 'identity' | 'audit' | 'webhooks',
   collection: string,
   templateId: string,
   count: number,
@@ -24,15 +26,27 @@ export async function storeCopies(
     if (!template) throw new Error(`${collection} ${templateId} is not in the store`);
     const { outbox: _outbox, ...fields } = template as Record<string, unknown>;
     const ids: string[] = [];
-    for (let start = 0; start < count; start += 1000) {
-      const batch = Array.from({ length: Math.min(1000, count - start) }, (_, k) => {
+    // Unordered batches of 5,000: the store takes them as a few multi-row inserts, 50,000 in seconds.
+    for (let start = 0; start < count; start += FILL_BATCH) {
+      const batch = Array.from({ length: Math.min(FILL_BATCH, count - start) }, (_, k) => {
         const copy = { ...fields, ...vary(start + k) };
         ids.push(copy._id);
         return copy;
       });
-      await docs.insertMany(batch as never[]);
       if (collection === 'requests') await widenListBounds(conn, batch);
-      if (collection === 'events') await widenEventsSpan(conn, batch);
+      if (collection === 'events')
+        await widenSpan(
+          conn,
+          'events',
+          batch.map((d) => d.timestamp as Date),
+        );
+      if (collection === 'deliveries')
+        await widenSpan(
+          conn,
+          String(fields.subscriptionId),
+          batch.map((d) => new Date(timeOfId(d._id)!)),
+        );
+      await docs.insertMany(batch as never[], { ordered: false });
     }
     return ids;
   } finally {
@@ -63,18 +77,16 @@ async function widenListBounds(
 }
 
 /**
- * The audit log's span (the platform's walkBounds, document `events`) widened to `batch`, as the
- * ingestion's inserts do: the events lists walk only the hours between its ends.
+ * A walk's span (the platform's walkBounds: document `events` of the audit log, or a webhook
+ * subscription's id for its deliveries) widened to `at`, as the services' inserts do: the lists
+ * walk only the hours between its ends.
  */
-async function widenEventsSpan(
-  conn: Awaited<ReturnType<typeof connectMongo>>,
-  batch: Record<string, unknown>[],
-) {
-  const times = batch.map((d) => (d.timestamp as Date).getTime());
+async function widenSpan(conn: Awaited<ReturnType<typeof connectMongo>>, list: string, at: Date[]) {
+  const times = at.map((d) => d.getTime());
   await conn
     .db!.collection('listBounds')
     .updateOne(
-      { _id: 'events' as never },
+      { _id: list as never },
       { $min: { oldest: new Date(Math.min(...times)) }, $max: { newest: new Date(Math.max(...times)) } },
       { upsert: true },
     );
@@ -102,5 +114,25 @@ export function storedRequest(n: number, at: Date) {
     updatedHour: hourKey(at),
     updatedDay: dayKey(at),
     rev: 0,
+  };
+}
+
+/**
+ * What changes in a stored delivery made at `at`: its id (which holds the time the log sorts and
+ * walks by), its hour and day keys, and a finished state the worker never looks at again.
+ */
+export function storedDelivery(n: number, at: Date) {
+  const _id = newId('delivery', at.getTime());
+  return {
+    _id,
+    eventType: n % 2 ? 'request.created' : 'request.updated',
+    status: n % 5 === 0 ? 'failed' : 'succeeded',
+    nextAttemptAt: null,
+    dueMinute: null,
+    expiresAt: null,
+    expiresHour: null,
+    createdAt: at,
+    idHour: hourKey(at),
+    idDay: dayKey(at),
   };
 }

@@ -8,6 +8,7 @@ export * from '../due-hours.js';
 export * from '../fresh-reads.js';
 export * from '../hour-walk.js';
 export * from '../walk-bounds.js';
+export * from '../walk-by-value.js';
 export * from '../keyset.js';
 export { escapeRegex } from '../mongo.js';
 export { outboxPlugin, OUTBOX_MINUTE_FIELD, plainEntry, pushOutbox } from '../outbox.js';

@@ -1,14 +1,16 @@
-import { type ActorRole, type EventType, LIST_COUNT_LIMIT, type ResourceType } from '@support-desk/contracts';
+import { type ActorRole, type EventType, type ResourceType } from '@support-desk/contracts';
 import {
   besideSeek,
   hourWalk,
   inUpdateChunks,
   type HourWalkOrder,
+  type HourWalkReads,
   type HourWalkStep,
   type KeysetSeek,
   keysetQuery,
   oneOf,
   rangeWithin,
+  readsByValue,
   type SortKey,
   walkBounds,
   type WalkSpan,
@@ -132,22 +134,24 @@ export function eventQueries(conn: Connection) {
       const span = await spanOf(filter);
       if (!span) return { docs: [] as StoredEvent[], total: 0 };
       const steps = hourWalk(WALK, sort.timestamp === 1, span, window.seek?.values);
-      return walkHours<StoredEvent>(
-        steps,
-        window,
-        {
-          find: (step, skip, limit) =>
-            model
-              .find(besideSeek(inStep(query, step), condition))
-              .sort(sort)
-              .skip(skip)
-              .limit(limit)
-              .lean<StoredEvent[]>()
-              .exec(),
-          count: (step) => model.countDocuments(inStep(query, step), { limit: LIST_COUNT_LIMIT }).exec(),
-        },
-        { maxSteps: WALK_STEPS_PER_CALL },
-      );
+      const readsOf = (q: FilterQuery<StoredEvent>): HourWalkReads<StoredEvent> => ({
+        find: (step, skip, limit) =>
+          model
+            .find(besideSeek(inStep(q, step), condition))
+            .sort(sort)
+            .skip(skip)
+            .limit(limit)
+            .lean<StoredEvent[]>()
+            .exec(),
+        count: (step, limit) => model.countDocuments(inStep(q, step), { limit }).exec(),
+      });
+      // Several types (or else resource types): an equality each, which the local store pushes down.
+      const split = (['types', 'resourceTypes'] as const).find((f) => (filter[f]?.length ?? 0) > 1);
+      const field = split === 'types' ? 'type' : 'resourceType';
+      const reads = split
+        ? readsByValue(filter[split]!, sort, (value: string) => readsOf({ ...query, [field]: value }))
+        : readsOf(query);
+      return walkHours<StoredEvent>(steps, window, reads, { maxSteps: WALK_STEPS_PER_CALL });
     },
 
     /**
@@ -164,7 +168,7 @@ export function eventQueries(conn: Connection) {
         // An export reads to the end: its cost is what it exports, plus a lookup per quiet day
         // (after its first hour, the walk is asked for whole days).
         const steps = hourWalk(WALK, true, span, after?.values);
-        for (let next = steps.next(); !next.done; next = steps.next(true)) {
+        for (let next = steps.next(); !next.done; next = steps.next('coarse')) {
           const step = next.value;
           const cursor = model
             .find(besideSeek(inStep(query, step), condition))

@@ -116,16 +116,18 @@ export function eventsService(store: EventQueries) {
       const filter = toFilter(query);
       const scope = listScope(filter);
       const window = listWindow(query, scope);
-      const { docs, total, stoppedAt } = await store.list(filter, {
+      const { docs, total, stoppedAt, countStopped } = await store.list(filter, {
         skip: window.mode === 'page' ? window.skip : 0,
         limit: readLimit(window),
         seek: seekOf(window),
         count: window.mode === 'page',
       });
-      const { items, pagination } = listPage(docs, window, scope, positionOf, total, stoppedAt);
+      const { items, pagination } = listPage(docs, window, scope, positionOf, total, stoppedAt, countStopped);
       if (window.mode === 'page') {
-        // A call that stopped at its step budget has more after it (its count is a lower bound).
-        const hasMore = paginateEvents(window, total).hasMore || stoppedAt !== undefined;
+        // A call that stopped at its step budget, or whose count did, may have more after it
+        // (its count is a lower bound).
+        const hasMore =
+          paginateEvents(window, total).hasMore || stoppedAt !== undefined || countStopped === true;
         return { events: items.map(toListItem), pagination: { ...(pagination as PagePagination), hasMore } };
       }
       return { events: items.map(toListItem), pagination: pagination as CursorPagination };

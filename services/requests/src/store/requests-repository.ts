@@ -1,4 +1,4 @@
-import { LIST_COUNT_LIMIT, type Priority } from '@support-desk/contracts';
+import type { Priority } from '@support-desk/contracts';
 import {
   AppError,
   type AggregateDecision,
@@ -9,11 +9,13 @@ import {
 import {
   besideSeek,
   hourWalk,
+  type HourWalkReads,
   type HourWalkStep,
   insertWithOutbox,
   isTimeLimitError,
   keysetQuery,
   rangeWithin,
+  readsByValue,
   selectOutbox,
   updateAggregate,
   walkHours,
@@ -174,30 +176,35 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
         ),
       };
       const steps = hourWalk(walk, order[walk.time] === 1, span, window.seek?.values);
-      const inStep = (step: HourWalkStep): FilterQuery<RequestRecord> => ({
-        ...query,
+      const inStep = (step: HourWalkStep, q: FilterQuery<RequestRecord>): FilterQuery<RequestRecord> => ({
+        ...q,
         ...step.where,
-        [walk.time]: rangeWithin(query[walk.time], step.from, step.to),
+        [walk.time]: rangeWithin(q[walk.time], step.from, step.to),
       });
       // A search reads for its time budget, then answers what it found and where it stopped.
       const until = window.maxTimeMs ? Date.now() + window.maxTimeMs : undefined;
       const timed = <Q extends { maxTimeMS(ms: number): Q }>(q: Q) =>
         until ? q.maxTimeMS(Math.max(1, until - Date.now())) : q;
+      const readsOf = (q: FilterQuery<RequestRecord>): HourWalkReads<RequestRecord> => ({
+        find: (step, skip, limit) =>
+          timed(model.find(besideSeek(inStep(step, q), condition), LIST_FIELDS).sort(order))
+            .skip(skip)
+            .limit(limit)
+            .lean<RequestRecord[]>()
+            .exec(),
+        count: (step, limit) => timed(model.countDocuments(inStep(step, q), { limit })).exec(),
+      });
+      // Several statuses (or else priorities): an equality each, which the local store pushes down.
+      const split = (['status', 'priority'] as const).find((f) => (filter[f]?.length ?? 0) > 1);
+      const reads = split
+        ? readsByValue(filter[split]!, order, (value: string) => readsOf({ ...query, [split]: value }))
+        : readsOf(query);
       try {
-        return await walkHours<RequestRecord>(
-          steps,
-          window,
-          {
-            find: (step, skip, limit) =>
-              timed(model.find(besideSeek(inStep(step), condition), LIST_FIELDS).sort(order))
-                .skip(skip)
-                .limit(limit)
-                .lean<RequestRecord[]>()
-                .exec(),
-            count: (step) => timed(model.countDocuments(inStep(step), { limit: LIST_COUNT_LIMIT })).exec(),
-          },
-          { maxSteps: LIST_STEPS_PER_CALL, until, stopsAt: until ? isTimeLimitError : undefined },
-        );
+        return await walkHours<RequestRecord>(steps, window, reads, {
+          maxSteps: LIST_STEPS_PER_CALL,
+          until,
+          stopsAt: until ? isTimeLimitError : undefined,
+        });
       } catch (err) {
         // A search's first hour past its whole budget; a list stopped at its call's deadline is
         // the platform's 503.

@@ -49,7 +49,7 @@ export async function listRequests(deps: Deps, query: ListRequestsQuery) {
   const plan = planList<RequestSort['field']>(query, DEFAULT_REQUEST_SORT, requestOrders.kinds, {
     ...filter,
   });
-  const { docs, total, stoppedAt } = await deps.requests.list(filter, plan.sort, {
+  const { docs, total, stoppedAt, countStopped } = await deps.requests.list(filter, plan.sort, {
     ...plan.read,
     maxTimeMs: filter.search ? deps.lists.searchMaxTimeMs : undefined,
   });
@@ -60,6 +60,7 @@ export async function listRequests(deps: Deps, query: ListRequestsQuery) {
     (d) => requestOrders.position(d, plan.sort),
     total,
     stoppedAt,
+    countStopped,
   );
   const people = await deps.directory.knownUsers(page.items.map((d) => d.requester.id));
   const requests: RequestListItem[] = page.items.map((d) => ({

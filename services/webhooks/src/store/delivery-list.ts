@@ -1,13 +1,15 @@
-import { idFloorAt, LIST_COUNT_LIMIT, timeOfId } from '@support-desk/contracts';
+import { idFloorAt, timeOfId } from '@support-desk/contracts';
 import { type CursorKeyValue, dayKey, hourKey } from '@support-desk/platform/core';
 import {
   AFTER_EVERY_ID,
   hourWalk,
   type HourWalkOrder,
+  type HourWalkReads,
   type HourWalkStep,
   type KeysetSeek,
   keysetQuery,
   oneOf,
+  readsByValue,
   walkBounds,
   walkHours,
   WALK_STEPS_PER_CALL,
@@ -128,28 +130,43 @@ export function deliveryList<D extends ListedDelivery>(
       );
       // The step's range of ids, the seek's bound within it (one condition on `_id`, no `$and`).
       const seek = condition?._id as { $lt?: string; $gt?: string } | undefined;
-      const inStep = (step: HourWalkStep, withSeek: boolean): FilterQuery<D> => {
+      const inStep = (
+        step: HourWalkStep,
+        withSeek: boolean,
+        q: FilterQuery<ListedDelivery>,
+      ): FilterQuery<D> => {
         const ids: Record<string, string> = {
           $gte: idFloorAt('delivery', step.from.getTime()),
           $lt: idFloorAt('delivery', step.to.getTime()),
         };
         if (withSeek && seek?.$lt !== undefined && seek.$lt < ids.$lt!) ids.$lt = seek.$lt;
         if (withSeek && seek?.$gt !== undefined) ids.$gt = seek.$gt;
-        return { ...query, ...step.where, _id: ids } as FilterQuery<D>;
+        return { ...q, ...step.where, _id: ids } as FilterQuery<D>;
       };
-      const { docs, total, stoppedAt } = await walkHours<D>(
-        steps,
-        read,
-        {
-          find: (step, skip, limit) =>
-            model.find(inStep(step, true)).sort(sort).skip(skip).limit(limit).lean<D[]>().exec(),
-          count: (step) => model.countDocuments(inStep(step, false), { limit: LIST_COUNT_LIMIT }).exec(),
-        },
-        { maxSteps: WALK_STEPS_PER_CALL },
-      );
+      const readsOf = (q: FilterQuery<ListedDelivery>): HourWalkReads<D> => ({
+        find: (step, skip, limit) =>
+          model
+            .find(inStep(step, true, q))
+            .sort(sort)
+            .skip(skip)
+            .limit(limit)
+            .lean<D[]>()
+            .exec(),
+        count: (step, limit) => model.countDocuments(inStep(step, false, q), { limit }).exec(),
+      });
+      // Several statuses (or else event types): an equality each, which the local store pushes down.
+      const split = (['statuses', 'eventTypes'] as const).find((f) => (filter[f]?.length ?? 0) > 1);
+      const field = split === 'statuses' ? 'status' : 'eventType';
+      const reads = split
+        ? readsByValue(filter[split]!, sort, (value: string) => readsOf({ ...query, [field]: value }))
+        : readsOf(query);
+      const { docs, total, stoppedAt, countStopped } = await walkHours<D>(steps, read, reads, {
+        maxSteps: WALK_STEPS_PER_CALL,
+      });
       return {
         items: docs,
         total,
+        ...(countStopped ? { countStopped } : {}),
         ...(stoppedAt ? { stoppedAt: { keys: [], id: idOfPosition(stoppedAt) } } : {}),
       };
     },

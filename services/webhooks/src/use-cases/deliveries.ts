@@ -144,7 +144,7 @@ export async function listDeliveries(deps: Deps, subscriptionId: string, query: 
       'query.cursor',
       'is not a cursor this list issued: pass `nextCursor`/`prevCursor` unchanged',
     );
-  const { items, total, stoppedAt } = await deps.deliveries.page(
+  const { items, total, stoppedAt, countStopped } = await deps.deliveries.page(
     subscriptionId,
     { statuses, eventTypes },
     {
@@ -154,7 +154,8 @@ export async function listDeliveries(deps: Deps, subscriptionId: string, query: 
       count: window.mode === 'page',
     },
   );
-  const page = listPage(items, window, scope, (d) => ({ keys: [], id: d._id }), total, stoppedAt);
+  const keysOf = (d: { _id: string }) => ({ keys: [], id: d._id });
+  const page = listPage(items, window, scope, keysOf, total, stoppedAt, countStopped);
   return { deliveries: page.items.map(toDeliveryView), pagination: page.pagination };
 }
 
