@@ -24,6 +24,7 @@ import { createHousekeeping } from './use-cases/housekeeping.js';
 import { createLdapSyncScheduler } from './use-cases/ldap-sync.js';
 import { identityRpcAnswers } from './use-cases/rpc-answers.js';
 import { identityDeps, type IdentityDepsInput } from './wiring.js';
+import { completeStoredUsers } from './use-cases/user-list-keys.js';
 
 export interface IdentityServiceDeps extends IdentityDepsInput {
   config: IdentityServiceConfig;
@@ -82,6 +83,7 @@ export async function composeService(sd: IdentityServiceDeps): Promise<IdentityS
     async start() {
       if (rpc) return;
       await ensureIndexes(conn);
+      await completeStoredUsers(deps);
       relay.start();
       groupChanges = forgetChangedGroups(nc, names, verifier, deps.groups.forget, logger);
       rpc = serveIdentityRpc(nc, names, identityRpcAnswers(deps), { verifier, logger });

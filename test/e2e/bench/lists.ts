@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import { createActor } from '../src/actors.js';
 import type { Api } from '../src/http.js';
 import { SHARED_STACK_ENV, startStack } from '../src/stack.js';
-import { storeCopies, storedRequest } from '../src/store-fill.js';
+import { storeCopies, storedRequest, storedUser } from '../src/store-fill.js';
 import { teardowns } from './teardowns.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -102,18 +102,9 @@ async function main() {
       await storeCopies(stack, 'requests', 'requests', template, add, (k) =>
         storedRequest(stored + k, new Date(now - (size * 2 - stored - k) * 60_000)),
       );
-      await storeCopies(stack, 'identity', 'users', admin.id, add, (k) => {
-        const n = stored + k;
-        const email = `stored-${n}.${stack.run}@example.com`;
-        return {
-          _id: newId('user'),
-          email,
-          emailKey: email,
-          name: `Stored ${n}`,
-          role: (['agent', 'viewer', 'admin'] as const)[n % 3],
-          createdAt: new Date(now - (size * 2 - n) * 60_000),
-        };
-      });
+      await storeCopies(stack, 'identity', 'users', admin.id, add, (k) =>
+        storedUser(stored + k, new Date(now - (size * 2 - stored - k) * 60_000), stack.run),
+      );
       await storeCopies(stack, 'audit', 'events', someEvent, add, (k) => {
         const n = stored + k;
         return {

@@ -1,6 +1,7 @@
 import { newId, PRIORITIES, REQUEST_STATUSES } from '@support-desk/contracts';
 import { connectMongo } from '@support-desk/platform/service';
-import { dayKey, hourKey } from '@support-desk/platform/core';
+import { dayKey, hourKey, monthKey } from '@support-desk/platform/core';
+import { initialRank, LIST_BOUNDS_COLLECTION, searchKeysOf } from '@support-desk/platform/store';
 import type { Stack } from './stack.js';
 
 /**
@@ -31,7 +32,7 @@ export async function storeCopies(
         return copy;
       });
       await docs.insertMany(batch as never[]);
-      if (collection === 'requests') await widenListBounds(conn, batch);
+      if (collection === 'requests' || collection === 'users') await widenListBounds(conn, collection, batch);
     }
     return ids;
   } finally {
@@ -40,16 +41,17 @@ export async function storeCopies(
 }
 
 /**
- * The requests lists' known bounds (services/requests list-bounds.ts) widened to `batch`, as the
+ * The requests lists' known bounds (the platform's list-bounds.ts, document `requests`) widened to `batch`, as the
  * service's inserts do: the lists walk only the hours between them.
  */
 async function widenListBounds(
   conn: Awaited<ReturnType<typeof connectMongo>>,
+  collection: string,
   batch: Record<string, unknown>[],
 ) {
   const times = (field: string) => batch.map((d) => (d[field] as Date).getTime());
-  await conn.db!.collection('listBounds').updateOne(
-    { _id: 'requests' as never },
+  await conn.db!.collection(LIST_BOUNDS_COLLECTION).updateOne(
+    { _id: collection as never },
     {
       $min: { oldest: new Date(Math.min(...times('createdAt'))) },
       $max: {
@@ -78,5 +80,33 @@ export function storedRequest(n: number, at: Date) {
     updatedHour: hourKey(at),
     updatedDay: dayKey(at),
     rev: 0,
+  };
+}
+
+/**
+ * The `n`th stored user (created at `at`): an agent, viewer or admin in turn, with the keys the
+ * identity service's lists read it by (its user-keys.ts: the hours, days and months, the initials
+ * of the name and email, the search keys).
+ */
+export function storedUser(n: number, at: Date, run: string) {
+  const email = `stored-${n}.${run}@example.com`;
+  const name = `${String.fromCharCode(65 + (n % 26))}. Stored ${n}`;
+  return {
+    _id: newId('user'),
+    email,
+    emailKey: email,
+    name,
+    role: (['agent', 'viewer', 'admin'] as const)[n % 3],
+    createdAt: at,
+    updatedAt: at,
+    createdHour: hourKey(at),
+    createdDay: dayKey(at),
+    createdMonth: monthKey(at),
+    updatedHour: hourKey(at),
+    updatedDay: dayKey(at),
+    updatedMonth: monthKey(at),
+    nameRank: initialRank(name),
+    emailRank: initialRank(email),
+    searchKeys: searchKeysOf(name, email),
   };
 }

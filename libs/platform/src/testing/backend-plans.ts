@@ -1,4 +1,4 @@
-import type { Connection } from 'mongoose';
+import { type Connection, mongo } from 'mongoose';
 import type { ListQuery } from './index-coverage.js';
 
 /**
@@ -46,7 +46,8 @@ export async function backendPlansOf(
         find: collection,
         filter: query.filter,
         sort: query.sort,
-        ...(query.skip ? { skip: query.skip } : {}),
+        // A skip as the driver sends it in a find (FerretDB's explain refuses an int skip).
+        ...(query.skip ? { skip: mongo.Long.fromNumber(query.skip) } : {}),
         ...(query.limit ? { limit: query.limit } : {}),
       },
     });

@@ -8,6 +8,7 @@ import {
 } from '@support-desk/platform/core';
 import {
   besideSeek,
+  createListBounds,
   hourWalk,
   type HourWalkStep,
   insertWithOutbox,
@@ -19,7 +20,6 @@ import {
   walkHours,
 } from '@support-desk/platform/store';
 import type { Connection, FilterQuery } from 'mongoose';
-import { createListBounds } from './list-bounds.js';
 import { requestOrders, type RequestSort, requestWalks } from './request-order.js';
 import {
   CHANGE_ORDER,
@@ -117,7 +117,7 @@ function dueFilter(check: SlaDueCheck, now: Date): FilterQuery<RequestRecord> {
 /** Support requests: every query of the aggregate, its indexes and the soft-delete rule. */
 export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBytes?: number } = {}) {
   const model = requestModel(conn);
-  const bounds = createListBounds(conn, model);
+  const bounds = createListBounds(conn, model, 'requests');
   /**
    * What every write of a request adds before it lands: the keys derived from what it sets and the
    * list bounds widened to its change time (the trash's restore writes through it too).
