@@ -173,10 +173,12 @@ export interface HourWalkBudget {
 /**
  * Reads `steps` in order until `limit` documents (after `skip` of them) are found and, when
  * `count` (page mode), `LIST_COUNT_LIMIT` are counted, or the steps end, or the budget is spent.
+ * With `knownTotal` (a count of the same list made a moment ago: `createListTotals`) page mode
+ * counts only the steps the skip passes over and stops once the page is full; the total is that.
  */
 export async function walkHours<D, S extends WalkStep = HourWalkStep>(
   steps: Generator<S, void, boolean | undefined>,
-  window: { skip: number; limit: number; count: boolean },
+  window: { skip: number; limit: number; count: boolean; knownTotal?: number },
   reads: HourWalkReads<D, S>,
   budget: HourWalkBudget,
 ): Promise<HourWalkResult<D>> {
@@ -190,19 +192,24 @@ export async function walkHours<D, S extends WalkStep = HourWalkStep>(
     const step = next.value;
     const spent =
       read === budget.maxSteps || (read > 0 && budget.until !== undefined && Date.now() >= budget.until);
-    if (spent) return { docs, total, stoppedAt: previous!.past };
+    if (spent) return { docs, total: totalFound(), stoppedAt: previous!.past };
     read++;
     let done: boolean;
     try {
       done = await readStep(step);
     } catch (err) {
       if (!previous || !budget.stopsAt?.(err)) throw err;
-      return { docs, total, stoppedAt: previous.past };
+      return { docs, total: totalFound(), stoppedAt: previous.past };
     }
     previous = step;
     if (done) break;
   }
-  return { docs, total };
+  return { docs, total: totalFound() };
+
+  /** The count: the known one, or what the steps read counted. */
+  function totalFound() {
+    return window.knownTotal ?? total;
+  }
 
   /** Reads one step into `docs` (and `total`); whether the walk is done. */
   async function readStep(step: S): Promise<boolean> {
@@ -217,14 +224,15 @@ export async function walkHours<D, S extends WalkStep = HourWalkStep>(
     if (need > 0 && skip === 0) {
       const found = await reads.find(step, 0, need);
       docs.push(...found);
-      n = found.length < need ? found.length : await reads.count(step);
+      // Nor when the total is known: nothing is skipped, so the step's count serves nothing.
+      n = found.length < need || window.knownTotal !== undefined ? found.length : await reads.count(step);
     } else {
       n = await reads.count(step);
       if (need > 0 && n > skip) docs.push(...(await reads.find(step, skip, need)));
     }
     skip = Math.max(0, skip - n);
     total += n;
-    return docs.length >= window.limit && total >= LIST_COUNT_LIMIT;
+    return docs.length >= window.limit && (window.knownTotal !== undefined || total >= LIST_COUNT_LIMIT);
   }
 }
 

@@ -42,6 +42,11 @@ export const requestsConfigSchema = configSchema({
   IDENTITY_RPC_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 30_000, default: 2000 }),
   /** How long users and groups read from the read model stay in memory (0: not kept). */
   DIRECTORY_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 300_000, default: 5000 }),
+  /**
+   * How long a page-mode list's count is kept for the same filter (ms; 0: every page counts): the
+   * next pages and the same page again count nothing. This process's writes drop it at once.
+   */
+  LIST_TOTAL_CACHE_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 10_000 }),
   /** How long a list with `q` reads the store (a regex check an hour or day at a time); then it answers what it found. */
   REQUEST_SEARCH_MAX_TIME_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 2000 }),
   /**

@@ -632,6 +632,55 @@ t.test('a total past 1,000 is capped and says so; the pages past it are still th
   t.same([small.total, small.totalCapped], [1, undefined], 'a total under the cap is exact, no flag');
 });
 
+/** What `run` answered, and how many counts (`countDocuments`: an aggregate) it sent on `requests`. */
+async function countsSent<T>(h: Harness, run: () => Promise<T>): Promise<{ answer: T; counts: number }> {
+  let counts = 0;
+  const watch = (e: { commandName: string; command: Record<string, unknown> }) => {
+    if (e.commandName === 'aggregate' && e.command.aggregate === 'requests') counts++;
+  };
+  h.conn.getClient().on('commandStarted', watch);
+  try {
+    return { answer: await run(), counts };
+  } finally {
+    h.conn.getClient().off('commandStarted', watch);
+  }
+}
+
+t.test(
+  'a total is exact at the cap and capped past it; a count is kept a moment, and redone after a write',
+  async (t) => {
+    const h = await harness(t, {}, { counted: true });
+    await storeOldRequests(h, 1000);
+    const agent = h.identity.person('agent');
+    const get = (url: string) => h.call(agent.principal, 'GET', url);
+    await seed(h, agent.principal, [{ priority: 'high' }]);
+    const first = await countsSent(h, () => get('/v1/requests?priority=low&limit=20'));
+    t.same(
+      [first.answer.body.data.pagination.total, first.answer.body.data.pagination.totalCapped],
+      [1000, undefined],
+      'exactly 1,000: counted, not capped',
+    );
+    t.ok(first.counts > 0, `the first page counted (${first.counts} counts)`);
+    const again = await countsSent(h, () => get('/v1/requests?priority=low&limit=20'));
+    t.equal(again.answer.body.data.pagination.total, 1000, 'the same total');
+    t.equal(again.counts, 0, 'the same filter a moment later: its count kept, none sent');
+    t.equal(again.answer.body.data.requests.length, 20);
+    const other = await countsSent(h, () => get('/v1/requests?status=closed&limit=20'));
+    t.ok(other.counts > 0, 'another filter counts its own');
+    await seed(h, agent.principal, [{ priority: 'low' }]);
+    const after = await countsSent(h, () => get('/v1/requests?priority=low&limit=20'));
+    t.ok(after.counts > 0, 'a write of this process: counted afresh');
+    t.same(
+      [after.answer.body.data.pagination.total, after.answer.body.data.pagination.totalCapped],
+      [1000, true],
+      '1,001: capped, and says so',
+    );
+    const past = await countsSent(h, () => get('/v1/requests?priority=low&limit=20&page=51'));
+    t.equal(past.answer.body.data.requests.length, 1, 'the page past the cap holds the 1,001st');
+    t.equal(past.answer.body.data.pagination.totalCapped, true);
+  },
+);
+
 t.test('a list call reads a bounded span of hours and days; its cursor goes on from there', async (t) => {
   const h = await harness(t);
   const agent = h.identity.person('agent');

@@ -8,6 +8,7 @@ export * from '../fresh-reads.js';
 export * from '../hour-walk.js';
 export * from '../initial-walk.js';
 export * from '../list-bounds.js';
+export * from '../list-totals.js';
 export * from '../search-keys.js';
 export * from '../keyset.js';
 export { escapeRegex } from '../mongo.js';

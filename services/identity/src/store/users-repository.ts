@@ -3,6 +3,7 @@ import type { AggregateDecision, OutboxEntry } from '@support-desk/platform/core
 import {
   besideSeek,
   createListBounds,
+  createListTotals,
   escapeRegex,
   hourWalk,
   type HourWalkReads,
@@ -15,6 +16,7 @@ import {
   SEARCH_KEY_LENGTH,
   searchKeyOf,
   selectOutbox,
+  totalKeyOf,
   updateAggregate,
   walkHours,
   type WalkStep,
@@ -90,7 +92,7 @@ export type UserBrief = Pick<UserDoc, '_id' | 'email' | 'name'>;
 export const emailKey = (email: string) => email.trim().toLowerCase();
 
 /** Users: every query of the aggregate (membership lives on the user). */
-export function createUsersRepository(conn: Connection) {
+export function createUsersRepository(conn: Connection, { totalsTtlMs = 0 }: { totalsTtlMs?: number } = {}) {
   const model = userModel(conn);
   const emails = userEmailModel(conn);
   /** `forUpdate`: with the hidden outbox too, so `update` can decide on this copy (`current`). */
@@ -103,6 +105,7 @@ export function createUsersRepository(conn: Connection) {
     return query.lean<UserDoc>().exec();
   };
   const bounds = createListBounds(conn, model, 'users');
+  const totals = createListTotals(totalsTtlMs);
   /** One step's reads: its matches in list order after the seek, and their count. */
   const readsOf = <S extends WalkStep>(
     inStep: (step: S) => FilterQuery<UserDoc>,
@@ -132,16 +135,18 @@ export function createUsersRepository(conn: Connection) {
     const { sort: order, condition } = keysetQuery(keys, window.seek);
     const ascending = order[keys[0]!.field] === 1;
     const budget = { maxSteps: USER_LIST_STEPS_PER_CALL };
-    const answer = (found: HourWalkResult<UserDoc>) => ({
-      users: found.docs,
-      total: found.total,
-      stoppedAt: found.stoppedAt,
-    });
+    const totalKey = totalKeyOf(filter);
+    const knownTotal = window.count ? totals.get(totalKey) : undefined;
+    const walkWindow = { ...window, ...(knownTotal === undefined ? {} : { knownTotal }) };
+    const answer = (found: HourWalkResult<UserDoc>) => {
+      if (window.count && knownTotal === undefined && !found.stoppedAt) totals.keep(totalKey, found.total);
+      return { users: found.docs, total: found.total, stoppedAt: found.stoppedAt };
+    };
     if (sort.field === 'name' || sort.field === 'email') {
       const walk = userWalks.initial[sort.field];
       const found = await walkHours(
         initialWalk(walk.rank, ascending, window.seek?.values),
-        window,
+        walkWindow,
         readsOf(
           (step) => ({
             ...query,
@@ -162,7 +167,7 @@ export function createUsersRepository(conn: Connection) {
     const span = { oldest: known.oldest.getTime(), newest: newest.getTime() };
     const found = await walkHours(
       hourWalk(walk, ascending, span, window.seek?.values),
-      window,
+      walkWindow,
       readsOf(
         (step) => ({ ...query, ...step.where, [walk.time]: { $gte: step.from, $lt: step.to } }),
         order,
@@ -231,6 +236,8 @@ export function createUsersRepository(conn: Connection) {
           { what: 'User' },
         );
       }
+      // Users the lists did not find until now: counted afresh.
+      if (incomplete.length > 0) totals.forget();
       return incomplete.length;
     },
 
@@ -301,6 +308,7 @@ export function createUsersRepository(conn: Connection) {
      * `emailKey`), then its email's entry: written second, so an entry always names a stored user.
      */
     async insert(user: UserDoc, outbox: OutboxEntry[]): Promise<void> {
+      totals.forget();
       await bounds.stored(user.createdAt, user.updatedAt);
       await insertWithOutbox(model, { ...user, ...userListKeys(user) }, outbox);
       // The user is stored: a missing or stale entry only costs the next look-up by email its
@@ -346,6 +354,7 @@ export function createUsersRepository(conn: Connection) {
         id,
         async (doc) => {
           const decision = withListKeys(doc, await decide(doc));
+          if (decision.write) totals.forget();
           const updatedAt = decision.write?.set?.updatedAt as Date | undefined;
           if (updatedAt) await bounds.stored(undefined, updatedAt);
           return decision;

@@ -9,6 +9,7 @@ import {
 import {
   besideSeek,
   createListBounds,
+  createListTotals,
   hourWalk,
   type HourWalkStep,
   insertWithOutbox,
@@ -16,6 +17,7 @@ import {
   keysetQuery,
   rangeWithin,
   selectOutbox,
+  totalKeyOf,
   updateAggregate,
   walkHours,
 } from '@support-desk/platform/store';
@@ -115,15 +117,20 @@ function dueFilter(check: SlaDueCheck, now: Date): FilterQuery<RequestRecord> {
 }
 
 /** Support requests: every query of the aggregate, its indexes and the soft-delete rule. */
-export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBytes?: number } = {}) {
+export function createRequestsRepository(
+  conn: Connection,
+  { maxBytes, totalsTtlMs = 0 }: { maxBytes?: number; totalsTtlMs?: number } = {},
+) {
   const model = requestModel(conn);
   const bounds = createListBounds(conn, model, 'requests');
+  const totals = createListTotals(totalsTtlMs);
   /**
    * What every write of a request adds before it lands: the keys derived from what it sets and the
    * list bounds widened to its change time (the trash's restore writes through it too).
    */
   const prepareWrite = async <R>(decided: AggregateDecision<R>): Promise<AggregateDecision<R>> => {
     const decision = withDerivedKeys(decided);
+    if (decision.write) totals.forget();
     const updatedAt = decision.write?.set?.updatedAt as Date | undefined;
     if (updatedAt) await bounds.stored(undefined, updatedAt);
     return decision;
@@ -132,6 +139,7 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
     prepareWrite,
     /** A new request with the events that announce it, in one insert. */
     async insert(record: RequestRecord, outbox: OutboxEntry[]): Promise<void> {
+      totals.forget();
       await bounds.stored(record.createdAt, record.updatedAt);
       await insertWithOutbox(model, { ...record, ...derivedKeys(record) }, outbox);
     },
@@ -155,7 +163,7 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
      * page mode the total matching (counted up to the cap), read an hour or a day at a time
      * (`hourWalk`): the filter with that hour's or day's equality, never the whole collection.
      * `stoppedAt`: the call read its `LIST_STEPS_PER_CALL` before the page was full and the list
-     * ended.
+     * ended. A count of the same filter made within `totalsTtlMs` is the total (`createListTotals`).
      */
     async list(filter: RequestListFilter, sort: RequestSort, window: RequestListWindow) {
       const query = listQuery(filter);
@@ -183,10 +191,12 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
       const until = window.maxTimeMs ? Date.now() + window.maxTimeMs : undefined;
       const timed = <Q extends { maxTimeMS(ms: number): Q }>(q: Q) =>
         until ? q.maxTimeMS(Math.max(1, until - Date.now())) : q;
+      const totalKey = totalKeyOf(filter);
+      const knownTotal = window.count ? totals.get(totalKey) : undefined;
       try {
-        return await walkHours<RequestRecord>(
+        const found = await walkHours<RequestRecord>(
           steps,
-          window,
+          { ...window, ...(knownTotal === undefined ? {} : { knownTotal }) },
           {
             find: (step, skip, limit) =>
               timed(model.find(besideSeek(inStep(step), condition), LIST_FIELDS).sort(order))
@@ -198,6 +208,8 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
           },
           { maxSteps: LIST_STEPS_PER_CALL, until, stopsAt: until ? isTimeLimitError : undefined },
         );
+        if (window.count && knownTotal === undefined && !found.stoppedAt) totals.keep(totalKey, found.total);
+        return found;
       } catch (err) {
         // A search's first hour past its whole budget; a list stopped at its call's deadline is
         // the platform's 503.
@@ -263,6 +275,8 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
           { what: 'Request' },
         );
       }
+      // Requests the lists did not find until now: counted afresh.
+      if (incomplete.length > 0) totals.forget();
       return incomplete.length;
     },
 
