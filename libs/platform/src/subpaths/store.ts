@@ -3,6 +3,7 @@
 // (eslint.config.js); connecting to the store is wiring (@support-desk/platform/service).
 export * from '../aggregate-insert.js';
 export * from '../aggregate-update.js';
+export * from '../derived-fields.js';
 export * from '../due-hours.js';
 export * from '../fresh-reads.js';
 export * from '../hour-walk.js';

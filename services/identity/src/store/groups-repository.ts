@@ -1,5 +1,5 @@
 import type { AggregateDecision, OutboxEntry } from '@support-desk/platform/core';
-import { insertWithOutbox, updateAggregate } from '@support-desk/platform/store';
+import { completeDerivedFields, insertWithOutbox, updateAggregate } from '@support-desk/platform/store';
 import type { Connection } from 'mongoose';
 import { createGroupDirectory, type GroupEntry } from './group-directory.js';
 import { type GroupDoc, groupModel, groupNameKey } from './groups.js';
@@ -78,17 +78,8 @@ export function createGroupsRepository(conn: Connection, { nameCacheTtlMs }: Gro
      * that leave `updatedAt`); how many were completed.
      */
     async completeLive(limit: number): Promise<number> {
-      const incomplete = await model.find({ live: null }, { _id: 1 }).limit(limit).lean<GroupDoc[]>().exec();
-      for (const { _id } of incomplete) {
-        await updateAggregate<GroupDoc, void>(
-          model,
-          _id,
-          (current) => ({ write: { set: { live: current.deletedAt == null } }, result: undefined }),
-          { what: 'Group' },
-        );
-        directory.forget(_id);
-      }
-      return incomplete.length;
+      const live = (g: GroupDoc) => ({ live: g.deletedAt == null });
+      return completeDerivedFields(model, { live: null }, limit, live, 'Group');
     },
 
     /**

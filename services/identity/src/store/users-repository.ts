@@ -2,6 +2,7 @@ import { LIST_COUNT_LIMIT, type Role } from '@support-desk/contracts';
 import type { AggregateDecision, OutboxEntry } from '@support-desk/platform/core';
 import {
   besideSeek,
+  completeDerivedFields,
   createListBounds,
   createListTotals,
   escapeRegex,
@@ -217,28 +218,11 @@ export function createUsersRepository(conn: Connection, { totalsTtlMs = 0 }: { t
      * user did not change for its readers); how many were completed.
      */
     async completeListKeys(limit: number): Promise<number> {
-      const incomplete = await model
-        .find({ $or: [{ createdMonth: null }, { updatedMonth: null }, { searchKeys: null }] }, { _id: 1 })
-        .limit(limit)
-        .lean<Pick<UserDoc, '_id'>[]>()
-        .exec();
-      for (const { _id } of incomplete) {
-        await updateAggregate<UserDoc, void>(
-          model,
-          _id,
-          (current) => {
-            const keys = userListKeys(current);
-            const stale = (Object.keys(keys) as (keyof typeof keys)[]).some(
-              (k) => JSON.stringify(current[k]) !== JSON.stringify(keys[k]),
-            );
-            return { write: stale ? { set: keys } : null, result: undefined };
-          },
-          { what: 'User' },
-        );
-      }
+      const incomplete = { $or: [{ createdMonth: null }, { updatedMonth: null }, { searchKeys: null }] };
+      const n = await completeDerivedFields(model, incomplete, limit, userListKeys, 'User');
       // Users the lists did not find until now: counted afresh.
-      if (incomplete.length > 0) totals.forget();
-      return incomplete.length;
+      if (n > 0) totals.forget();
+      return n;
     },
 
     /** A connection's users of exactly this name (SCIM `displayName eq`): two equalities, newest first. */

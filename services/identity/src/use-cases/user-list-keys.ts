@@ -1,8 +1,5 @@
+import { completeInBatches } from '@support-desk/platform/core';
 import type { Deps } from './deps.js';
-
-/** Batches of the key back-fill, and how many at most a start runs (then the next start goes on). */
-const BACKFILL_BATCH = 100;
-const BACKFILL_BATCHES_MAX = 1000;
 
 /**
  * Gives the users stored before the list keys existed their keys, at start, after finding the
@@ -15,18 +12,8 @@ const BACKFILL_BATCHES_MAX = 1000;
 export async function completeStoredUsers(deps: Deps): Promise<void> {
   try {
     await deps.users.ensureListBounds();
-    let completed = 0;
-    for (let batch = 0; batch < BACKFILL_BATCHES_MAX; batch++) {
-      const n = await deps.users.completeListKeys(BACKFILL_BATCH);
-      completed += n;
-      if (n < BACKFILL_BATCH) break;
-    }
-    let groups = 0;
-    for (let batch = 0; batch < BACKFILL_BATCHES_MAX; batch++) {
-      const n = await deps.groups.completeLive(BACKFILL_BATCH);
-      groups += n;
-      if (n < BACKFILL_BATCH) break;
-    }
+    const completed = await completeInBatches((n) => deps.users.completeListKeys(n));
+    const groups = await completeInBatches((n) => deps.groups.completeLive(n));
     if (completed + groups > 0)
       deps.logger.info({ completed, groups }, 'stored users and groups given their list keys');
   } catch (err) {

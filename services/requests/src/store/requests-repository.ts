@@ -8,6 +8,7 @@ import {
 } from '@support-desk/platform/core';
 import {
   besideSeek,
+  completeDerivedFields,
   createListBounds,
   createListTotals,
   hourWalk,
@@ -246,38 +247,18 @@ export function createRequestsRepository(
      * for its readers.
      */
     async completeDerivedKeys(limit: number): Promise<number> {
-      const incomplete = await model
-        .find(
-          {
-            $or: [
-              'priorityRank',
-              'requesterId',
-              'createdHour',
-              'createdDay',
-              'updatedHour',
-              'updatedDay',
-            ].map((k) => ({ [k]: null })),
-          },
-          { _id: 1 },
-        )
-        .limit(limit)
-        .lean<Pick<RequestRecord, '_id'>[]>()
-        .exec();
-      for (const { _id } of incomplete) {
-        await updateAggregate<RequestRecord, void>(
-          model,
-          _id,
-          (current) => {
-            const keys = derivedKeys(current);
-            const missing = (Object.keys(keys) as (keyof typeof keys)[]).some((k) => current[k] !== keys[k]);
-            return { write: missing ? { set: keys } : null, result: undefined };
-          },
-          { what: 'Request' },
-        );
-      }
+      const incomplete = [
+        'priorityRank',
+        'requesterId',
+        'createdHour',
+        'createdDay',
+        'updatedHour',
+        'updatedDay',
+      ].map((k) => ({ [k]: null }));
+      const n = await completeDerivedFields(model, { $or: incomplete }, limit, derivedKeys, 'Request');
       // Requests the lists did not find until now: counted afresh.
-      if (incomplete.length > 0) totals.forget();
-      return incomplete.length;
+      if (n > 0) totals.forget();
+      return n;
     },
 
     /**
