@@ -1,6 +1,6 @@
 import { LIST_COUNT_LIMIT } from '@support-desk/contracts';
 import type { CursorKeyValue } from './cursor.js';
-import { bucketStart, DAY_MS, dayKey, HOUR_MS, hourKey } from './time-buckets.js';
+import { bucketStart, DAY_MS, dayKey, HOUR_MS, hourKey, monthKey, monthStart } from './time-buckets.js';
 
 /**
  * Lists read a few hours and then a day at a time (issue 31). FerretDB on PostgreSQL pushes down
@@ -32,19 +32,28 @@ export interface HourWalkOrder {
   time: string;
   hour: string;
   day: string;
+  /**
+   * The stored field holding its month (`createdMonth`: `2030-01`), for documents spread thinly
+   * over years (users): the walk then reads the days of the month it starts in, then whole months.
+   */
+  month?: string;
   /** A sort key before the time with few values (a rank), its values ascending: each in turn. */
   lead?: { field: string; values: readonly number[] };
 }
 
-/** One hour or day of the walk (of one lead value): its equalities, its time range, where it ends. */
-export interface HourWalkStep {
+/** One step of a walk (`walkHours`): where it ends. */
+export interface WalkStep {
   /** The equalities selecting the step's documents, beside the list's filter. */
   where: Record<string, string | number>;
+  /** A position past every document of the step in reading order: where a later call resumes. */
+  past: { keys: CursorKeyValue[]; id: string };
+}
+
+/** One hour, day or month of the walk (of one lead value): its equalities, its time range. */
+export interface HourWalkStep extends WalkStep {
   /** The step's range of the time key: [from, to). */
   from: Date;
   to: Date;
-  /** A position past every document of the step in reading order: where a later call resumes. */
-  past: { keys: CursorKeyValue[]; id: string };
 }
 
 /** The highest id any list issues sorts below this (ids are ASCII). */
@@ -80,11 +89,27 @@ function* stepsOf(
     if (from < to) yield { ...step(from, to - from, order.day, dayKey(day)) };
     break;
   }
-  // ...then whole days.
-  const firstDay = bucketStart(span.oldest, DAY_MS);
-  const lastDay = bucketStart(span.newest, DAY_MS);
-  for (let d = day + dir * DAY_MS; d >= firstDay && d <= lastDay; d += dir * DAY_MS)
-    yield step(d, DAY_MS, order.day, dayKey(d));
+  // ...then whole days (of the month it starts in, when the order keeps months)...
+  const month = order.month ? monthStart(day) : undefined;
+  const firstDay = Math.max(bucketStart(span.oldest, DAY_MS), month ?? -Infinity);
+  const lastDay = Math.min(
+    bucketStart(span.newest, DAY_MS),
+    month === undefined ? Infinity : monthStart(day, 1) - DAY_MS,
+  );
+  for (let d = day + dir * DAY_MS; d >= firstDay && d <= lastDay; d += dir * DAY_MS) {
+    const coarse = yield step(d, DAY_MS, order.day, dayKey(d));
+    if (!coarse || month === undefined) continue;
+    // Only counting from here: the rest of the month in one, by its month key.
+    const [from, to] = ascending ? [d + DAY_MS, lastDay + DAY_MS] : [firstDay, d];
+    if (from < to) yield step(from, to - from, order.month!, monthKey(month));
+    break;
+  }
+  if (month === undefined) return;
+  // ...then whole months.
+  const firstMonth = monthStart(span.oldest);
+  const lastMonth = monthStart(span.newest);
+  for (let m = monthStart(month, dir); m >= firstMonth && m <= lastMonth; m = monthStart(m, dir))
+    yield step(m, monthStart(m, 1) - m, order.month!, monthKey(m));
 }
 
 /**
@@ -129,9 +154,9 @@ export function* hourWalk(
 }
 
 /** How a walk reads one step: the step's matches in list order (a window of them), their count. */
-export interface HourWalkReads<D> {
-  find(step: HourWalkStep, skip: number, limit: number): Promise<D[]>;
-  count(step: HourWalkStep): Promise<number>;
+export interface HourWalkReads<D, S extends WalkStep = HourWalkStep> {
+  find(step: S, skip: number, limit: number): Promise<D[]>;
+  count(step: S): Promise<number>;
 }
 
 /** What a walk found: the page's documents, the count (page mode), where it stopped early. */
@@ -139,7 +164,7 @@ export interface HourWalkResult<D> {
   docs: D[];
   total: number;
   /** Set when the step budget ran out before the list's end: the position to resume from. */
-  stoppedAt?: HourWalkStep['past'];
+  stoppedAt?: WalkStep['past'];
 }
 
 /**
@@ -156,39 +181,46 @@ export interface HourWalkBudget {
 /**
  * Reads `steps` in order until `limit` documents (after `skip` of them) are found and, when
  * `count` (page mode), `LIST_COUNT_LIMIT` are counted, or the steps end, or the budget is spent.
+ * With `knownTotal` (a count of the same list made a moment ago: `createListTotals`) page mode
+ * counts only the steps the skip passes over and stops once the page is full; the total is that.
  */
-export async function walkHours<D>(
-  steps: Generator<HourWalkStep, void, boolean | undefined>,
-  window: { skip: number; limit: number; count: boolean },
-  reads: HourWalkReads<D>,
+export async function walkHours<D, S extends WalkStep = HourWalkStep>(
+  steps: Generator<S, void, boolean | undefined>,
+  window: { skip: number; limit: number; count: boolean; knownTotal?: number },
+  reads: HourWalkReads<D, S>,
   budget: HourWalkBudget,
 ): Promise<HourWalkResult<D>> {
   const docs: D[] = [];
   let skip = window.skip;
   let total = 0;
   let read = 0;
-  let previous: HourWalkStep | undefined;
+  let previous: S | undefined;
   // Once the page is full only the count goes on: the walk is then asked for coarser steps.
   for (let next = steps.next(); !next.done; next = steps.next(docs.length >= window.limit)) {
     const step = next.value;
     const spent =
       read === budget.maxSteps || (read > 0 && budget.until !== undefined && Date.now() >= budget.until);
-    if (spent) return { docs, total, stoppedAt: previous!.past };
+    if (spent) return { docs, total: totalFound(), stoppedAt: previous!.past };
     read++;
     let done: boolean;
     try {
       done = await readStep(step);
     } catch (err) {
       if (!previous || !budget.stopsAt?.(err)) throw err;
-      return { docs, total, stoppedAt: previous.past };
+      return { docs, total: totalFound(), stoppedAt: previous.past };
     }
     previous = step;
     if (done) break;
   }
-  return { docs, total };
+  return { docs, total: totalFound() };
+
+  /** The count: the known one, or what the steps read counted. */
+  function totalFound() {
+    return window.knownTotal ?? total;
+  }
 
   /** Reads one step into `docs` (and `total`); whether the walk is done. */
-  async function readStep(step: HourWalkStep): Promise<boolean> {
+  async function readStep(step: S): Promise<boolean> {
     const need = window.limit - docs.length;
     if (!window.count) {
       docs.push(...(await reads.find(step, 0, need)));
@@ -200,14 +232,15 @@ export async function walkHours<D>(
     if (need > 0 && skip === 0) {
       const found = await reads.find(step, 0, need);
       docs.push(...found);
-      n = found.length < need ? found.length : await reads.count(step);
+      // Nor when the total is known: nothing is skipped, so the step's count serves nothing.
+      n = found.length < need || window.knownTotal !== undefined ? found.length : await reads.count(step);
     } else {
       n = await reads.count(step);
       if (need > 0 && n > skip) docs.push(...(await reads.find(step, skip, need)));
     }
     skip = Math.max(0, skip - n);
     total += n;
-    return docs.length >= window.limit && total >= LIST_COUNT_LIMIT;
+    return docs.length >= window.limit && (window.knownTotal !== undefined || total >= LIST_COUNT_LIMIT);
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Connection } from 'mongoose';
+import type { Connection, Model } from 'mongoose';
 import { bucketStart, HOUR_MS } from './time-buckets.js';
 
 /**
@@ -9,7 +9,8 @@ import { bucketStart, HOUR_MS } from './time-buckets.js';
  * by `_id` per list call; the inserts widen it before they write (`$min`/`$max`, known to the
  * hour, once per new hour per process: an item is never stored outside its span). Items stored
  * before a span was kept are found once, by the caller's `edges` (a read of them all), when its
- * document is missing. (The requests lists keep three times per span: their own list-bounds.ts.)
+ * document is missing. Lists that walk a creation or a change time keep a span of each
+ * (`timedSpans`, below).
  */
 export const WALK_BOUNDS_COLLECTION = 'listBounds';
 
@@ -79,3 +80,42 @@ export function walkBounds(conn: Connection) {
 }
 
 export type WalkBounds = ReturnType<typeof walkBounds>;
+
+/** The stored times a creation-and-change span pair follows. */
+interface Timed {
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/**
+ * The spans of a collection whose lists walk its creation or its change time (requests, users):
+ * `<list>` over `createdAt` and `<list>.updated` over `updatedAt`, each a `walkBounds` span.
+ * Missing (documents stored before spans were kept), each is found once by its field's first and
+ * last document (two reads of the whole collection on FerretDB).
+ */
+export function timedSpans<D extends Timed>(conn: Connection, documents: Model<D>, list: string) {
+  const bounds = walkBounds(conn);
+  const idOf = (field: keyof Timed) => (field === 'createdAt' ? list : `${list}.updated`);
+  const edge = async (field: keyof Timed, direction: 1 | -1) => {
+    const [doc] = await documents
+      .find({}, { [field]: 1 })
+      .sort({ [field]: direction })
+      .limit(1)
+      .lean<Timed[]>()
+      .exec();
+    return doc?.[field].getTime();
+  };
+  const edges = (field: keyof Timed) => async (): Promise<WalkSpan | undefined> => {
+    const [oldest, newest] = await Promise.all([edge(field, 1), edge(field, -1)]);
+    return oldest === undefined || newest === undefined ? undefined : { oldest, newest };
+  };
+  return {
+    /** A document was stored (`created`: its creation time) or changed at these times. */
+    async stored(created: Date | undefined, updated: Date): Promise<void> {
+      if (created) await bounds.stored(list, [created.getTime()]);
+      await bounds.stored(idOf('updatedAt'), [updated.getTime()]);
+    },
+    /** The span of `field` over the stored documents, or undefined when none is stored. */
+    read: (field: keyof Timed): Promise<WalkSpan | undefined> => bounds.read(idOf(field), edges(field)),
+  };
+}

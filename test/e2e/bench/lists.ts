@@ -9,12 +9,12 @@
  * keys are not capped here (LIST_CONCURRENCY, SEARCH_CONCURRENCY, CREDENTIAL_CONCURRENCY): the
  * bench measures what a list costs, not the shedding.
  */
-import { EVENT_TYPES, newId } from '@support-desk/contracts';
+import { EVENT_TYPES } from '@support-desk/contracts';
 import fs from 'node:fs';
 import { createActor } from '../src/actors.js';
 import type { Api } from '../src/http.js';
 import { SHARED_STACK_ENV, startStack } from '../src/stack.js';
-import { storedEvent, storeCopies, storedRequest } from '../src/store-fill.js';
+import { storedEvent, storeCopies, storedRequest, storedUser } from '../src/store-fill.js';
 import { teardowns } from './teardowns.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -102,18 +102,9 @@ async function main() {
       await storeCopies(stack, 'requests', 'requests', template, add, (k) =>
         storedRequest(stored + k, new Date(now - (size * 2 - stored - k) * 60_000)),
       );
-      await storeCopies(stack, 'identity', 'users', admin.id, add, (k) => {
-        const n = stored + k;
-        const email = `stored-${n}.${stack.run}@example.com`;
-        return {
-          _id: newId('user'),
-          email,
-          emailKey: email,
-          name: `Stored ${n}`,
-          role: (['agent', 'viewer', 'admin'] as const)[n % 3],
-          createdAt: new Date(now - (size * 2 - n) * 60_000),
-        };
-      });
+      await storeCopies(stack, 'identity', 'users', admin.id, add, (k) =>
+        storedUser(stored + k, new Date(now - (size * 2 - stored - k) * 60_000), stack.run),
+      );
       await storeCopies(stack, 'audit', 'events', someEvent, add, (k) => {
         const n = stored + k;
         return storedEvent(EVENT_TYPES[n % EVENT_TYPES.length]!, new Date(now - (size * 2 - n) * 60_000));

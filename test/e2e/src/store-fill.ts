@@ -1,6 +1,7 @@
 import { newId, PRIORITIES, REQUEST_STATUSES } from '@support-desk/contracts';
 import { connectMongo } from '@support-desk/platform/service';
-import { dayKey, hourKey } from '@support-desk/platform/core';
+import { dayKey, hourKey, monthKey } from '@support-desk/platform/core';
+import { initialRank, WALK_BOUNDS_COLLECTION, searchKeysOf } from '@support-desk/platform/store';
 import type { Stack } from './stack.js';
 
 /**
@@ -31,8 +32,11 @@ export async function storeCopies(
         return copy;
       });
       await docs.insertMany(batch as never[]);
-      if (collection === 'requests') await widenListBounds(conn, batch);
-      if (collection === 'events') await widenEventsSpan(conn, batch);
+      if (collection === 'requests' || collection === 'users') {
+        await widenSpan(conn, collection, batch, 'createdAt');
+        await widenSpan(conn, `${collection}.updated`, batch, 'updatedAt');
+      }
+      if (collection === 'events') await widenSpan(conn, 'events', batch, 'timestamp');
     }
     return ids;
   } finally {
@@ -41,40 +45,22 @@ export async function storeCopies(
 }
 
 /**
- * The requests lists' known bounds (services/requests list-bounds.ts) widened to `batch`, as the
- * service's inserts do: the lists walk only the hours between them.
+ * A list's span in `listBounds` (the platform's walkBounds: `requests` and `users` over the
+ * creation time, `requests.updated` and `users.updated` over the change time, `events` over the
+ * timestamp) widened to `batch`, as the services' inserts do: the lists walk only the hours
+ * between its ends.
  */
-async function widenListBounds(
+async function widenSpan(
   conn: Awaited<ReturnType<typeof connectMongo>>,
+  span: string,
   batch: Record<string, unknown>[],
+  field: string,
 ) {
-  const times = (field: string) => batch.map((d) => (d[field] as Date).getTime());
-  await conn.db!.collection('listBounds').updateOne(
-    { _id: 'requests' as never },
-    {
-      $min: { oldest: new Date(Math.min(...times('createdAt'))) },
-      $max: {
-        newestCreated: new Date(Math.max(...times('createdAt'))),
-        newestUpdated: new Date(Math.max(...times('updatedAt'))),
-      },
-    },
-    { upsert: true },
-  );
-}
-
-/**
- * The audit log's span (the platform's walkBounds, document `events`) widened to `batch`, as the
- * ingestion's inserts do: the events lists walk only the hours between its ends.
- */
-async function widenEventsSpan(
-  conn: Awaited<ReturnType<typeof connectMongo>>,
-  batch: Record<string, unknown>[],
-) {
-  const times = batch.map((d) => (d.timestamp as Date).getTime());
+  const times = batch.map((d) => (d[field] as Date).getTime());
   await conn
-    .db!.collection('listBounds')
+    .db!.collection(WALK_BOUNDS_COLLECTION)
     .updateOne(
-      { _id: 'events' as never },
+      { _id: span as never },
       { $min: { oldest: new Date(Math.min(...times)) }, $max: { newest: new Date(Math.max(...times)) } },
       { upsert: true },
     );
@@ -102,5 +88,33 @@ export function storedRequest(n: number, at: Date) {
     updatedHour: hourKey(at),
     updatedDay: dayKey(at),
     rev: 0,
+  };
+}
+
+/**
+ * The `n`th stored user (created at `at`): an agent, viewer or admin in turn, with the keys the
+ * identity service's lists read it by (its user-keys.ts: the hours, days and months, the initials
+ * of the name and email, the search keys).
+ */
+export function storedUser(n: number, at: Date, run: string) {
+  const email = `stored-${n}.${run}@example.com`;
+  const name = `${String.fromCharCode(65 + (n % 26))}. Stored ${n}`;
+  return {
+    _id: newId('user'),
+    email,
+    emailKey: email,
+    name,
+    role: (['agent', 'viewer', 'admin'] as const)[n % 3],
+    createdAt: at,
+    updatedAt: at,
+    createdHour: hourKey(at),
+    createdDay: dayKey(at),
+    createdMonth: monthKey(at),
+    updatedHour: hourKey(at),
+    updatedDay: dayKey(at),
+    updatedMonth: monthKey(at),
+    nameRank: initialRank(name),
+    emailRank: initialRank(email),
+    searchKeys: searchKeysOf(name, email),
   };
 }

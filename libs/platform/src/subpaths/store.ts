@@ -4,9 +4,13 @@
 export * from '../aggregate-insert.js';
 export * from '../aggregate-update.js';
 export * from '../bulk-updates.js';
+export * from '../derived-fields.js';
 export * from '../due-hours.js';
 export * from '../fresh-reads.js';
 export * from '../hour-walk.js';
+export * from '../initial-walk.js';
+export * from '../list-totals.js';
+export * from '../search-keys.js';
 export * from '../walk-bounds.js';
 export * from '../keyset.js';
 export { escapeRegex } from '../mongo.js';
