@@ -1,6 +1,6 @@
 import { LIST_COUNT_LIMIT } from '@support-desk/contracts';
 import type { CursorKeyValue } from './cursor.js';
-import { bucketStart, DAY_MS, dayKey, HOUR_MS, hourKey, monthKey, monthStart } from './time-buckets.js';
+import { bucketStart, DAY_MS, dayKey, HOUR_MS, hourKey } from './time-buckets.js';
 
 /**
  * Lists read a few hours and then a day at a time (issue 31). FerretDB on PostgreSQL pushes down
@@ -34,7 +34,8 @@ export interface HourWalkOrder {
   day: string;
   /**
    * The stored field holding its month (`createdMonth`: `2030-01`), for documents spread thinly
-   * over years (users): the walk then reads the days of the month it starts in, then whole months.
+   * over years (users): a counted walk (`countedWalk`) reads the rest of a month in one step when
+   * its days hold few.
    */
   month?: string;
   /** A sort key before the time with few values (a rank), its values ascending: each in turn. */
@@ -59,16 +60,26 @@ export interface HourWalkStep extends WalkStep {
 /** The highest id any list issues sorts below this (ids are ASCII). */
 export const AFTER_EVERY_ID = '\u{ffff}';
 
-/** The steps of one lead value, from the instant `at` (included) in reading order. */
-function* stepsOf(
-  order: HourWalkOrder,
-  lead: number | undefined,
-  ascending: boolean,
+/** What a walk tells its steps after each one: whether the page is full, how many more it wants. */
+export interface WalkFeedback {
+  full: boolean;
+  /** The documents it still wants to see: the skip and the rest of the page, or the count's rest. */
+  want: number;
+}
+
+/** The steps of one lead value of a walk over `span`, from the instant `at` (included) in reading order. */
+export type LeadSteps = (
+  step: StepMaker,
   at: number,
   span: { oldest: number; newest: number },
-): Generator<HourWalkStep, void, boolean | undefined> {
+) => Generator<HourWalkStep, void, WalkFeedback | undefined>;
+
+/** A step of `ms` from `start`, selected by `field: key` (and the lead's equality). */
+export type StepMaker = (start: number, ms: number, field: string, key: string) => HourWalkStep;
+
+function stepMaker(order: HourWalkOrder, lead: number | undefined, ascending: boolean): StepMaker {
   const leadKeys = lead === undefined ? [] : [lead];
-  const step = (start: number, ms: number, field: string, key: string): HourWalkStep => ({
+  return (start, ms, field, key) => ({
     where: { ...(lead === undefined ? {} : { [order.lead!.field]: lead }), [field]: key },
     from: new Date(start),
     to: new Date(start + ms),
@@ -76,40 +87,34 @@ function* stepsOf(
       ? { keys: [...leadKeys, new Date(start + ms - 1)], id: AFTER_EVERY_ID }
       : { keys: [...leadKeys, new Date(start)], id: '' },
   });
+}
+
+/** The hours of the day the walk starts in, then whole days. */
+function* stepsOf(
+  order: HourWalkOrder,
+  ascending: boolean,
+  step: StepMaker,
+  at: number,
+  span: { oldest: number; newest: number },
+): Generator<HourWalkStep, void, WalkFeedback | undefined> {
   const dir = ascending ? 1 : -1;
   const day = bucketStart(at, DAY_MS);
   // The hours of the day the walk starts in, within the span...
   const firstHour = Math.max(bucketStart(span.oldest, HOUR_MS), day);
   const lastHour = Math.min(bucketStart(span.newest, HOUR_MS), day + DAY_MS - HOUR_MS);
   for (let h = bucketStart(at, HOUR_MS); h >= firstHour && h <= lastHour; h += dir * HOUR_MS) {
-    const coarse = yield step(h, HOUR_MS, order.hour, hourKey(h));
+    const coarse = (yield step(h, HOUR_MS, order.hour, hourKey(h)))?.full;
     if (!coarse) continue;
     // Asked for coarser steps (only counting from here): the rest of the day in one, by its day key.
     const [from, to] = ascending ? [h + HOUR_MS, lastHour + HOUR_MS] : [firstHour, h];
     if (from < to) yield { ...step(from, to - from, order.day, dayKey(day)) };
     break;
   }
-  // ...then whole days (of the month it starts in, when the order keeps months)...
-  const month = order.month ? monthStart(day) : undefined;
-  const firstDay = Math.max(bucketStart(span.oldest, DAY_MS), month ?? -Infinity);
-  const lastDay = Math.min(
-    bucketStart(span.newest, DAY_MS),
-    month === undefined ? Infinity : monthStart(day, 1) - DAY_MS,
-  );
-  for (let d = day + dir * DAY_MS; d >= firstDay && d <= lastDay; d += dir * DAY_MS) {
-    const coarse = yield step(d, DAY_MS, order.day, dayKey(d));
-    if (!coarse || month === undefined) continue;
-    // Only counting from here: the rest of the month in one, by its month key.
-    const [from, to] = ascending ? [d + DAY_MS, lastDay + DAY_MS] : [firstDay, d];
-    if (from < to) yield step(from, to - from, order.month!, monthKey(month));
-    break;
-  }
-  if (month === undefined) return;
-  // ...then whole months.
-  const firstMonth = monthStart(span.oldest);
-  const lastMonth = monthStart(span.newest);
-  for (let m = monthStart(month, dir); m >= firstMonth && m <= lastMonth; m = monthStart(m, dir))
-    yield step(m, monthStart(m, 1) - m, order.month!, monthKey(m));
+  // ...then whole days.
+  const firstDay = bucketStart(span.oldest, DAY_MS);
+  const lastDay = bucketStart(span.newest, DAY_MS);
+  for (let d = day + dir * DAY_MS; d >= firstDay && d <= lastDay; d += dir * DAY_MS)
+    yield step(d, DAY_MS, order.day, dayKey(d));
 }
 
 /**
@@ -122,7 +127,8 @@ export function* hourWalk(
   ascending: boolean,
   span: { oldest: number; newest: number },
   from?: readonly CursorKeyValue[],
-): Generator<HourWalkStep, void, boolean | undefined> {
+  leadSteps: LeadSteps = (step, at, s) => stepsOf(order, ascending, step, at, s),
+): Generator<HourWalkStep, void, WalkFeedback | undefined> {
   // The bounds are known to the hour (they are widened once an hour per process).
   span = {
     oldest: bucketStart(span.oldest, HOUR_MS),
@@ -149,7 +155,7 @@ export function* hourWalk(
     let at = fromTime !== undefined && lead === fromLead ? fromTime : ascending ? span.oldest : span.newest;
     if (ascending ? at > span.newest : at < span.oldest) continue;
     at = Math.min(Math.max(at, span.oldest), span.newest);
-    yield* stepsOf(order, lead, ascending, at, span);
+    yield* leadSteps(stepMaker(order, lead, ascending), at, span);
   }
 }
 
@@ -185,7 +191,7 @@ export interface HourWalkBudget {
  * counts only the steps the skip passes over and stops once the page is full; the total is that.
  */
 export async function walkHours<D, S extends WalkStep = HourWalkStep>(
-  steps: Generator<S, void, boolean | undefined>,
+  steps: Generator<S, void, WalkFeedback | undefined>,
   window: { skip: number; limit: number; count: boolean; knownTotal?: number },
   reads: HourWalkReads<D, S>,
   budget: HourWalkBudget,
@@ -196,7 +202,7 @@ export async function walkHours<D, S extends WalkStep = HourWalkStep>(
   let read = 0;
   let previous: S | undefined;
   // Once the page is full only the count goes on: the walk is then asked for coarser steps.
-  for (let next = steps.next(); !next.done; next = steps.next(docs.length >= window.limit)) {
+  for (let next = steps.next(); !next.done; next = steps.next(feedback())) {
     const step = next.value;
     const spent =
       read === budget.maxSteps || (read > 0 && budget.until !== undefined && Date.now() >= budget.until);
@@ -213,6 +219,14 @@ export async function walkHours<D, S extends WalkStep = HourWalkStep>(
     if (done) break;
   }
   return { docs, total: totalFound() };
+
+  /** What the next step should hold (`WalkFeedback`): the skip and the page's rest, then the count's. */
+  function feedback(): WalkFeedback {
+    const full = docs.length >= window.limit;
+    if (!full) return { full, want: skip + window.limit - docs.length };
+    const counting = window.count && window.knownTotal === undefined;
+    return { full, want: counting ? Math.max(0, LIST_COUNT_LIMIT - total) : 0 };
+  }
 
   /** The count: the known one, or what the steps read counted. */
   function totalFound() {

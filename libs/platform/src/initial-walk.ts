@@ -1,5 +1,5 @@
 import type { CursorKeyValue } from './cursor.js';
-import type { WalkStep } from './hour-walk.js';
+import type { WalkFeedback, WalkStep } from './hour-walk.js';
 
 /**
  * Lists sorted by a string (a name, an email) read one initial at a time (issue 31), as the
@@ -45,7 +45,7 @@ export function* initialWalk(
   field: string,
   ascending: boolean,
   from?: readonly CursorKeyValue[],
-): Generator<InitialWalkStep, void, boolean | undefined> {
+): Generator<InitialWalkStep, void, WalkFeedback | undefined> {
   let rank = ascending ? 0 : INITIAL_RANKS - 1;
   if (from) {
     rank = initialRank(String(from[0]));

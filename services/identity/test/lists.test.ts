@@ -8,7 +8,8 @@ import {
   listQueriesOf,
   uncovered,
 } from '@support-desk/platform/testing';
-import { timedSpans } from '@support-desk/platform/store';
+import { walkBounds } from '@support-desk/platform/store';
+import { dayKey } from '@support-desk/platform/core';
 import { userListKeys } from '../src/store/user-keys.js';
 import { UserSchema, userModel } from '../src/store/users.js';
 import { createIdentityProvider } from '../src/use-cases/identity-providers.js';
@@ -55,15 +56,25 @@ function formerStaff(count: number, now: number, vary: (n: number) => Record<str
   });
 }
 
-/** Users straight into the store, oldest first, the lists' bounds widened to them as the repository does. */
+/** Users straight into the store, oldest first, the lists' spans widened to them as the repository does. */
 async function storeUsers(
   h: Harness,
   users: (Record<string, unknown> & { createdAt: Date; updatedAt: Date })[],
 ) {
   const model = userModel(h.conn);
   for (let n = 0; n < users.length; n += 500) await model.insertMany(users.slice(n, n + 500), { lean: true });
-  const bounds = timedSpans(h.conn, model, 'users');
-  for (const u of [users[0]!, users.at(-1)!]) await bounds.stored(u.createdAt, u.updatedAt);
+  // The spans and their day counts, as the repository's inserts keep them (walkBounds).
+  const bounds = walkBounds(h.conn);
+  await bounds.stored(
+    'users',
+    users.map((u) => u.createdAt.getTime()),
+    true,
+  );
+  await bounds.stored(
+    'users.updated',
+    users.map((u) => u.updatedAt.getTime()),
+    true,
+  );
 }
 
 type Page = { statusCode: number; headers: Record<string, unknown>; body: string };
@@ -427,6 +438,97 @@ t.test(
         t.equal(byName.users[0].name, 'B. Former 2939', 'by name (code points): 200 before it');
       },
     );
+  },
+);
+
+/** The users filters of the `find`s and counts (`aggregate`) `run` sent, in order. */
+async function usersReadsOf(h: Harness, run: () => Promise<unknown>) {
+  const reads: Record<string, unknown>[] = [];
+  const watch = (e: { commandName: string; command: Record<string, unknown> }) => {
+    if (e.commandName === 'find' && e.command.find === 'users')
+      reads.push(e.command.filter as Record<string, unknown>);
+    if (e.commandName === 'aggregate' && e.command.aggregate === 'users') {
+      const match = (e.command.pipeline as { $match?: Record<string, unknown> }[])[0]?.$match;
+      if (match) reads.push(match);
+    }
+  };
+  h.conn.getClient().on('commandStarted', watch);
+  try {
+    await run();
+  } finally {
+    h.conn.getClient().off('commandStarted', watch);
+  }
+  return reads;
+}
+
+t.test(
+  'a dense day is read an hour at a time and quiet days not at all (steps sized by the day counts)',
+  async (t) => {
+    const h = await harness(t, { CALL_TIMEOUT_MS: '60000' }, { countCommands: true });
+    // 1,440 users in one day (one a minute, as a directory sync or the lists bench stores them),
+    // ending five days before now; the days between hold nobody.
+    const now = h.deps.clock().getTime();
+    const dayStart = Math.floor(now / 86_400_000) * 86_400_000 - 6 * 86_400_000;
+    const dense = formerStaff(1440, now, (n) => {
+      const at = new Date(dayStart + n * 60_000);
+      return { createdAt: at, updatedAt: at, deactivatedAt: at, role: n % 3 === 0 ? 'agent' : 'viewer' };
+    });
+    await storeUsers(h, dense);
+    const admin = await h.headers('admin');
+    const get = async (url: string) => body(await h.app.inject({ method: 'GET', url, headers: admin })).data;
+    // And one user now: the walk starts today, and crosses the quiet days to the dense one.
+    const created = await h.app.inject({
+      method: 'POST',
+      url: '/v1/users',
+      headers: admin,
+      payload: { email: 'new-hire@example.test', name: 'New Hire', role: 'viewer' },
+    });
+    t.equal(created.statusCode, 201);
+    const quietDays = [1, 2, 3, 4, 5].map((k) => dayKey(dayStart + k * 86_400_000));
+    const denseDay = dayKey(dayStart);
+    const shapes = ['', 'role=viewer', 'sort=createdAt', 'sort=-updatedAt'];
+    for (const shape of shapes) {
+      let page: { users: { email: string }[]; pagination: { total: number; nextCursor: string } } | undefined;
+      const reads = await usersReadsOf(h, async () => {
+        page = await get(`/v1/users?limit=20${shape ? `&${shape}` : ''}`);
+      });
+      // The step's key (an hour, day or month of the time), not its range's bounds.
+      const keysOf = (r: Record<string, unknown>) =>
+        JSON.stringify(Object.entries(r).filter(([k]) => /(Hour|Day|Month)$/.test(k)));
+      t.notOk(
+        reads.some((r) => quietDays.some((d) => keysOf(r).includes(d))),
+        `${shape || 'no filter'}: no read of a quiet day`,
+      );
+      const first = reads.find((r) => keysOf(r).includes(denseDay));
+      t.ok(
+        first && ('createdHour' in first || 'updatedHour' in first),
+        `${shape || 'no filter'}: its first step is an hour, not the day's 1,440 (${keysOf(first ?? {})})`,
+      );
+      const newestFirst = !shape.startsWith('sort=createdAt');
+      const expected = (newestFirst ? [...dense].reverse() : dense)
+        .filter((u) => shape !== 'role=viewer' || u.role === 'viewer')
+        .slice(0, 20)
+        .map((u) => u.email);
+      t.same(
+        page!.users.map((u) => u.email).filter((e) => e.endsWith('@corp.test')),
+        expected.slice(0, page!.users.filter((u) => u.email.endsWith('@corp.test')).length),
+        `${shape || 'no filter'}: the page in order`,
+      );
+      t.ok(page!.pagination.total >= (shape === 'role=viewer' ? 960 : 1000), 'the total counted');
+    }
+    // Cursor pages go on where the previous ended, across the hours of the dense day.
+    const seen = new Set<string>();
+    let cursor = '';
+    for (let n = 0; n < 5; n++) {
+      const page = await get(`/v1/users?limit=100&status=inactive${cursor ? `&cursor=${cursor}` : ''}`);
+      for (const u of page.users as { email: string }[]) {
+        t.notOk(seen.has(u.email), 'no user twice');
+        seen.add(u.email);
+      }
+      cursor = page.pagination.nextCursor;
+    }
+    t.same([...seen].slice(0, 3), [formerEmail(1439), formerEmail(1438), formerEmail(1437)]);
+    t.equal(seen.size, 500, 'five pages of 100');
   },
 );
 

@@ -1,7 +1,7 @@
 import { newId, PRIORITIES, REQUEST_STATUSES } from '@support-desk/contracts';
 import { connectMongo } from '@support-desk/platform/service';
 import { dayKey, hourKey, monthKey } from '@support-desk/platform/core';
-import { initialRank, WALK_BOUNDS_COLLECTION, searchKeysOf } from '@support-desk/platform/store';
+import { initialRank, searchKeysOf, walkBounds } from '@support-desk/platform/store';
 import type { Stack } from './stack.js';
 
 /**
@@ -21,6 +21,7 @@ export async function storeCopies(
   const conn = await connectMongo({ url: stack.env.MONGO_URL, dbName: `${stack.run}_${service}` });
   try {
     const docs = conn.db!.collection(collection);
+    const spans = walkBounds(conn);
     const template = await docs.findOne({ _id: templateId as never });
     if (!template) throw new Error(`${collection} ${templateId} is not in the store`);
     const { outbox: _outbox, ...fields } = template as Record<string, unknown>;
@@ -32,38 +33,20 @@ export async function storeCopies(
         return copy;
       });
       await docs.insertMany(batch as never[]);
-      if (collection === 'requests' || collection === 'users') {
-        await widenSpan(conn, collection, batch, 'createdAt');
-        await widenSpan(conn, `${collection}.updated`, batch, 'updatedAt');
+      // The lists' spans widened to the batch, as the services' inserts do (the users' counted per day).
+      const counted = collection === 'users';
+      const timesOf = (field: string) =>
+        batch.map((d) => ((d as Record<string, unknown>)[field] as Date).getTime());
+      if (collection === 'requests' || counted) {
+        await spans.stored(collection, timesOf('createdAt'), counted);
+        await spans.stored(`${collection}.updated`, timesOf('updatedAt'), counted);
       }
-      if (collection === 'events') await widenSpan(conn, 'events', batch, 'timestamp');
+      if (collection === 'events') await spans.stored('events', timesOf('timestamp'));
     }
     return ids;
   } finally {
     await conn.close();
   }
-}
-
-/**
- * A list's span in `listBounds` (the platform's walkBounds: `requests` and `users` over the
- * creation time, `requests.updated` and `users.updated` over the change time, `events` over the
- * timestamp) widened to `batch`, as the services' inserts do: the lists walk only the hours
- * between its ends.
- */
-async function widenSpan(
-  conn: Awaited<ReturnType<typeof connectMongo>>,
-  span: string,
-  batch: Record<string, unknown>[],
-  field: string,
-) {
-  const times = batch.map((d) => (d[field] as Date).getTime());
-  await conn
-    .db!.collection(WALK_BOUNDS_COLLECTION)
-    .updateOne(
-      { _id: span as never },
-      { $min: { oldest: new Date(Math.min(...times)) }, $max: { newest: new Date(Math.max(...times)) } },
-      { upsert: true },
-    );
 }
 
 /** What changes in the `n`th stored event (at `at`): its type, time and the hours the lists walk. */

@@ -4,6 +4,7 @@
 export * from '../aggregate-insert.js';
 export * from '../aggregate-update.js';
 export * from '../bulk-updates.js';
+export * from '../counted-walk.js';
 export * from '../derived-fields.js';
 export * from '../due-hours.js';
 export * from '../fresh-reads.js';

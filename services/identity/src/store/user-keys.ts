@@ -27,7 +27,5 @@ export function userListKeys(user: KeySource) {
   };
 }
 
-export type UserListKeys = ReturnType<typeof userListKeys>;
-
 /** The fields a write must set for the keys to follow it. */
 export const KEYED_FIELDS = ['name', 'email', 'emailKey', 'createdAt', 'updatedAt'] as const;

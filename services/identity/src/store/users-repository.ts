@@ -5,7 +5,7 @@ import {
   completeDerivedFields,
   createListTotals,
   escapeRegex,
-  hourWalk,
+  countedWalk,
   type HourWalkReads,
   type HourWalkResult,
   initialWalk,
@@ -20,18 +20,13 @@ import {
   totalKeyOf,
   updateAggregate,
   walkHours,
+  WALK_STEPS_PER_CALL,
   type WalkStep,
 } from '@support-desk/platform/store';
 import type { Connection, FilterQuery } from 'mongoose';
 import { KEYED_FIELDS, userListKeys } from './user-keys.js';
 import { DEFAULT_USER_ORDER, userOrders, type UserSort, userWalks } from './user-order.js';
 import { type UserDoc, type UserEmailDoc, userEmailModel, userModel } from './users.js';
-
-/**
- * The steps (hours, days, months, initials) a users list call reads at most (`walkHours`): past
- * them the call answers what it found and a cursor to where it stopped (docs/api-guide.md).
- */
-export const USER_LIST_STEPS_PER_CALL = 120;
 
 /** The users list's filters, each optional (already validated). */
 export interface UserListFilter {
@@ -105,7 +100,7 @@ export function createUsersRepository(conn: Connection, { totalsTtlMs = 0 }: { t
     if (fields) query.select(fields);
     return query.lean<UserDoc>().exec();
   };
-  const bounds = timedSpans(conn, model, 'users');
+  const bounds = timedSpans(conn, model, 'users', { counted: true });
   const totals = createListTotals(totalsTtlMs);
   /** One step's reads: its matches in list order after the seek, and their count. */
   const readsOf = <S extends WalkStep>(
@@ -135,7 +130,8 @@ export function createUsersRepository(conn: Connection, { totalsTtlMs = 0 }: { t
     const keys = userOrders.keys(sort);
     const { sort: order, condition } = keysetQuery(keys, window.seek);
     const ascending = order[keys[0]!.field] === 1;
-    const budget = { maxSteps: USER_LIST_STEPS_PER_CALL };
+    // The platform's step budget (hours, days, months, initials): then a cursor to where it stopped.
+    const budget = { maxSteps: WALK_STEPS_PER_CALL };
     const totalKey = totalKeyOf(filter);
     const knownTotal = window.count ? totals.get(totalKey) : undefined;
     const walkWindow = { ...window, ...(knownTotal === undefined ? {} : { knownTotal }) };
@@ -165,7 +161,7 @@ export function createUsersRepository(conn: Connection, { totalsTtlMs = 0 }: { t
     const span = await bounds.read(walk.time as 'createdAt' | 'updatedAt');
     if (!span) return { users: [] as UserDoc[], total: 0, stoppedAt: undefined };
     const found = await walkHours(
-      hourWalk(walk, ascending, span, window.seek?.values),
+      countedWalk(walk, ascending, span, window.seek?.values),
       walkWindow,
       readsOf(
         (step) => ({ ...query, ...step.where, [walk.time]: { $gte: step.from, $lt: step.to } }),
