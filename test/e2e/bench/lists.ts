@@ -127,6 +127,12 @@ async function main() {
         ],
         ['users?role=agent', '/v1/users?role=agent&limit=20'],
         ['users (no filter)', '/v1/users?limit=20'],
+        ['users?sort=name', '/v1/users?sort=name&limit=20'],
+        ['users?q=stored', '/v1/users?q=stored&limit=20'],
+        [
+          'users?role=agent cursor',
+          `/v1/users?role=agent&limit=20&cursor=${await cursorOf('/v1/users?role=agent&limit=20')}`,
+        ],
         ['events?type=user.created', '/v1/events?type=user.created&limit=20'],
         ['events (no filter)', '/v1/events?limit=20'],
         ['events?userId', `/v1/events?userId=${admin.id}&limit=20`],
