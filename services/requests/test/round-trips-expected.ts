@@ -38,11 +38,12 @@ const gridFsChunks = (n: number) => Array.from({ length: n }, () => 'insert atta
 export const EXPECTED: Record<string, ExpectedTrips> = {
   'POST /v1/requests (requester not yet in the read model)': {
     // The SLA policies to pick from: read on the first create, then kept (SLA_POLICY_CACHE_TTL_MS);
-    // the list bounds widened to this hour: once an hour per process.
+    // the lists' spans (creation, change: walk-bounds.ts) widened to this hour: once an hour per process.
     call: [
       'find sla_policies',
       'find users_read_model',
       'insert requests',
+      'update listBounds',
       'update listBounds',
       'update users_read_model',
     ],
