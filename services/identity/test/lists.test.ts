@@ -393,6 +393,13 @@ t.test(
         t.equal((await scim(url)).statusCode, 200, `SCIM ${url}`);
     });
     await checkIndexedPlans(t, h.conn, 'users', queries, filters.length * 4);
+    // The same queries on MongoDB (hours, days, months of a walk sized by the day counts): each
+    // from a declared index, its sort included.
+    t.same(uncovered(queries, declaredIndexes(UserSchema)), [], 'MongoDB: no scan, no sort in memory');
+    t.ok(
+      ['createdDay', 'createdMonth'].every((k) => queries.some((q) => k in q.filter)),
+      'the walk read days and months (hours: the dense day below)',
+    );
 
     await t.test('the SCIM lists find what they are asked for', async (t) => {
       const listed = (res: Page) =>
@@ -487,35 +494,47 @@ t.test(
     const quietDays = [1, 2, 3, 4, 5].map((k) => dayKey(dayStart + k * 86_400_000));
     const denseDay = dayKey(dayStart);
     const shapes = ['', 'role=viewer', 'sort=createdAt', 'sort=-updatedAt'];
-    for (const shape of shapes) {
-      let page: { users: { email: string }[]; pagination: { total: number; nextCursor: string } } | undefined;
-      const reads = await usersReadsOf(h, async () => {
-        page = await get(`/v1/users?limit=20${shape ? `&${shape}` : ''}`);
-      });
-      // The step's key (an hour, day or month of the time), not its range's bounds.
-      const keysOf = (r: Record<string, unknown>) =>
-        JSON.stringify(Object.entries(r).filter(([k]) => /(Hour|Day|Month)$/.test(k)));
-      t.notOk(
-        reads.some((r) => quietDays.some((d) => keysOf(r).includes(d))),
-        `${shape || 'no filter'}: no read of a quiet day`,
-      );
-      const first = reads.find((r) => keysOf(r).includes(denseDay));
-      t.ok(
-        first && ('createdHour' in first || 'updatedHour' in first),
-        `${shape || 'no filter'}: its first step is an hour, not the day's 1,440 (${keysOf(first ?? {})})`,
-      );
-      const newestFirst = !shape.startsWith('sort=createdAt');
-      const expected = (newestFirst ? [...dense].reverse() : dense)
-        .filter((u) => shape !== 'role=viewer' || u.role === 'viewer')
-        .slice(0, 20)
-        .map((u) => u.email);
-      t.same(
-        page!.users.map((u) => u.email).filter((e) => e.endsWith('@corp.test')),
-        expected.slice(0, page!.users.filter((u) => u.email.endsWith('@corp.test')).length),
-        `${shape || 'no filter'}: the page in order`,
-      );
-      t.ok(page!.pagination.total >= (shape === 'role=viewer' ? 960 : 1000), 'the total counted');
-    }
+    const queries = await listQueriesOf(h.conn, 'users', async () => {
+      for (const shape of shapes) {
+        let page:
+          { users: { email: string }[]; pagination: { total: number; nextCursor: string } } | undefined;
+        const reads = await usersReadsOf(h, async () => {
+          page = await get(`/v1/users?limit=20${shape ? `&${shape}` : ''}`);
+        });
+        // The step's key (an hour, day or month of the time), not its range's bounds.
+        const keysOf = (r: Record<string, unknown>) =>
+          JSON.stringify(Object.entries(r).filter(([k]) => /(Hour|Day|Month)$/.test(k)));
+        t.notOk(
+          reads.some((r) => quietDays.some((d) => keysOf(r).includes(d))),
+          `${shape || 'no filter'}: no read of a quiet day`,
+        );
+        const first = reads.find((r) => keysOf(r).includes(denseDay));
+        t.ok(
+          first && ('createdHour' in first || 'updatedHour' in first),
+          `${shape || 'no filter'}: its first step is an hour, not the day's 1,440 (${keysOf(first ?? {})})`,
+        );
+        const newestFirst = !shape.startsWith('sort=createdAt');
+        const expected = (newestFirst ? [...dense].reverse() : dense)
+          .filter((u) => shape !== 'role=viewer' || u.role === 'viewer')
+          .slice(0, 20)
+          .map((u) => u.email);
+        t.same(
+          page!.users.map((u) => u.email).filter((e) => e.endsWith('@corp.test')),
+          expected.slice(0, page!.users.filter((u) => u.email.endsWith('@corp.test')).length),
+          `${shape || 'no filter'}: the page in order`,
+        );
+        t.ok(page!.pagination.total >= (shape === 'role=viewer' ? 960 : 1000), 'the total counted');
+      }
+    });
+    t.ok(
+      queries.some((q) => 'createdHour' in q.filter),
+      'hours read',
+    );
+    t.same(
+      uncovered(queries, declaredIndexes(UserSchema)),
+      [],
+      'MongoDB: the hours from a declared index too',
+    );
     // Cursor pages go on where the previous ended, across the hours of the dense day.
     const seen = new Set<string>();
     let cursor = '';
