@@ -112,8 +112,10 @@ export const UserListQuery = Type.Object(
     ...SearchQuery({
       maxLength: IDENTITY_LIMITS.search,
       description:
-        'Search: users whose name or email contains this text, case-insensitively (plain text, at most ' +
-        `${IDENTITY_LIMITS.search} characters; empty: no search).`,
+        'Search: users one of whose words (of the name or the email) starts with this text, ' +
+        'case-insensitively: `ali` finds "Alice Smith" and bob@alicorp.test, `@corp` and ' +
+        "`smith@corp` work too, `lice` does not (as Zendesk's and GitHub's user searches; plain " +
+        `text, at most ${IDENTITY_LIMITS.search} characters; empty: no search).`,
     }),
   },
   { additionalProperties: false },
@@ -294,8 +296,8 @@ const ADMIN_SCOPE_NOTE = 'users:write alone manages agents and viewers: 403 FORB
 export const identityRouteSchemas = {
   'GET /v1/users': {
     description:
-      'Newest first unless `sort` says otherwise. `q` (alias `search`) is a case-insensitive substring of ' +
-      'name or email. ' +
+      'Newest first unless `sort` says otherwise. `q` (alias `search`): a word of the name or the email ' +
+      'starts with it, case-insensitively (word-prefix search, as Zendesk and GitHub). ' +
       LIST_PAGING,
     querystring: UserListQuery,
     response: { 200: Ok(UserList), ...errors(400, 401, 403) },

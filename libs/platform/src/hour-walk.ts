@@ -32,74 +32,99 @@ export interface HourWalkOrder {
   time: string;
   hour: string;
   day: string;
+  /**
+   * The stored field holding its month (`createdMonth`: `2030-01`), for documents spread thinly
+   * over years (users): a counted walk (`countedWalk`) reads the rest of a month in one step when
+   * its days hold few.
+   */
+  month?: string;
   /** A sort key before the time with few values (a rank), its values ascending: each in turn. */
   lead?: { field: string; values: readonly number[] };
 }
 
-/** One hour or day of the walk (of one lead value): its equalities, its time range, where it ends. */
-export interface HourWalkStep {
+/** One step of a walk (`walkHours`): where it ends. */
+export interface WalkStep {
   /** The equalities selecting the step's documents, beside the list's filter. */
   where: Record<string, string | number>;
+  /** A position past every document of the step in reading order: where a later call resumes. */
+  past: { keys: CursorKeyValue[]; id: string };
+}
+
+/** One hour, day or month of the walk (of one lead value): its equalities, its time range. */
+export interface HourWalkStep extends WalkStep {
   /** The step's range of the time key: [from, to). */
   from: Date;
   to: Date;
-  /** A position past every document of the step in reading order: where a later call resumes. */
-  past: { keys: CursorKeyValue[]; id: string };
-  /** A whole day (which the reader may ask to read by its hours instead). */
+  /** A whole day of `stepsOf` (which the reader may ask to read by its hours instead). */
   day?: true;
 }
 
 /** The highest id any list issues sorts below this (ids are ASCII). */
 export const AFTER_EVERY_ID = '\u{ffff}';
 
-/**
- * What a walk's reader answers to a step (`steps.next(answer)`): `coarse`, only counting goes on
- * from here (the rest of a day in one step); `hours`, the day step just yielded holds too much to
- * read in one query (FerretDB decodes and sorts every match of a step): its hours instead.
- */
-export type HourWalkAnswer = 'coarse' | 'hours' | undefined;
+/** What a walk tells its steps after each one: whether the page is full, how many more it wants. */
+export interface WalkFeedback {
+  full: boolean;
+  /** The documents it still wants to see: the skip and the rest of the page, or the count's rest. */
+  want: number;
+  /**
+   * The whole-day step just yielded (`day`) holds too much to read in one query (FerretDB decodes
+   * and sorts every match of a step): its hours instead.
+   */
+  hours?: true;
+}
 
-/** The steps of one lead value, from the instant `at` (included) in reading order. */
-function* stepsOf(
-  order: HourWalkOrder,
-  lead: number | undefined,
-  ascending: boolean,
+/** The steps of one lead value of a walk over `span`, from the instant `at` (included) in reading order. */
+export type LeadSteps = (
+  step: StepMaker,
   at: number,
   span: { oldest: number; newest: number },
-): Generator<HourWalkStep, void, HourWalkAnswer> {
+) => Generator<HourWalkStep, void, WalkFeedback | undefined>;
+
+/** A step of `ms` from `start`, selected by `field: key` (and the lead's equality). */
+export type StepMaker = (start: number, ms: number, field: string, key: string) => HourWalkStep;
+
+function stepMaker(order: HourWalkOrder, lead: number | undefined, ascending: boolean): StepMaker {
   const leadKeys = lead === undefined ? [] : [lead];
-  const step = (start: number, ms: number, field: string, key: string): HourWalkStep => ({
+  return (start, ms, field, key) => ({
     where: { ...(lead === undefined ? {} : { [order.lead!.field]: lead }), [field]: key },
     from: new Date(start),
     to: new Date(start + ms),
     past: ascending
       ? { keys: [...leadKeys, new Date(start + ms - 1)], id: AFTER_EVERY_ID }
       : { keys: [...leadKeys, new Date(start)], id: '' },
-    ...(ms === DAY_MS ? { day: true } : {}),
   });
+}
+
+/** The hours of the day the walk starts in, then whole days (or the hours of one that holds many). */
+function* stepsOf(
+  order: HourWalkOrder,
+  ascending: boolean,
+  step: StepMaker,
+  at: number,
+  span: { oldest: number; newest: number },
+): Generator<HourWalkStep, void, WalkFeedback | undefined> {
   const dir = ascending ? 1 : -1;
-  /** The hours of `day` from the hour of `from` on, within the span; a coarse answer ends them with the rest of the day. */
-  function* hoursOf(day: number, from: number): Generator<HourWalkStep, void, HourWalkAnswer> {
+  /** The hours of `day` from the hour of `from` on, within the span; a full page ends them with the rest of the day. */
+  function* hoursOf(day: number, from: number): Generator<HourWalkStep, void, WalkFeedback | undefined> {
     const firstHour = Math.max(bucketStart(span.oldest, HOUR_MS), day);
     const lastHour = Math.min(bucketStart(span.newest, HOUR_MS), day + DAY_MS - HOUR_MS);
     for (let h = bucketStart(from, HOUR_MS); h >= firstHour && h <= lastHour; h += dir * HOUR_MS) {
-      const answer = yield step(h, HOUR_MS, order.hour, hourKey(h));
-      if (answer !== 'coarse') continue;
+      const feedback = yield step(h, HOUR_MS, order.hour, hourKey(h));
+      if (!feedback?.full) continue;
       // Asked for coarser steps (only counting from here): the rest of the day in one, by its day key.
       const [start, end] = ascending ? [h + HOUR_MS, lastHour + HOUR_MS] : [firstHour, h];
-      if (start < end) yield { ...step(start, end - start, order.day, dayKey(day)) };
+      if (start < end) yield step(start, end - start, order.day, dayKey(day));
       return;
     }
   }
-  // The hours of the day the walk starts in...
   const day = bucketStart(at, DAY_MS);
   yield* hoursOf(day, at);
-  // ...then whole days, or the hours of one when it holds too much for a step.
   const firstDay = bucketStart(span.oldest, DAY_MS);
   const lastDay = bucketStart(span.newest, DAY_MS);
   for (let d = day + dir * DAY_MS; d >= firstDay && d <= lastDay; d += dir * DAY_MS) {
-    const answer = yield step(d, DAY_MS, order.day, dayKey(d));
-    if (answer === 'hours') yield* hoursOf(d, ascending ? d : d + DAY_MS - HOUR_MS);
+    const feedback = yield { ...step(d, DAY_MS, order.day, dayKey(d)), day: true };
+    if (feedback?.hours) yield* hoursOf(d, ascending ? d : d + DAY_MS - HOUR_MS);
   }
 }
 
@@ -113,7 +138,8 @@ export function* hourWalk(
   ascending: boolean,
   span: { oldest: number; newest: number },
   from?: readonly CursorKeyValue[],
-): Generator<HourWalkStep, void, HourWalkAnswer> {
+  leadSteps: LeadSteps = (step, at, s) => stepsOf(order, ascending, step, at, s),
+): Generator<HourWalkStep, void, WalkFeedback | undefined> {
   // The bounds are known to the hour (they are widened once an hour per process).
   span = {
     oldest: bucketStart(span.oldest, HOUR_MS),
@@ -140,15 +166,15 @@ export function* hourWalk(
     let at = fromTime !== undefined && lead === fromLead ? fromTime : ascending ? span.oldest : span.newest;
     if (ascending ? at > span.newest : at < span.oldest) continue;
     at = Math.min(Math.max(at, span.oldest), span.newest);
-    yield* stepsOf(order, lead, ascending, at, span);
+    yield* leadSteps(stepMaker(order, lead, ascending), at, span);
   }
 }
 
 /** How a walk reads one step: the step's matches in list order (a window of them), their count. */
-export interface HourWalkReads<D> {
-  find(step: HourWalkStep, skip: number, limit: number): Promise<D[]>;
+export interface HourWalkReads<D, S extends WalkStep = HourWalkStep> {
+  find(step: S, skip: number, limit: number): Promise<D[]>;
   /** The step's matches, counted up to `limit` (the store stops there). */
-  count(step: HourWalkStep, limit: number): Promise<number>;
+  count(step: S, limit: number): Promise<number>;
 }
 
 /** What a walk found: the page's documents, the count (page mode), where it stopped early. */
@@ -156,7 +182,7 @@ export interface HourWalkResult<D> {
   docs: D[];
   total: number;
   /** Set when the step budget ran out before the list's end: the position to resume from. */
-  stoppedAt?: HourWalkStep['past'];
+  stoppedAt?: WalkStep['past'];
   /** Set when the count stopped at its own bound (`LIST_COUNT_STEPS_PAST_PAGE`): `total` is a lower bound. */
   countStopped?: true;
 }
@@ -173,22 +199,26 @@ export interface HourWalkBudget {
 }
 
 /**
- * A day holding at least this many matches is read by its hours while the page fills: FerretDB
- * decodes and sorts every match of a step to return the page's few (a day of 1,440 requests
- * took 390 ms for 19 of them, an hour 22 ms). Counted first (up to this, the store stopping
- * there): a day with fewer is read in one query and that count is its count.
+ * A whole day (`HourWalkStep.day`) holding at least this many matches is read by its hours while
+ * the page fills: FerretDB decodes and sorts every match of a step to return the page's few (a
+ * day of 1,440 requests took 390 ms for 19 of them, an hour 22 ms). Counted first (up to this,
+ * the store stopping there): a day with fewer is read in one query and that count is its count.
  */
 const DENSE_STEP = 200;
 
 /**
  * Reads `steps` in order until `limit` documents (after `skip` of them) are found and, when
  * `count` (page mode), `LIST_COUNT_LIMIT` are counted or `LIST_COUNT_STEPS_PAST_PAGE` steps were
- * counted past the page, or the steps end, or the budget is spent.
+ * counted past the page (`countStepsPastPage`: another bound, for a caller whose total must be
+ * exact up to the cap, such as SCIM's `totalResults`), or the steps end, or the budget is spent.
+ * With `knownTotal` (a count of
+ * the same list made a moment ago: `createListTotals`) page mode counts only the steps the skip
+ * passes over and stops once the page is full; the total is that.
  */
-export async function walkHours<D>(
-  steps: Generator<HourWalkStep, void, HourWalkAnswer>,
-  window: { skip: number; limit: number; count: boolean },
-  reads: HourWalkReads<D>,
+export async function walkHours<D, S extends WalkStep & { day?: true } = HourWalkStep>(
+  steps: Generator<S, void, WalkFeedback | undefined>,
+  window: { skip: number; limit: number; count: boolean; knownTotal?: number; countStepsPastPage?: number },
+  reads: HourWalkReads<D, S>,
   budget: HourWalkBudget,
 ): Promise<HourWalkResult<D>> {
   const docs: D[] = [];
@@ -196,19 +226,20 @@ export async function walkHours<D>(
   let total = 0;
   let read = 0;
   let countedPastPage = 0;
-  let previous: HourWalkStep | undefined;
-  let answer: HourWalkAnswer;
-  for (let next = steps.next(); !next.done; next = steps.next(answer)) {
+  let previous: S | undefined;
+  let hours = false;
+  // Once the page is full only the count goes on: the walk is then asked for coarser steps.
+  for (let next = steps.next(); !next.done; next = steps.next(feedback())) {
     const step = next.value;
+    hours = false;
     const full = docs.length >= window.limit;
-    // Once the page is full only the count goes on: the walk is then asked for coarser steps.
-    answer = full ? 'coarse' : undefined;
     // Past a full page the count reads a bounded span (each step's count stops at the matches
     // still needed for the cap): at most LIST_COUNT_LIMIT decoded and a few lookups a call.
-    if (full && countedPastPage === LIST_COUNT_STEPS_PAST_PAGE) return { docs, total, countStopped: true };
+    if (full && countedPastPage === (window.countStepsPastPage ?? LIST_COUNT_STEPS_PAST_PAGE))
+      return { docs, total: totalFound(), countStopped: true };
     const spent =
       read === budget.maxSteps || (read > 0 && budget.until !== undefined && Date.now() >= budget.until);
-    if (spent) return { docs, total, stoppedAt: previous!.past };
+    if (spent) return { docs, total: totalFound(), stoppedAt: previous!.past };
     read++;
     if (full) countedPastPage++;
     let done: boolean | 'hours';
@@ -216,19 +247,33 @@ export async function walkHours<D>(
       done = await readStep(step);
     } catch (err) {
       if (!previous || !budget.stopsAt?.(err)) throw err;
-      return { docs, total, stoppedAt: previous.past };
+      return { docs, total: totalFound(), stoppedAt: previous.past };
     }
     if (done === 'hours') {
-      answer = 'hours';
+      hours = true;
       continue;
     }
     previous = step;
     if (done) break;
   }
-  return { docs, total };
+  return { docs, total: totalFound() };
+
+  /** What the next step should hold (`WalkFeedback`): the skip and the page's rest, then the count's. */
+  function feedback(): WalkFeedback {
+    const full = docs.length >= window.limit;
+    const dense = hours ? { hours: true as const } : {};
+    if (!full) return { full, want: skip + window.limit - docs.length, ...dense };
+    const counting = window.count && window.knownTotal === undefined;
+    return { full, want: counting ? Math.max(0, LIST_COUNT_LIMIT - total) : 0, ...dense };
+  }
+
+  /** The count: the known one, or what the steps read counted. */
+  function totalFound() {
+    return window.knownTotal ?? total;
+  }
 
   /** Reads one step into `docs` (and `total`); whether the walk is done, or `hours` to read the day by them. */
-  async function readStep(step: HourWalkStep): Promise<boolean | 'hours'> {
+  async function readStep(step: S): Promise<boolean | 'hours'> {
     const need = window.limit - docs.length;
     // A day while the page fills: its hours when it holds many (its count, up to DENSE_STEP, says).
     let known: number | undefined;
@@ -241,21 +286,25 @@ export async function walkHours<D>(
       return docs.length >= window.limit;
     }
     // Page mode: the step's count says whether the skip passes over it. At skip 0 the find goes
-    // first: fewer than it asked for are all the step holds, and no count is needed.
+    // first: fewer than it asked for are all the step holds, and no count is needed (nor when the
+    // total is known: nothing is skipped, so the step's count serves nothing).
     // Up to the cap, and past the skip (a page beyond the cap still finds its place).
     const countRest = () => reads.count(step, Math.max(LIST_COUNT_LIMIT - total, skip + 1));
     let n: number;
     if (need > 0 && skip === 0) {
       const found = known === 0 ? [] : await reads.find(step, 0, need);
       docs.push(...found);
-      n = found.length < need ? found.length : (known ?? (await countRest()));
+      n =
+        found.length < need || window.knownTotal !== undefined
+          ? found.length
+          : (known ?? (await countRest()));
     } else {
       n = known ?? (await countRest());
       if (need > 0 && n > skip) docs.push(...(await reads.find(step, skip, need)));
     }
     skip = Math.max(0, skip - n);
     total += n;
-    return docs.length >= window.limit && total >= LIST_COUNT_LIMIT;
+    return docs.length >= window.limit && (window.knownTotal !== undefined || total >= LIST_COUNT_LIMIT);
   }
 }
 

@@ -20,6 +20,15 @@ export const hourKey = (at: Date | number): string => new Date(at).toISOString()
 /** The day (UTC) `at` falls in, as stored in a bucket field: `2030-01-01`. */
 export const dayKey = (at: Date | number): string => new Date(at).toISOString().slice(0, 10);
 
+/** The month (UTC) `at` falls in, as stored in a bucket field: `2030-01`. */
+export const monthKey = (at: Date | number): string => new Date(at).toISOString().slice(0, 7);
+
+/** The start of the month `months` after (or before) the one `ms` falls in (epoch ms, UTC). */
+export const monthStart = (ms: number, months = 0): number => {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + months, 1);
+};
+
 /** The start of the bucket of `bucketMs` (a minute, an hour) that `ms` falls in (epoch ms). */
 export const bucketStart = (ms: number, bucketMs: number): number =>
   ms - (((ms % bucketMs) + bucketMs) % bucketMs);

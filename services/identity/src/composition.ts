@@ -25,6 +25,7 @@ import { createHousekeeping } from './use-cases/housekeeping.js';
 import { createLdapSyncScheduler } from './use-cases/ldap-sync.js';
 import { identityRpcAnswers } from './use-cases/rpc-answers.js';
 import { identityDeps, type IdentityDepsInput } from './wiring.js';
+import { completeStoredUsers } from './use-cases/user-list-keys.js';
 
 export interface IdentityServiceDeps extends IdentityDepsInput {
   config: IdentityServiceConfig;
@@ -83,6 +84,7 @@ export async function composeService(sd: IdentityServiceDeps): Promise<IdentityS
     async start() {
       if (rpc) return;
       await ensureIndexes(conn);
+      await completeStoredUsers(deps);
       relay.start();
       // Every replica forgets the group names another replica's rename or deletion changed.
       groupChanges = forgetOnConfigChanges({

@@ -25,7 +25,10 @@ export interface IdentityDepsInput {
 
 /** The use cases' dependencies over one database connection (the service and the admin entry alike). */
 export function identityDeps({ config, logger, conn, names, clock, environment }: IdentityDepsInput): Deps {
-  const repositories = createRepositories(conn, { nameCacheTtlMs: config.IDENTITY_GROUP_CACHE_TTL_MS });
+  const repositories = createRepositories(conn, {
+    nameCacheTtlMs: config.IDENTITY_GROUP_CACHE_TTL_MS,
+    listTotalTtlMs: config.LIST_TOTAL_CACHE_MS,
+  });
   return {
     ...repositories,
     config,

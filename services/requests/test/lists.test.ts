@@ -8,8 +8,8 @@ import {
   uncovered,
 } from '@support-desk/platform/testing';
 import { dayKey, hourKey } from '@support-desk/platform/core';
+import { timedSpans } from '@support-desk/platform/store';
 import t, { type Test } from 'tap';
-import { createListBounds } from '../src/store/list-bounds.js';
 import { requestModel } from '../src/store/requests.js';
 import { completeStoredRequests } from '../src/use-cases/request-lists.js';
 import { type Harness, HOUR, harness, MINUTE, validBody } from './helpers.js';
@@ -560,7 +560,7 @@ async function storeOldRequests(h: Harness, count: number) {
   const requests = requestModel(h.conn);
   for (let n = 0; n < docs.length; n += 500)
     await requests.insertMany(docs.slice(n, n + 500), { lean: true });
-  await createListBounds(h.conn, requests).stored(docs[0]!.createdAt, docs[0]!.updatedAt);
+  await timedSpans(h.conn, requests, 'requests').stored(docs[0]!.createdAt, docs[0]!.updatedAt);
 }
 
 t.test('every list page is read through an index on PostgreSQL (FerretDB plans)', async (t) => {

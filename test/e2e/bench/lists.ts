@@ -10,13 +10,13 @@
  * keys are not capped here (LIST_CONCURRENCY, SEARCH_CONCURRENCY, CREDENTIAL_CONCURRENCY): the
  * bench measures what a list costs, not the shedding.
  */
-import { EVENT_TYPES, newId } from '@support-desk/contracts';
+import { EVENT_TYPES } from '@support-desk/contracts';
 import fs from 'node:fs';
 import { startReceiver } from '@support-desk/platform/testing';
 import { createActor } from '../src/actors.js';
 import type { Api } from '../src/http.js';
 import { eventually, SHARED_STACK_ENV, startStack } from '../src/stack.js';
-import { storedDelivery, storedEvent, storeCopies, storedRequest } from '../src/store-fill.js';
+import { storedDelivery, storedEvent, storeCopies, storedRequest, storedUser } from '../src/store-fill.js';
 import { teardowns } from './teardowns.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -129,18 +129,9 @@ async function main() {
         ),
       );
       await fill('users', () =>
-        storeCopies(stack, 'identity', 'users', admin.id, add, (k) => {
-          const n = stored + k;
-          const email = `stored-${n}.${stack.run}@example.com`;
-          return {
-            _id: newId('user'),
-            email,
-            emailKey: email,
-            name: `Stored ${n}`,
-            role: (['agent', 'viewer', 'admin'] as const)[n % 3],
-            createdAt: at(n),
-          };
-        }),
+        storeCopies(stack, 'identity', 'users', admin.id, add, (k) =>
+          storedUser(stored + k, at(stored + k), stack.run),
+        ),
       );
       await fill('events', () =>
         storeCopies(stack, 'audit', 'events', someEvent, add, (k) => {
@@ -166,6 +157,12 @@ async function main() {
         ],
         ['users?role=agent', '/v1/users?role=agent&limit=20'],
         ['users (no filter)', '/v1/users?limit=20'],
+        ['users?sort=name', '/v1/users?sort=name&limit=20'],
+        ['users?q=stored', '/v1/users?q=stored&limit=20'],
+        [
+          'users?role=agent cursor',
+          `/v1/users?role=agent&limit=20&cursor=${await cursorOf('/v1/users?role=agent&limit=20')}`,
+        ],
         ['events?type=user.created', '/v1/events?type=user.created&limit=20'],
         ['events (no filter)', '/v1/events?limit=20'],
         ['events?userId', `/v1/events?userId=${admin.id}&limit=20`],

@@ -1,6 +1,7 @@
 import { newId, PRIORITIES, REQUEST_STATUSES, timeOfId } from '@support-desk/contracts';
 import { connectMongo } from '@support-desk/platform/service';
-import { dayKey, hourKey } from '@support-desk/platform/core';
+import { dayKey, hourKey, monthKey } from '@support-desk/platform/core';
+import { initialRank, searchKeysOf, walkBounds } from '@support-desk/platform/store';
 import type { Stack } from './stack.js';
 
 const FILL_BATCH = 5000;
@@ -22,6 +23,7 @@ export async function storeCopies(
   const conn = await connectMongo({ url: stack.env.MONGO_URL, dbName: `${stack.run}_${service}` });
   try {
     const docs = conn.db!.collection(collection);
+    const spans = walkBounds(conn);
     const template = await docs.findOne({ _id: templateId as never });
     if (!template) throw new Error(`${collection} ${templateId} is not in the store`);
     const { outbox: _outbox, ...fields } = template as Record<string, unknown>;
@@ -33,63 +35,26 @@ export async function storeCopies(
         ids.push(copy._id);
         return copy;
       });
-      if (collection === 'requests') await widenListBounds(conn, batch);
-      if (collection === 'events')
-        await widenSpan(
-          conn,
-          'events',
-          batch.map((d) => d.timestamp as Date),
-        );
-      if (collection === 'deliveries')
-        await widenSpan(
-          conn,
-          String(fields.subscriptionId),
-          batch.map((d) => new Date(timeOfId(d._id)!)),
-        );
       await docs.insertMany(batch as never[], { ordered: false });
+      // The lists' spans widened to the batch, as the services' inserts do (the users' counted per day).
+      const counted = collection === 'users';
+      const timesOf = (field: string) =>
+        batch.map((d) => ((d as Record<string, unknown>)[field] as Date).getTime());
+      if (collection === 'requests' || counted) {
+        await spans.stored(collection, timesOf('createdAt'), counted);
+        await spans.stored(`${collection}.updated`, timesOf('updatedAt'), counted);
+      }
+      if (collection === 'events') await spans.stored('events', timesOf('timestamp'));
+      if (collection === 'deliveries')
+        await spans.stored(
+          String(fields.subscriptionId),
+          batch.map((d) => timeOfId(d._id)!),
+        );
     }
     return ids;
   } finally {
     await conn.close();
   }
-}
-
-/**
- * The requests lists' known bounds (services/requests list-bounds.ts) widened to `batch`, as the
- * service's inserts do: the lists walk only the hours between them.
- */
-async function widenListBounds(
-  conn: Awaited<ReturnType<typeof connectMongo>>,
-  batch: Record<string, unknown>[],
-) {
-  const times = (field: string) => batch.map((d) => (d[field] as Date).getTime());
-  await conn.db!.collection('listBounds').updateOne(
-    { _id: 'requests' as never },
-    {
-      $min: { oldest: new Date(Math.min(...times('createdAt'))) },
-      $max: {
-        newestCreated: new Date(Math.max(...times('createdAt'))),
-        newestUpdated: new Date(Math.max(...times('updatedAt'))),
-      },
-    },
-    { upsert: true },
-  );
-}
-
-/**
- * A walk's span (the platform's walkBounds: document `events` of the audit log, or a webhook
- * subscription's id for its deliveries) widened to `at`, as the services' inserts do: the lists
- * walk only the hours between its ends.
- */
-async function widenSpan(conn: Awaited<ReturnType<typeof connectMongo>>, list: string, at: Date[]) {
-  const times = at.map((d) => d.getTime());
-  await conn
-    .db!.collection('listBounds')
-    .updateOne(
-      { _id: list as never },
-      { $min: { oldest: new Date(Math.min(...times)) }, $max: { newest: new Date(Math.max(...times)) } },
-      { upsert: true },
-    );
 }
 
 /** What changes in the `n`th stored event (at `at`): its type, time and the hours the lists walk. */
@@ -134,5 +99,33 @@ export function storedDelivery(n: number, at: Date) {
     createdAt: at,
     idHour: hourKey(at),
     idDay: dayKey(at),
+  };
+}
+
+/**
+ * The `n`th stored user (created at `at`): an agent, viewer or admin in turn, with the keys the
+ * identity service's lists read it by (its user-keys.ts: the hours, days and months, the initials
+ * of the name and email, the search keys).
+ */
+export function storedUser(n: number, at: Date, run: string) {
+  const email = `stored-${n}.${run}@example.com`;
+  const name = `${String.fromCharCode(65 + (n % 26))}. Stored ${n}`;
+  return {
+    _id: newId('user'),
+    email,
+    emailKey: email,
+    name,
+    role: (['agent', 'viewer', 'admin'] as const)[n % 3],
+    createdAt: at,
+    updatedAt: at,
+    createdHour: hourKey(at),
+    createdDay: dayKey(at),
+    createdMonth: monthKey(at),
+    updatedHour: hourKey(at),
+    updatedDay: dayKey(at),
+    updatedMonth: monthKey(at),
+    nameRank: initialRank(name),
+    emailRank: initialRank(email),
+    searchKeys: searchKeysOf(name, email),
   };
 }

@@ -5,6 +5,7 @@
 // live in the subpaths of their layer.
 export * from '../address.js';
 export type { AggregateDecision, AggregateWrite } from '../aggregate-write.js';
+export * from '../batches.js';
 export * from '../body-binding.js';
 export * from '../config.js';
 export * from '../cursor.js';

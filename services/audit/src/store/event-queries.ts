@@ -168,7 +168,7 @@ export function eventQueries(conn: Connection) {
         // An export reads to the end: its cost is what it exports, plus a lookup per quiet day
         // (after its first hour, the walk is asked for whole days).
         const steps = hourWalk(WALK, true, span, after?.values);
-        for (let next = steps.next(); !next.done; next = steps.next('coarse')) {
+        for (let next = steps.next(); !next.done; next = steps.next({ full: true, want: 0 })) {
           const step = next.value;
           const cursor = model
             .find(besideSeek(inStep(query, step), condition))

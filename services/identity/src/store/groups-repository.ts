@@ -1,14 +1,13 @@
 import type { AggregateDecision, OutboxEntry } from '@support-desk/platform/core';
-import { insertWithOutbox, updateAggregate } from '@support-desk/platform/store';
+import { completeDerivedFields, insertWithOutbox, updateAggregate } from '@support-desk/platform/store';
 import type { Connection } from 'mongoose';
 import { createGroupDirectory, type GroupEntry } from './group-directory.js';
 import { type GroupDoc, groupModel, groupNameKey } from './groups.js';
 
 /**
  * The soft-delete rule, written once: a deleted group is kept (for read models) but not served.
- * Checked on the document read by `_id`; `LIVE` only for the list, which reads every group anyway.
+ * Checked on the document read by `_id`; the list selects `live: true`, kept with `deletedAt`.
  */
-const LIVE = { deletedAt: null };
 const isLive = (group: GroupDoc | null): group is GroupDoc => group !== null && group.deletedAt == null;
 
 export interface GroupsRepositoryOptions {
@@ -71,7 +70,17 @@ export function createGroupsRepository(conn: Connection, { nameCacheTtlMs }: Gro
       return isLive(group) ? group : null;
     },
 
-    listLive: () => model.find(LIVE).sort({ nameKey: 1 }).lean<GroupDoc[]>().exec(),
+    /** The live groups by name: one equality (pushed down), the deleted ones never read. */
+    listLive: () => model.find({ live: true }).sort({ nameKey: 1 }).lean<GroupDoc[]>().exec(),
+
+    /**
+     * Gives groups stored before `live` existed theirs, at most `limit` a call (revisioned writes
+     * that leave `updatedAt`); how many were completed.
+     */
+    async completeLive(limit: number): Promise<number> {
+      const live = (g: GroupDoc) => ({ live: g.deletedAt == null });
+      return completeDerivedFields(model, { live: null }, limit, live, 'Group');
+    },
 
     /**
      * Names of the given live groups, by id (deleted or unknown ids are left out): from the
@@ -88,15 +97,21 @@ export function createGroupsRepository(conn: Connection, { nameCacheTtlMs }: Gro
       return new Map([...entries].map(([id, entry]) => [id, entry.identityProvider]));
     },
 
-    /** The live groups one identity provider connection owns (at most `limit`). */
+    /** The live groups one identity provider connection owns (at most `limit`), by name. */
     async ofProvider(identityProvider: string, limit: number): Promise<GroupDoc[]> {
-      const groups = await model.find({ identityProvider }).limit(limit).lean<GroupDoc[]>().exec();
-      return groups.filter(isLive);
+      const groups = await model
+        .find({ identityProvider, live: true })
+        .limit(limit)
+        .lean<GroupDoc[]>()
+        .exec();
+      return groups
+        .filter(isLive)
+        .sort((a, b) => (a.nameKey < b.nameKey ? -1 : a.nameKey > b.nameKey ? 1 : 0));
     },
 
     /** A new group with its event (a taken name is a duplicate-key error on `nameKey`). */
     async insert(group: GroupDoc, outbox: OutboxEntry[]): Promise<void> {
-      await insertWithOutbox(model, group, outbox);
+      await insertWithOutbox(model, { ...group, live: group.deletedAt == null }, outbox);
       directory.remember(group);
     },
 
@@ -106,7 +121,21 @@ export function createGroupsRepository(conn: Connection, { nameCacheTtlMs }: Gro
       decide: (current: GroupDoc) => AggregateDecision<R> | Promise<AggregateDecision<R>>,
     ): Promise<R> {
       try {
-        return await updateAggregate<GroupDoc, R>(model, id, decide, { what: 'Group', visible: isLive });
+        return await updateAggregate<GroupDoc, R>(
+          model,
+          id,
+          async (current) => {
+            const decision = await decide(current);
+            const set = decision.write?.set;
+            // `live` follows `deletedAt` in the same write.
+            if (!set || !('deletedAt' in set)) return decision;
+            return {
+              ...decision,
+              write: { ...decision.write!, set: { ...set, live: set.deletedAt == null } },
+            };
+          },
+          { what: 'Group', visible: isLive },
+        );
       } finally {
         directory.forget(id);
       }

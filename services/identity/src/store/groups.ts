@@ -16,6 +16,11 @@ export interface GroupDoc {
   /** The identity provider's id of the group; null for local groups. */
   externalId?: string | null;
   deletedAt: Date | null;
+  /**
+   * Not deleted (`deletedAt` null), as a top-level equality the local store pushes down: the
+   * groups list reads the live groups only (`deletedAt: null` is pushed down nowhere).
+   */
+  live?: boolean;
   createdAt: Date;
   updatedAt: Date;
   rev?: number;
@@ -30,6 +35,7 @@ const GroupSchema = new Schema<GroupDoc>(
     identityProvider: { type: String, default: 'local' },
     externalId: { type: String, default: null },
     deletedAt: { type: Date, default: null },
+    live: Boolean,
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
     /** Concurrency token: every update of the aggregate is conditioned on it and bumps it. */
@@ -39,6 +45,8 @@ const GroupSchema = new Schema<GroupDoc>(
 );
 // A connection's groups (a directory sync's pass over what it owns): one equality, pushed down.
 GroupSchema.index({ identityProvider: 1 });
+// The groups list: the live ones by name.
+GroupSchema.index({ live: 1, nameKey: 1 });
 outboxPlugin(GroupSchema);
 
 export const groupModel = (conn: Connection) => modelOn<GroupDoc>(conn, 'Group', GroupSchema);

@@ -36,9 +36,12 @@ export type { UserDoc } from './users.js';
 export { emailKey, type UserBrief, type UserListFilter } from './users-repository.js';
 
 /** One repository per aggregate of the identity database, on one connection. */
-export function createRepositories(conn: Connection, options: GroupsRepositoryOptions) {
+export function createRepositories(
+  conn: Connection,
+  options: GroupsRepositoryOptions & { listTotalTtlMs?: number },
+) {
   return {
-    users: createUsersRepository(conn),
+    users: createUsersRepository(conn, { totalsTtlMs: options.listTotalTtlMs ?? 0 }),
     groups: createGroupsRepository(conn, options),
     apiKeys: createApiKeysRepository(conn),
     oauthClients: createOAuthClientsRepository(conn),

@@ -1,17 +1,31 @@
-import { LIST_COUNT_LIMIT, type Role } from '@support-desk/contracts';
+import type { Role } from '@support-desk/contracts';
 import type { AggregateDecision, OutboxEntry } from '@support-desk/platform/core';
 import {
   besideSeek,
+  completeDerivedFields,
+  createListTotals,
   escapeRegex,
+  countedWalk,
+  type HourWalkReads,
+  type HourWalkResult,
+  initialWalk,
   insertWithOutbox,
   keysetQuery,
   type KeysetSeek,
   oneOf,
+  SEARCH_KEY_LENGTH,
+  searchKeyOf,
   selectOutbox,
+  timedSpans,
+  totalKeyOf,
   updateAggregate,
+  walkHours,
+  WALK_STEPS_PER_CALL,
+  type WalkStep,
 } from '@support-desk/platform/store';
 import type { Connection, FilterQuery } from 'mongoose';
-import { DEFAULT_USER_ORDER, userOrders, type UserSort } from './user-order.js';
+import { KEYED_FIELDS, userListKeys } from './user-keys.js';
+import { DEFAULT_USER_ORDER, userOrders, type UserSort, userWalks } from './user-order.js';
 import { type UserDoc, type UserEmailDoc, userEmailModel, userModel } from './users.js';
 
 /** The users list's filters, each optional (already validated). */
@@ -21,12 +35,10 @@ export interface UserListFilter {
   status?: UserDoc['status'][];
   groupId?: string;
   isVip?: boolean;
-  /** Case-insensitive substring of the name or the email. */
+  /** A word of the name or the email starts with it, case-insensitively (`user-keys.ts`). */
   search?: string;
   /** The users of one identity provider connection (SCIM lists). */
   identityProvider?: string;
-  /** Exactly this name (SCIM `displayName eq`). */
-  name?: string;
 }
 
 /** What one list call reads: a page by skip (with the count), or after a keyset position. */
@@ -35,6 +47,8 @@ export interface UserListWindow {
   limit: number;
   seek?: KeysetSeek;
   count: boolean;
+  /** The steps the count reads past a full page (`walkHours`); SCIM's exact `totalResults`: Infinity. */
+  countStepsPastPage?: number;
 }
 
 function listQuery(filter: UserListFilter): FilterQuery<UserDoc> {
@@ -44,20 +58,39 @@ function listQuery(filter: UserListFilter): FilterQuery<UserDoc> {
   if (filter.groupId) query.groups = filter.groupId;
   if (filter.isVip !== undefined) query.isVip = filter.isVip;
   if (filter.identityProvider) query.identityProvider = filter.identityProvider;
-  if (filter.name !== undefined) query.name = filter.name;
   if (filter.search) {
-    const re = new RegExp(escapeRegex(filter.search), 'i');
-    query.$or = [{ name: re }, { email: re }];
+    // An element of the stored keys (a top-level equality, pushed down); a longer text's rest is
+    // checked on the users that key finds.
+    query.searchKeys = searchKeyOf(filter.search);
+    if (filter.search.length > SEARCH_KEY_LENGTH) {
+      const re = new RegExp(escapeRegex(filter.search), 'i');
+      query.$or = [{ name: re }, { email: re }];
+    }
   }
   return query;
 }
+
+/**
+ * With a write that sets what a list key comes from (`name`, `email`, the times), the keys too,
+ * derived from the user as the write leaves it.
+ */
+function withListKeys<R>(current: UserDoc, decision: AggregateDecision<R>): AggregateDecision<R> {
+  const set = decision.write?.set;
+  if (!decision.write || !set || !KEYED_FIELDS.some((f) => f in set)) return decision;
+  const after = { ...current, ...(set as Partial<UserDoc>) };
+  return { ...decision, write: { ...decision.write, set: { ...set, ...userListKeys(after) } } };
+}
+
+/** A newest-first order of users read by equality alone (no list order from the store). */
+const newestFirst = (users: UserDoc[]) =>
+  users.sort((a, b) => +b.createdAt - +a.createdAt || (a._id < b._id ? 1 : -1));
 
 export type UserBrief = Pick<UserDoc, '_id' | 'email' | 'name'>;
 
 export const emailKey = (email: string) => email.trim().toLowerCase();
 
 /** Users: every query of the aggregate (membership lives on the user). */
-export function createUsersRepository(conn: Connection) {
+export function createUsersRepository(conn: Connection, { totalsTtlMs = 0 }: { totalsTtlMs?: number } = {}) {
   const model = userModel(conn);
   const emails = userEmailModel(conn);
   /** `forUpdate`: with the hidden outbox too, so `update` can decide on this copy (`current`). */
@@ -69,24 +102,83 @@ export function createUsersRepository(conn: Connection) {
     if (fields) query.select(fields);
     return query.lean<UserDoc>().exec();
   };
+  const bounds = timedSpans(conn, model, 'users', { counted: true });
+  const totals = createListTotals(totalsTtlMs);
+  /** One step's reads: its matches in list order after the seek, and their count. */
+  const readsOf = <S extends WalkStep>(
+    inStep: (step: S) => FilterQuery<UserDoc>,
+    order: Record<string, 1 | -1>,
+    condition: Record<string, unknown> | undefined,
+  ): HourWalkReads<UserDoc, S> => ({
+    find: (step, skip, limit) =>
+      model
+        .find(besideSeek(inStep(step), condition))
+        .sort(order)
+        .skip(skip)
+        .limit(limit)
+        .lean<UserDoc[]>()
+        .exec(),
+    count: (step, limit) => model.countDocuments(inStep(step), { limit }).exec(),
+  });
   /**
-   * A page of users in `sort` order, by skip or after a keyset position, and (when `count`)
-   * the total matching: one find, and one count run beside it.
+   * A page of users in `sort` order, by skip or after a keyset position, and (when `count`) the
+   * total matching (up to the cap), read a step at a time (`walkHours`): an hour, day or month of
+   * creation or change for the time sorts, an initial of the name or email for theirs, each with
+   * the filter's equalities beside it. `stoppedAt`: the call read its steps before the page was
+   * full and the list ended.
    */
   const page = async (filter: UserListFilter, sort: UserSort, window: UserListWindow) => {
     const query = listQuery(filter);
-    const { sort: order, condition } = keysetQuery(userOrders.keys(sort), window.seek);
-    const [users, total] = await Promise.all([
-      model
-        .find(besideSeek(query, condition))
-        .sort(order)
-        .skip(window.skip)
-        .limit(window.limit)
-        .lean<UserDoc[]>()
-        .exec(),
-      window.count ? model.countDocuments(query, { limit: LIST_COUNT_LIMIT }).exec() : undefined,
-    ]);
-    return { users, total };
+    const keys = userOrders.keys(sort);
+    const { sort: order, condition } = keysetQuery(keys, window.seek);
+    const ascending = order[keys[0]!.field] === 1;
+    // The platform's step budget (hours, days, months, initials): then a cursor to where it stopped.
+    const budget = { maxSteps: WALK_STEPS_PER_CALL };
+    const totalKey = totalKeyOf(filter);
+    const knownTotal = window.count ? totals.get(totalKey) : undefined;
+    const walkWindow = { ...window, ...(knownTotal === undefined ? {} : { knownTotal }) };
+    const answer = (found: HourWalkResult<UserDoc>) => {
+      if (window.count && knownTotal === undefined && !found.stoppedAt && !found.countStopped)
+        totals.keep(totalKey, found.total);
+      return {
+        users: found.docs,
+        total: found.total,
+        stoppedAt: found.stoppedAt,
+        countStopped: found.countStopped,
+      };
+    };
+    if (sort.field === 'name' || sort.field === 'email') {
+      const walk = userWalks.initial[sort.field];
+      const found = await walkHours(
+        initialWalk(walk.rank, ascending, window.seek?.values),
+        walkWindow,
+        readsOf(
+          (step) => ({
+            ...query,
+            ...step.where,
+            [walk.key]: step.to === undefined ? { $gte: step.from } : { $gte: step.from, $lt: step.to },
+          }),
+          order,
+          condition,
+        ),
+        budget,
+      );
+      return answer(found);
+    }
+    const walk = userWalks.time[sort.field];
+    const span = await bounds.read(walk.time as 'createdAt' | 'updatedAt');
+    if (!span) return { users: [] as UserDoc[], total: 0, stoppedAt: undefined, countStopped: undefined };
+    const found = await walkHours(
+      countedWalk(walk, ascending, span, window.seek?.values),
+      walkWindow,
+      readsOf(
+        (step) => ({ ...query, ...step.where, [walk.time]: { $gte: step.from, $lt: step.to } }),
+        order,
+        condition,
+      ),
+      budget,
+    );
+    return answer(found);
   };
   return {
     findById: (id: string) => byId(id),
@@ -110,13 +202,48 @@ export function createUsersRepository(conn: Connection) {
       return found;
     },
 
-    /** A page of users, newest first, with the total matching. */
-    async list(filter: UserListFilter, window: { skip: number; limit: number }) {
-      const { users, total } = await page(filter, DEFAULT_USER_ORDER, { ...window, count: true });
-      return { users, total: total ?? 0 };
-    },
+    /**
+     * A page of users, newest first, with the total matching (a lower bound when the walk
+     * stopped at its step budget: `stoppedAt`).
+     */
+    list: (filter: UserListFilter, window: { skip: number; limit: number }) =>
+      page(filter, DEFAULT_USER_ORDER, { ...window, count: true, countStepsPastPage: Infinity }),
 
     page,
+
+    /** The list bounds of the users stored before they were kept (at start). */
+    ensureListBounds: () => Promise.all([bounds.read('createdAt'), bounds.read('updatedAt')]),
+
+    /**
+     * Gives users stored before the list keys existed (or whose keys a direct write left stale)
+     * their keys, at most `limit` a call (each a revisioned write that leaves `updatedAt`: the
+     * user did not change for its readers); how many were completed.
+     */
+    async completeListKeys(limit: number): Promise<number> {
+      const incomplete = { $or: [{ createdMonth: null }, { updatedMonth: null }, { searchKeys: null }] };
+      const n = await completeDerivedFields(model, incomplete, limit, userListKeys, 'User');
+      // Users the lists did not find until now: counted afresh.
+      if (n > 0) totals.forget();
+      return n;
+    },
+
+    /** A connection's users of exactly this name (SCIM `displayName eq`): two equalities, newest first. */
+    namedOfProvider: async (identityProvider: string, name: string, limit: number) =>
+      newestFirst(await model.find({ identityProvider, name }).limit(limit).lean<UserDoc[]>().exec()),
+
+    /** A connection's active users (deactivated when it is deleted): two equalities, at most `limit`. */
+    activeOfProvider: (identityProvider: string, limit: number) =>
+      model.find({ identityProvider, status: 'active' }).limit(limit).lean<UserDoc[]>().exec(),
+
+    /** A group's members (id and name, newest first), at most `limit`: one equality. */
+    membersOf: async (groupId: string, limit: number) =>
+      newestFirst(
+        await model
+          .find({ groups: groupId }, { name: 1, createdAt: 1 })
+          .limit(limit)
+          .lean<UserDoc[]>()
+          .exec(),
+      ),
 
     /** Email and name of each of these users (for listings of what they own). */
     briefs: (ids: string[]) =>
@@ -133,24 +260,28 @@ export function createUsersRepository(conn: Connection) {
     /** Members of a group, whatever their status: an inactive member is still a member. */
     countMembers: (groupId: string) => model.countDocuments({ groups: groupId }),
 
-    /** Member counts of several groups at once. */
+    /**
+     * Member counts of several groups: one equality count per group, eight at a time (pushed down
+     * and served by the GIN index on the local store, which reads every user for one `$in`; an
+     * index range each on MongoDB).
+     */
     async memberCounts(groupIds: string[]): Promise<Map<string, number>> {
-      const counts = await model
-        .aggregate<{ _id: string; n: number }>([
-          { $match: { groups: { $in: groupIds } } },
-          { $unwind: '$groups' },
-          { $group: { _id: '$groups', n: { $sum: 1 } } },
-        ])
-        .exec();
-      return new Map(counts.map((c) => [c._id, c.n]));
+      const counts = new Map<string, number>();
+      const ids = [...new Set(groupIds)];
+      for (let n = 0; n < ids.length; n += 8) {
+        const slice = ids.slice(n, n + 8);
+        const found = await Promise.all(slice.map((id) => model.countDocuments({ groups: id }).exec()));
+        slice.forEach((id, k) => counts.set(id, found[k]!));
+      }
+      return counts;
     },
 
     /**
      * Every user of one identity provider connection, whatever their status (a directory sync
      * compares them all with the directory): one equality, pushed down and indexed; at most `limit`.
      */
-    ofProvider: (identityProvider: string, limit: number) =>
-      model.find({ identityProvider }).limit(limit).lean<UserDoc[]>().exec(),
+    ofProvider: async (identityProvider: string, limit: number) =>
+      newestFirst(await model.find({ identityProvider }).limit(limit).lean<UserDoc[]>().exec()),
 
     /** Up to `limit` ids of a group's members. */
     async memberIds(groupId: string, limit: number): Promise<string[]> {
@@ -163,7 +294,9 @@ export function createUsersRepository(conn: Connection) {
      * `emailKey`), then its email's entry: written second, so an entry always names a stored user.
      */
     async insert(user: UserDoc, outbox: OutboxEntry[]): Promise<void> {
-      await insertWithOutbox(model, user, outbox);
+      totals.forget();
+      await bounds.stored(user.createdAt, user.updatedAt);
+      await insertWithOutbox(model, { ...user, ...userListKeys(user) }, outbox);
       // The user is stored: a missing or stale entry only costs the next look-up by email its
       // fallback read (which rewrites the entry), so a failure here does not fail the creation.
       await emails.create({ _id: user.emailKey, userId: user._id }).catch(() => undefined);
@@ -202,7 +335,18 @@ export function createUsersRepository(conn: Connection) {
       decide: (current: UserDoc) => AggregateDecision<R> | Promise<AggregateDecision<R>>,
       current?: UserDoc,
     ) {
-      return updateAggregate<UserDoc, R>(model, id, decide, { what: 'User', current });
+      return updateAggregate<UserDoc, R>(
+        model,
+        id,
+        async (doc) => {
+          const decision = withListKeys(doc, await decide(doc));
+          if (decision.write) totals.forget();
+          const updatedAt = decision.write?.set?.updatedAt as Date | undefined;
+          if (updatedAt) await bounds.stored(undefined, updatedAt);
+          return decision;
+        },
+        { what: 'User', current },
+      );
     },
   };
 }

@@ -24,6 +24,16 @@ export interface UserDoc {
   createdAt: Date;
   updatedAt: Date;
   rev?: number;
+  /** The lists' keys (`user-keys.ts`), written with the fields they come from. */
+  createdHour?: string;
+  createdDay?: string;
+  createdMonth?: string;
+  updatedHour?: string;
+  updatedDay?: string;
+  updatedMonth?: string;
+  nameRank?: number;
+  emailRank?: number;
+  searchKeys?: string[];
 }
 
 export const UserSchema = new Schema<UserDoc>(
@@ -46,6 +56,15 @@ export const UserSchema = new Schema<UserDoc>(
     updatedAt: { type: Date, required: true },
     /** Concurrency token: every update of the aggregate is conditioned on it and bumps it. */
     rev: { type: Number, default: 0 },
+    createdHour: String,
+    createdDay: String,
+    createdMonth: String,
+    updatedHour: String,
+    updatedDay: String,
+    updatedMonth: String,
+    nameRank: Number,
+    emailRank: Number,
+    searchKeys: { type: [String], default: undefined },
   },
   { collection: 'users', versionKey: false, minimize: false },
 );
@@ -60,6 +79,18 @@ UserSchema.index({ role: 1, status: 1 });
 // `isVip=true`, newest first; on the local store its equality is pushed down to this field's GIN
 // index (scripts/infra/postgres-indexes.mjs), which an index of MongoDB's brings about.
 UserSchema.index({ isVip: 1, createdAt: -1, _id: -1 });
+// One hour, day or month of the time-sorted lists (`hourWalk`), one initial of the name- and
+// email-sorted ones (`initialWalk`), a search's key: the equalities the local store pushes down
+// (their GIN indexes come from these) and, on MongoDB, that step in list order.
+UserSchema.index({ createdHour: 1, createdAt: -1, _id: -1 });
+UserSchema.index({ createdDay: 1, createdAt: -1, _id: -1 });
+UserSchema.index({ createdMonth: 1, createdAt: -1, _id: -1 });
+UserSchema.index({ updatedHour: 1, updatedAt: -1, _id: -1 });
+UserSchema.index({ updatedDay: 1, updatedAt: -1, _id: -1 });
+UserSchema.index({ updatedMonth: 1, updatedAt: -1, _id: -1 });
+UserSchema.index({ nameRank: 1, name: 1, _id: 1 });
+UserSchema.index({ emailRank: 1, emailKey: 1, _id: 1 });
+UserSchema.index({ searchKeys: 1 });
 // A connection's users (SCIM lists, a sync's pass over what it owns): one equality, pushed down.
 UserSchema.index({ identityProvider: 1 });
 outboxPlugin(UserSchema);

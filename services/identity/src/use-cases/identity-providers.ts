@@ -258,10 +258,7 @@ export async function deleteIdentityProvider(deps: Deps, ctx: EventContext, name
   await updateIdentityProvider(deps, ctx, name, { disabled: true });
   let deactivated = 0;
   for (let round = 0; round < MAX_DEACTIVATED_ON_DELETE / 100; round++) {
-    const { users } = await deps.users.list(
-      { identityProvider: name, status: ['active'] },
-      { skip: 0, limit: 100 },
-    );
+    const users = await deps.users.activeOfProvider(name, 100);
     if (users.length === 0) break;
     for (const user of users) {
       await applyUserPatch(deps, ctx, user._id, () => ({ status: 'inactive' }));

@@ -54,8 +54,16 @@ export async function listUsers(deps: Deps, query: UserListQuery) {
     search: searchText(query),
   };
   const plan = planList<UserSort['field']>(query, DEFAULT_USER_SORT, userOrders.kinds, { ...filter });
-  const { users, total } = await deps.users.page(filter, plan.sort, plan.read);
-  const page = listPage(users, plan.window, plan.scope, (u) => userOrders.position(u, plan.sort), total);
+  const { users, total, stoppedAt, countStopped } = await deps.users.page(filter, plan.sort, plan.read);
+  const page = listPage(
+    users,
+    plan.window,
+    plan.scope,
+    (u) => userOrders.position(u, plan.sort),
+    total,
+    stoppedAt,
+    countStopped,
+  );
   return { users: await toListItems(deps, page.items), pagination: page.pagination };
 }
 

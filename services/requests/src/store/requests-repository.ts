@@ -8,6 +8,7 @@ import {
 } from '@support-desk/platform/core';
 import {
   besideSeek,
+  completeDerivedFields,
   hourWalk,
   type HourWalkReads,
   type HourWalkStep,
@@ -17,11 +18,11 @@ import {
   rangeWithin,
   readsByValue,
   selectOutbox,
+  timedSpans,
   updateAggregate,
   walkHours,
 } from '@support-desk/platform/store';
 import type { Connection, FilterQuery } from 'mongoose';
-import { createListBounds } from './list-bounds.js';
 import { requestOrders, type RequestSort, requestWalks } from './request-order.js';
 import {
   CHANGE_ORDER,
@@ -119,7 +120,7 @@ function dueFilter(check: SlaDueCheck, now: Date): FilterQuery<RequestRecord> {
 /** Support requests: every query of the aggregate, its indexes and the soft-delete rule. */
 export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBytes?: number } = {}) {
   const model = requestModel(conn);
-  const bounds = createListBounds(conn, model);
+  const bounds = timedSpans(conn, model, 'requests');
   /**
    * What every write of a request adds before it lands: the keys derived from what it sets and the
    * list bounds widened to its change time (the trash's restore writes through it too).
@@ -139,7 +140,7 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
     },
 
     /** The list bounds of the requests stored before they were kept (at start). */
-    ensureListBounds: () => bounds.read(),
+    ensureListBounds: () => Promise.all([bounds.read('createdAt'), bounds.read('updatedAt')]),
 
     async findVisible(id: string): Promise<RequestRecord | null> {
       const doc = await model.findById(id).lean<RequestRecord>().exec();
@@ -163,15 +164,13 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
       const query = listQuery(filter);
       const { sort: order, condition } = keysetQuery(requestOrders.keys(sort), window.seek);
       const walk = requestWalks[sort.field];
-      const known = await bounds.read();
+      const known = await bounds.read(walk.time as 'createdAt' | 'updatedAt');
       if (!known) return { docs: [] as RequestRecord[], total: 0 };
       // Every request was changed at or after its creation: `createdAfter` bounds both walks.
-      const oldest = Math.max(known.oldest.getTime(), filter.createdAfter?.getTime() ?? 0);
-      const newest = walk.time === 'createdAt' ? known.newestCreated : known.newestUpdated;
       const span = {
-        oldest,
+        oldest: Math.max(known.oldest, filter.createdAfter?.getTime() ?? 0),
         newest: Math.min(
-          newest.getTime(),
+          known.newest,
           (walk.time === 'createdAt' && filter.createdBefore?.getTime()) || Infinity,
         ),
       };
@@ -241,36 +240,15 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
      * for its readers.
      */
     async completeDerivedKeys(limit: number): Promise<number> {
-      const incomplete = await model
-        .find(
-          {
-            $or: [
-              'priorityRank',
-              'requesterId',
-              'createdHour',
-              'createdDay',
-              'updatedHour',
-              'updatedDay',
-            ].map((k) => ({ [k]: null })),
-          },
-          { _id: 1 },
-        )
-        .limit(limit)
-        .lean<Pick<RequestRecord, '_id'>[]>()
-        .exec();
-      for (const { _id } of incomplete) {
-        await updateAggregate<RequestRecord, void>(
-          model,
-          _id,
-          (current) => {
-            const keys = derivedKeys(current);
-            const missing = (Object.keys(keys) as (keyof typeof keys)[]).some((k) => current[k] !== keys[k]);
-            return { write: missing ? { set: keys } : null, result: undefined };
-          },
-          { what: 'Request' },
-        );
-      }
-      return incomplete.length;
+      const incomplete = [
+        'priorityRank',
+        'requesterId',
+        'createdHour',
+        'createdDay',
+        'updatedHour',
+        'updatedDay',
+      ].map((k) => ({ [k]: null }));
+      return completeDerivedFields(model, { $or: incomplete }, limit, derivedKeys, 'Request');
     },
 
     /**

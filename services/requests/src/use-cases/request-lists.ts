@@ -10,6 +10,7 @@ import {
   type RequestListItem,
 } from '@support-desk/contracts';
 import {
+  completeInBatches,
   type CursorPosition,
   type CursorScope,
   decodeCursor,
@@ -105,10 +106,6 @@ export async function listRequestChanges(deps: Deps, principal: Principal, query
   };
 }
 
-/** Batches of the key back-fill, and how many at most a start runs (then the next start goes on). */
-const BACKFILL_BATCH = 100;
-const BACKFILL_BATCHES_MAX = 1000;
-
 /**
  * Gives the requests stored before a list key existed that key, at start: the severity rank of
  * `sort=priority` (without it a request sorts as if it had the lowest), the top-level requester
@@ -119,12 +116,7 @@ const BACKFILL_BATCHES_MAX = 1000;
 export async function completeStoredRequests(deps: Deps): Promise<void> {
   try {
     await deps.requests.ensureListBounds();
-    let completed = 0;
-    for (let batch = 0; batch < BACKFILL_BATCHES_MAX; batch++) {
-      const n = await deps.requests.completeDerivedKeys(BACKFILL_BATCH);
-      completed += n;
-      if (n < BACKFILL_BATCH) break;
-    }
+    const completed = await completeInBatches((n) => deps.requests.completeDerivedKeys(n));
     if (completed > 0) deps.logger.info({ completed }, 'stored requests given their list keys');
   } catch (err) {
     deps.logger.warn({ err }, 'giving stored requests their list keys failed; retried at the next start');

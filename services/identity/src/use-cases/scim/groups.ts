@@ -16,6 +16,9 @@ import { applyPatch } from './patch.js';
 import { externalIdOf, groupName, groupResource, memberIds } from './resources.js';
 import { GROUP_RESOURCE } from './schema.js';
 
+/** A filter without an equality the store can look up reads at most this many of the connection's groups. */
+const MAX_SCANNED_GROUPS = 10_000;
+
 const withoutMembers = (params: ListParams) => {
   const excluded = (params.excludedAttributes ?? '')
     .toLowerCase()
@@ -32,10 +35,10 @@ const withoutMembers = (params: ListParams) => {
 /** The group's resource; its members (read from the store, at most MAX_GROUP_MEMBERS) unless excluded. */
 async function resourceOf(deps: Deps, call: ScimCall, group: GroupDoc, params: ListParams = {}) {
   if (withoutMembers(params)) return groupResource(group, null, call.at);
-  const { users } = await deps.users.list({ groupId: group._id }, { skip: 0, limit: MAX_GROUP_MEMBERS });
+  const members = await deps.users.membersOf(group._id, MAX_GROUP_MEMBERS);
   return groupResource(
     group,
-    users.map((u) => ({ id: u._id, name: u.name })),
+    members.map((u) => ({ id: u._id, name: u.name })),
     call.at,
   );
 }
@@ -51,8 +54,7 @@ export async function getScimGroup(deps: Deps, call: ScimCall, id: string, param
 }
 
 /**
- * GET /Groups: the connection's groups (groups are few: the live ones are read whole and those of
- * the connection kept), or the one an equality names (`displayName`, `externalId`, `id`), checked
+ * GET /Groups: the connection's live groups by name (two equalities), or the one an equality names (`displayName`, `externalId`, `id`), checked
  * against the whole filter, then paged. Members are read only when the answer shows them.
  */
 export async function listScimGroups(deps: Deps, call: ScimCall, params: ListParams) {
@@ -65,7 +67,7 @@ export async function listScimGroups(deps: Deps, call: ScimCall, params: ListPar
   else if (eq?.attr === 'displayname') groups = own(await deps.groups.findLiveByName(eq.value));
   else if (eq?.attr === 'externalid')
     groups = own(await findGroupByExternalId(deps, call.connection, eq.value));
-  else groups = (await deps.groups.listLive()).filter((g) => g.identityProvider === call.connection._id);
+  else groups = await deps.groups.ofProvider(call.connection._id, MAX_SCANNED_GROUPS);
   // The filter is checked without members unless it names them (members are read per group).
   const filterNamesMembers = /members/i.test(params.filter ?? '');
   const matching: GroupDoc[] = [];

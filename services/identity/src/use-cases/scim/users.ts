@@ -50,20 +50,16 @@ async function candidates(deps: Deps, call: ScimCall, filter: ReturnType<typeof 
       return own(await deps.users.findByEmail(eq.value));
     case 'externalid':
       return own(await findByExternalId(deps, call.connection, eq.value));
-    default: {
-      const { users } = await deps.users.list(
-        { identityProvider: call.connection._id, name: eq.value },
-        { skip: 0, limit: MAX_SCAN },
-      );
-      return users;
-    }
+    default:
+      return deps.users.namedOfProvider(call.connection._id, eq.value, MAX_SCAN);
   }
 }
 
 /**
- * GET /Users: without a filter, a page of the connection's users from the store (newest first);
- * with one, the users its equality names (`userName`, `emails.value`, `externalId`, `id`,
- * `displayName`) or else up to MAX_SCAN of the connection's users, checked against the whole
+ * GET /Users: without a filter, a page of the connection's users from the store (newest first,
+ * walked like /v1/users); with one, the users its equality names (`userName` and `emails.value`:
+ * the email's entry read by `_id`; `externalId`: the link's; `id`; `displayName`: two equalities)
+ * or else up to MAX_SCAN of the connection's users (one equality), checked against the whole
  * filter, then paged.
  */
 export async function listScimUsers(deps: Deps, call: ScimCall, params: ListParams) {
@@ -82,8 +78,7 @@ export async function listScimUsers(deps: Deps, call: ScimCall, params: ListPara
     );
   }
   const users =
-    (await candidates(deps, call, filter)) ??
-    (await deps.users.list({ identityProvider: call.connection._id }, { skip: 0, limit: MAX_SCAN })).users;
+    (await candidates(deps, call, filter)) ?? (await deps.users.ofProvider(call.connection._id, MAX_SCAN));
   const matching = (await resourcesOf(deps, call, users)).filter((r) => matches(r, filter));
   const page = matching.slice(startIndex - 1, startIndex - 1 + count);
   return listResponse(
