@@ -35,13 +35,19 @@ const BATCH = 50;
 const walked = (steps: number, ...more: string[]) =>
   [...Array.from({ length: steps }, () => 'find events'), 'find listBounds', ...more].sort();
 
+/** `n` counts (`aggregate`): a whole day is counted first, up to 200, to tell a dense one (read by its hours). */
+const counted = (n: number) => Array.from({ length: n }, () => 'aggregate events');
+
 const EXPECTED: Record<string, Trips> = {
-  // Newest first: today's first hour (the four recent events), then three days, one find each;
-  // none needs a count (each found fewer than the page holds, so that is all the step has).
-  'GET /v1/events': { store: walked(4), nats: 0 },
-  'GET /v1/events?type&resourceType&since': { store: walked(4), nats: 0 },
-  // From the second event of today's first hour: the rest of it, then the three days.
-  'GET /v1/events?cursor': { store: walked(4), nats: 0 },
+  // Newest first: today's first hour (the four recent events) in one find; then three days, each
+  // counted first (a dense day would be read by its hours): the one holding events is found, the
+  // two empty ones are not.
+  'GET /v1/events': { store: walked(2, ...counted(3)), nats: 0 },
+  // Two types: an equality each (the local store pushes no `$in` down), so the hour is two finds
+  // and each of the three days two counts; none of those days holds an event of these types.
+  'GET /v1/events?type&resourceType&since': { store: walked(2, ...counted(6)), nats: 0 },
+  // From the second event of today's first hour: the rest of it, then the three days as above.
+  'GET /v1/events?cursor': { store: walked(2, ...counted(3)), nats: 0 },
   // Oldest first: the first hour three days ago (5 events: a find and a getMore of 4), the rest
   // of that day, two days, today (4 events: a find and a getMore).
   'GET /v1/events/export (9 events, AUDIT_EXPORT_BATCH_SIZE 4)': {
