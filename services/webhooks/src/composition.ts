@@ -83,11 +83,13 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
   subscriptionModel(conn);
   deliveryModel(conn);
   deadLetterStore(conn);
-  const realSend = createSender({
+  const sender = createSender({
     connectTimeoutMs: config.WEBHOOKS_CONNECT_TIMEOUT_MS,
     responseTimeoutMs: config.WEBHOOKS_RESPONSE_TIMEOUT_MS,
     bodyCapBytes: config.WEBHOOKS_RESPONSE_BODY_CAP_BYTES,
     allowedRanges: config.WEBHOOKS_ALLOWED_RANGES,
+    // As many as this replica's lanes could post to one receiver at once.
+    connectionsPerReceiver: config.WEBHOOKS_CONCURRENCY,
   });
   let wakeWorker: Deps['wake'] = () => {};
   let forgetSubscription: (id: string) => void = () => {};
@@ -101,7 +103,7 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
     }),
     leases: createLaneLeases(conn, config.WEBHOOKS_LEASE_MS),
     secrets: createSecretBox(config.WEBHOOKS_SECRET_KEY),
-    send: sd.wrapSend ? sd.wrapSend(realSend) : realSend,
+    send: sd.wrapSend ? sd.wrapSend(sender.send) : sender.send,
     allowedRanges: checkedRanges(config.WEBHOOKS_ALLOWED_RANGES),
     allowHttp: config.WEBHOOKS_ALLOW_HTTP,
     rotationOverlapMs: config.WEBHOOKS_ROTATION_OVERLAP_MS,
@@ -208,6 +210,7 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
       await intake?.stop();
       // Attempts in hand finish (bounded by the timeouts) and their lanes are released.
       await worker.stop();
+      await sender.close();
       await housekeeping.stop();
       await relay.stop();
     },

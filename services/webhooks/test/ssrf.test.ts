@@ -1,4 +1,7 @@
-import { freePort } from '@support-desk/platform/testing';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { freePort, type Teardownable } from '@support-desk/platform/testing';
+import { Webhook } from 'standardwebhooks';
 import t from 'tap';
 import { allowedRanges, refusal } from '../src/events/destination.js';
 import { createSender } from '../src/events/sender.js';
@@ -10,7 +13,14 @@ const options = (allowed = '') => ({
   responseTimeoutMs: 5000,
   bodyCapBytes: 16,
   allowedRanges: allowed,
+  connectionsPerReceiver: 4,
 });
+/** A sender closed (its kept connections) at the test's end. */
+function senderFor(t: Teardownable, allowed = '') {
+  const sender = createSender(options(allowed));
+  t.teardown(sender.close);
+  return sender.send;
+}
 const SECRET = `whsec_${Buffer.alloc(24, 7).toString('base64')}`;
 const delivery = (url: string) => ({ url, id: 'dlv_x', payload: '{}', secrets: [SECRET], at: new Date() });
 
@@ -80,7 +90,7 @@ t.test(
 
 t.test('the sender refuses before connecting: metadata, private, a name resolving to loopback', async (t) => {
   const receiver = await startReceiver(t);
-  const send = createSender(options());
+  const send = senderFor(t);
   const metadata = await send(delivery('http://169.254.169.254/latest/meta-data/'));
   t.match(metadata, { status: null, error: 'destination refused (link-local range)' });
   const privateNet = await send(delivery('http://10.1.2.3:8080/hook'));
@@ -92,7 +102,7 @@ t.test('the sender refuses before connecting: metadata, private, a name resolvin
   t.notMatch(byName.error, /127\.0\.0\.1|::1/, 'the log never shows the address a name resolved to');
   t.equal(receiver.received.length, 0, 'nothing reached the receiver');
 
-  const allowing = createSender(options('127.0.0.0/8,::1/128'));
+  const allowing = senderFor(t, '127.0.0.0/8,::1/128');
   const ok = await allowing(delivery(`http://localhost:${receiver.port}/hook`));
   t.equal(ok.status, 204, 'allowed by configuration, the same name is delivered to');
   const closed = await allowing(delivery(`http://localhost:${await freePort()}/hook`));
@@ -111,10 +121,43 @@ t.test('redirects are not followed; the body is read only up to the cap', async 
     for (let i = 0; i < 200; i++) res.write('x'.repeat(1024));
     res.end();
   });
-  const send = createSender(options('127.0.0.0/8'));
+  const send = senderFor(t, '127.0.0.0/8');
   const redirected = await send(delivery(redirecting.url));
   t.equal(redirected.status, 307, 'the 3xx is the answer (a failure, retried)');
   t.equal(target.received.length, 0, 'the location was never requested');
   const capped = await send(delivery(chatty.url));
   t.equal(capped.status, 200);
 });
+
+t.test(
+  'attempts to one receiver reuse its connections, signed as the Standard Webhooks library verifies',
+  async (t) => {
+    const sockets = new Set<unknown>();
+    const bodies: { headers: Record<string, string>; body: string }[] = [];
+    const server = createServer((req, res) => {
+      sockets.add(req.socket);
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c));
+      req.on('end', () => {
+        bodies.push({ headers: req.headers as Record<string, string>, body });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+    const send = senderFor(t, '127.0.0.0/8');
+    for (let i = 0; i < 10; i++) {
+      const sent = await send({ ...delivery(url), id: `dlv_${i}`, payload: `{"n":${i}}` });
+      t.equal(sent.status, 204);
+    }
+    // The pool's bound (`connectionsPerReceiver`: 4), not one per attempt.
+    t.ok(sockets.size <= 4, `ten attempts one after another, ${sockets.size} connections`);
+    const other = `whsec_${Buffer.alloc(24, 9).toString('base64')}`;
+    await send({ ...delivery(url), secrets: [SECRET, other], payload: '{"two":true}' });
+    const last = bodies.at(-1)!;
+    t.equal(last.headers['webhook-signature'].split(' ').length, 2, 'one signature per secret');
+    for (const secret of [SECRET, other])
+      t.ok(new Webhook(secret).verify(last.body, last.headers), 'the library verifies each secret');
+  },
+);

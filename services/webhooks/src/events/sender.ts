@@ -1,5 +1,5 @@
+import { createHmac } from 'node:crypto';
 import type { LookupFunction } from 'node:net';
-import { Webhook } from 'standardwebhooks';
 import { Agent, request } from 'undici';
 import { allowedRanges, type PinnedAddress, pinDestination } from './destination.js';
 
@@ -9,6 +9,8 @@ export interface SenderOptions {
   bodyCapBytes: number;
   /** WEBHOOKS_ALLOWED_RANGES. */
   allowedRanges: string;
+  /** Connections kept open to one receiver address at most (the lanes that may post to it at once). */
+  connectionsPerReceiver: number;
 }
 
 export interface OutgoingDelivery {
@@ -30,59 +32,116 @@ export interface AttemptOutcome {
 
 const USER_AGENT = 'SupportDesk-Webhooks/1.0';
 
+/** The most receivers (origin and pinned address) whose connections are kept open at once. */
+const KEPT_RECEIVERS = 256;
+/** The most signing keys kept decoded. */
+const KEPT_KEYS = 1024;
+
 /**
- * The Standard Webhooks signature header: one `v1,<base64>` per secret, space-separated, signed
- * by the specification's own library (receivers verify with it, or any other implementation).
+ * A Map that forgets its oldest entry past `limit` (an entry read is made the newest): the sender's
+ * decoded keys and pooled receivers stay bounded whatever the subscriptions.
  */
-function signatureHeader(secrets: string[], id: string, at: Date, payload: string): string {
-  return secrets.map((secret) => new Webhook(secret).sign(id, at, payload)).join(' ');
+function recentlyUsed<V>(limit: number, evicted: (value: V) => void = () => {}) {
+  const entries = new Map<string, V>();
+  return (key: string, make: () => V): V => {
+    let value = entries.get(key);
+    if (value !== undefined) entries.delete(key);
+    else value = make();
+    entries.set(key, value);
+    if (entries.size > limit) {
+      const [oldestKey, oldest] = entries.entries().next().value as [string, V];
+      entries.delete(oldestKey);
+      evicted(oldest);
+    }
+    return value;
+  };
 }
 
-/** Reads at most `cap` bytes of a body, then stops reading (the rest is never buffered). */
+/**
+ * The Standard Webhooks signature header: one `v1,<base64>` per secret, space-separated: HMAC-SHA256
+ * of `id.timestamp.payload` with the secret's bytes (the part after `whsec_`, base64), as the
+ * specification's library computes it (the tests verify with that library), but with Node's own
+ * HMAC and each key decoded once: the library decodes the key and hashes in JavaScript per call.
+ */
+function signer() {
+  const keyOf = recentlyUsed<Buffer>(KEPT_KEYS);
+  return (secrets: string[], id: string, at: Date, payload: string): string => {
+    const signed = `${id}.${Math.floor(at.getTime() / 1000)}.${payload}`;
+    return secrets
+      .map((secret) => {
+        const key = keyOf(secret, () => Buffer.from(secret.replace(/^whsec_/, ''), 'base64'));
+        return `v1,${createHmac('sha256', key).update(signed).digest('base64')}`;
+      })
+      .join(' ');
+  };
+}
+
+/**
+ * Reads at most `cap` bytes of a body, then stops reading (the rest is never buffered, and the
+ * connection is dropped); a body read to its end leaves the connection to the next attempt.
+ */
 async function readCapped(body: AsyncIterable<Buffer> & { destroy(): void }, cap: number): Promise<void> {
   let read = 0;
   for await (const chunk of body) {
     read += chunk.length;
-    if (read >= cap) break;
+    if (read >= cap) {
+      body.destroy();
+      return;
+    }
   }
-  body.destroy();
 }
 
 /**
- * Posts deliveries: SSRF rules (resolve once, refuse private ranges, connect to the pinned
- * address), no redirects (a 3xx is an answer like any other non-2xx), connect and response
+ * Posts deliveries: SSRF rules (resolve once per attempt, refuse private ranges, connect to the
+ * pinned address), no redirects (a 3xx is an answer like any other non-2xx), connect and response
  * timeouts, the answer's body read up to a cap and dropped.
+ *
+ * Connections are kept open per receiver and pinned address (an undici pool of at most
+ * `connectionsPerReceiver`, closed when idle for undici's keep-alive time or when the receiver
+ * names a shorter one): a pooled connection only ever goes to the address the attempt's own
+ * resolution allowed (a host now resolving elsewhere gets a pool of its own), and a fresh TCP
+ * connection per attempt cost more than the attempt's signing and its body together.
  */
 export function createSender(opts: SenderOptions) {
   const allowed = allowedRanges(opts.allowedRanges);
-  return async function send(d: OutgoingDelivery): Promise<AttemptOutcome> {
+  const signatureHeader = signer();
+  const pools = new Set<Agent>();
+  const poolOf = recentlyUsed<Agent>(KEPT_RECEIVERS, (agent) => {
+    pools.delete(agent);
+    // Let what is in flight on it finish; its connections then close.
+    agent.close().catch(() => undefined);
+  });
+  const newPool = (address: PinnedAddress) => {
+    const pinnedLookup: LookupFunction = (_host, options, callback) => {
+      if ((options as { all?: boolean }).all) {
+        (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [address]);
+      } else callback(null, address.address, address.family);
+    };
+    const agent = new Agent({
+      connect: { timeout: opts.connectTimeoutMs, lookup: pinnedLookup },
+      headersTimeout: opts.responseTimeoutMs,
+      bodyTimeout: opts.responseTimeoutMs,
+      connections: opts.connectionsPerReceiver,
+    });
+    pools.add(agent);
+    return agent;
+  };
+
+  async function send(d: OutgoingDelivery): Promise<AttemptOutcome> {
     const started = Date.now();
     const done = (status: number | null, error: string | null): AttemptOutcome => ({
       status,
       error,
       durationMs: Date.now() - started,
     });
-    let agent: Agent | undefined;
     let pinned: PinnedAddress | undefined;
     let host = '';
     try {
       const url = new URL(d.url);
       host = url.hostname;
-      pinned = await pinDestination(url, allowed);
-      const address = pinned;
-      const pinnedLookup: LookupFunction = (_host, options, callback) => {
-        if ((options as { all?: boolean }).all) {
-          (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [
-            address,
-          ]);
-        } else callback(null, address.address, address.family);
-      };
-      agent = new Agent({
-        connect: { timeout: opts.connectTimeoutMs, lookup: pinnedLookup },
-        headersTimeout: opts.responseTimeoutMs,
-        bodyTimeout: opts.responseTimeoutMs,
-        connections: 1,
-      });
+      const address = await pinDestination(url, allowed);
+      pinned = address;
+      const agent = poolOf(`${url.origin} ${address.address}`, () => newPool(address));
       const ts = d.at;
       const res = await request(url, {
         method: 'POST',
@@ -114,10 +173,14 @@ export function createSender(opts: SenderOptions) {
       // log says the host the subscriber gave instead, never where a name led inside the network.
       const message = pinned ? e.message.split(pinned.address).join(host) : e.message;
       return done(null, (e.code ? `${e.code}: ` : '') + message.slice(0, 300));
-    } finally {
-      agent?.destroy().catch(() => undefined);
     }
+  }
+
+  return {
+    send,
+    /** Closes every kept connection (at shutdown, after the worker's last attempt). */
+    close: () => Promise.allSettled([...pools].map((agent) => agent.destroy())).then(() => undefined),
   };
 }
 
-export type Send = ReturnType<typeof createSender>;
+export type Send = (d: OutgoingDelivery) => Promise<AttemptOutcome>;
