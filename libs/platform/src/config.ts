@@ -79,6 +79,12 @@ export const overloadConfig = {
   LIST_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 4 }),
   /** Searches (a list with `q` or `search`) one process runs at once. */
   SEARCH_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 2 }),
+  /**
+   * How long a page-mode list's count is kept for the same filter (ms; 0: every page counts): its
+   * next pages and the same page again count nothing (`createListTotals`: capped counts in every
+   * list, exact ones in the users lists).
+   */
+  LIST_TOTAL_CACHE_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 10_000 }),
   /** Exports (a streamed download of a whole log) one process runs at once. */
   EXPORT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 2 }),
   /** Event-loop delay (ms, sampled every second) past which every call but health is shed; 0: off. */

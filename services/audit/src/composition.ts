@@ -58,7 +58,7 @@ export async function composeService(deps: AuditDeps): Promise<ComposedService> 
   // Audit sends nothing over NATS; it checks who signed every event (and operator request).
   const verifier = serviceVerifier(config);
   const read = domainEventReader(names, verifier);
-  const store = eventQueries(conn);
+  const store = eventQueries(conn, { totalsTtlMs: config.LIST_TOTAL_CACHE_MS });
   registerRoutes(app, {
     events: eventsService(store),
     requestHistory: requestHistory(store),

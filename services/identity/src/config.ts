@@ -20,11 +20,6 @@ const identityConfigSchema = configSchema({
   ...metricsConfig(9482),
   ...overloadConfig,
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8082 }),
-  /**
-   * How long a page-mode users list's count is kept for the same filter (ms; 0: every page
-   * counts): the next pages and the same page again count nothing. This process's writes drop it.
-   */
-  LIST_TOTAL_CACHE_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 10_000 }),
   IDENTITY_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   MONGO_DB: Type.String({ pattern: '^[A-Za-z0-9_-]{1,63}$', default: 'identity' }),
   IDENTITY_DATA_DIR: Type.String({ default: DEFAULT_DATA_DIR }),

@@ -82,7 +82,10 @@ export async function composeService(sd: RequestsServiceDeps): Promise<RequestsS
   const signer = serviceSigner('requests', config);
   const verifier = serviceVerifier(config);
   const identity = sd.identity ?? identityRpcClient(nc, names, config.IDENTITY_RPC_TIMEOUT_MS, signer);
-  const requests = createRequestsRepository(conn, { maxBytes: config.REQUEST_DOCUMENT_MAX_BYTES });
+  const requests = createRequestsRepository(conn, {
+    maxBytes: config.REQUEST_DOCUMENT_MAX_BYTES,
+    totalsTtlMs: config.LIST_TOTAL_CACHE_MS,
+  });
   const deps: Deps = {
     requests,
     slaAlerts: createSlaAlertsRepository(conn),

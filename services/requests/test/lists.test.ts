@@ -26,6 +26,21 @@ const listTimeKeys = (at: Date) => ({
 });
 const idsOf = (body: Body) => body.data.requests.map((r) => r.id);
 
+/** The counts (`countDocuments`, an aggregate) `operation` sends to the requests collection. */
+async function countsOf(h: Harness, operation: () => Promise<void>): Promise<number> {
+  let counts = 0;
+  const watch = (e: { commandName: string; command: Record<string, unknown> }) => {
+    if (e.commandName === 'aggregate' && e.command.aggregate === 'requests') counts++;
+  };
+  h.conn.getClient().on('commandStarted', watch);
+  try {
+    await operation();
+  } finally {
+    h.conn.getClient().off('commandStarted', watch);
+  }
+  return counts;
+}
+
 async function seed(h: Harness, who: Parameters<Harness['call']>[0], specs: Record<string, unknown>[]) {
   const ids: string[] = [];
   for (const spec of specs) {
@@ -682,7 +697,7 @@ t.test('a total past 1,000 is capped and says so; the pages past it are still th
 t.test(
   "a page's count reads a bounded span past the page: exact within it, a lower bound past it",
   async (t) => {
-    const h = await harness(t);
+    const h = await harness(t, {}, { counted: true });
     const agent = h.identity.person('agent');
     const DAY = 24 * HOUR;
     const ids: string[] = [];
@@ -695,12 +710,31 @@ t.test(
     const whole = (await mine('&limit=20')).body.data.pagination;
     t.same([whole.total, whole.totalCapped], [12, undefined], 'counted while the page was read: exact');
     // One a day: the page is full at once, and the count goes on for a few days only.
-    const short = (await mine('&limit=1')).body.data.pagination;
+    let short: Record<string, any> = {};
+    const counted = await countsOf(h, async () => {
+      short = (await mine('&limit=1')).body.data.pagination;
+    });
+    t.ok(counted > 0, `counted (${counted} counts)`);
     t.ok(short.total > 1 && short.total < 12, `a lower bound (${short.total})`);
     t.equal(short.totalCapped, true, 'says so');
     t.type(short.nextCursor, 'string', 'with a way on');
+    // The lower bound is kept for the filter (LIST_TOTAL_CACHE_MS): the same page counts nothing.
+    const counts = await countsOf(h, async () => {
+      const again = (await mine('&limit=1')).body.data.pagination;
+      t.same([again.total, again.totalCapped], [short.total, true], 'the same lower bound again');
+    });
+    t.equal(counts, 0, 'without a count');
     const last = await mine('&limit=1&page=12');
     t.same(idsOf(last.body), [ids[0]], 'the pages past the bound still answer');
+    t.same(
+      [last.body.data.pagination.total, last.body.data.pagination.totalCapped],
+      [12, true],
+      'a page past the kept bound raises it',
+    );
+    // An exact count is never kept: a new request is in the next total at once.
+    await seed(h, agent.principal, [{ title: 'Day 12' }]);
+    const grown = (await mine('&limit=20')).body.data.pagination;
+    t.same([grown.total, grown.totalCapped], [13, undefined], 'the exact count, fresh');
   },
 );
 

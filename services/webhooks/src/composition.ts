@@ -100,6 +100,7 @@ export async function composeService(sd: WebhooksServiceDeps): Promise<WebhooksS
     subscriptions: createSubscriptionsRepository(conn, { changed: (id) => forgetSubscription(id) }),
     deliveries: createDeliveriesRepository(conn, {
       retentionMs: config.WEBHOOKS_RETENTION_DAYS * 86_400_000,
+      totalsTtlMs: config.LIST_TOTAL_CACHE_MS,
     }),
     leases: createLaneLeases(conn, config.WEBHOOKS_LEASE_MS),
     secrets: createSecretBox(config.WEBHOOKS_SECRET_KEY),

@@ -1,6 +1,7 @@
 import { type ActorRole, type EventType, type ResourceType } from '@support-desk/contracts';
 import {
   besideSeek,
+  createListTotals,
   hourWalk,
   inUpdateChunks,
   type HourWalkOrder,
@@ -14,7 +15,8 @@ import {
   type SortKey,
   walkBounds,
   type WalkSpan,
-  walkHours,
+  totalKeyOf,
+  walkWithKeptTotal,
   WALK_STEPS_PER_CALL,
 } from '@support-desk/platform/store';
 import { HOUR_MS } from '@support-desk/platform/core';
@@ -80,9 +82,11 @@ export interface EventWindow {
 }
 
 /** Read side of the events collection. */
-export function eventQueries(conn: Connection) {
+export function eventQueries(conn: Connection, { totalsTtlMs = 0 }: { totalsTtlMs?: number } = {}) {
   const model = eventModel(conn);
   const bounds = walkBounds(conn);
+  /** Capped page-mode counts, kept per filter (`createListTotals`). */
+  const totals = createListTotals(totalsTtlMs);
 
   /** The oldest or newest stored time (a read of every event on FerretDB: once, see walkBounds). */
   const edge = async (direction: 1 | -1) => {
@@ -151,7 +155,9 @@ export function eventQueries(conn: Connection) {
       const reads = split
         ? readsByValue(filter[split]!, sort, (value: string) => readsOf({ ...query, [field]: value }))
         : readsOf(query);
-      return walkHours<StoredEvent>(steps, window, reads, { maxSteps: WALK_STEPS_PER_CALL });
+      return walkWithKeptTotal(totals, totalKeyOf(filter), steps, window, reads, {
+        maxSteps: WALK_STEPS_PER_CALL,
+      });
     },
 
     /**

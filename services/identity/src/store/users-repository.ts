@@ -19,7 +19,7 @@ import {
   timedSpans,
   totalKeyOf,
   updateAggregate,
-  walkHours,
+  walkWithKeptTotal,
   WALK_STEPS_PER_CALL,
   type WalkStep,
 } from '@support-desk/platform/store';
@@ -103,7 +103,7 @@ export function createUsersRepository(conn: Connection, { totalsTtlMs = 0 }: { t
     return query.lean<UserDoc>().exec();
   };
   const bounds = timedSpans(conn, model, 'users', { counted: true });
-  const totals = createListTotals(totalsTtlMs);
+  const totals = createListTotals(totalsTtlMs, { exact: true });
   /** One step's reads: its matches in list order after the seek, and their count. */
   const readsOf = <S extends WalkStep>(
     inStep: (step: S) => FilterQuery<UserDoc>,
@@ -135,23 +135,19 @@ export function createUsersRepository(conn: Connection, { totalsTtlMs = 0 }: { t
     // The platform's step budget (hours, days, months, initials): then a cursor to where it stopped.
     const budget = { maxSteps: WALK_STEPS_PER_CALL };
     const totalKey = totalKeyOf(filter);
-    const knownTotal = window.count ? totals.get(totalKey) : undefined;
-    const walkWindow = { ...window, ...(knownTotal === undefined ? {} : { knownTotal }) };
-    const answer = (found: HourWalkResult<UserDoc>) => {
-      if (window.count && knownTotal === undefined && !found.stoppedAt && !found.countStopped)
-        totals.keep(totalKey, found.total);
-      return {
-        users: found.docs,
-        total: found.total,
-        stoppedAt: found.stoppedAt,
-        countStopped: found.countStopped,
-      };
-    };
+    const answer = (found: HourWalkResult<UserDoc>) => ({
+      users: found.docs,
+      total: found.total,
+      stoppedAt: found.stoppedAt,
+      countStopped: found.countStopped,
+    });
     if (sort.field === 'name' || sort.field === 'email') {
       const walk = userWalks.initial[sort.field];
-      const found = await walkHours(
+      const found = await walkWithKeptTotal(
+        totals,
+        totalKey,
         initialWalk(walk.rank, ascending, window.seek?.values),
-        walkWindow,
+        window,
         readsOf(
           (step) => ({
             ...query,
@@ -168,9 +164,11 @@ export function createUsersRepository(conn: Connection, { totalsTtlMs = 0 }: { t
     const walk = userWalks.time[sort.field];
     const span = await bounds.read(walk.time as 'createdAt' | 'updatedAt');
     if (!span) return { users: [] as UserDoc[], total: 0, stoppedAt: undefined, countStopped: undefined };
-    const found = await walkHours(
+    const found = await walkWithKeptTotal(
+      totals,
+      totalKey,
       countedWalk(walk, ascending, span, window.seek?.values),
-      walkWindow,
+      window,
       readsOf(
         (step) => ({ ...query, ...step.where, [walk.time]: { $gte: step.from, $lt: step.to } }),
         order,

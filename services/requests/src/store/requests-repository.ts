@@ -9,6 +9,7 @@ import {
 import {
   besideSeek,
   completeDerivedFields,
+  createListTotals,
   hourWalk,
   type HourWalkReads,
   type HourWalkStep,
@@ -20,7 +21,8 @@ import {
   selectOutbox,
   timedSpans,
   updateAggregate,
-  walkHours,
+  totalKeyOf,
+  walkWithKeptTotal,
 } from '@support-desk/platform/store';
 import type { Connection, FilterQuery } from 'mongoose';
 import { requestOrders, type RequestSort, requestWalks } from './request-order.js';
@@ -118,9 +120,14 @@ function dueFilter(check: SlaDueCheck, now: Date): FilterQuery<RequestRecord> {
 }
 
 /** Support requests: every query of the aggregate, its indexes and the soft-delete rule. */
-export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBytes?: number } = {}) {
+export function createRequestsRepository(
+  conn: Connection,
+  { maxBytes, totalsTtlMs = 0 }: { maxBytes?: number; totalsTtlMs?: number } = {},
+) {
   const model = requestModel(conn);
   const bounds = timedSpans(conn, model, 'requests');
+  /** Capped page-mode counts, kept per filter (`createListTotals`). */
+  const totals = createListTotals(totalsTtlMs);
   /**
    * What every write of a request adds before it lands: the keys derived from what it sets and the
    * list bounds widened to its change time (the trash's restore writes through it too).
@@ -199,7 +206,7 @@ export function createRequestsRepository(conn: Connection, { maxBytes }: { maxBy
         ? readsByValue(filter[split]!, order, (value: string) => readsOf({ ...query, [split]: value }))
         : readsOf(query);
       try {
-        return await walkHours<RequestRecord>(steps, window, reads, {
+        return await walkWithKeptTotal(totals, totalKeyOf(filter), steps, window, reads, {
           maxSteps: LIST_STEPS_PER_CALL,
           until,
           stopsAt: until ? isTimeLimitError : undefined,

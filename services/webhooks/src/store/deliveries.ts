@@ -102,7 +102,10 @@ type DeliveryState = Partial<Pick<DeliveryDoc, 'status' | 'nextAttemptAt' | 'due
  * retention rule: a delivery that reaches `succeeded` or `failed` expires `retentionMs` later
  * (0: never); one queued again (replay, resume) no longer expires.
  */
-export function createDeliveriesRepository(conn: Connection, { retentionMs }: { retentionMs: number }) {
+export function createDeliveriesRepository(
+  conn: Connection,
+  { retentionMs, totalsTtlMs = 0 }: { retentionMs: number; totalsTtlMs?: number },
+) {
   const model = deliveryModel(conn);
   const withExpiry = (state: DeliveryState, now = new Date()) => {
     if (!state.status) return state;
@@ -111,7 +114,7 @@ export function createDeliveriesRepository(conn: Connection, { retentionMs }: { 
     return { ...state, expiresAt, expiresHour: expiresAt && hourKey(expiresAt) };
   };
   const purge = purgeByDueHour(model, 'expiresHour', (cutoff) => ({ expiresAt: { $lte: cutoff } }));
-  const log = deliveryList(model, conn);
+  const log = deliveryList(model, conn, totalsTtlMs);
   /**
    * The worker's outcome writes, those asked at once in one unordered bulk write (each by `_id`,
    * an equality both stores push down): lanes finishing together cost the store one command, not

@@ -2,6 +2,7 @@ import { idFloorAt, timeOfId } from '@support-desk/contracts';
 import { type CursorKeyValue, dayKey, hourKey } from '@support-desk/platform/core';
 import {
   AFTER_EVERY_ID,
+  createListTotals,
   hourWalk,
   type HourWalkOrder,
   type HourWalkReads,
@@ -11,7 +12,8 @@ import {
   oneOf,
   readsByValue,
   walkBounds,
-  walkHours,
+  totalKeyOf,
+  walkWithKeptTotal,
   WALK_STEPS_PER_CALL,
 } from '@support-desk/platform/store';
 import type { DeliveryStatus } from '@support-desk/contracts';
@@ -79,8 +81,11 @@ const idOfPosition = ({ keys, id }: HourWalkStep['past']) => {
 export function deliveryList<D extends ListedDelivery>(
   model: Model<D>,
   conn: Parameters<typeof walkBounds>[0],
+  totalsTtlMs = 0,
 ) {
   const bounds = walkBounds(conn);
+  /** Capped page-mode counts, kept per subscription and filter (`createListTotals`). */
+  const totals = createListTotals(totalsTtlMs);
 
   /** The first or last id's time of a subscription's deliveries (its deliveries sorted, once). */
   const edge = async (subscriptionId: string, direction: 1 | -1) => {
@@ -160,9 +165,17 @@ export function deliveryList<D extends ListedDelivery>(
       const reads = split
         ? readsByValue(filter[split]!, sort, (value: string) => readsOf({ ...query, [field]: value }))
         : readsOf(query);
-      const { docs, total, stoppedAt, countStopped } = await walkHours<D>(steps, read, reads, {
-        maxSteps: WALK_STEPS_PER_CALL,
-      });
+      const totalKey = totalKeyOf({ subscriptionId, ...filter });
+      const { docs, total, stoppedAt, countStopped } = await walkWithKeptTotal(
+        totals,
+        totalKey,
+        steps,
+        read,
+        reads,
+        {
+          maxSteps: WALK_STEPS_PER_CALL,
+        },
+      );
       return {
         items: docs,
         total,
