@@ -4,6 +4,7 @@ import {
   checkBurst,
   checkIndexedPlans,
   checkListDeadline,
+  commandsOf,
   declaredIndexes,
   listQueriesOf,
   uncovered,
@@ -451,19 +452,12 @@ t.test(
 /** The users filters of the `find`s and counts (`aggregate`) `run` sent, in order. */
 async function usersReadsOf(h: Harness, run: () => Promise<unknown>) {
   const reads: Record<string, unknown>[] = [];
-  const watch = (e: { commandName: string; command: Record<string, unknown> }) => {
-    if (e.commandName === 'find' && e.command.find === 'users')
-      reads.push(e.command.filter as Record<string, unknown>);
-    if (e.commandName === 'aggregate' && e.command.aggregate === 'users') {
-      const match = (e.command.pipeline as { $match?: Record<string, unknown> }[])[0]?.$match;
+  for (const { name, command } of await commandsOf(h.conn, run)) {
+    if (name === 'find' && command.find === 'users') reads.push(command.filter as Record<string, unknown>);
+    if (name === 'aggregate' && command.aggregate === 'users') {
+      const match = (command.pipeline as { $match?: Record<string, unknown> }[])[0]?.$match;
       if (match) reads.push(match);
     }
-  };
-  h.conn.getClient().on('commandStarted', watch);
-  try {
-    await run();
-  } finally {
-    h.conn.getClient().off('commandStarted', watch);
   }
   return reads;
 }

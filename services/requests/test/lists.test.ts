@@ -3,6 +3,7 @@ import {
   checkBurst,
   checkIndexedPlans,
   checkListDeadline,
+  commandsOf,
   declaredIndexes,
   listQueriesOf,
   uncovered,
@@ -27,19 +28,10 @@ const listTimeKeys = (at: Date) => ({
 const idsOf = (body: Body) => body.data.requests.map((r) => r.id);
 
 /** The counts (`countDocuments`, an aggregate) `operation` sends to the requests collection. */
-async function countsOf(h: Harness, operation: () => Promise<void>): Promise<number> {
-  let counts = 0;
-  const watch = (e: { commandName: string; command: Record<string, unknown> }) => {
-    if (e.commandName === 'aggregate' && e.command.aggregate === 'requests') counts++;
-  };
-  h.conn.getClient().on('commandStarted', watch);
-  try {
-    await operation();
-  } finally {
-    h.conn.getClient().off('commandStarted', watch);
-  }
-  return counts;
-}
+const countsOf = async (h: Harness, operation: () => Promise<void>) =>
+  (await commandsOf(h.conn, operation)).filter(
+    (c) => c.name === 'aggregate' && c.command.aggregate === 'requests',
+  ).length;
 
 async function seed(h: Harness, who: Parameters<Harness['call']>[0], specs: Record<string, unknown>[]) {
   const ids: string[] = [];

@@ -82,17 +82,35 @@ export async function listQueriesOf(
   collection: string,
   operation: () => Promise<unknown>,
 ): Promise<ListQuery[]> {
-  const seen: ListQuery[] = [];
-  const watch = (e: { commandName: string; command: Record<string, unknown> }) => {
-    if (e.command[e.commandName] !== collection) return;
-    if (e.commandName !== 'find') return;
-    seen.push({
-      filter: (e.command.filter ?? {}) as Record<string, unknown>,
-      sort: sortOf(e.command.sort),
-      ...(typeof e.command.skip === 'number' ? { skip: e.command.skip } : {}),
-      ...(typeof e.command.limit === 'number' ? { limit: e.command.limit } : {}),
-    });
-  };
+  const commands = await commandsOf(conn, operation);
+  return commands
+    .filter((c) => c.name === 'find' && c.command.find === collection)
+    .map(({ command }) => ({
+      filter: (command.filter ?? {}) as Record<string, unknown>,
+      sort: sortOf(command.sort),
+      ...(typeof command.skip === 'number' ? { skip: command.skip } : {}),
+      ...(typeof command.limit === 'number' ? { limit: command.limit } : {}),
+    }));
+}
+
+/** One command a client sent: its name (`find`, `aggregate`, …) and its document. */
+export interface SentCommand {
+  name: string;
+  command: Record<string, unknown>;
+}
+
+/**
+ * The commands `operation` sends over `conn`, in order (its client must monitor commands:
+ * `testCountedMongo`, or `monitorCommands` in its URL). A count (`countDocuments`) is an
+ * `aggregate` whose pipeline starts with its `$match`.
+ */
+export async function commandsOf(
+  conn: Connection,
+  operation: () => Promise<unknown>,
+): Promise<SentCommand[]> {
+  const seen: SentCommand[] = [];
+  const watch = (e: { commandName: string; command: Record<string, unknown> }) =>
+    seen.push({ name: e.commandName, command: e.command });
   conn.getClient().on('commandStarted', watch);
   try {
     await operation();
