@@ -24,12 +24,32 @@ const held = new Map<string, Map<string, { entries: number; oldest: number }>>()
 /** Documents held per collection at most (the oldest entries are among the first held). */
 const HELD_MAX = 100_000;
 
-/** A relay serves `collection`: its gauges are reported from now on (0 while nothing is held). */
-export function heldDocuments(collection: string): Map<string, { entries: number; oldest: number }> {
+/**
+ * This process's writes not yet read by a relay, per collection (by the writes' collection key: two
+ * databases may hold a collection of the same name): `notedTotals` of outbox-pending, read at scrape
+ * time, so a burst of writes the relay has not reached yet shows in the backlog and its age.
+ */
+type NotedSource = () => { entries: number; oldest: number | null };
+const noted = new Map<string, Map<string, NotedSource>>();
+
+/**
+ * A relay serves `collection`: its gauges are reported from now on (0 while nothing is held), with
+ * this process's writes the relay has not read yet counted too (`notedSource`: their collection key
+ * and their totals).
+ */
+export function heldDocuments(
+  collection: string,
+  notedSource?: { key: string; totals: NotedSource },
+): Map<string, { entries: number; oldest: number }> {
   let docs = held.get(collection);
   if (!docs) {
     docs = new Map();
     held.set(collection, docs);
+  }
+  if (notedSource) {
+    let sources = noted.get(collection);
+    if (!sources) noted.set(collection, (sources = new Map()));
+    sources.set(notedSource.key, notedSource.totals);
   }
   return docs;
 }
@@ -55,22 +75,31 @@ export function recordOutboxPending(
 export const recordOutboxPublished = (collection: string, id: unknown) =>
   held.get(collection)?.delete(String(id));
 
-function heldTotals(docs: Map<string, { entries: number; oldest: number }>) {
+/** Held and noted together: the entries waiting in this process and the oldest of them. */
+function heldTotals(collection: string, docs: Map<string, { entries: number; oldest: number }>) {
   let entries = 0;
   let oldest: number | null = null;
+  const older = (at: number | null) => {
+    if (at !== null && (oldest === null || at < oldest)) oldest = at;
+  };
   for (const doc of docs.values()) {
     entries += doc.entries;
-    if (oldest === null || doc.oldest < oldest) oldest = doc.oldest;
+    older(doc.oldest);
   }
-  return { entries, oldest };
+  for (const totals of noted.get(collection)?.values() ?? []) {
+    const waiting = totals();
+    entries += waiting.entries;
+    older(waiting.oldest);
+  }
+  return { entries, oldest: oldest as number | null };
 }
 
 gauge(
   'outbox_backlog_entries',
-  'Outbox entries the relay has found pending and not yet published',
+  "Outbox entries pending in this process: its writes not yet read by its relay, and what the relay read and has not published (another replica's writes show once a sweep finds them)",
   ['collection'],
   (set) => {
-    for (const [collection, docs] of held) set({ collection }, heldTotals(docs).entries);
+    for (const [collection, docs] of held) set({ collection }, heldTotals(collection, docs).entries);
   },
 );
 
@@ -78,11 +107,11 @@ gauge(
 // is stuck (NATS down, backing off) instead of freezing at its last value.
 gauge(
   'outbox_oldest_entry_age_seconds',
-  'Age of the oldest outbox entry the relay holds pending (0: none)',
+  'Age of the oldest outbox entry pending in this process, noted or read (0: none)',
   ['collection'],
   (set) => {
     for (const [collection, docs] of held) {
-      const { oldest } = heldTotals(docs);
+      const { oldest } = heldTotals(collection, docs);
       set({ collection }, oldest === null ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
     }
   },

@@ -10,6 +10,8 @@ import type { OutboxEntry } from './outbox-entry.js';
 export interface NotedWrite {
   id: unknown;
   entries: OutboxEntry[] | null;
+  /** When the first of its writes still noted was (epoch ms): the age of what waits for the relay. */
+  notedAt: number;
 }
 
 /**
@@ -35,7 +37,7 @@ export function notePendingQuietly(collection: string, id: unknown, entries: Out
   }
   const key = String(id);
   const earlier = noted.get(key);
-  if (!earlier) noted.set(key, { id, entries: entries && [...entries] });
+  if (!earlier) noted.set(key, { id, entries: entries && [...entries], notedAt: Date.now() });
   else if (earlier.entries && entries) earlier.entries.push(...entries);
   else earlier.entries = null;
 }
@@ -47,6 +49,21 @@ export function notePending(collection: string, id: unknown, entries: OutboxEntr
   outsideCall(() => {
     for (const listener of pendingListeners) listener();
   });
+}
+
+/**
+ * What waits for the relays of this process in a collection: the entries of its noted writes (a
+ * write whose entries are unknown counts one) and when the oldest was noted (null: none). Read at
+ * metrics scrape time: a burst of writes waits here, not yet read by any relay pass.
+ */
+export function notedTotals(collection: string): { entries: number; oldest: number | null } {
+  let entries = 0;
+  let oldest: number | null = null;
+  for (const write of pendingByCollection.get(collection)?.values() ?? []) {
+    entries += write.entries?.length ?? 1;
+    if (oldest === null || write.notedAt < oldest) oldest = write.notedAt;
+  }
+  return { entries, oldest };
 }
 
 /** Up to `max` noted writes of a collection (the rest stay noted); `more` when some are left. */

@@ -15,7 +15,13 @@ import type { MessageSigner } from './message-signing.js';
 import type { OutboxEntry } from './outbox-entry.js';
 import { type NotedReads, notedReadsOf, pendingDocsOf } from './outbox-reads.js';
 import { createOutboxSweep, type PendingDoc } from './outbox-sweep.js';
-import { forgetPublished, notePendingQuietly, pendingListeners, takePending } from './outbox-pending.js';
+import {
+  forgetPublished,
+  notedTotals,
+  notePendingQuietly,
+  pendingListeners,
+  takePending,
+} from './outbox-pending.js';
 import { publishSpan } from './telemetry/propagation.js';
 
 export interface OutboxRelayOptions {
@@ -83,7 +89,10 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   const { models, logger, pollIntervalMs = 5000, batchSize = 200, publishTimeoutMs = 5000 } = opts;
   let parallelism = opts.parallelism;
   let notedReads: NotedReads | undefined;
-  for (const model of models) heldDocuments(model.collection.collectionName);
+  for (const model of models) {
+    const key = collectionKey(model.collection);
+    heldDocuments(model.collection.collectionName, { key, totals: () => notedTotals(key) });
+  }
   const js: JetStreamClient = jetstream(opts.nc);
   const log = logger.child({ component: 'outbox-relay' });
   const stats = { published: 0, failures: 0 };

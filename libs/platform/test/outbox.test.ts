@@ -4,6 +4,7 @@ import { Schema } from 'mongoose';
 import t from 'tap';
 import { buildEvent, eventEntry, type OutboxEntry, systemContext } from '../src/subpaths/core.js';
 import { connectNats, createOutboxRelay, provisionStreams } from '../src/subpaths/messaging.js';
+import { metrics } from '../src/subpaths/metrics.js';
 import { outboxPlugin, pushOutbox } from '../src/subpaths/store.js';
 import {
   eventually,
@@ -129,6 +130,27 @@ t.test('a relay stopping publishes the writes this process made since its last p
     'published by stop itself, not minutes later by another replica sweep',
   );
   t.same((await Thing.findById(id).select('+outbox').lean())?.outbox, [], 'and removed from the document');
+});
+
+t.test('the backlog gauges count the writes the relay has not read yet, and their age', async (t) => {
+  const Thing = await aggregateModel(t);
+  const { nc, names } = await testNats(t);
+  const relay = startedRelay(t, nc, Thing);
+  await relay.idle();
+  const gauge = async (name: string) => {
+    const { values } = await metrics.getSingleMetric(name)!.get();
+    return values.find((v) => v.labels.collection === Thing.collection.collectionName)?.value ?? 0;
+  };
+  const before = await gauge('outbox_backlog_entries');
+  // Paused, as while the relay is busy with an earlier batch: the writes wait, noted.
+  await relay.pause();
+  for (let n = 0; n < 3; n++) await createThing(Thing, names, n);
+  await new Promise((r) => setTimeout(r, 1100));
+  t.equal((await gauge('outbox_backlog_entries')) - before, 3, 'the three waiting entries');
+  t.ok((await gauge('outbox_oldest_entry_age_seconds')) >= 1, 'and how long the oldest has waited');
+  relay.resume();
+  await relay.idle({ sweep: false });
+  t.equal(await gauge('outbox_backlog_entries'), before, 'none once the relay published them');
 });
 
 t.test('a compare-and-set that matched nothing publishes nothing of what it would have added', async (t) => {
