@@ -98,20 +98,27 @@ export const seekOf = (window: ListWindow) =>
 /** A list item's position: its sort key values (without the id) and its id. */
 export type KeysOf<D> = (doc: D) => { keys: CursorKeyValue[]; id: string };
 
+/** What a store's read says beside its documents (`walkHours`' result has these fields). */
+export interface ReadOutcome {
+  /** The page mode's count. */
+  total?: number;
+  /** Where the read stopped at its budget before the page was full. */
+  stoppedAt?: { keys: CursorKeyValue[]; id: string };
+  /** The count stopped at its own budget before the list's end: `total` is a lower bound. */
+  countStopped?: boolean;
+}
+
 /**
  * The page's items in list order and its `pagination`. `docs` are what the store read with
- * `readLimit` and `seekOf` (in reverse order for a `prev` cursor); `total` is the page mode's
- * count, `countStopped` when that count stopped at its own budget before the list's end (a lower
- * bound, `walkHours`' `countStopped`).
+ * `readLimit` and `seekOf` (in reverse order for a `prev` cursor); `read` what the read says
+ * beside them (a `walkHours` result can be passed as it is).
  */
 export function listPage<D>(
   docs: D[],
   window: ListWindow,
   scope: CursorScope,
   keysOf: KeysOf<D>,
-  total = 0,
-  stoppedAt?: { keys: CursorKeyValue[]; id: string },
-  countStopped = false,
+  { total = 0, stoppedAt, countStopped = false }: ReadOutcome = {},
 ): { items: D[]; pagination: PagePagination | CursorPagination } {
   const cursorAt = (doc: D | undefined, direction: 'next' | 'prev') =>
     doc === undefined ? null : encodeCursor(scope, { ...keysOf(doc), direction });

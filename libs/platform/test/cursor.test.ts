@@ -105,7 +105,7 @@ t.test('page and cursor modes, pagination and links', async (t) => {
 
   const first = listWindow({ limit: 2 }, scope);
   t.same(first, { mode: 'page', page: 1, limit: 2, skip: 0 });
-  const page = listPage(docs.slice(0, 2), first, scope, keysOf, 3);
+  const page = listPage(docs.slice(0, 2), first, scope, keysOf, { total: 3 });
   t.same(page.pagination, { page: 1, limit: 2, total: 3, pages: 2, nextCursor: page.pagination.nextCursor });
   const next = page.pagination.nextCursor!;
   t.same(decodeCursor(next, scope), { keys: [docs[1]!.at], id: 'r2', direction: 'next' });

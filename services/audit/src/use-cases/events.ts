@@ -116,18 +116,20 @@ export function eventsService(store: EventQueries) {
       const filter = toFilter(query);
       const scope = listScope(filter);
       const window = listWindow(query, scope);
-      const { docs, total, stoppedAt, countStopped } = await store.list(filter, {
+      const found = await store.list(filter, {
         skip: window.mode === 'page' ? window.skip : 0,
         limit: readLimit(window),
         seek: seekOf(window),
         count: window.mode === 'page',
       });
-      const { items, pagination } = listPage(docs, window, scope, positionOf, total, stoppedAt, countStopped);
+      const { items, pagination } = listPage(found.docs, window, scope, positionOf, found);
       if (window.mode === 'page') {
         // A call that stopped at its step budget, or whose count did, may have more after it
         // (its count is a lower bound).
         const hasMore =
-          paginateEvents(window, total).hasMore || stoppedAt !== undefined || countStopped === true;
+          paginateEvents(window, found.total).hasMore ||
+          found.stoppedAt !== undefined ||
+          found.countStopped === true;
         return { events: items.map(toListItem), pagination: { ...(pagination as PagePagination), hasMore } };
       }
       return { events: items.map(toListItem), pagination: pagination as CursorPagination };

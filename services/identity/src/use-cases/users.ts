@@ -54,15 +54,13 @@ export async function listUsers(deps: Deps, query: UserListQuery) {
     search: searchText(query),
   };
   const plan = planList<UserSort['field']>(query, DEFAULT_USER_SORT, userOrders.kinds, { ...filter });
-  const { users, total, stoppedAt, countStopped } = await deps.users.page(filter, plan.sort, plan.read);
+  const found = await deps.users.page(filter, plan.sort, plan.read);
   const page = listPage(
-    users,
+    found.users,
     plan.window,
     plan.scope,
     (u) => userOrders.position(u, plan.sort),
-    total,
-    stoppedAt,
-    countStopped,
+    found,
   );
   return { users: await toListItems(deps, page.items), pagination: page.pagination };
 }

@@ -56,7 +56,7 @@ export async function listComments(
       .filter((c) => direction * compare(c, window.position) < 0)
       .reverse()
       .slice(0, plan.read.limit);
-  const page = listPage(read, window, plan.scope, keysOf, ordered.length);
+  const page = listPage(read, window, plan.scope, keysOf, { total: ordered.length });
   return { comments: await commentViews(deps, page.items), pagination: page.pagination };
 }
 

@@ -50,18 +50,16 @@ export async function listRequests(deps: Deps, query: ListRequestsQuery) {
   const plan = planList<RequestSort['field']>(query, DEFAULT_REQUEST_SORT, requestOrders.kinds, {
     ...filter,
   });
-  const { docs, total, stoppedAt, countStopped } = await deps.requests.list(filter, plan.sort, {
+  const found = await deps.requests.list(filter, plan.sort, {
     ...plan.read,
     maxTimeMs: filter.search ? deps.lists.searchMaxTimeMs : undefined,
   });
   const page = listPage(
-    docs,
+    found.docs,
     plan.window,
     plan.scope,
     (d) => requestOrders.position(d, plan.sort),
-    total,
-    stoppedAt,
-    countStopped,
+    found,
   );
   const people = await deps.directory.knownUsers(page.items.map((d) => d.requester.id));
   const requests: RequestListItem[] = page.items.map((d) => ({

@@ -144,7 +144,7 @@ export async function listDeliveries(deps: Deps, subscriptionId: string, query: 
       'query.cursor',
       'is not a cursor this list issued: pass `nextCursor`/`prevCursor` unchanged',
     );
-  const { items, total, stoppedAt, countStopped } = await deps.deliveries.page(
+  const found = await deps.deliveries.page(
     subscriptionId,
     { statuses, eventTypes },
     {
@@ -155,7 +155,7 @@ export async function listDeliveries(deps: Deps, subscriptionId: string, query: 
     },
   );
   const keysOf = (d: { _id: string }) => ({ keys: [], id: d._id });
-  const page = listPage(items, window, scope, keysOf, total, stoppedAt, countStopped);
+  const page = listPage(found.items, window, scope, keysOf, found);
   return { deliveries: page.items.map(toDeliveryView), pagination: page.pagination };
 }
 

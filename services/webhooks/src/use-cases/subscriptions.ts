@@ -130,7 +130,7 @@ export async function listSubscriptions(deps: Deps, query: WebhookListQuery) {
     seek: seekOf(window),
     count: window.mode === 'page',
   });
-  const page = listPage(items, window, scope, (d) => ({ keys: [], id: d._id }), total);
+  const page = listPage(items, window, scope, (d) => ({ keys: [], id: d._id }), { total });
   const now = deps.clock();
   return { webhooks: page.items.map((d) => toSubscriptionView(d, now)), pagination: page.pagination };
 }
