@@ -452,7 +452,7 @@ t.test(
 /** The users filters of the `find`s and counts (`aggregate`) `run` sent, in order. */
 async function usersReadsOf(h: Harness, run: () => Promise<unknown>) {
   const reads: Record<string, unknown>[] = [];
-  for (const { name, command } of await commandsOf(h.conn, run)) {
+  for (const { name, command } of (await commandsOf(h.conn, run)).commands) {
     if (name === 'find' && command.find === 'users') reads.push(command.filter as Record<string, unknown>);
     if (name === 'aggregate' && command.aggregate === 'users') {
       const match = (command.pipeline as { $match?: Record<string, unknown> }[])[0]?.$match;

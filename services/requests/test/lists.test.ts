@@ -29,7 +29,7 @@ const idsOf = (body: Body) => body.data.requests.map((r) => r.id);
 
 /** The counts (`countDocuments`, an aggregate) `operation` sends to the requests collection. */
 const countsOf = async (h: Harness, operation: () => Promise<void>) =>
-  (await commandsOf(h.conn, operation)).filter(
+  (await commandsOf(h.conn, operation)).commands.filter(
     (c) => c.name === 'aggregate' && c.command.aggregate === 'requests',
   ).length;
 

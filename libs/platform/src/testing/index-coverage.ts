@@ -1,4 +1,5 @@
 import type { Connection } from 'mongoose';
+import { commandsOf } from './round-trips.js';
 
 /**
  * Whether MongoDB can answer a list query from an index (issue 31): the queries a repository
@@ -82,7 +83,7 @@ export async function listQueriesOf(
   collection: string,
   operation: () => Promise<unknown>,
 ): Promise<ListQuery[]> {
-  const commands = await commandsOf(conn, operation);
+  const { commands } = await commandsOf(conn, operation);
   return commands
     .filter((c) => c.name === 'find' && c.command.find === collection)
     .map(({ command }) => ({
@@ -91,33 +92,6 @@ export async function listQueriesOf(
       ...(typeof command.skip === 'number' ? { skip: command.skip } : {}),
       ...(typeof command.limit === 'number' ? { limit: command.limit } : {}),
     }));
-}
-
-/** One command a client sent: its name (`find`, `aggregate`, …) and its document. */
-export interface SentCommand {
-  name: string;
-  command: Record<string, unknown>;
-}
-
-/**
- * The commands `operation` sends over `conn`, in order (its client must monitor commands:
- * `testCountedMongo`, or `monitorCommands` in its URL). A count (`countDocuments`) is an
- * `aggregate` whose pipeline starts with its `$match`.
- */
-export async function commandsOf(
-  conn: Connection,
-  operation: () => Promise<unknown>,
-): Promise<SentCommand[]> {
-  const seen: SentCommand[] = [];
-  const watch = (e: { commandName: string; command: Record<string, unknown> }) =>
-    seen.push({ name: e.commandName, command: e.command });
-  conn.getClient().on('commandStarted', watch);
-  try {
-    await operation();
-  } finally {
-    conn.getClient().off('commandStarted', watch);
-  }
-  return seen;
 }
 
 /** The queries of `queries` no index answers (described for a failure message). */

@@ -37,42 +37,58 @@ export async function testCountedMongo(t: Teardownable, prefix = 'test'): Promis
   return conn;
 }
 
+/** One command a client sent: its name (`find`, `aggregate`, …) and its document. */
+export interface SentCommand {
+  name: string;
+  command: Record<string, unknown>;
+}
+
+/**
+ * The commands `operation` sends over `conn` (from `testCountedMongo`: command monitoring on,
+ * else this throws rather than see none), in order, and what it returned. The readiness checks'
+ * background `ping`s are left out. A count (`countDocuments`) is an `aggregate` whose pipeline
+ * starts with its `$match`.
+ */
+export async function commandsOf<T>(
+  conn: Connection,
+  operation: () => Promise<T>,
+): Promise<{ result: T; commands: SentCommand[] }> {
+  const client = conn.getClient();
+  if (!client.options.monitorCommands)
+    throw new Error('commandsOf needs a connection from testCountedMongo (command monitoring on)');
+  const commands: SentCommand[] = [];
+  // The readiness checks ping the store in the background (health.ts): not the operation's.
+  const watch = (e: mongo.CommandStartedEvent) => {
+    if (e.commandName !== 'ping') commands.push({ name: e.commandName, command: e.command });
+  };
+  client.on('commandStarted', watch);
+  try {
+    return { result: await operation(), commands };
+  } finally {
+    client.off('commandStarted', watch);
+  }
+}
+
 /**
  * Counts what the code under test asks of the store (through `conn`, from `testCountedMongo`)
  * and of NATS (through `nc`). Counting real commands on the real servers, not calls into a
  * repository, is what says how many times a request waits on the network.
  */
 export function roundTripCounter(conn: Connection, nc?: NatsConnection): RoundTripCounter {
-  const client = conn.getClient();
-  if (!client.options.monitorCommands)
+  if (!conn.getClient().options.monitorCommands)
     throw new Error('roundTripCounter needs a connection from testCountedMongo (command monitoring on)');
   return {
     async measure(operation) {
-      const storeCommands: string[] = [];
-      const onCommand = (event: mongo.CommandStartedEvent) => {
-        // The readiness checks ping the store in the background (health.ts): not
-        // a round trip of the operation measured.
-        if (event.commandName === 'ping') return;
-        const collection = event.command[event.commandName];
-        storeCommands.push(
-          typeof collection === 'string' ? `${event.commandName} ${collection}` : event.commandName,
-        );
-      };
-      client.on('commandStarted', onCommand);
       const sentBefore = nc?.stats().outMsgs ?? 0;
-      try {
-        const result = await operation();
-        return {
-          result,
-          trips: {
-            store: storeCommands.length,
-            storeCommands,
-            nats: (nc?.stats().outMsgs ?? 0) - sentBefore,
-          },
-        };
-      } finally {
-        client.off('commandStarted', onCommand);
-      }
+      const { result, commands } = await commandsOf(conn, operation);
+      const storeCommands = commands.map(({ name, command }) => {
+        const collection = command[name];
+        return typeof collection === 'string' ? `${name} ${collection}` : name;
+      });
+      return {
+        result,
+        trips: { store: storeCommands.length, storeCommands, nats: (nc?.stats().outMsgs ?? 0) - sentBefore },
+      };
     },
   };
 }
