@@ -1,5 +1,5 @@
 import { newId } from '@support-desk/contracts';
-import { type Connection, type mongo, Schema } from 'mongoose';
+import { type mongo, Schema } from 'mongoose';
 import t from 'tap';
 import {
   buildEvent,
@@ -27,18 +27,12 @@ interface Thing {
   outboxMinute?: string;
 }
 
-/** An aggregate with an outbox, in the test's database. */
-async function thingsOf(conn: Connection) {
+t.test('entries another process left are swept by their minute, not by reading everything', async (t) => {
+  const conn = await testCountedMongo(t, 'sweep');
   const schema = new Schema<Thing>({ _id: String, title: String });
   outboxPlugin(schema);
   const Things = conn.model<Thing>('Thing', schema);
   await Things.createIndexes();
-  return Things;
-}
-
-t.test('entries another process left are swept by their minute, not by reading everything', async (t) => {
-  const conn = await testCountedMongo(t, 'sweep');
-  const Things = await thingsOf(conn);
   const { nc, names } = await testNats(t);
   const finds: unknown[] = [];
   const record = (e: mongo.CommandStartedEvent) => {
@@ -115,7 +109,10 @@ t.test('entries another process left are swept by their minute, not by reading e
 
 t.test('an entry the relay did not see keeps the document in its minute', async (t) => {
   const conn = await testMongo(t, 'sweepkeep');
-  const Things = await thingsOf(conn);
+  const schema = new Schema<Thing>({ _id: String, title: String });
+  outboxPlugin(schema);
+  const Things = conn.model<Thing>('Thing', schema);
+  await Things.createIndexes();
   const { nc, names } = await testNats(t);
   const relay = createOutboxRelay({
     nc,
