@@ -13,7 +13,6 @@ import {
 import type { Logger } from './logger.js';
 import type { MessageSigner } from './message-signing.js';
 import type { OutboxEntry } from './outbox-entry.js';
-import { OUTBOX_MINUTE_FIELD } from './outbox.js';
 import { type NotedReads, notedReadsOf, pendingDocsOf } from './outbox-reads.js';
 import { createOutboxSweep, type PendingDoc } from './outbox-sweep.js';
 import {
@@ -86,35 +85,6 @@ type PublishedDoc = { doc: DocWithEntries; sent: OutboxEntry[]; error?: unknown 
 /** Documents published in parallel by default, by how the store reads (see outbox-reads.ts). */
 const PARALLELISM: Record<NotedReads, number> = { in: 16, 'by-id': 8, 'by-id-few': 1 };
 
-type CleanUp = { updateOne: { filter: Record<string, unknown>; update: Record<string, unknown> } };
-
-/**
- * The write that removes a document's published entries. When they are all the entries the relay
- * saw in it, the write also removes the minute they were written in (`outboxMinute`), guarded by
- * the outbox holding exactly those entries: the sweep of that minute (outbox-sweep.ts) then reads
- * only the documents still holding entries, not every document written in it.
- */
-function cleanUp(p: PublishedDoc): CleanUp {
-  const outbox = { outbox: p.sent };
-  if (p.sent.length < p.doc.outbox.length)
-    return { updateOne: { filter: { _id: p.doc._id }, update: { $pullAll: outbox } } };
-  return {
-    updateOne: {
-      filter: {
-        _id: p.doc._id,
-        outbox: { $size: p.sent.length },
-        'outbox.id': { $all: p.sent.map((e) => e.id) },
-      },
-      update: { $pullAll: outbox, $unset: { [OUTBOX_MINUTE_FIELD]: '' } },
-    },
-  };
-}
-
-/** The same clean-up without its guard and the minute: only the published entries go. */
-const removeOnly = ({ updateOne: { filter, update } }: CleanUp): CleanUp => ({
-  updateOne: { filter: { _id: filter._id }, update: { $pullAll: update.$pullAll } },
-});
-
 export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   const { models, logger, pollIntervalMs = 5000, batchSize = 200, publishTimeoutMs = 5000 } = opts;
   let parallelism = opts.parallelism;
@@ -183,12 +153,12 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       const releases: (() => void)[] = [];
       try {
         for (const key of keys) releases.push(await acquireAggregateLock(key, lockStoreOf(model.collection)));
-        await inUpdateChunks(done.map(cleanUp), async (chunk) => {
-          const written = await model.collection.bulkWrite(chunk as never, { ordered: false });
-          // A guarded clean-up whose document changed meanwhile removes its entries only.
-          if (written.matchedCount < chunk.length)
-            await model.collection.bulkWrite(chunk.map(removeOnly) as never, { ordered: false });
-        });
+        await inUpdateChunks(
+          done.map((p) => ({
+            updateOne: { filter: { _id: p.doc._id }, update: { $pullAll: { outbox: p.sent } } },
+          })),
+          (chunk) => model.collection.bulkWrite(chunk as never, { ordered: false }),
+        );
       } finally {
         for (const release of releases) release();
       }
