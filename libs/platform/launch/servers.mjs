@@ -115,5 +115,12 @@ export const ferretdbArgs = ({ host, port, dir, debugPort, logLevel = 'warn', po
   `--log-level=${logLevel}`,
 ];
 
-/** FerretDB sends usage telemetry unless told not to; this machine has no network for it anyway. */
-export const FERRETDB_ENV = { FERRETDB_TELEMETRY: 'disable' };
+/**
+ * FerretDB sends usage telemetry unless told not to; this machine has no network for it anyway.
+ * Its garbage collector ran at Go's default pace (GOGC 100): about a sixth of FerretDB's CPU under
+ * load was marking and sweeping (a CPU profile of its debug listener), and FerretDB is the largest
+ * CPU cost of every call on the local store. At 400 it used 16-25 % less CPU per call through the
+ * stack (a list 24 -> 18 ms; BENCHMARKS.md, issue 37) for more memory: 730 MB resident at the end
+ * of a stack bench against 506 MB. GOMEMLIMIT bounds the heap: near it, Go collects harder.
+ */
+export const FERRETDB_ENV = { FERRETDB_TELEMETRY: 'disable', GOGC: '400', GOMEMLIMIT: '768MiB' };
