@@ -1,6 +1,6 @@
 import { ferretdbArgs, pgQuery, PostgresError, storeBackend } from '@support-desk/platform/launch';
 import t from 'tap';
-import { chromiumLaunchOptions } from '@support-desk/platform/testing';
+import { chromiumLaunchOptions, sharedPostgres } from '@support-desk/platform/testing';
 
 t.test('SD_STORE names FerretDB backend, and nothing else', async (t) => {
   t.equal(storeBackend(undefined), 'postgresql', 'the default');
@@ -24,14 +24,12 @@ t.test('FerretDB runs on PostgreSQL when given its URL, else on SQLite in its di
   t.ok(sqlite.includes('--sqlite-url=file:/tmp/x/'));
 });
 
-// The cluster the infra script runs when the store is FerretDB on PostgreSQL (npm test exports it).
-const shared = process.env.SD_POSTGRES_URL;
+const shared = sharedPostgres();
 t.test(
   'pgQuery speaks to the shared PostgreSQL',
   { skip: shared ? false : 'the store is not FerretDB on PostgreSQL' },
   async (t) => {
-    const u = new URL(shared!);
-    const place = { host: u.hostname, port: Number(u.port), user: u.username, database: u.pathname.slice(1) };
+    const place = shared!;
     t.same(await pgQuery(place, "SELECT 1, NULL, 'two words'"), [['1', null, 'two words']], 'rows as text');
     t.same(
       await pgQuery(place, 'SELECT 1; SELECT x FROM (VALUES (2), (3)) AS v(x)'),

@@ -1,21 +1,16 @@
 import { pgQuery } from '@support-desk/platform/launch';
 import t from 'tap';
-import { testMongo } from '../src/testing/index.js';
+import { sharedPostgres, testMongo } from '../src/testing/index.js';
 
 // The local store's index set (scripts/infra/postgres-indexes.mjs), seen from both sides: what
 // FerretDB says through the MongoDB protocol, and what PostgreSQL holds and plans with.
-const shared = process.env.SD_POSTGRES_URL;
+const shared = sharedPostgres();
 
 t.test(
   "FerretDB's btree indexes are parked off the collection's table, its GIN indexes keep no pending list",
   { skip: shared ? false : 'the store is not FerretDB on PostgreSQL' },
   async (t) => {
-    const u = new URL(shared!);
-    const sql = (text: string) =>
-      pgQuery(
-        { host: u.hostname, port: Number(u.port), user: u.username, database: u.pathname.slice(1) },
-        text,
-      );
+    const sql = (text: string) => pgQuery(shared!, text);
     const conn = await testMongo(t, 'parked');
     const schema = conn.db!.databaseName;
     const things = conn.db!.collection('things');

@@ -42,6 +42,17 @@ export function testPrincipalKeys(): { signingKey: string; verifyKeys: string } 
   };
 }
 
+/**
+ * The PostgreSQL cluster under FerretDB that the infra script runs (`SD_POSTGRES_URL`, which
+ * `npm test` exports), as `pgQuery` reaches it; null when the store is not FerretDB on PostgreSQL.
+ */
+export function sharedPostgres(): { host: string; port: number; user: string; database: string } | null {
+  const url = process.env.SD_POSTGRES_URL;
+  if (!url) return null;
+  const u = new URL(url);
+  return { host: u.hostname, port: Number(u.port), user: u.username, database: u.pathname.slice(1) };
+}
+
 /** A name no other test file uses: databases, NATS namespaces, Redis key prefixes. */
 export function uniqueName(prefix = 't'): string {
   return `${prefix}${process.pid.toString(36)}${randomBytes(4).toString('hex')}`.toLowerCase();
