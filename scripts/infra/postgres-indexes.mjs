@@ -20,7 +20,9 @@
 // The GIN indexes keep no pending list (`fastupdate = off`): with one, every insert and update
 // appends there and every lookup scans the whole list until a vacuum merges it, so reads by `_id`
 // slowed with each write burst (0.08 ms a statement in one stack bench, 0.63 ms in the next). A
-// write now merges its keys at once, which cost inserts nothing measurable (BENCHMARKS.md, issue 37).
+// write now merges its keys at once: at 15,000 documents inserts cost up to a fifth more store CPU,
+// reads by `_id` half as much, updates a third less with the parked indexes below (BENCHMARKS.md,
+// issue 37).
 //
 // The same trigger parks FerretDB's other btree indexes. FerretDB never queries through them:
 // its pushed-down conditions are `@>` (served by the GIN indexes) and it never pushes a sort down
