@@ -2,51 +2,27 @@
  * `npm run bench -- --script=bench:store requests`: the store's own cost of the requests
  * collection's operations, without the service: the collection and its indexes as the service
  * makes them, then inserts, reads by `_id`, by-`_id` updates and a two-field list query, 8 at a
- * time, and the store's CPU per operation (FerretDB and PostgreSQL with every backend, from /proc
- * through their pidfiles; on MongoDB, mongod). What it compares is the local store's index set
+ * time, and the store's CPU per operation (FerretDB and PostgreSQL with every backend, or mongod:
+ * `processMeter`). What it compares is the local store's index set
  * (scripts/infra/postgres-indexes.mjs), so the collection is large enough for write bursts to show.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connectMongo } from '@support-desk/platform/service';
+import { processMeter, testEnv, uniqueName } from '@support-desk/platform/testing';
 import { requestModel } from '../src/store/requests.js';
-import { testEnv, uniqueName } from '@support-desk/platform/testing';
 
 const COUNT = Number(process.env.BENCH_STORE_DOCUMENTS ?? 15_000);
 const LISTS = 300;
 const WORKERS = 8;
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
-const PIDFILES = [
-  '.data/ferretdb/ferretdb.pid',
-  '.data/postgres/data/postmaster.pid',
-  '.data/mongo/mongod.pid',
-];
+const STORE = ['ferretdb', 'postgres', 'mongod'];
+const meter = processMeter(ROOT);
 
-/** CPU ticks (1/100 s) of the store's processes and their children, PostgreSQL's backends included. */
+/** CPU ticks (1/100 s) of the store's processes, PostgreSQL's backends included. */
 function storeTicks(): number {
-  const roots = new Set<number>();
-  for (const file of PIDFILES) {
-    try {
-      const pid = Number(fs.readFileSync(path.join(ROOT, file), 'utf8').split('\n')[0]);
-      if (pid > 0) roots.add(pid);
-    } catch {
-      // not started here (mongod when FerretDB runs, and the other way round)
-    }
-  }
-  let ticks = 0;
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (roots.has(Number(entry)) || roots.has(Number(fields[1])))
-        ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // gone since the listing
-    }
-  }
-  return ticks;
+  const { ticks } = meter.read();
+  return STORE.reduce((sum, group) => sum + (ticks.get(group) ?? 0), 0);
 }
 
 // The store of the environment (MONGO_URL, as `npm run bench` sets it).

@@ -2,13 +2,13 @@
  * `npm run bench:idle`: what the whole stack burns with no traffic at all. Starts a stack with the
  * services' own defaults (identity, requests, audit, webhooks, the gateway; no test settings), lets
  * it settle, then reads the CPU of every process that makes it over BENCH_IDLE_SECONDS (default 60):
- * the services and the local infrastructure (processes.ts). Prints CPU-seconds per process group
+ * the services and the local infrastructure (`processMeter`, libs/platform's testing). Prints CPU-seconds per process group
  * and the total as a share of one core.
  * Linux only (it reads /proc). The figures go into BENCHMARKS.md ("Idle").
  */
 import fs from 'node:fs';
-import { sleep, startPrivateStack, type Teardownable } from '../src/stack.js';
-import { cpuSecondsBetween, processMeter } from './processes.js';
+import { cpuSecondsBetween, processMeter } from '@support-desk/platform/testing';
+import { ROOT, sleep, startPrivateStack, type Teardownable } from '../src/stack.js';
 
 const SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 60);
 const SETTLE_MS = Number(process.env.BENCH_IDLE_SETTLE_MS ?? 10_000);
@@ -18,7 +18,7 @@ const t: Teardownable = { teardown: (fn) => void teardowns.push(fn) };
 try {
   await startPrivateStack(t);
   await sleep(SETTLE_MS);
-  const meter = processMeter();
+  const meter = processMeter(ROOT);
   const before = meter.read();
   await sleep(SECONDS * 1000);
   const after = meter.read();

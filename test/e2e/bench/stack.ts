@@ -13,17 +13,23 @@
  * JetStream cluster with the streams at three replicas and a private Redis Cluster (three
  * primaries, one replica each), to compare with the single-node run on the same machine. Results go
  * to BENCH_RESULTS_FILE as JSON when it is set (scripts/bench.mjs prints them in one table).
- * Each run's cost is measured too (processes.ts): CPU-milliseconds per answered call in every
+ * Each run's cost is measured too (`processMeter`, libs/platform's testing): CPU-milliseconds per answered call in every
  * service and engine, the outbox's catch-up after it included, and each process's resident memory
  * at the end — the figures docs/capacity.md reasons from.
  */
 import { connectMongo } from '@support-desk/platform/service';
 import fs from 'node:fs';
-import { startPrivateNatsCluster, startPrivateRedisCluster } from '@support-desk/platform/testing';
+import {
+  cpuSecondsBetween,
+  processMeter,
+  type Reading,
+  startPrivateNatsCluster,
+  startPrivateRedisCluster,
+} from '@support-desk/platform/testing';
 import { createActor } from '../src/actors.js';
 import type { Api } from '../src/http.js';
 import { request } from '../src/http.js';
-import { SHARED_STACK_ENV, type Stack, startStack, type Teardownable } from '../src/stack.js';
+import { ROOT, SHARED_STACK_ENV, type Stack, startStack, type Teardownable } from '../src/stack.js';
 import { createWithKey, currentTags, readIfNoneMatch, updateIfMatch } from './conditional.js';
 import {
   CONNECTIONS,
@@ -34,7 +40,6 @@ import {
   phase,
   type RunFigures,
 } from './load.js';
-import { cpuSecondsBetween, processMeter, type Reading } from './processes.js';
 import { teardowns } from './teardowns.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -240,7 +245,7 @@ async function main() {
 
     // An uncounted warm-up: the processes' first seconds are slower while the JIT settles.
     await load(stack.origin, agent.key, read, Math.min(3, SECONDS));
-    const meter = processMeter();
+    const meter = processMeter(ROOT);
     const cost: Record<string, Record<string, number>> = {};
     /** Runs `run`, then (for writes) waits for the outbox: the events' handling is the call's cost too. */
     const metered = async <F extends RunFigures | PhaseFigures>(

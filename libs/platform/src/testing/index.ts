@@ -12,3 +12,4 @@ export * from './overload.js';
 export * from './backend-plans.js';
 export * from './index-coverage.js';
 export * from './metric-values.js';
+export * from './processes.js';

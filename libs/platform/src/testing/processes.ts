@@ -3,13 +3,12 @@
  * /proc/<pid>/stat) and resident memory, per group — each service (a `services/<name>/dist/src/
  * server.js` process under this one) and each piece of local infrastructure `scripts/infra.mjs`
  * started (Redis, NATS, FerretDB, PostgreSQL and every backend of it, found through their
- * pidfiles under .data, or private ones this process started). The idle bench and the stack bench's cost per call read it.
+ * pidfiles under the repository's .data, or private ones this process started). The benches read
+ * it: the idle bench, the stack bench's cost per call, the requests store bench's store CPU.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
 export const TICKS_PER_SECOND = 100; // USER_HZ: 100 on every Linux this runs on (getconf CLK_TCK)
 const PAGE_BYTES = 4096;
 
@@ -47,8 +46,8 @@ function processes(): Map<number, ProcStat> {
   return all;
 }
 
-/** The infrastructure's pids from the pidfiles scripts/infra.mjs writes (first line of each). */
-function infraRoots(): Map<number, string> {
+/** The infrastructure's pids from the pidfiles scripts/infra.mjs writes under `root` (first line of each). */
+function infraRoots(root: string): Map<number, string> {
   const files: Record<string, string> = {
     redis: '.data/redis/redis.pid',
     nats: '.data/nats/nats.pid',
@@ -59,7 +58,7 @@ function infraRoots(): Map<number, string> {
   const roots = new Map<number, string>();
   for (const [name, file] of Object.entries(files)) {
     try {
-      const pid = Number(fs.readFileSync(path.join(ROOT, file), 'utf8').split('\n')[0]);
+      const pid = Number(fs.readFileSync(path.join(root, file), 'utf8').split('\n')[0]);
       if (pid > 0 && fs.existsSync(`/proc/${pid}`)) roots.set(pid, name);
     } catch {
       // not started here (e.g. mongod when FerretDB runs)
@@ -95,10 +94,11 @@ export interface Reading {
 
 /**
  * Finds the groups once (call it when the stack is up: the services run under a watchdog shell
- * each, a group per server process named by its service) and reads them on demand.
+ * each, a group per server process named by its service) and reads them on demand. `root` is the
+ * repository whose infrastructure is measured (its .data holds the pidfiles).
  */
-export function processMeter(): { read(): Reading } {
-  const roots = infraRoots();
+export function processMeter(root: string): { read(): Reading } {
+  const roots = infraRoots(root);
   const all = processes();
   const mine = new Map([[process.pid, 'bench']]);
   for (const p of all.values()) {
