@@ -773,3 +773,44 @@ t.test('a list call reads a bounded span of hours and days; its cursor goes on f
   const on = await mine(`&sort=createdAt&limit=1&cursor=${ascending.body.data.pagination.nextCursor}`);
   t.same(idsOf(on.body), [recent], 'sixty quiet days within one call');
 });
+
+t.test(
+  'hours without a match: one probe passes over the rest of their day, or the hours go on',
+  async (t) => {
+    const h = await harness(t, {}, { counted: true });
+    const [quiet, busy, other] = [1, 2, 3].map(() => h.identity.person('agent'));
+    const DAY = 24 * HOUR;
+    const [quietYesterday] = await seed(h, quiet.principal, [{ title: 'Quiet, yesterday' }]);
+    const [busyYesterday] = await seed(h, busy.principal, [{ title: 'Busy, yesterday' }]);
+    h.clock.advance(DAY - 6 * HOUR); // the next day, 03:00
+    const [busyEarly] = await seed(h, busy.principal, [{ title: 'Busy, early today' }]);
+    h.clock.advance(17 * HOUR); // 20:00: the newest request is someone else's
+    await seed(h, other.principal, [{ title: 'Someone else, now' }]);
+    /** A list of one requester's, and the store commands it sent to the requests collection. */
+    const listOf = async (who: typeof quiet) => {
+      const { result, commands } = await commandsOf(h.conn, () =>
+        h.call(who.principal, 'GET', `/v1/requests?requester=${who.user.id}`),
+      );
+      const lookups = commands.filter(
+        (c) => (c.name === 'find' || c.name === 'aggregate') && Object.values(c.command)[0] === 'requests',
+      );
+      return { body: result.body as Body, lookups: lookups.length };
+    };
+
+    const quietList = await listOf(quiet);
+    t.same(idsOf(quietList.body), [quietYesterday], 'the day before is found');
+    t.same(
+      [quietList.body.data.pagination.total, quietList.body.data.pagination.totalCapped],
+      [1, undefined],
+    );
+    // 20:00 (nothing), the probe of 00:00-20:00 (nothing), the day before: not an hour a lookup.
+    t.ok(
+      quietList.lookups <= 6,
+      `a lookup for the empty hour, one for the rest of its day (${quietList.lookups})`,
+    );
+
+    const busyList = await listOf(busy);
+    t.same(idsOf(busyList.body), [busyEarly, busyYesterday], 'the probe found a match: its hours are read');
+    t.same([busyList.body.data.pagination.total, busyList.body.data.pagination.totalCapped], [2, undefined]);
+  },
+);

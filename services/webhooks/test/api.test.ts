@@ -470,15 +470,15 @@ t.test('deliveries stored before the list keys get them at start; a call reads a
   const shared = { conn, nc, names, key: secretKey() };
   const { app, service } = await composeForTest(t, { shared, start: false });
   const hook = await subscribe(app, { url: 'https://hooks.example.com/old', events: ['request.*'] });
-  // As an older release stored them (no list keys): the newest two 80 days apart, the oldest 150
-  // days before them. A call reads 120 steps, the hours of the day it starts in and then days, so
-  // how far one reaches depends on the hour it starts at; these gaps split the calls as asserted
-  // below at every hour of the day (reading back from the oldest, the second call covers 97 to
-  // 193 + its hour days past it: the middle one and never the newest).
+  // As an older release stored them (no list keys): the newest two 80 days apart, the oldest 180
+  // days before them. A call reads 120 steps: the hour it starts in, the rest of that day (one
+  // probe, when the hour holds none), then a day a step, so each call covers 118 or 119 days past
+  // its first. These gaps split the calls as asserted below (reading back from the oldest, the
+  // first call ends 141-142 days ago, the second 23-24: the middle one and never the newest).
   const ids = await storeDeliveries(
     service,
     hook.id,
-    [230, 80, 0].map((n) => Date.now() - n * DAY),
+    [260, 80, 0].map((n) => Date.now() - n * DAY),
   );
   await conn.collection('deliveries').updateMany({}, { $unset: { idHour: '', idDay: '' } });
   await conn.collection('listBounds').deleteMany({});
