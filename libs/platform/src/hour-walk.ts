@@ -1,6 +1,6 @@
 import { LIST_COUNT_LIMIT, LIST_COUNT_STEPS_PAST_PAGE } from '@support-desk/contracts';
 import type { CursorKeyValue } from './cursor.js';
-import { bucketStart, DAY_MS, dayKey, HOUR_MS, hourKey, monthKey, monthStart } from './time-buckets.js';
+import { bucketStart, DAY_MS, dayKey, HOUR_MS, hourKey } from './time-buckets.js';
 
 /**
  * Lists read a few hours and then a day at a time (issue 31). FerretDB on PostgreSQL pushes down
@@ -34,10 +34,9 @@ export interface HourWalkOrder {
   hour: string;
   day: string;
   /**
-   * The stored field holding its month (`createdMonth`: `2030-01`). A counted walk (`countedWalk`,
-   * the users lists) reads the rest of a month in one step when its days hold few; an hour walk
-   * probes the rest of a month once one of its days held no match, and passes over it when it
-   * holds none either (the events log: a filter matching a few events over months).
+   * The stored field holding its month (`createdMonth`: `2030-01`), for documents spread thinly
+   * over years (users): a counted walk (`countedWalk`) reads the rest of a month in one step when
+   * its days hold few.
    */
   month?: string;
   /** A sort key before the time with few values (a rank), its values ascending: each in turn. */
@@ -108,10 +107,7 @@ function stepMaker(order: HourWalkOrder, lead: number | undefined, ascending: bo
   });
 }
 
-/**
- * The hours of the day the walk starts in, then whole days (or the hours of one that holds many);
- * with a month key, the rest of a month in one probe once one of its days held no match.
- */
+/** The hours of the day the walk starts in, then whole days (or the hours of one that holds many). */
 function* stepsOf(
   order: HourWalkOrder,
   ascending: boolean,
@@ -155,21 +151,9 @@ function* stepsOf(
   yield* hoursOf(day, at, true);
   const firstDay = bucketStart(span.oldest, DAY_MS);
   const lastDay = bucketStart(span.newest, DAY_MS);
-  let probedMonth: string | undefined;
   for (let d = day + dir * DAY_MS; d >= firstDay && d <= lastDay; d += dir * DAY_MS) {
     const feedback = yield { ...step(d, DAY_MS, order.day, dayKey(d)), day: true };
     if (feedback?.hours) yield* hoursOf(d, ascending ? d : d + DAY_MS - HOUR_MS, false);
-    else if (order.month && feedback?.found === 0 && probedMonth !== monthKey(d)) {
-      // A day without a match: whether the rest of its month holds any, in one look (once a month).
-      probedMonth = monthKey(d);
-      const [start, end] = ascending
-        ? [d + DAY_MS, Math.min(monthStart(d, 1), lastDay + DAY_MS)]
-        : [Math.max(monthStart(d), firstDay), d];
-      if (start >= end) continue;
-      const rest = yield { ...step(start, end - start, order.month, probedMonth), probe: true };
-      // None: on from the month's last (or first) day, which the loop's step then passes.
-      if (rest?.found === 0) d = ascending ? end - DAY_MS : start;
-    }
   }
 }
 

@@ -41,15 +41,13 @@ const counted = (n: number) => Array.from({ length: n }, () => 'aggregate events
 const EXPECTED: Record<string, Trips> = {
   // Newest first: today's first hour (the four recent events) in one find; then three days, each
   // counted first (a dense day would be read by its hours): the one holding events is found, the
-  // two empty ones are not. The first empty day is followed by a count of one over the rest of its
-  // month (the two days before it), which finds the oldest events: the walk goes on by days.
-  'GET /v1/events': { store: walked(2, ...counted(4)), nats: 0 },
-  // Two types: an equality each (the local store pushes no `$in` down), so the hour is two finds,
-  // the day before two counts, and the rest of the month (none of these types there either) two
-  // counts of one: the walk ends there, not a day at a time.
-  'GET /v1/events?type&resourceType&since': { store: walked(2, ...counted(4)), nats: 0 },
-  // From the second event of today's first hour: the rest of it, then the days as above.
-  'GET /v1/events?cursor': { store: walked(2, ...counted(4)), nats: 0 },
+  // two empty ones are not.
+  'GET /v1/events': { store: walked(2, ...counted(3)), nats: 0 },
+  // Two types: an equality each (the local store pushes no `$in` down), so the hour is two finds
+  // and each of the three days two counts; none of those days holds an event of these types.
+  'GET /v1/events?type&resourceType&since': { store: walked(2, ...counted(6)), nats: 0 },
+  // From the second event of today's first hour: the rest of it, then the three days as above.
+  'GET /v1/events?cursor': { store: walked(2, ...counted(3)), nats: 0 },
   // Oldest first: the first hour three days ago (5 events: a find and a getMore of 4), the rest
   // of that day, two days, today (4 events: a find and a getMore).
   'GET /v1/events/export (9 events, AUDIT_EXPORT_BATCH_SIZE 4)': {

@@ -57,16 +57,9 @@ export async function storeCopies(
   }
 }
 
-/** What changes in the `n`th stored event (at `at`): its type, time and the hours, days and month the lists walk. */
+/** What changes in the `n`th stored event (at `at`): its type, time and the hours the lists walk. */
 export function storedEvent(type: string, at: Date) {
-  return {
-    _id: newId('event'),
-    type,
-    timestamp: at,
-    hour: hourKey(at),
-    day: dayKey(at),
-    month: monthKey(at),
-  };
+  return { _id: newId('event'), type, timestamp: at, hour: hourKey(at), day: dayKey(at) };
 }
 
 /** What changes in the `n`th stored request (created at `at`): statuses and priorities in turn. */

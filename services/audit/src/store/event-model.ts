@@ -1,5 +1,5 @@
 import type { Changes } from '@support-desk/contracts';
-import { dayKey, hourKey, monthKey } from '@support-desk/platform/core';
+import { dayKey, hourKey } from '@support-desk/platform/core';
 import { type Connection, Schema } from 'mongoose';
 
 /**
@@ -56,11 +56,6 @@ export interface StoredEvent {
    * existed get them at start (`completeListKeys`).
    */
   day?: string;
-  /**
-   * The month (`monthKey`) of `timestamp`: a list whose filter matches nothing in a day looks at
-   * the rest of that day's month in one step (`hourWalk`), not a day at a time.
-   */
-  month?: string;
   actorId?: string;
   actorRole?: string;
 }
@@ -72,7 +67,6 @@ export function listKeys(e: Pick<StoredEvent, 'timestamp' | 'actor'>) {
     // An event without a valid time (none is stored so) is in no hour or day: no list walks it.
     hour: valid ? hourKey(e.timestamp) : '',
     day: valid ? dayKey(e.timestamp) : '',
-    month: valid ? monthKey(e.timestamp) : '',
     actorId: e.actor.id,
     actorRole: e.actor.role,
   };
@@ -103,7 +97,6 @@ const EventSchema = new Schema<StoredEvent>(
     storedAt: { type: Date, required: true },
     hour: { type: String },
     day: { type: String },
-    month: { type: String },
     actorId: { type: String },
     actorRole: { type: String },
   },
@@ -120,7 +113,6 @@ EventSchema.index({ actorRole: 1, timestamp: -1, _id: -1 }, { name: 'actor_role_
 // (scripts/infra/postgres-indexes.mjs) make each step's equality an index lookup.
 EventSchema.index({ hour: 1, timestamp: -1, _id: -1 }, { name: 'hour_timestamp' });
 EventSchema.index({ day: 1, timestamp: -1, _id: -1 }, { name: 'day_timestamp' });
-EventSchema.index({ month: 1, timestamp: -1, _id: -1 }, { name: 'month_timestamp' });
 
 /** The events model on the audit connection (registered once per connection). */
 export function eventModel(conn: Connection) {

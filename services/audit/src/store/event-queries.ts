@@ -47,7 +47,7 @@ const OLDEST_FIRST: SortKey[] = [
 ];
 
 /** The lists read the log an hour or a day at a time (`hourWalk`), by the stored keys of `timestamp`. */
-const WALK: HourWalkOrder = { time: 'timestamp', hour: 'hour', day: 'day', month: 'month' };
+const WALK: HourWalkOrder = { time: 'timestamp', hour: 'hour', day: 'day' };
 /** The log's span in `listBounds` (`walkBounds`). */
 export const EVENTS_SPAN = 'events';
 
@@ -223,8 +223,7 @@ export function eventQueries(conn: Connection, { totalsTtlMs = 0 }: { totalsTtlM
      */
     async completeListKeys(limit: number): Promise<number> {
       const incomplete = await model
-        // The newest key: an event without it may lack the others too (`listKeys` sets them all).
-        .find({ month: null }, { _id: 1, timestamp: 1, actor: 1 })
+        .find({ day: null }, { _id: 1, timestamp: 1, actor: 1 })
         .limit(limit)
         .lean<Pick<StoredEvent, '_id' | 'timestamp' | 'actor'>[]>()
         .exec();
