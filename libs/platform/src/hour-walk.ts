@@ -59,8 +59,10 @@ export interface HourWalkStep extends WalkStep {
   /** A whole day of `stepsOf` (which the reader may ask to read by its hours instead). */
   day?: true;
   /**
-   * Only asks whether the step holds any match (one counted, the store stopping there): the rest
-   * of a day whose latest hour held none. Nothing of it is read into the page or the count.
+   * Only asks whether the step holds any match (a count of one): the rest of a day whose latest
+   * hour held none. Nothing of it is read into the page or the count. MongoDB stops at the first
+   * match; FerretDB pushes no limit down and reads every row the step's equalities match, which
+   * for the rest of a quiet day is few (a month of them was too many: BENCHMARKS.md, issue 37).
    */
   probe?: true;
 }
