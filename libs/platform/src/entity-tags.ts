@@ -10,7 +10,9 @@ import { AppError } from './errors.js';
  * - the fingerprint is a hash of the representation as this caller was sent it, so it also changes
  *   when something shown but stored elsewhere changes (an assignee's name, an SLA status turning
  *   `at_risk` with time, a group's member count). `If-None-Match` compares whole tags: a 304 means
- *   the very bytes the client holds.
+ *   the very bytes the client holds, but for a value that counts with time alone (a running SLA
+ *   clock's `remainingSeconds`, which follows from its `breachAt`): a view may leave such a value
+ *   out of its fingerprint (`withRevision`'s basis), or no tag would outlive a second.
  *
  * `If-Match` guards the resource's own state: it holds when the aggregate is still at the tag's
  * revision. A renamed assignee changes what a read shows of a request, not the request, so it
@@ -20,11 +22,21 @@ import { AppError } from './errors.js';
  */
 
 const TAG = /^"(\d+)-[A-Za-z0-9_-]+"$/;
+/** What a tag's fingerprint covers when not the whole representation (`withRevision`). */
+const TAG_BASIS = Symbol('tagBasis');
 
-/** The tag of one representation of an aggregate at `revision`. */
+const tagBasisOf = (representation: unknown): unknown =>
+  (typeof representation === 'object' && representation !== null
+    ? (representation as Record<symbol, unknown>)[TAG_BASIS]
+    : undefined) ?? representation;
+
+/**
+ * The tag of one representation of an aggregate at `revision`: its fingerprint covers the
+ * representation, or the basis `withRevision` gave it (all of it but what counts with time).
+ */
 export function entityTag(revision: number, representation: unknown): string {
   const fingerprint = createHash('sha256')
-    .update(JSON.stringify(representation))
+    .update(JSON.stringify(tagBasisOf(representation)))
     .digest('base64url')
     .slice(0, 16);
   return `"${revision}-${fingerprint}"`;
@@ -126,9 +138,17 @@ export function entityTagOf(answer: unknown): string | undefined {
 
 const REVISION = Symbol('revision');
 
-/** Marks a single read's result with the aggregate's revision, for its ETag (see contractRoute). */
-export function withRevision<T extends object>(view: T, revision: number | undefined): T {
+/**
+ * Marks a single read's result with the aggregate's revision, for its ETag (see contractRoute).
+ * `basis`, when given: what the tag's fingerprint covers instead of the whole view, the view
+ * without a value that changes with the passage of time alone (an SLA clock's countdown), so a
+ * client holding it still gets 304 a second later. Such a value must follow from what the basis
+ * keeps (the countdown from its `breachAt`), and a change it stands for (an SLA status turning
+ * `at_risk`) must show in the basis too.
+ */
+export function withRevision<T extends object>(view: T, revision: number | undefined, basis?: object): T {
   Object.defineProperty(view, REVISION, { value: revision ?? 0, enumerable: false });
+  if (basis) Object.defineProperty(view, TAG_BASIS, { value: basis, enumerable: false });
   return view;
 }
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { harness, validBody } from './helpers.js';
+import { harness, MINUTE, validBody } from './helpers.js';
 
 const TAG = /^"\d+-[A-Za-z0-9_-]{16}"$/;
 
@@ -154,4 +154,36 @@ t.test('a PATCH answers the ETag a read then gives: the next conditional write n
   // The tag is of the caller's own view (a viewer does not see internal notes): theirs too.
   const byViewer = await h.call(viewer.principal, 'GET', `/v1/requests/${id}`);
   t.not(byViewer.headers.etag, tag, "another caller's view, another tag");
+});
+
+t.test("a running SLA clock's countdown keeps the tag; a status it crosses changes it", async (t) => {
+  const h = await harness(t);
+  const agent = h.identity.person('agent');
+  const read = (headers: Record<string, string> = {}) =>
+    h.call(agent.principal, 'GET', `/v1/requests/${id}`, undefined, headers);
+  // Critical: a 1 h response target on the fallback's round-the-clock calendar.
+  const id = (await h.call(agent.principal, 'POST', '/v1/requests', validBody({ priority: 'critical' }))).body
+    .data.id;
+  const first = await read();
+  const tag = String(first.headers.etag);
+  const clock = first.body.data.sla.response;
+  t.equal(clock.state, 'running');
+
+  h.clock.advance(5_000);
+  const later = await read();
+  t.equal(later.body.data.sla.response.remainingSeconds, clock.remainingSeconds - 5, 'the countdown moved');
+  t.equal(later.headers.etag, tag, 'the same tag: only the countdown changed');
+  t.equal((await read({ 'if-none-match': tag })).status, 304, 'a client holding the read gets 304');
+
+  // A PATCH answers the tag a read gives later too, not only in the same second.
+  const patched = await h.call(agent.principal, 'PATCH', `/v1/requests/${id}`, { title: 'Printer jam' });
+  h.clock.advance(3_000);
+  const afterPatch = await read();
+  t.equal(patched.headers.etag, afterPatch.headers.etag, "the PATCH's tag, three seconds on");
+
+  h.clock.advance(50 * MINUTE); // past 80 % of the response target
+  const atRisk = await read({ 'if-none-match': String(afterPatch.headers.etag) });
+  t.equal(atRisk.status, 200, 'the status turned at_risk: a new representation');
+  t.equal(atRisk.body.data.sla.responseStatus, 'at_risk');
+  t.not(atRisk.headers.etag, afterPatch.headers.etag, 'with a new tag');
 });

@@ -264,6 +264,14 @@ async function main() {
     const readFigures = await metered('read', () => phase(stack.origin, agent.key, read, SECONDS), false);
     const readTags = await currentTags(agent.api, ids);
     const notModified = await load(stack.origin, agent.key, readIfNoneMatch(readTags, pick), SECONDS);
+    // The run measures 304s only while the tags read just before it hold: had they changed (a
+    // running SLA clock's countdown changed them every second until it left the tag), it would
+    // measure full reads under the 304 run's name.
+    const answered304 = notModified.statuses['304'] ?? 0;
+    if (answered304 < notModified.calls * 0.9)
+      throw new Error(
+        `If-None-Match run: ${answered304} of ${notModified.calls} answers were 304; the tags read just before no longer match`,
+      );
     const listFigures = await metered('list', () => load(stack.origin, agent.key, list, SECONDS), false);
     const updateFigures = await metered(
       'update',

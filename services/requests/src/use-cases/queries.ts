@@ -9,7 +9,7 @@ import { notFound, withRevision, withSnapshot } from '@support-desk/platform/cor
 import type { UserEntry } from '../store/directory.js';
 import type { CommentRecord, RequestRecord } from '../store/requests.js';
 import type { Deps } from './deps.js';
-import { slaView } from './sla.js';
+import { slaTagBasis, slaView } from './sla.js';
 
 /** Viewers never see internal notes; agents and admins do. */
 export const seesInternal = (principal: Principal) =>
@@ -120,7 +120,7 @@ export async function requestDetail(
       url: attachmentUrl(deps, a.id),
     })),
   };
-  return withRevision(detail, d.rev);
+  return withRevision(detail, d.rev, { ...detail, sla: slaTagBasis(detail.sla) });
 }
 
 /**

@@ -219,6 +219,19 @@ export function slaView(
   };
 }
 
+/**
+ * The SLA block as a read's ETag covers it (`withRevision`'s basis): a running clock's
+ * `remainingSeconds` counts down every second and follows from its `breachAt`, so it is left out,
+ * or a client holding a read would never get 304 while a clock runs. Everything else stays: the
+ * statuses (`at_risk`, `breached`: a change with time the tag does show), a paused clock's frozen
+ * remainder, `breachAt`.
+ */
+export function slaTagBasis(sla: RequestDetail['sla']) {
+  const clock = (c: RequestDetail['sla']['response']) =>
+    c.state === 'running' ? { state: c.state, breachAt: c.breachAt } : c;
+  return { ...sla, response: clock(sla.response), resolution: clock(sla.resolution) };
+}
+
 /** What decides whether an SLA check is due: the request's clocks and SLA state. */
 export interface SlaCheckedState {
   status: RequestStatus;
