@@ -15,13 +15,14 @@
 ARG NODE_IMAGE=node:26.12.1-bookworm-slim
 ARG RUNTIME_IMAGE=node:26.12.1-bookworm-slim
 
-# --- manifests: the root package.json + lockfile and every workspace's package.json ------------
+# --- manifests: the root package.json + lockfile, every workspace's package.json, patches/ -----
 # Copying only these before `npm ci` keeps the dependency layers cached while sources change.
+# patches/ holds what `npm ci`'s postinstall (patch-package) changes in node_modules.
 FROM ${NODE_IMAGE} AS manifests
 WORKDIR /src
 COPY . .
 RUN mkdir -p /out \
- && cp package.json package-lock.json /out/ \
+ && cp -r package.json package-lock.json patches /out/ \
  && find . -mindepth 2 -name package.json -not -path '*/node_modules/*' -exec cp --parents {} /out/ \;
 
 # --- build: all dependencies, compile the libraries, services and tools with tsc -b -------------
