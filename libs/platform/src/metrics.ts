@@ -12,7 +12,11 @@ import type { Logger } from './logger.js';
  */
 export const metrics = new client.Registry<client.RegistryContentType>();
 metrics.setContentType(client.Registry.OPENMETRICS_CONTENT_TYPE);
-client.collectDefaultMetrics({ register: metrics, eventLoopMonitoringPrecision: 100 });
+// The event-loop delay histogram wakes the process once per `eventLoopMonitoringPrecision` ms even
+// at idle: alone in an idle node process 30 ms of CPU in 30 s at 100 ms, 9 ms at 250 ms (214 ms at
+// prom-client's default 10 ms; BENCHMARKS.md, issue 37). 250 ms, the saturation check's period too,
+// still samples a stalled loop every time it runs.
+client.collectDefaultMetrics({ register: metrics, eventLoopMonitoringPrecision: 250 });
 
 export { client as prometheus };
 
