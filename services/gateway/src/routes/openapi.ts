@@ -227,7 +227,9 @@ export function buildOpenApi({
           description:
             'Strong tag of the representation a single read (GET) gives, `"<revision>-<fingerprint>"` (on a PATCH: ' +
             'the tag a read gives right after the change, so the next conditional write needs no read first): ' +
-            'send it back in If-None-Match (304 while current) or If-Match (412 if the resource changed)',
+            'send it back in If-None-Match (304 while current) or If-Match (412 if the resource changed). ' +
+            "It covers everything shown but a request's running SLA clocks' `remainingSeconds`, which count " +
+            'down with time and follow from their `breachAt`',
           schema: { type: 'string' },
         },
         Location: {
